@@ -1,0 +1,124 @@
+/**
+ * npm run bench:ingest — the ingest core against fauxqs, next to a bare SendMessage of the same
+ * bodies with the same client, measured interleaved in one run; and the deployed bundle's size.
+ */
+import { performance } from "node:perf_hooks";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { build } from "esbuild";
+import { ALIASES, ESM_BANNER, FUNCTION_ENTRIES, LAMBDA_NODE_TARGET, MAIN_FIELDS } from "../infra/bundling";
+import { s3BlobStore } from "../shared/adapters/blob-store";
+import { sqsMessageQueue } from "../shared/adapters/event-queue";
+import { staticCredentialSource } from "../shared/credentials";
+import { ingestWebhook } from "../shared/ingest";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../tools/local/emulators";
+import { percentile, startFauxqsProcess } from "./support";
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
+const WARMUP = 200;
+
+function bodyOfSize(bytes: number): string {
+  const base = {
+    trigger: "message_sent",
+    appId: "bench-app",
+    region: "us",
+    webhook: "wh",
+    data: { text: "" },
+  };
+  const padding = bytes - JSON.stringify(base).length;
+  return JSON.stringify({ ...base, data: { text: "x".repeat(Math.max(0, padding)) } });
+}
+
+async function bundleSize(): Promise<number> {
+  const out = await build({
+    entryPoints: [FUNCTION_ENTRIES.ingest],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    target: LAMBDA_NODE_TARGET,
+    format: "esm",
+    mainFields: MAIN_FIELDS,
+    alias: ALIASES,
+    banner: { js: ESM_BANNER },
+    write: false,
+    logLevel: "error",
+  });
+  return out.outputFiles.reduce((sum, f) => sum + f.contents.byteLength, 0);
+}
+
+async function main() {
+  const emulator = await startFauxqsProcess();
+  const common = { endpoint: emulator.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const sqs = new SQSClient(common);
+  const s3 = new S3Client({ ...common, forcePathStyle: true });
+  try {
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "bench-events" }));
+    if (!QueueUrl) throw new Error("no queue url");
+    await s3.send(new CreateBucketCommand({ Bucket: "bench" }));
+    const deps = {
+      credentials: staticCredentialSource([{ username: "bench", password: "benchpass" }]),
+      queue: sqsMessageQueue(sqs, QueueUrl),
+      oversizeStore: s3BlobStore(s3, "bench"),
+      limits: { maxBodyBytes: 6_000_000, inlineBodyLimitBytes: 1_044_480, maxJsonDepth: 64 },
+    };
+    const authorization = `Basic ${Buffer.from("bench:benchpass").toString("base64")}`;
+    const rows = [];
+    for (const size of [1024, 64 * 1024]) {
+      const body = bodyOfSize(size);
+      const core: number[] = [];
+      const bare: number[] = [];
+      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+        // Interleaved, so both see the same machine noise.
+        let t = performance.now();
+        const result = await ingestWebhook(
+          {
+            method: "POST",
+            headers: { authorization },
+            body,
+            isBase64Encoded: false,
+            receivedAt: Date.now(),
+          },
+          deps,
+        );
+        const coreMs = performance.now() - t;
+        if (result.response.statusCode !== 200)
+          throw new Error(`ingest answered ${result.response.statusCode}`);
+        t = performance.now();
+        await sqs.send(
+          new SendMessageCommand({
+            QueueUrl,
+            MessageBody: body,
+            MessageAttributes: { trigger: { DataType: "String", StringValue: "message_sent" } },
+          }),
+        );
+        const bareMs = performance.now() - t;
+        if (i >= WARMUP) {
+          core.push(coreMs);
+          bare.push(bareMs);
+        }
+      }
+      const row = {
+        body: `${size / 1024} KB`,
+        "ingest p50 ms": percentile(core, 50).toFixed(3),
+        "ingest p99 ms": percentile(core, 99).toFixed(3),
+        "SendMessage p50 ms": percentile(bare, 50).toFixed(3),
+        "SendMessage p99 ms": percentile(bare, 99).toFixed(3),
+        "ratio p50": (percentile(core, 50) / percentile(bare, 50)).toFixed(2),
+        "ratio p99": (percentile(core, 99) / percentile(bare, 99)).toFixed(2),
+      };
+      rows.push(row);
+    }
+    console.log(
+      `ingest core vs bare SendMessage (${ITERATIONS} each, interleaved, fauxqs in its own process)`,
+    );
+    console.table(rows);
+    const bytes = await bundleSize();
+    console.log(`ingest bundle (minified, SDK bundled): ${(bytes / 1024).toFixed(1)} KB (target ≤ 300 KB)`);
+  } finally {
+    sqs.destroy();
+    s3.destroy();
+    await emulator.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,43 @@
+import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import { s3BlobStore } from "../../shared/adapters/blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/event-queue";
+import { secretCredentialSource } from "../../shared/adapters/secrets";
+import { s3Client, secretsClient, sqsClient } from "../../shared/aws-clients";
+import { loadIngestConfig } from "../../shared/config";
+import { staticCredentialSource } from "../../shared/credentials";
+import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest";
+import { countOutcome, observability } from "../../shared/observability";
+
+// Cold start: configuration, clients and credential cache are built once per container.
+const config = loadIngestConfig(process.env);
+const { logger, metrics } = observability("ingest");
+const deps: IngestDependencies = {
+  credentials:
+    config.credentials.kind === "secret"
+      ? secretCredentialSource({
+          secretId: config.credentials.secretId,
+          maxAgeSeconds: config.credentials.cacheSeconds,
+          minRefreshIntervalMs: 5_000,
+          client: secretsClient(),
+        })
+      : staticCredentialSource(config.credentials.credentials),
+  queue: sqsMessageQueue(sqsClient(config.aws), config.eventsQueueUrl),
+  oversizeStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
+  limits: {
+    maxBodyBytes: config.maxBodyBytes,
+    inlineBodyLimitBytes: config.inlineBodyLimitBytes,
+    maxJsonDepth: config.maxJsonDepth,
+  },
+};
+
+/** API Gateway HTTP API → ingest core. Logs one line per request; never the body or credentials. */
+export const handler = async (event: APIGatewayProxyEventV2) => {
+  const result = await ingestWebhook(fromHttpApiEvent(event), deps);
+  const { outcome, detail, eventId, trigger, appId, error } = result;
+  const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
+  if (outcome === "enqueue-failed") logger.error("event not stored", { ...fields, error });
+  else logger.info("webhook", fields);
+  countOutcome(metrics, "IngestRequests", outcome);
+  metrics.publishStoredMetrics();
+  return result.response;
+};

@@ -1,0 +1,26 @@
+import { fileURLToPath } from "node:url";
+
+/**
+ * How every function is bundled, in one place: the CDK app (NodejsFunction) and the bundle-size
+ * benchmark use the same settings, so the figure the benchmark prints is what deploys.
+ */
+export const LAMBDA_NODE_TARGET = "node22";
+
+/** Prefer packages' ES module builds: the AWS SDK's tree-shake far better than their CommonJS ones. */
+export const MAIN_FIELDS = ["module", "main"];
+
+/** Replace the SDK's default credential chain by env-only credentials (see lambda-credentials.ts). */
+export const ALIASES: Record<string, string> = {
+  "@aws-sdk/credential-provider-node": fileURLToPath(new URL("./lambda-credentials.ts", import.meta.url)),
+};
+
+/** ESM output needs a `require` for the few CommonJS dependencies that call it. */
+export const ESM_BANNER =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/** The entry file of each function. */
+export const FUNCTION_ENTRIES = {
+  ingest: fileURLToPath(new URL("../functions/ingest/handler.ts", import.meta.url)),
+  projector: fileURLToPath(new URL("../functions/projector/handler.ts", import.meta.url)),
+  recorder: fileURLToPath(new URL("../functions/recorder/handler.ts", import.meta.url)),
+} as const;

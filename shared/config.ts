@@ -1,0 +1,124 @@
+import * as z from "zod/mini";
+import { DEFAULT_MAX_BODY_BYTES, SQS_INLINE_BODY_LIMIT_BYTES } from "./constants";
+import { parseCredentialList, type WebhookCredential } from "./credentials";
+import { ConfigurationError } from "./errors";
+
+/**
+ * Environment is read here, once per cold start, trimmed and checked. A missing or malformed
+ * variable throws a ConfigurationError that names it, so a bad deployment fails loudly at init.
+ */
+type Env = Readonly<Record<string, string | undefined>>;
+
+// zod/mini: the same validation as classic zod in a tree-shakable form; the ingest bundle is
+// size-sensitive (cold start) and classic zod alone would add ~440 KB to it.
+const text = z.string().check(z.minLength(1));
+const optionalText = z.optional(z.string());
+const positiveInt = (fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
+const flag = z.pipe(
+  z.optional(z.enum(["true", "false", "1", "0"])),
+  z.transform((v) => v === "true" || v === "1"),
+);
+
+function parseEnv<S extends z.ZodMiniType>(schema: S, env: Env): z.infer<S> {
+  // Trimmed, and an empty variable counts as unset.
+  const trimmed = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v?.trim() || undefined]));
+  const parsed = schema.safeParse(trimmed);
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((i: z.core.$ZodIssue) => `${i.path.join(".")}: ${i.message}`)
+      .join("; ");
+    throw new ConfigurationError(`invalid environment: ${problems}`);
+  }
+  return parsed.data;
+}
+
+/** Settings every function shares: where AWS is (an endpoint override for the local stack). */
+const awsEnv = z.object({
+  /** Set only by the local stack: every client talks to this endpoint (the SDK also honours AWS_ENDPOINT_URL_<SERVICE>). */
+  LOCAL_AWS_ENDPOINT: optionalText,
+  LOCAL_DYNAMODB_ENDPOINT: optionalText,
+});
+
+export interface AwsClientSettings {
+  /** SQS/S3 endpoint override (fauxqs locally), undefined in AWS. */
+  endpoint: string | undefined;
+  /** DynamoDB endpoint override (DynamoDB Local), undefined in AWS. */
+  dynamoEndpoint: string | undefined;
+}
+
+function awsSettings(env: z.infer<typeof awsEnv>): AwsClientSettings {
+  return { endpoint: env.LOCAL_AWS_ENDPOINT, dynamoEndpoint: env.LOCAL_DYNAMODB_ENDPOINT };
+}
+
+export type CredentialsConfig =
+  | { kind: "secret"; secretId: string; cacheSeconds: number }
+  | { kind: "static"; credentials: WebhookCredential[] };
+
+export interface IngestConfig {
+  aws: AwsClientSettings;
+  eventsQueueUrl: string;
+  dataBucket: string;
+  credentials: CredentialsConfig;
+  maxBodyBytes: number;
+  inlineBodyLimitBytes: number;
+  maxJsonDepth: number;
+}
+
+const ingestEnv = z.extend(awsEnv, {
+  EVENTS_QUEUE_URL: text,
+  DATA_BUCKET: text,
+  /** In AWS: the secret with `{"credentials":[{username,password,appIds?}]}`. */
+  WEBHOOK_CREDENTIALS_SECRET_ID: optionalText,
+  CREDENTIALS_CACHE_SECONDS: positiveInt(60),
+  /** Locally: the same JSON inline, or a single pair below. */
+  WEBHOOK_CREDENTIALS: optionalText,
+  WEBHOOK_USERNAME: optionalText,
+  WEBHOOK_PASSWORD: optionalText,
+  MAX_BODY_BYTES: positiveInt(DEFAULT_MAX_BODY_BYTES),
+  MAX_JSON_DEPTH: positiveInt(64),
+});
+
+function credentialsConfig(env: z.infer<typeof ingestEnv>): CredentialsConfig {
+  if (env.WEBHOOK_CREDENTIALS_SECRET_ID)
+    return {
+      kind: "secret",
+      secretId: env.WEBHOOK_CREDENTIALS_SECRET_ID,
+      cacheSeconds: env.CREDENTIALS_CACHE_SECONDS,
+    };
+  if (env.WEBHOOK_CREDENTIALS) {
+    let json: unknown;
+    try {
+      json = JSON.parse(env.WEBHOOK_CREDENTIALS);
+    } catch {
+      throw new ConfigurationError("WEBHOOK_CREDENTIALS is not JSON");
+    }
+    return { kind: "static", credentials: parseCredentialList(json) };
+  }
+  if (env.WEBHOOK_USERNAME && env.WEBHOOK_PASSWORD)
+    return {
+      kind: "static",
+      credentials: parseCredentialList({
+        credentials: [{ username: env.WEBHOOK_USERNAME, password: env.WEBHOOK_PASSWORD }],
+      }),
+    };
+  throw new ConfigurationError(
+    "no webhook credentials: set WEBHOOK_CREDENTIALS_SECRET_ID (AWS), or WEBHOOK_CREDENTIALS, or WEBHOOK_USERNAME and WEBHOOK_PASSWORD",
+  );
+}
+
+/** Reads the ingest function's configuration. */
+export function loadIngestConfig(env: Env): IngestConfig {
+  const e = parseEnv(ingestEnv, env);
+  return {
+    aws: awsSettings(e),
+    eventsQueueUrl: e.EVENTS_QUEUE_URL,
+    dataBucket: e.DATA_BUCKET,
+    credentials: credentialsConfig(e),
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    inlineBodyLimitBytes: Math.min(SQS_INLINE_BODY_LIMIT_BYTES, e.MAX_BODY_BYTES),
+    maxJsonDepth: e.MAX_JSON_DEPTH,
+  };
+}
+
+export { awsEnv, awsSettings, flag, optionalText, parseEnv, positiveInt, text };

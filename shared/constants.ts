@@ -1,0 +1,45 @@
+/** Constants shared by the functions, the CDK app and the local stack. */
+
+/** The realm sent in `WWW-Authenticate` on a 401. */
+export const AUTH_REALM = "webhooks";
+
+/** A Basic `Authorization` header longer than this is refused before decoding (50 + 100 chars of credentials fit in ~210). */
+export const MAX_AUTHORIZATION_HEADER_LENGTH = 1024;
+
+/** SQS's maximum message size (body + attributes), 1 MiB. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+
+/**
+ * Bodies above this go to S3 with a pointer in SQS. It leaves room under the SQS limit for the
+ * message attributes (trigger, appId, receivedAt, eventId, bodyLocation: well under 1 KiB).
+ */
+export const SQS_INLINE_BODY_LIMIT_BYTES = SQS_MAX_MESSAGE_BYTES - 4096;
+
+/** Default hard cap on a webhook body: Lambda's synchronous invocation payload limit (6 MB). */
+export const DEFAULT_MAX_BODY_BYTES = 6_000_000;
+
+/** Triggers are snake_case ids; anything else is not a trigger (and could not be an SQS attribute). */
+export const TRIGGER_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/** App ids: printable ASCII, bounded, so that they are safe in keys, attributes and S3 paths. */
+export const APP_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+/** Object key prefixes in the data bucket. */
+export const S3_PREFIX = {
+  oversize: "oversize/",
+  raw: "raw/",
+  quarantine: "quarantine/",
+  recordings: "recordings/",
+} as const;
+
+/** Message attribute names on the events queue. */
+export const MESSAGE_ATTRIBUTE = {
+  trigger: "trigger",
+  appId: "appId",
+  receivedAt: "receivedAt",
+  eventId: "eventId",
+  bodyLocation: "bodyLocation",
+} as const;
+
+/** `bodyLocation` attribute value when the SQS body is a pointer to an S3 object. */
+export const BODY_LOCATION_S3 = "s3";

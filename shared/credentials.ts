@@ -1,0 +1,122 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import * as z from "zod/mini";
+import { MAX_AUTHORIZATION_HEADER_LENGTH } from "./constants";
+import { CredentialsFormatError } from "./errors";
+
+/**
+ * One accepted Basic-auth pair. `appIds`, when present, limits the pair to those apps.
+ * The platform allows usernames of at most 50 characters and passwords of at most 100.
+ */
+export const webhookCredentialSchema = z.object({
+  username: z.string().check(z.minLength(1), z.maxLength(50)),
+  password: z.string().check(z.minLength(1), z.maxLength(100)),
+  appIds: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+});
+export type WebhookCredential = z.infer<typeof webhookCredentialSchema>;
+
+/**
+ * The credential list as stored in the Secrets Manager secret (or `WEBHOOK_CREDENTIALS` locally).
+ * A list, so that an old and a new pair are both valid during a rotation.
+ */
+export const credentialListSchema = z.object({
+  credentials: z.array(webhookCredentialSchema).check(z.minLength(1)),
+});
+
+/** Parses a stored credential list; the error names the failing path, never a value. */
+export function parseCredentialList(json: unknown): WebhookCredential[] {
+  const parsed = credentialListSchema.safeParse(json);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new CredentialsFormatError(`credential list is invalid: ${where}`);
+  }
+  return parsed.data.credentials;
+}
+
+/** Where the ingest gets its credentials: cached, with a way to re-read after a miss (rotation). */
+export interface CredentialSource {
+  /** The current list (possibly cached). */
+  get(): Promise<WebhookCredential[]>;
+  /** Re-reads the store; returns undefined when a refresh is not allowed right now (rate limit). */
+  refresh(): Promise<WebhookCredential[] | undefined>;
+}
+
+/** A fixed list, for the local stack and tests. */
+export function staticCredentialSource(credentials: WebhookCredential[]): CredentialSource {
+  return { get: async () => credentials, refresh: async () => undefined };
+}
+
+export type BasicAuthOutcome =
+  | { ok: true; credential: WebhookCredential }
+  | { ok: false; reason: "missing" | "malformed" | "invalid" };
+
+interface DecodedBasic {
+  username: string;
+  password: string;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * Decodes an `Authorization: Basic ...` header. Refuses over-long headers before any decoding,
+ * a scheme other than Basic, non-canonical base64 and a missing colon.
+ *
+ * @example decodeBasicAuthorization("Basic dTpw") // { username: "u", password: "p" }
+ */
+export function decodeBasicAuthorization(header: string | undefined): DecodedBasic | "missing" | "malformed" {
+  if (header === undefined || header.length === 0) return "missing";
+  if (header.length > MAX_AUTHORIZATION_HEADER_LENGTH) return "malformed";
+  const match = /^Basic +(\S+) *$/i.exec(header);
+  const token = match?.[1];
+  if (token === undefined || token.length % 4 !== 0 || !BASE64.test(token)) return "malformed";
+  const decoded = Buffer.from(token, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return "malformed";
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+/**
+ * Finds the credential that matches `candidate`, in constant time with respect to the secrets:
+ * both sides are hashed to 32 bytes (so lengths never differ and never throw), and every stored
+ * pair is compared whatever the outcome of the others.
+ */
+export function matchCredential(
+  candidate: DecodedBasic,
+  credentials: readonly WebhookCredential[],
+): WebhookCredential | undefined {
+  const user = digest(candidate.username);
+  const pass = digest(candidate.password);
+  let found: WebhookCredential | undefined;
+  for (const credential of credentials) {
+    const userOk = timingSafeEqual(user, digest(credential.username));
+    const passOk = timingSafeEqual(pass, digest(credential.password));
+    if (userOk && passOk && found === undefined) found = credential;
+  }
+  return found;
+}
+
+/**
+ * Authenticates a request's `Authorization` header against the source. On a miss the source is
+ * re-read once (a rotated secret becomes valid without waiting for the cache to expire).
+ */
+export async function authenticateBasic(
+  header: string | undefined,
+  source: CredentialSource,
+): Promise<BasicAuthOutcome> {
+  const decoded = decodeBasicAuthorization(header);
+  if (decoded === "missing" || decoded === "malformed") return { ok: false, reason: decoded };
+  const match = matchCredential(decoded, await source.get());
+  if (match) return { ok: true, credential: match };
+  const refreshed = await source.refresh();
+  const retry = refreshed ? matchCredential(decoded, refreshed) : undefined;
+  return retry ? { ok: true, credential: retry } : { ok: false, reason: "invalid" };
+}
+
+/** Whether the credential may deliver events of `appId` (unrestricted pairs may deliver any). */
+export function credentialAllowsApp(credential: WebhookCredential, appId: string | undefined): boolean {
+  if (!credential.appIds) return true;
+  return appId !== undefined && credential.appIds.includes(appId);
+}

@@ -1,0 +1,65 @@
+import type { BlobStore } from "../../shared/adapters/blob-store";
+import type { MessageQueue, QueueMessage } from "../../shared/adapters/event-queue";
+import { staticCredentialSource, type WebhookCredential } from "../../shared/credentials";
+import type { IngestDependencies, IngestRequest } from "../../shared/ingest";
+
+/** Builds `Authorization: Basic ...` for a pair. */
+export function basic(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
+export const RECEIVED_AT = 1_700_000_000_123;
+
+export function request(overrides: Partial<IngestRequest> = {}): IngestRequest {
+  return {
+    method: "POST",
+    headers: { authorization: basic("platform", "s3cret") },
+    body: JSON.stringify({ trigger: "group_created", appId: "app1", data: {} }),
+    isBase64Encoded: false,
+    receivedAt: RECEIVED_AT,
+    ...overrides,
+  };
+}
+
+/** In-memory stand-ins for the unit tests (the integration tests use fauxqs). */
+export function recordingQueue(): MessageQueue & { sent: QueueMessage[] } {
+  const sent: QueueMessage[] = [];
+  return { sent, send: async (m) => void sent.push(m) };
+}
+
+export function memoryStore(): BlobStore & { objects: Map<string, Uint8Array> } {
+  const objects = new Map<string, Uint8Array>();
+  return {
+    bucket: "test-bucket",
+    objects,
+    async put(key, body) {
+      const bytes = typeof body === "string" ? Buffer.from(body) : body;
+      objects.set(key, bytes);
+      return { bucket: "test-bucket", key, size: bytes.byteLength };
+    },
+    async getText(key) {
+      const bytes = objects.get(key);
+      if (!bytes) throw new Error(`no object ${key}`);
+      return Buffer.from(bytes).toString("utf8");
+    },
+    async head(key) {
+      const bytes = objects.get(key);
+      return bytes ? { size: bytes.byteLength, metadata: {} } : undefined;
+    },
+  };
+}
+
+export const DEFAULT_CREDENTIALS: WebhookCredential[] = [{ username: "platform", password: "s3cret" }];
+
+export function ingestDeps(overrides: Partial<IngestDependencies> = {}) {
+  const queue = recordingQueue();
+  const oversizeStore = memoryStore();
+  const deps: IngestDependencies = {
+    credentials: staticCredentialSource(DEFAULT_CREDENTIALS),
+    queue,
+    oversizeStore,
+    limits: { maxBodyBytes: 6_000_000, inlineBodyLimitBytes: 1_044_480, maxJsonDepth: 64 },
+    ...overrides,
+  };
+  return { deps, queue, oversizeStore };
+}
