@@ -1,0 +1,144 @@
+import type { Group, User } from "./resources";
+import type { EventOf, KnownEvent, Trigger } from "./schemas";
+
+/** Triggers whose `data.group` is a group (spec 6.4). */
+export const GROUP_TRIGGERS = [
+  "group_created",
+  "group_updated",
+  "group_deleted",
+  "group_owner_transferred",
+  "group_member_joined",
+  "group_member_left",
+  "group_member_added",
+  "group_member_kicked",
+  "group_member_banned",
+  "group_member_unbanned",
+  "group_member_scope_changed",
+] as const satisfies readonly Trigger[];
+export type GroupTrigger = (typeof GROUP_TRIGGERS)[number];
+export type GroupEvent = EventOf<GroupTrigger>;
+
+/** Membership triggers: they carry `data.members`. */
+export const MEMBERSHIP_TRIGGERS = [
+  "group_created",
+  "group_member_joined",
+  "group_member_left",
+  "group_member_added",
+  "group_member_kicked",
+  "group_member_banned",
+  "group_member_unbanned",
+  "group_member_scope_changed",
+] as const satisfies readonly GroupTrigger[];
+export type MembershipTrigger = (typeof MEMBERSHIP_TRIGGERS)[number];
+export type MembershipEvent = EventOf<MembershipTrigger>;
+
+/** Call and meeting session triggers, including `call_initiated` and the call outcomes. */
+export const SESSION_TRIGGERS = [
+  "call_initiated",
+  "call_started",
+  "call_participant_joined",
+  "call_participant_left",
+  "call_ended",
+  "meeting_started",
+  "meeting_participant_joined",
+  "meeting_participant_left",
+  "meeting_ended",
+  "recording_generated",
+  "call_busy",
+  "call_cancelled",
+  "call_rejected",
+  "call_unanswered",
+] as const satisfies readonly Trigger[];
+export type SessionTrigger = (typeof SESSION_TRIGGERS)[number];
+export type SessionEvent = EventOf<SessionTrigger>;
+
+export type CallMessageEvent = EventOf<
+  "call_initiated" | "call_busy" | "call_cancelled" | "call_rejected" | "call_unanswered"
+>;
+
+function includes<T extends string>(list: readonly T[], value: string): value is T {
+  return (list as readonly string[]).includes(value);
+}
+
+export function isGroupEvent(event: KnownEvent): event is GroupEvent {
+  return includes(GROUP_TRIGGERS, event.trigger);
+}
+export function isMembershipEvent(event: KnownEvent): event is MembershipEvent {
+  return includes(MEMBERSHIP_TRIGGERS, event.trigger);
+}
+export function isSessionEvent(event: KnownEvent): event is SessionEvent {
+  return includes(SESSION_TRIGGERS, event.trigger);
+}
+export function isCallMessageEvent(event: KnownEvent): event is CallMessageEvent {
+  return "call" in event.data;
+}
+
+/** The group of a group event. @example groupOf(event).guid */
+export function groupOf(event: GroupEvent): Group {
+  return event.data.group;
+}
+
+/** The members map (uid → user) of a membership event, as a list. */
+export function membersOf(event: MembershipEvent): User[] {
+  return Object.values(event.data.members);
+}
+
+/**
+ * Who acted: `data.by` where the payload has it, else the obvious actor (the group's
+ * `updatedBy`, the message sender, the reactor, the caller), undefined when unknown.
+ */
+export function actorOf(event: KnownEvent): string | undefined {
+  const data = event.data as Record<string, unknown>;
+  const by = data.by as User | undefined;
+  if (by?.uid) return by.uid;
+  switch (event.trigger) {
+    case "group_created":
+      return event.data.group.owner;
+    case "group_updated":
+    case "group_deleted":
+    case "group_owner_transferred":
+      return event.data.group.updatedBy;
+    case "group_member_joined":
+    case "group_member_left":
+      return Object.keys(event.data.members)[0];
+    case "message_sent":
+    case "user_mentioned":
+      return event.data.message.sender;
+    case "message_edited":
+    case "message_deleted":
+      return event.data.message.data.entities.by.entity.uid;
+    case "message_reaction_added":
+    case "message_reaction_removed":
+      return event.data.reaction.uid;
+    case "user_connection_status_changed":
+      return event.data.user.uid;
+    case "message_delivery_receipt":
+    case "message_read_receipt":
+      return event.data.body.user.uid;
+    default:
+      return isCallMessageEvent(event) ? event.data.call.sender : undefined;
+  }
+}
+
+/**
+ * The session id of any call or meeting event. `call_initiated` (and the call outcomes) keep it
+ * at `data.call.data.entities.on.entity.sessionid` (lower case); shortened examples lack it.
+ */
+export function sessionIdOf(event: SessionEvent): string | undefined {
+  if (isCallMessageEvent(event)) return event.data.call.data.entities?.on?.entity.sessionid;
+  return event.data.sessionId;
+}
+
+/**
+ * The two uids of a one-to-one conversation id `<uid_a>_user_<uid_b>`, or undefined for a group
+ * conversation or anything else.
+ *
+ * @example conversationUids("alice_user_bob") // ["alice", "bob"]
+ */
+export function conversationUids(conversationId: string): [string, string] | undefined {
+  const at = conversationId.indexOf("_user_");
+  if (at <= 0 || conversationId.startsWith("group_")) return undefined;
+  const a = conversationId.slice(0, at);
+  const b = conversationId.slice(at + "_user_".length);
+  return b.length > 0 ? [a, b] : undefined;
+}

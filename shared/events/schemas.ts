@@ -1,0 +1,245 @@
+import { z } from "zod";
+import {
+  actionMessageSchema,
+  callMessageSchema,
+  connectionSchema,
+  epochMillis,
+  epochSeconds,
+  groupSchema,
+  id,
+  initialConfigSchema,
+  occupantSchema,
+  reactionSchema,
+  receiptDataSchema,
+  textMessageSchema,
+  userMapSchema,
+  userSchema,
+} from "./resources";
+
+/**
+ * One zod schema per trigger, over the envelope of spec 6.2, joined in a discriminated union on
+ * `trigger`. Types come from `z.infer`. Anything whose trigger is not listed here parses as the
+ * "unknown" variant (see `parseWebhookEvent`): archived and counted, never an error.
+ */
+
+const envelope = {
+  appId: id,
+  region: z.string(),
+  webhook: z.string(),
+};
+
+function event<T extends string, D extends z.ZodType>(trigger: T, data: D) {
+  return z.looseObject({ trigger: z.literal(trigger), data, ...envelope });
+}
+
+/** Call and meeting session events carry `type`: `call` or `meet`. */
+function sessionEvent<T extends string, K extends "call" | "meet", D extends z.ZodType>(
+  trigger: T,
+  kind: K,
+  data: D,
+) {
+  return z.looseObject({ trigger: z.literal(trigger), data, type: z.literal(kind), ...envelope });
+}
+
+const groupOnly = z.looseObject({ group: groupSchema });
+const groupWithMembers = z.looseObject({ group: groupSchema, members: userMapSchema });
+const groupMembersBy = z.looseObject({ group: groupSchema, members: userMapSchema, by: userSchema });
+const sessionStarted = z.looseObject({ created_at: epochSeconds, sessionId: id });
+const participantJoined = z.looseObject({
+  occupant: occupantSchema,
+  initial_config: initialConfigSchema.optional(),
+  sessionId: id,
+});
+const participantLeft = z.looseObject({
+  occupant: occupantSchema.extend({ left_at: epochSeconds }),
+  sessionId: id,
+});
+const sessionEnded = z.looseObject({
+  all_occupants: z.array(occupantSchema),
+  destroyed_at: epochSeconds,
+  created_at: epochSeconds,
+  sessionId: id,
+});
+const callData = <A extends string>(action: A) => z.looseObject({ call: callMessageSchema(action) });
+
+export const messageSentSchema = event("message_sent", z.looseObject({ message: textMessageSchema }));
+export const messageEditedSchema = event(
+  "message_edited",
+  z.looseObject({ message: actionMessageSchema("edited") }),
+);
+export const messageDeletedSchema = event(
+  "message_deleted",
+  z.looseObject({ message: actionMessageSchema("deleted") }),
+);
+export const messageReactionAddedSchema = event(
+  "message_reaction_added",
+  z.looseObject({ reaction: reactionSchema }),
+);
+export const messageReactionRemovedSchema = event(
+  "message_reaction_removed",
+  z.looseObject({ reaction: reactionSchema }),
+);
+export const userBlockedSchema = event(
+  "user_blocked",
+  z.looseObject({ users: userMapSchema, by: userSchema }),
+);
+export const userUnblockedSchema = event(
+  "user_unblocked",
+  z.looseObject({ users: userMapSchema, by: userSchema }),
+);
+export const groupCreatedSchema = event("group_created", groupWithMembers);
+export const groupUpdatedSchema = event("group_updated", groupOnly);
+export const groupDeletedSchema = event("group_deleted", groupOnly);
+export const groupOwnerTransferredSchema = event("group_owner_transferred", groupOnly);
+export const groupMemberJoinedSchema = event("group_member_joined", groupWithMembers);
+export const groupMemberLeftSchema = event("group_member_left", groupWithMembers);
+export const groupMemberAddedSchema = event("group_member_added", groupMembersBy);
+export const groupMemberKickedSchema = event("group_member_kicked", groupMembersBy);
+export const groupMemberBannedSchema = event("group_member_banned", groupMembersBy);
+export const groupMemberUnbannedSchema = event("group_member_unbanned", groupMembersBy);
+export const groupMemberScopeChangedSchema = event(
+  "group_member_scope_changed",
+  z.looseObject({
+    group: groupSchema,
+    members: z.record(z.string(), userSchema.extend({ scope: z.string(), oldScope: z.string().optional() })),
+    by: userSchema,
+  }),
+);
+export const userConnectionStatusChangedSchema = event(
+  "user_connection_status_changed",
+  z.looseObject({
+    timestamp: epochMillis,
+    user: userSchema,
+    status: z.string(),
+    currentConnection: connectionSchema,
+    userPresenceChanged: z.boolean().optional(),
+  }),
+);
+export const messageDeliveryReceiptSchema = event("message_delivery_receipt", receiptDataSchema("delivered"));
+export const messageReadReceiptSchema = event("message_read_receipt", receiptDataSchema("read"));
+export const callInitiatedSchema = event("call_initiated", callData("initiated"));
+export const callStartedSchema = sessionEvent("call_started", "call", sessionStarted);
+export const callParticipantJoinedSchema = sessionEvent("call_participant_joined", "call", participantJoined);
+export const callParticipantLeftSchema = sessionEvent("call_participant_left", "call", participantLeft);
+export const callEndedSchema = sessionEvent("call_ended", "call", sessionEnded);
+export const meetingStartedSchema = sessionEvent("meeting_started", "meet", sessionStarted);
+export const meetingParticipantJoinedSchema = sessionEvent(
+  "meeting_participant_joined",
+  "meet",
+  participantJoined,
+);
+export const meetingParticipantLeftSchema = sessionEvent("meeting_participant_left", "meet", participantLeft);
+export const meetingEndedSchema = sessionEvent("meeting_ended", "meet", sessionEnded);
+export const recordingGeneratedSchema = event(
+  "recording_generated",
+  z.looseObject({
+    recordingDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date YYYY-MM-DD"),
+    duration: z.string().regex(/^\d+(\.\d+)?$/, "expected decimal seconds as a string"),
+    startTime: z.string().regex(/^\d{1,11}$/, "expected epoch seconds as a string"),
+    sessionId: id,
+    recording_url: z.string().min(1),
+  }),
+);
+export const userMentionedSchema = event("user_mentioned", z.looseObject({ message: textMessageSchema }));
+// Call outcomes the spec does not list but the platform sends (see the published examples).
+export const callBusySchema = event("call_busy", callData("busy"));
+export const callCancelledSchema = event("call_cancelled", callData("cancelled"));
+export const callRejectedSchema = event("call_rejected", callData("rejected"));
+export const callUnansweredSchema = event("call_unanswered", callData("unanswered"));
+
+/** Every trigger we model, in spec order, then `user_mentioned` and the call outcomes. */
+export const knownEventSchema = z.discriminatedUnion("trigger", [
+  messageSentSchema,
+  messageEditedSchema,
+  messageDeletedSchema,
+  messageReactionAddedSchema,
+  messageReactionRemovedSchema,
+  userBlockedSchema,
+  userUnblockedSchema,
+  groupCreatedSchema,
+  groupUpdatedSchema,
+  groupDeletedSchema,
+  groupMemberJoinedSchema,
+  groupMemberLeftSchema,
+  groupMemberAddedSchema,
+  groupMemberKickedSchema,
+  groupMemberBannedSchema,
+  groupMemberUnbannedSchema,
+  groupMemberScopeChangedSchema,
+  groupOwnerTransferredSchema,
+  userConnectionStatusChangedSchema,
+  messageDeliveryReceiptSchema,
+  messageReadReceiptSchema,
+  callInitiatedSchema,
+  callStartedSchema,
+  callParticipantJoinedSchema,
+  callParticipantLeftSchema,
+  callEndedSchema,
+  meetingStartedSchema,
+  meetingParticipantJoinedSchema,
+  meetingParticipantLeftSchema,
+  meetingEndedSchema,
+  recordingGeneratedSchema,
+  userMentionedSchema,
+  callBusySchema,
+  callCancelledSchema,
+  callRejectedSchema,
+  callUnansweredSchema,
+]);
+
+export type KnownEvent = z.infer<typeof knownEventSchema>;
+export type Trigger = KnownEvent["trigger"];
+export type EventOf<T extends Trigger> = Extract<KnownEvent, { trigger: T }>;
+
+/** The trigger ids we model. */
+export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(
+  knownEventSchema.options.map((o) => o.shape.trigger.value),
+);
+
+/** The envelope of an event whose trigger we do not model; kept raw for the archive. */
+export const unknownEnvelopeSchema = z.looseObject({
+  trigger: z.string(),
+  appId: z.string().optional(),
+  region: z.string().optional(),
+  webhook: z.string().optional(),
+});
+
+const triggerOnlySchema = z.looseObject({ trigger: z.string() });
+
+export type ParsedEvent =
+  | { kind: "known"; event: KnownEvent }
+  | { kind: "unknown"; trigger: string; envelope: z.infer<typeof unknownEnvelopeSchema> }
+  | { kind: "invalid"; trigger: string; error: string };
+
+/**
+ * Formats zod issues as `trigger: path: message; ...`, for logs and quarantine records.
+ *
+ * @example "group_member_scope_changed: data.members.u1.scope: Invalid input: expected string, received undefined"
+ */
+export function describeIssues(trigger: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${trigger}: ${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/**
+ * Parses a decoded webhook body. Never throws: a known trigger that fails its schema is
+ * "invalid" with a readable error; an unlisted trigger is "unknown".
+ *
+ * @example parseWebhookEvent(JSON.parse(body)).kind // "known" | "unknown" | "invalid"
+ */
+export function parseWebhookEvent(value: unknown): ParsedEvent {
+  const head = triggerOnlySchema.safeParse(value);
+  if (!head.success)
+    return { kind: "invalid", trigger: "(none)", error: describeIssues("(envelope)", head.error) };
+  const { trigger } = head.data;
+  if (!KNOWN_TRIGGERS.has(trigger)) {
+    const envelope = unknownEnvelopeSchema.safeParse(value);
+    return envelope.success
+      ? { kind: "unknown", trigger, envelope: envelope.data }
+      : { kind: "invalid", trigger, error: describeIssues(trigger, envelope.error) };
+  }
+  const parsed = knownEventSchema.safeParse(value);
+  if (!parsed.success) return { kind: "invalid", trigger, error: describeIssues(trigger, parsed.error) };
+  return { kind: "known", event: parsed.data };
+}

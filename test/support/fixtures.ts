@@ -1,0 +1,37 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const EVENTS_DIR = fileURLToPath(new URL("../events/", import.meta.url));
+const EXAMPLES_DIR = fileURLToPath(new URL("../examples/", import.meta.url));
+
+/** The raw text of a fixture, `test/events/<name>.json`. */
+export function fixtureText(name: string): string {
+  return readFileSync(`${EVENTS_DIR}${name}.json`, "utf8");
+}
+
+/** A fresh copy of a fixture, safe to mutate. */
+export function fixture<T = Record<string, unknown>>(name: string): T {
+  return structuredClone(JSON.parse(fixtureText(name))) as T;
+}
+
+/** Every fixture: `{ name, trigger }` where the trigger is the name up to its first dot. */
+export function allFixtures(): Array<{ name: string; trigger: string }> {
+  return readdirSync(EVENTS_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(0, -5))
+    .sort()
+    .map((name) => ({ name, trigger: name.split(".")[0] ?? name }));
+}
+
+/** The platform's published examples in `test/examples/<dir>`: `{ file, json }`. */
+export function publishedExamples(dir = ""): Array<{ file: string; json: unknown }> {
+  const path = `${EXAMPLES_DIR}${dir}`;
+  return readdirSync(path)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((file) => ({ file, json: JSON.parse(readFileSync(`${path}/${file}`, "utf8")) }));
+}
+
+/** A fixture as tests mutate it: any path, any value (the schemas are what judge it). */
+// biome-ignore lint/suspicious/noExplicitAny: tests reach into fixtures by path on purpose.
+export type Loose = Record<string, any>;
