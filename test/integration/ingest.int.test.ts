@@ -46,7 +46,7 @@ describe("ingest against fauxqs (SQS and S3)", () => {
     expect(message?.Body).toBe(fixture);
     expect(message?.MessageAttributes).toEqual({
       trigger: { DataType: "String", StringValue: "group_created" },
-      appId: { DataType: "String", StringValue: "<appId>" },
+      appId: { DataType: "String", StringValue: "2598234fa1e3b9c" },
       receivedAt: { DataType: "Number", StringValue: String(RECEIVED_AT) },
       eventId: { DataType: "String", StringValue: createHash("sha256").update(fixture).digest("hex") },
     });

@@ -182,7 +182,7 @@ describe("body", () => {
     expect(queue.sent).toEqual([
       {
         body: fixture,
-        attributes: { trigger: "group_created", appId: "<appId>", receivedAt: RECEIVED_AT, eventId },
+        attributes: { trigger: "group_created", appId: "2598234fa1e3b9c", receivedAt: RECEIVED_AT, eventId },
       },
     ]);
   });
