@@ -2,6 +2,7 @@ import * as z from "zod/mini";
 import { DEFAULT_MAX_BODY_BYTES, SQS_INLINE_BODY_LIMIT_BYTES } from "./constants";
 import { parseCredentialList, type WebhookCredential } from "./credentials";
 import { ConfigurationError } from "./errors";
+import type { TableNames } from "./tables";
 
 /**
  * Environment is read here, once per cold start, trimmed and checked. A missing or malformed
@@ -121,4 +122,45 @@ export function loadIngestConfig(env: Env): IngestConfig {
   };
 }
 
-export { awsEnv, awsSettings, flag, optionalText, parseEnv, positiveInt, text };
+const tablesEnv = {
+  GROUPS_TABLE: text,
+  MEMBERSHIPS_TABLE: text,
+  PRESENCE_TABLE: text,
+  SESSIONS_TABLE: text,
+};
+
+function tableNames(e: {
+  GROUPS_TABLE: string;
+  MEMBERSHIPS_TABLE: string;
+  PRESENCE_TABLE: string;
+  SESSIONS_TABLE: string;
+}) {
+  return {
+    groups: e.GROUPS_TABLE,
+    memberships: e.MEMBERSHIPS_TABLE,
+    presence: e.PRESENCE_TABLE,
+    sessions: e.SESSIONS_TABLE,
+  };
+}
+
+export interface ProjectorConfig {
+  aws: AwsClientSettings;
+  tables: TableNames;
+  dataBucket: string;
+  recordingsQueueUrl: string;
+}
+
+const projectorEnv = z.extend(awsEnv, { ...tablesEnv, DATA_BUCKET: text, RECORDINGS_QUEUE_URL: text });
+
+/** Reads the projector function's configuration. */
+export function loadProjectorConfig(env: Env): ProjectorConfig {
+  const e = parseEnv(projectorEnv, env);
+  return {
+    aws: awsSettings(e),
+    tables: tableNames(e),
+    dataBucket: e.DATA_BUCKET,
+    recordingsQueueUrl: e.RECORDINGS_QUEUE_URL,
+  };
+}
+
+export { awsEnv, awsSettings, flag, optionalText, parseEnv, positiveInt, tableNames, tablesEnv, text };

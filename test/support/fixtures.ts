@@ -10,7 +10,7 @@ export function fixtureText(name: string): string {
 }
 
 /** A fresh copy of a fixture, safe to mutate. */
-export function fixture<T = Record<string, unknown>>(name: string): T {
+export function fixture<T = Loose>(name: string): T {
   return structuredClone(JSON.parse(fixtureText(name))) as T;
 }
 

@@ -1,0 +1,102 @@
+import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { TransientError } from "../errors";
+import type { ItemKey } from "../projections/types";
+import type { TableDefinition } from "../tables";
+
+/** How an update of one item ended: whether it wrote, and the state before and after. */
+export interface ApplyResult<S> {
+  written: boolean;
+  before: S | null;
+  after: S;
+}
+
+/** Read-evolve-write access to the items of one projection table. */
+export interface ItemStore<S> {
+  /**
+   * Applies a pure update to the item at `key`. Writes only when the state changes (a duplicate
+   * or stale event costs a read and no write), conditionally on the item's revision: a concurrent
+   * writer makes it re-read and re-apply, so no update is ever lost.
+   */
+  apply(key: ItemKey, update: (state: S | null) => S): Promise<ApplyResult<S>>;
+  get(key: ItemKey): Promise<S | null>;
+}
+
+/** Builds the DocumentClient every projection store shares (undefined values are dropped). */
+export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+/** JSON with sorted keys and no undefined: equal states give equal strings. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+const MAX_ATTEMPTS = 8;
+
+/**
+ * A projection table in DynamoDB. Each item holds the state's fields as attributes plus `rev`,
+ * a counter the conditional write checks (optimistic concurrency): the write succeeds only if
+ * nobody wrote the item since it was read. The event-time rules live in the pure evolve
+ * functions; `rev` makes applying them atomic per item.
+ */
+export function dynamoItemStore<S extends object>(
+  doc: DynamoDBDocumentClient,
+  table: TableDefinition,
+  tableName: string,
+): ItemStore<S> {
+  const keyOf = (key: ItemKey) => {
+    const sortKey = table.sortKey;
+    return sortKey
+      ? { [table.partitionKey.name]: key.pk, [sortKey.name]: key.sk }
+      : { [table.partitionKey.name]: key.pk };
+  };
+  const read = async (key: ItemKey, consistent: boolean) => {
+    const out = await doc.send(
+      new GetCommand({ TableName: tableName, Key: keyOf(key), ConsistentRead: consistent }),
+    );
+    if (!out.Item) return { state: null, rev: 0 };
+    const { rev, ...state } = out.Item;
+    return { state: state as S, rev: typeof rev === "number" ? rev : 0 };
+  };
+  return {
+    async get(key) {
+      return (await read(key, true)).state;
+    },
+    async apply(key, update) {
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        // An eventually consistent read is enough: a stale read fails the condition and retries.
+        const { state, rev } = await read(key, attempt > 1);
+        const next = update(state);
+        if (state !== null && canonicalJson(next) === canonicalJson(state))
+          return { written: false, before: state, after: state };
+        try {
+          await doc.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: { ...next, ...keyOf(key), rev: rev + 1 },
+              ConditionExpression: state === null ? "attribute_not_exists(#pk)" : "#rev = :rev",
+              ExpressionAttributeNames:
+                state === null ? { "#pk": table.partitionKey.name } : { "#rev": "rev" },
+              ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
+            }),
+          );
+          return { written: true, before: state, after: next };
+        } catch (error) {
+          const conflict =
+            error instanceof ConditionalCheckFailedException ||
+            (error as { name?: string }).name === "ConditionalCheckFailedException";
+          if (!conflict) throw error;
+          // Someone wrote the item in between: read again and re-apply.
+        }
+      }
+      throw new TransientError(
+        `item ${key.pk}${key.sk ? `/${key.sk}` : ""} kept changing under ${MAX_ATTEMPTS} attempts`,
+      );
+    },
+  };
+}

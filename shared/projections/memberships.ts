@@ -1,0 +1,117 @@
+import {
+  actorOf,
+  isMembershipEvent,
+  type MembershipEvent,
+  type MembershipTrigger,
+} from "../events/accessors";
+import { appKey } from "../tables";
+import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
+import { isNewer, type Version } from "./version";
+
+export type MembershipStatus = "member" | "left" | "kicked" | "banned" | "unbanned";
+
+/**
+ * One (group, user) pair (the `memberships` table). Parts and their versions:
+ * - `status` (status, by, statusAt, name): the latest membership event for this user. A leave,
+ *   kick or ban is a tombstone: an older join arriving later cannot bring the member back.
+ * - `joined` (joinedAt): the latest event that made the user a member.
+ * - `scope`: the latest of a scope change, or of a join/add (which resets it to participant).
+ * Membership events carry no event time: their version is the edge's receipt time.
+ */
+export interface MembershipState {
+  pk: string;
+  uid: string;
+  appId: string;
+  guid: string;
+  userKey: string;
+  name?: string;
+  status?: MembershipStatus;
+  statusAt?: number;
+  by?: string;
+  scope?: string;
+  joinedAt?: number;
+  versions: { status?: Version; joined?: Version; scope?: Version };
+  seen?: SeenEvents;
+}
+
+const STATUS_OF: Record<Exclude<MembershipTrigger, "group_member_scope_changed">, MembershipStatus> = {
+  group_created: "member",
+  group_member_joined: "member",
+  group_member_added: "member",
+  group_member_left: "left",
+  group_member_kicked: "kicked",
+  group_member_banned: "banned",
+  group_member_unbanned: "unbanned",
+};
+
+/** The scope a member starts with when the platform does not say. */
+export const DEFAULT_SCOPE = "participant";
+
+/**
+ * Applies one membership event to one member's item (`uid` is the member's).
+ *
+ * @example evolveMembership(null, kickedInput, "u2").status // "kicked"
+ */
+export function evolveMembership(
+  state: MembershipState | null,
+  input: ProjectionInput<MembershipEvent>,
+  uid: string,
+): MembershipState {
+  const { event, version } = input;
+  const guid = event.data.group.guid;
+  const member = event.data.members[uid];
+  const next: MembershipState = {
+    ...(state ?? {}),
+    pk: appKey(event.appId, guid),
+    uid,
+    appId: event.appId,
+    guid,
+    userKey: appKey(event.appId, uid),
+    versions: { ...state?.versions },
+  };
+  const { versions } = next;
+
+  if (event.trigger === "group_member_scope_changed") {
+    const scope = event.data.members[uid]?.scope;
+    if (scope !== undefined && isNewer(versions.scope, version)) {
+      next.scope = scope;
+      versions.scope = version;
+    }
+    return next;
+  }
+
+  const status = STATUS_OF[event.trigger];
+  if (isNewer(versions.status, version)) {
+    next.status = status;
+    next.statusAt = input.eventTimeMs;
+    next.by = actorOf(event);
+    next.name = member?.name ?? next.name;
+    versions.status = version;
+  }
+  if (status === "member") {
+    if (isNewer(versions.joined, version)) {
+      next.joinedAt =
+        event.trigger === "group_created" && event.data.group.joinedAt !== undefined
+          ? event.data.group.joinedAt * 1000
+          : input.eventTimeMs;
+      versions.joined = version;
+    }
+    if (isNewer(versions.scope, version)) {
+      // group_created's group.scope is the creator's (the only member of that event).
+      next.scope = event.trigger === "group_created" ? (event.data.group.scope ?? "admin") : DEFAULT_SCOPE;
+      versions.scope = version;
+    }
+  }
+  return next;
+}
+
+export const membershipsProjection: Projection<MembershipState, MembershipEvent> = {
+  name: "memberships",
+  handles: isMembershipEvent,
+  keys: ({ event }): ItemKey[] =>
+    Object.keys(event.data.members).map((uid) => ({
+      pk: appKey(event.appId, event.data.group.guid),
+      sk: uid,
+    })),
+  evolve: (state, input, key) => evolveMembership(state, input, key.sk ?? ""),
+};

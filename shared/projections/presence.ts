@@ -1,0 +1,78 @@
+import type { EventOf, KnownEvent } from "../events/schemas";
+import { appKey } from "../tables";
+import type { Projection, ProjectionInput } from "./types";
+import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
+
+type PresenceEvent = EventOf<"user_connection_status_changed">;
+
+/**
+ * A user's presence (the `presence` table), from `user_connection_status_changed` (ms times).
+ * - `status` part (status, platform, userAgent, appVersion, connection): the latest event;
+ * - `change` part (since): the latest event that changed the user's presence
+ *   (`userPresenceChanged` not false);
+ * - lastSeen / firstSeen: the latest / earliest event time of any connection event (max and min
+ *   need no version). `since` is the change part's time, or firstSeen when no event changed it.
+ * `onlineApp` is set only while online: it feeds the sparse `online` index.
+ */
+export interface PresenceState {
+  pk: string;
+  appId: string;
+  uid: string;
+  name?: string;
+  status: string;
+  since: number;
+  firstSeen: number;
+  lastSeen: number;
+  platform: string;
+  connection: string;
+  userAgent?: string;
+  appVersion?: string;
+  onlineApp?: string;
+  versions: { status: Version; change?: Version };
+}
+
+/**
+ * Applies one presence event.
+ *
+ * @example evolvePresence(null, connectedInput).onlineApp // "app1"
+ */
+export function evolvePresence(
+  state: PresenceState | null,
+  input: ProjectionInput<PresenceEvent>,
+): PresenceState {
+  const { event, version, eventTimeMs } = input;
+  const { data } = event;
+  const changes = data.userPresenceChanged !== false;
+  const latest = state === null || isNewer(state.versions.status, version);
+  const next: PresenceState = latest
+    ? {
+        ...(state ?? {}),
+        pk: appKey(event.appId, data.user.uid),
+        appId: event.appId,
+        uid: data.user.uid,
+        name: data.user.name ?? state?.name,
+        status: data.status,
+        since: eventTimeMs,
+        firstSeen: eventTimeMs,
+        lastSeen: eventTimeMs,
+        platform: data.currentConnection.platform,
+        connection: data.currentConnection.action,
+        userAgent: data.currentConnection.userAgent,
+        appVersion: data.currentConnection.appInfo?.version,
+        versions: { ...state?.versions, status: version },
+      }
+    : { ...state, versions: { ...state.versions } };
+  next.lastSeen = maxDefined(state?.lastSeen, eventTimeMs) ?? eventTimeMs;
+  next.firstSeen = minDefined(state?.firstSeen, eventTimeMs) ?? eventTimeMs;
+  if (changes && isNewer(next.versions.change, version)) next.versions.change = version;
+  next.since = next.versions.change === undefined ? next.firstSeen : versionTime(next.versions.change);
+  next.onlineApp = next.status === "online" ? next.appId : undefined;
+  return next;
+}
+
+export const presenceProjection: Projection<PresenceState, PresenceEvent> = {
+  name: "presence",
+  handles: (event: KnownEvent): event is PresenceEvent => event.trigger === "user_connection_status_changed",
+  keys: ({ event }) => [{ pk: appKey(event.appId, event.data.user.uid) }],
+  evolve: (state, input) => evolvePresence(state, input),
+};

@@ -1,0 +1,300 @@
+import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
+import type { Occupant } from "../events/resources";
+import { appKey } from "../tables";
+import type { Projection, ProjectionInput } from "./types";
+import { isNewer, maxDefined, minDefined, type Version } from "./version";
+
+/** One stint of one occupant: occupants have names, not uids; a name may join several times. */
+export interface Participant {
+  name: string;
+  joinedAt: number;
+  leftAt?: number;
+  audioCall?: boolean;
+}
+
+export type RecordingStatus = "pending" | "archived" | "failed";
+
+/** A recording of the session and what became of its archive. */
+export interface RecordingState {
+  recordingDate: string;
+  duration: number;
+  startTime: number;
+  /** The URL without its query string (which may hold a signature). */
+  sourceUrl: string;
+  status: RecordingStatus;
+  attempts: number;
+  bucket?: string;
+  key?: string;
+  size?: number;
+  sha256?: string;
+  contentType?: string;
+  archivedAt?: number;
+  failureReason?: string;
+  failureDetail?: string;
+  /** Version of the last recorder outcome written here. */
+  outcomeVersion?: Version;
+}
+
+export type SessionOutcome = "initiated" | "busy" | "cancelled" | "rejected" | "unanswered" | "ended";
+
+/**
+ * A call or meeting (the `sessions` table). Parts and their rules:
+ * - initiation (initiator, receiver, conversationId, callType, initiatedAt): latest call_initiated;
+ * - outcome: the latest of call_initiated, the call outcomes (busy, cancelled, …) and the end;
+ * - startedAt: the earliest start reported (a min); endedAt / finalOccupants: the latest end
+ *   event, final: participant events never change them;
+ * - participants: a union keyed by name and join time; leftAt is the latest reported (a max);
+ *   the end event's all_occupants are merged in (the reconciliation point);
+ * - recordings: keyed by startTime; the recorder's outcome is applied with `applyRecordingOutcome`.
+ * Every rule is a max, a min, a union or "latest version wins": the result does not depend on
+ * the order or the repetition of events.
+ */
+export interface SessionState {
+  pk: string;
+  appId: string;
+  sessionId: string;
+  kind?: "call" | "meet";
+  initiator?: string;
+  receiver?: string;
+  receiverType?: string;
+  conversationId?: string;
+  callType?: string;
+  initiatedAt?: number;
+  outcome?: SessionOutcome;
+  startedAt?: number;
+  endedAt?: number;
+  durationSeconds?: number;
+  participants: Record<string, Participant>;
+  finalOccupants?: Participant[];
+  recordings: Record<string, RecordingState>;
+  /** Earliest event time seen for the session (ms). */
+  firstEventAt: number;
+  /** Earliest known time of the session (ms): the sort key of the time indexes. */
+  sessionTime: number;
+  initiatorKey?: string;
+  receiverKey?: string;
+  recordingApp?: string;
+  versions: { initiation?: Version; outcome?: Version; end?: Version };
+}
+
+function toParticipant(occupant: Occupant): Participant {
+  return {
+    name: occupant.name,
+    joinedAt: occupant.joined_at * 1000,
+    leftAt: occupant.left_at === undefined ? undefined : occupant.left_at * 1000,
+    audioCall: occupant.audio_call === "true",
+  };
+}
+
+/** Merge key of a participant stint. */
+export function participantKey(p: { name: string; joinedAt: number }): string {
+  return `${p.name}|${p.joinedAt}`;
+}
+
+function mergeParticipant(participants: Record<string, Participant>, incoming: Participant): void {
+  const key = participantKey(incoming);
+  const current = participants[key];
+  participants[key] = {
+    name: incoming.name,
+    joinedAt: incoming.joinedAt,
+    leftAt: maxDefined(current?.leftAt, incoming.leftAt),
+    // Any report of a video stint makes it video: a commutative choice.
+    audioCall: (current?.audioCall ?? true) && (incoming.audioCall ?? true),
+  };
+}
+
+/** Strips the query string and fragment of a URL (they may hold signatures or tokens). */
+export function withoutQuery(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut < 0 ? url : url.slice(0, cut);
+}
+
+function derive(next: SessionState): SessionState {
+  const joined = Object.values(next.participants).map((p) => p.joinedAt);
+  const recordingTimes = Object.values(next.recordings).map((r) => r.startTime * 1000);
+  const candidates = [
+    next.firstEventAt,
+    next.initiatedAt,
+    next.startedAt,
+    ...joined,
+    ...recordingTimes,
+  ].filter((t): t is number => t !== undefined);
+  next.sessionTime = Math.min(...candidates);
+  next.durationSeconds =
+    next.endedAt !== undefined && next.startedAt !== undefined
+      ? Math.max(0, Math.round((next.endedAt - next.startedAt) / 1000))
+      : undefined;
+  next.initiatorKey = next.initiator ? appKey(next.appId, next.initiator) : undefined;
+  next.receiverKey = next.receiver ? appKey(next.appId, next.receiver) : undefined;
+  next.recordingApp = Object.keys(next.recordings).length ? next.appId : undefined;
+  return next;
+}
+
+function copy(
+  state: SessionState | null,
+  appId: string,
+  sessionId: string,
+  eventTimeMs: number,
+): SessionState {
+  return {
+    ...(state ?? { sessionTime: eventTimeMs }),
+    firstEventAt: minDefined(state?.firstEventAt, eventTimeMs) ?? eventTimeMs,
+    pk: appKey(appId, sessionId),
+    appId,
+    sessionId,
+    participants: { ...state?.participants },
+    recordings: { ...state?.recordings },
+    versions: { ...state?.versions },
+  };
+}
+
+const OUTCOME_OF: Partial<Record<SessionEvent["trigger"], SessionOutcome>> = {
+  call_initiated: "initiated",
+  call_busy: "busy",
+  call_cancelled: "cancelled",
+  call_rejected: "rejected",
+  call_unanswered: "unanswered",
+  call_ended: "ended",
+  meeting_ended: "ended",
+};
+
+/**
+ * Applies one session event. The caller guarantees the event has a session id.
+ *
+ * @example evolveSession(null, callStartedInput, "s1").startedAt // 1696934572000
+ */
+export function evolveSession(
+  state: SessionState | null,
+  input: ProjectionInput<SessionEvent>,
+  sessionId: string,
+): SessionState {
+  const { event, version, eventTimeMs } = input;
+  const next = copy(state, event.appId, sessionId, eventTimeMs);
+  const { versions } = next;
+  if ("type" in event && (event.type === "call" || event.type === "meet")) next.kind = event.type;
+
+  const outcome = OUTCOME_OF[event.trigger];
+  if (outcome && isNewer(versions.outcome, version)) {
+    next.outcome = outcome;
+    versions.outcome = version;
+  }
+
+  if (isCallMessageEvent(event)) {
+    next.kind = "call";
+    if (event.trigger === "call_initiated" && isNewer(versions.initiation, version)) {
+      const call = event.data.call;
+      const on = call.data.entities?.on?.entity;
+      next.initiator = call.data.entities?.by?.entity.uid ?? call.sender;
+      next.receiver = call.data.entities?.for?.entity.uid ?? call.receiver;
+      next.receiverType = call.receiverType;
+      next.conversationId = call.conversationId;
+      next.callType = on?.type ?? call.type;
+      next.initiatedAt = (on?.initiatedAt ?? call.sentAt) * 1000;
+      versions.initiation = version;
+    }
+    return derive(next);
+  }
+
+  switch (event.trigger) {
+    case "call_started":
+    case "meeting_started":
+      next.startedAt = minDefined(next.startedAt, event.data.created_at * 1000);
+      break;
+    case "call_participant_joined":
+    case "meeting_participant_joined":
+    case "call_participant_left":
+    case "meeting_participant_left":
+      mergeParticipant(next.participants, toParticipant(event.data.occupant));
+      break;
+    case "call_ended":
+    case "meeting_ended": {
+      next.startedAt = minDefined(next.startedAt, event.data.created_at * 1000);
+      for (const occupant of event.data.all_occupants)
+        mergeParticipant(next.participants, toParticipant(occupant));
+      if (isNewer(versions.end, version)) {
+        next.endedAt = event.data.destroyed_at * 1000;
+        next.finalOccupants = event.data.all_occupants.map(toParticipant);
+        versions.end = version;
+      }
+      break;
+    }
+    case "recording_generated": {
+      const { data } = event;
+      const current = next.recordings[data.startTime];
+      next.recordings[data.startTime] = {
+        attempts: 0,
+        status: "pending",
+        ...current,
+        recordingDate: data.recordingDate,
+        duration: Number(data.duration),
+        startTime: Number(data.startTime),
+        sourceUrl: withoutQuery(data.recording_url),
+      };
+      break;
+    }
+  }
+  return derive(next);
+}
+
+/** What the recorder reports about one recording. */
+export type RecordingOutcome =
+  | {
+      status: "archived";
+      bucket: string;
+      key: string;
+      size: number;
+      sha256: string;
+      contentType: string;
+      archivedAt: number;
+      attempt: number;
+    }
+  | { status: "failed"; reason: string; detail?: string; attempt: number; final: boolean; at: number };
+
+/**
+ * Records the recorder's outcome on the session. Archived is final: a later failure report (a
+ * stale redelivery) does not undo it. Attempts only grow.
+ *
+ * @example applyRecordingOutcome(session, "1696937627", { status: "archived", ... }).recordings["1696937627"].status
+ */
+export function applyRecordingOutcome(
+  state: SessionState,
+  startTime: string,
+  outcome: RecordingOutcome,
+): SessionState {
+  const current = state.recordings[startTime];
+  if (!current) return state;
+  const attempts = Math.max(current.attempts, outcome.attempt);
+  let recording: RecordingState;
+  if (current.status === "archived") recording = { ...current, attempts };
+  else if (outcome.status === "archived") {
+    const { status, bucket, key, size, sha256, contentType, archivedAt } = outcome;
+    recording = {
+      ...current,
+      status,
+      bucket,
+      key,
+      size,
+      sha256,
+      contentType,
+      archivedAt,
+      attempts,
+      failureReason: undefined,
+      failureDetail: undefined,
+    };
+  } else
+    recording = {
+      ...current,
+      status: "failed",
+      failureReason: outcome.reason,
+      failureDetail: outcome.detail,
+      attempts,
+    };
+  return { ...state, recordings: { ...state.recordings, [startTime]: recording } };
+}
+
+export const sessionsProjection: Projection<SessionState, SessionEvent> = {
+  name: "sessions",
+  handles: (event): event is SessionEvent => isSessionEvent(event) && sessionIdOf(event) !== undefined,
+  keys: ({ event }) => [{ pk: appKey(event.appId, sessionIdOf(event) ?? "") }],
+  evolve: (state, input) => evolveSession(state, input, sessionIdOf(input.event) ?? ""),
+};

@@ -1,0 +1,43 @@
+import type { KnownEvent } from "../events/schemas";
+import type { Version } from "./version";
+
+/** What a projection is given with each event: the event and what the ingest stamped on it. */
+export interface ProjectionInput<E extends KnownEvent = KnownEvent> {
+  event: E;
+  /** SHA-256 of the raw body. */
+  eventId: string;
+  /** Edge receipt time, ms. */
+  receivedAt: number;
+  /** Event time, ms (payload field, or receivedAt). */
+  eventTimeMs: number;
+  /** Where the event time came from: a payload path, or "receivedAt". */
+  timeSource: string;
+  /** `versionOf(eventTimeMs, dedupeKey)`. */
+  version: Version;
+}
+
+/**
+ * A projection in the Emmett style: a pure `evolve(state | null, input) -> state` per item, the
+ * triggers it handles, and how to find the items an event touches. No I/O, no clock.
+ */
+export interface Projection<S extends { pk: string }, E extends KnownEvent = KnownEvent> {
+  readonly name: string;
+  /** Which events it handles. */
+  handles(event: KnownEvent): event is E;
+  /** The items (partition key, and sort key when the table has one) an event touches. */
+  keys(input: ProjectionInput<E>): ItemKey[];
+  /** The new state of one item. Must be commutative and idempotent over inputs. */
+  evolve(state: S | null, input: ProjectionInput<E>, key: ItemKey): S;
+}
+
+/**
+ * Event ids (body hashes) recently applied to an item, with the version they were applied at.
+ * Kept on items written by events without a payload time, whose version is the edge's receipt
+ * time: a platform retry of the same bytes gets a new receipt time, and must not count as newer.
+ */
+export type SeenEvents = Record<string, Version>;
+
+export interface ItemKey {
+  pk: string;
+  sk?: string;
+}

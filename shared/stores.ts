@@ -1,0 +1,15 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { documentClient, dynamoItemStore } from "./adapters/item-store";
+import type { ProjectionStores } from "./projector";
+import { GROUPS_TABLE, MEMBERSHIPS_TABLE, PRESENCE_TABLE, SESSIONS_TABLE, type TableNames } from "./tables";
+
+/** The four projection stores over one DynamoDB client. */
+export function projectionStores(client: DynamoDBClient, names: TableNames): ProjectionStores {
+  const doc = documentClient(client);
+  return {
+    groups: dynamoItemStore(doc, GROUPS_TABLE, names.groups),
+    memberships: dynamoItemStore(doc, MEMBERSHIPS_TABLE, names.memberships),
+    presence: dynamoItemStore(doc, PRESENCE_TABLE, names.presence),
+    sessions: dynamoItemStore(doc, SESSIONS_TABLE, names.sessions),
+  };
+}

@@ -1,0 +1,364 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
+import type { EventOf } from "../../shared/events/schemas";
+import { evolveGroup, type GroupState, groupsProjection } from "../../shared/projections/groups";
+import {
+  evolveMembership,
+  type MembershipState,
+  membershipsProjection,
+} from "../../shared/projections/memberships";
+import { evolvePresence, type PresenceState } from "../../shared/projections/presence";
+import { applyRecordingOutcome, evolveSession, type SessionState } from "../../shared/projections/sessions";
+import type { ProjectionInput } from "../../shared/projections/types";
+import { evolveOnce, projectKnownEvent } from "../../shared/projector";
+import { fixture, type Loose } from "../support/fixtures";
+import { historyArbitrary } from "../support/histories";
+import { inputOf, memoryDeps, memoryStores, projectAll, snapshot } from "../support/projection";
+
+const APP = "2598234fa1e3b9c";
+const T0 = 1_696_930_000_000;
+
+function fold<S, E>(
+  evolve: (s: S | null, i: ProjectionInput<E & never>) => S,
+  inputs: ProjectionInput[],
+): S | null {
+  return inputs.reduce<S | null>((s, i) => evolve(s, i as never), null);
+}
+
+function groupEvent(name: string, mutate: (e: Loose) => void = () => {}, receivedAt = T0, eventId = name) {
+  const e = fixture(name);
+  mutate(e);
+  return inputOf(e, receivedAt, eventId) as ProjectionInput<GroupEvent>;
+}
+
+describe("groups", () => {
+  const created = () => groupEvent("group_created");
+  const updated = (updatedAt: number, name: string) =>
+    groupEvent("group_updated", (e) => Object.assign(e.data.group, { updatedAt, name }), T0, `u${updatedAt}`);
+  const deleted = (updatedAt: number) =>
+    groupEvent(
+      "group_deleted",
+      (e) => Object.assign(e.data.group, { updatedAt, guid: "cometchat-guid-1" }),
+      T0,
+      `d${updatedAt}`,
+    );
+
+  it("group_created makes the group", () => {
+    const state = evolveGroup(null, created());
+    expect(state).toMatchObject({
+      pk: `${APP}#cometchat-guid-1`,
+      guid: "cometchat-guid-1",
+      name: "Hiking Group",
+      owner: "cometchat-uid-1",
+      membersCount: 1,
+      createdAt: 1696932915,
+      deleted: false,
+    });
+  });
+
+  it("a newer update wins, an older one is stale", () => {
+    const a = evolveGroup(evolveGroup(null, created()), updated(1696933000, "New name"));
+    expect(a.name).toBe("New name");
+    expect(evolveGroup(a, updated(1696932990, "Old name"))).toEqual(a);
+  });
+
+  it("an update older than the deletion does not resurrect the group; the order does not matter", () => {
+    const events = [created(), deleted(1696934000), updated(1696933000, "Late")];
+    const inOrder = fold(evolveGroup, [events[0], events[2], events[1]] as ProjectionInput[]) as GroupState;
+    const lateUpdate = fold(evolveGroup, events as ProjectionInput[]) as GroupState;
+    expect(inOrder.deleted).toBe(true);
+    expect(lateUpdate).toEqual(inOrder);
+    expect(lateUpdate.deletedAt).toBe(1696934000 * 1000);
+  });
+
+  it("a membership event received after the deletion does not resurrect it either", () => {
+    const kicked = groupEvent("group_member_kicked", () => {}, 1696935000 * 1000, "k");
+    const state = fold(evolveGroup, [
+      created(),
+      deleted(1696934000),
+      kicked,
+    ] as ProjectionInput[]) as GroupState;
+    expect(state.deleted).toBe(true);
+  });
+
+  it("a group_created newer than a deletion brings the group back", () => {
+    const recreated = groupEvent("group_created", (e) => (e.data.group.createdAt = 1696935000), T0, "c2");
+    const state = fold(evolveGroup, [
+      created(),
+      deleted(1696934000),
+      recreated,
+    ] as ProjectionInput[]) as GroupState;
+    expect(state.deleted).toBe(false);
+    expect(state.deletedAt).toBeUndefined();
+  });
+
+  it("keeps the previous owner of the latest transfer whatever the order", () => {
+    const transfer = groupEvent("group_owner_transferred", (e) => (e.data.group.guid = "cometchat-guid-1"));
+    const later = updated(1696934000, "After");
+    const a = fold(evolveGroup, [created(), transfer, later] as ProjectionInput[]) as GroupState;
+    const b = fold(evolveGroup, [later, created(), transfer] as ProjectionInput[]) as GroupState;
+    expect(a.previousOwner).toBe("cometchat-uid-1");
+    expect(a.owner).toBe(fixture("group_updated").data.group.owner); // the later update's owner field
+    expect(b).toEqual(a);
+  });
+
+  it("takes membersCount as reported by the latest event", () => {
+    const added = groupEvent("group_member_added", () => {}, 1696940000 * 1000, "a");
+    expect(fold(evolveGroup, [created(), added] as ProjectionInput[])).toMatchObject({ membersCount: 2 });
+  });
+});
+
+describe("memberships", () => {
+  const member = (
+    name: string,
+    receivedAt: number,
+    uid = "cometchat-uid-2",
+    mutate: (e: Loose) => void = () => {},
+  ) => {
+    const e = fixture(name);
+    const user = Object.values(e.data.members)[0] as Loose;
+    e.data.members = { [uid]: { ...user, uid } };
+    mutate(e);
+    return inputOf(e, receivedAt, `${name}@${receivedAt}`) as ProjectionInput<MembershipEvent>;
+  };
+  const apply = (inputs: ProjectionInput<MembershipEvent>[], uid = "cometchat-uid-2") =>
+    inputs.reduce<MembershipState | null>((s, i) => evolveMembership(s, i, uid), null) as MembershipState;
+
+  it("group_created makes the creator an admin member", () => {
+    const state = evolveMembership(null, inputOf(fixture("group_created")) as never, "cometchat-uid-1");
+    expect(state).toMatchObject({
+      status: "member",
+      scope: "admin",
+      joinedAt: 1696932915000,
+      by: "cometchat-uid-1",
+    });
+  });
+
+  it("added, with who acted", () => {
+    expect(apply([member("group_member_added", T0)])).toMatchObject({
+      status: "member",
+      scope: "participant",
+      by: "cometchat-uid-1",
+      joinedAt: T0,
+      userKey: `${APP}#cometchat-uid-2`,
+    });
+  });
+
+  it("a join older than a leave, arriving after it, does not bring the member back", () => {
+    const join = member("group_member_joined", T0);
+    const leave = member("group_member_left", T0 + 1000);
+    expect(apply([leave, join]).status).toBe("left");
+    expect(apply([join, leave])).toEqual(apply([leave, join]));
+  });
+
+  it.each([
+    [["group_member_banned", "group_member_unbanned"], "unbanned"],
+    [["group_member_kicked", "group_member_added"], "member"],
+    [["group_member_left", "group_member_joined"], "member"],
+    [["group_member_added", "group_member_kicked"], "kicked"],
+  ])("%j in time order ends %s, whatever the delivery order", (triggers, status) => {
+    const inputs = triggers.map((t, i) => member(t, T0 + i * 1000));
+    expect(apply(inputs).status).toBe(status);
+    expect(apply([...inputs].reverse())).toEqual(apply(inputs));
+  });
+
+  it("a scope change holds until the member is re-added", () => {
+    const added = member("group_member_added", T0);
+    const promoted = member("group_member_scope_changed", T0 + 1000);
+    const kicked = member("group_member_kicked", T0 + 2000);
+    const readded = member("group_member_added", T0 + 3000);
+    expect(apply([promoted, added]).scope).toBe("admin");
+    expect(apply([readded, promoted, kicked, added])).toMatchObject({
+      status: "member",
+      scope: "participant",
+    });
+  });
+
+  it("a platform retry (same bytes, later receipt) after a kick does not re-add the member", () => {
+    const added = member("group_member_added", T0);
+    const retry = {
+      ...added,
+      receivedAt: T0 + 30_000,
+      eventTimeMs: T0 + 30_000,
+      version: `${T0 + 30_000}`.padStart(15, "0"),
+    };
+    const kicked = member("group_member_kicked", T0 + 5000);
+    const key = { pk: added.event.appId, sk: "cometchat-uid-2" };
+    const step = (s: MembershipState | null, i: ProjectionInput) =>
+      evolveOnce(membershipsProjection, i as ProjectionInput<MembershipEvent>, key)(s);
+    const state = [added, kicked, retry].reduce<MembershipState | null>(step, null);
+    expect(state?.status).toBe("kicked");
+  });
+});
+
+describe("presence", () => {
+  const presence = (
+    timestamp: number,
+    status: "online" | "offline",
+    mutate: (e: Loose) => void = () => {},
+  ) => {
+    const e = fixture("user_connection_status_changed");
+    e.data.timestamp = timestamp;
+    e.data.status = status;
+    e.data.currentConnection.action = status === "online" ? "connected" : "disconnected";
+    mutate(e);
+    return inputOf(e, timestamp + 500, `p${timestamp}`) as ProjectionInput<
+      EventOf<"user_connection_status_changed">
+    >;
+  };
+  const apply = (inputs: ProjectionInput<EventOf<"user_connection_status_changed">>[]) =>
+    inputs.reduce<PresenceState | null>((s, i) => evolvePresence(s, i), null) as PresenceState;
+
+  it("online: since, last seen, platform, user agent, app version, and in the online index", () => {
+    expect(apply([presence(T0, "online")])).toMatchObject({
+      status: "online",
+      since: T0,
+      lastSeen: T0,
+      platform: "javascript",
+      appVersion: "3.0.12",
+      userAgent: expect.stringContaining("Mozilla"),
+      onlineApp: APP,
+    });
+  });
+
+  it("a late, older connect does not undo a disconnect", () => {
+    const state = apply([presence(T0 + 1000, "offline"), presence(T0, "online")]);
+    expect(state).toMatchObject({ status: "offline", since: T0 + 1000, lastSeen: T0 + 1000 });
+    expect(state.onlineApp).toBeUndefined();
+  });
+
+  it("since is the last change of presence, not the last event", () => {
+    const unchanged = presence(T0 + 5000, "online", (e) => (e.data.userPresenceChanged = false));
+    expect(apply([presence(T0, "online"), unchanged])).toMatchObject({ since: T0, lastSeen: T0 + 5000 });
+    expect(apply([unchanged, presence(T0, "online")])).toEqual(apply([presence(T0, "online"), unchanged]));
+  });
+});
+
+describe("sessions", () => {
+  const session = (name: string, mutate: (e: Loose) => void = () => {}) => {
+    const e = fixture(name);
+    mutate(e);
+    return inputOf(e, T0, `${name}:${JSON.stringify(e).length}`) as ProjectionInput<SessionEvent>;
+  };
+  const SID = fixture("call_started").data.sessionId as string;
+  const apply = (inputs: ProjectionInput<SessionEvent>[]) =>
+    inputs.reduce<SessionState | null>((s, i) => evolveSession(s, i, SID), null) as SessionState;
+
+  it("follows a call from initiation to end", () => {
+    const state = apply([
+      session("call_initiated"),
+      session("call_started"),
+      session("call_participant_joined"),
+      session("call_participant_left"),
+      session("call_ended"),
+    ]);
+    expect(state).toMatchObject({
+      kind: "call",
+      initiator: "cometchat-uid-1",
+      receiver: "cometchat-uid-5",
+      conversationId: "cometchat-uid-1_user_cometchat-uid-5",
+      callType: "audio",
+      initiatedAt: 1696934199000,
+      outcome: "ended",
+      endedAt: 1696934553000,
+      startedAt: 1696934501000,
+      durationSeconds: 52,
+      initiatorKey: `${APP}#cometchat-uid-1`,
+      receiverKey: `${APP}#cometchat-uid-5`,
+      sessionTime: 1696934199000,
+    });
+    expect(state.finalOccupants).toHaveLength(2);
+    expect(Object.values(state.participants)).toContainEqual({
+      name: "Andrew Joseph",
+      joinedAt: 1696934573000,
+      audioCall: true,
+    });
+  });
+
+  it("the end is final; a late participant event still fills in participants", () => {
+    const ended = apply([session("call_ended")]);
+    const late = evolveSession(ended, session("call_participant_joined"), SID);
+    expect(late.endedAt).toBe(ended.endedAt);
+    expect(Object.keys(late.participants)).toHaveLength(Object.keys(ended.participants).length + 1);
+  });
+
+  it("keeps every stint of a name that joins several times", () => {
+    const again = session("call_participant_joined", (e) => (e.data.occupant.joined_at += 100));
+    const state = apply([session("call_participant_joined"), again]);
+    expect(Object.values(state.participants).map((p) => p.name)).toEqual(["Andrew Joseph", "Andrew Joseph"]);
+  });
+
+  it("records a meeting as kind meet", () => {
+    const meet = fixture("meeting_started").data.sessionId as string;
+    const state = evolveSession(null, session("meeting_started"), meet);
+    expect(state.kind).toBe("meet");
+  });
+
+  it("records a call outcome", () => {
+    const sid = fixture("call_busy").data.call.data.entities.on.entity.sessionid as string;
+    expect(evolveSession(null, session("call_busy"), sid).outcome).toBe("busy");
+  });
+
+  it("keeps the recording pending, then archived; a later failure report does not undo it", () => {
+    const generated = apply([session("recording_generated")]);
+    const recording = generated.recordings["1696937627"];
+    expect(recording).toMatchObject({
+      status: "pending",
+      duration: 21.433,
+      attempts: 0,
+      startTime: 1696937627,
+    });
+    expect(recording?.sourceUrl).not.toContain("?");
+    const archived = applyRecordingOutcome(generated, "1696937627", {
+      status: "archived",
+      bucket: "b",
+      key: "k",
+      size: 10,
+      sha256: "abc",
+      contentType: "video/mp4",
+      archivedAt: T0,
+      attempt: 1,
+    });
+    const failedLater = applyRecordingOutcome(archived, "1696937627", {
+      status: "failed",
+      reason: "timeout",
+      attempt: 2,
+      final: false,
+      at: T0,
+    });
+    expect(failedLater.recordings["1696937627"]).toMatchObject({ status: "archived", key: "k", attempts: 2 });
+    expect(generated.recordingApp).toBe(APP);
+  });
+});
+
+describe("projector core (in memory)", () => {
+  it("classifies events: projected, stale on redelivery, archived-only for tables we do not keep", async () => {
+    const deps = memoryDeps();
+    const created = inputOf(fixture("group_created"));
+    expect(await projectKnownEvent(created.event, { eventId: "e1", receivedAt: T0 }, deps)).toBe("projected");
+    expect(await projectKnownEvent(created.event, { eventId: "e1", receivedAt: T0 }, deps)).toBe("stale");
+    const message = inputOf(fixture("message_sent"));
+    expect(await projectKnownEvent(message.event, { eventId: "e2", receivedAt: T0 }, deps)).toBe(
+      "archived-only",
+    );
+  });
+
+  it("is order-independent and idempotent over generated histories (pure, many runs)", async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArbitrary(fc.constant(APP)), async ({ history, shuffled }) => {
+        const ordered = memoryStores();
+        await projectAll(history.deliveries, memoryDeps(ordered));
+        const chaotic = memoryStores();
+        await projectAll(shuffled, memoryDeps(chaotic));
+        expect(snapshot(chaotic)).toBe(snapshot(ordered));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("every projection's keys include the app", () => {
+    const input = inputOf(fixture("group_member_added")) as ProjectionInput<GroupEvent>;
+    expect(groupsProjection.keys(input)[0]?.pk.startsWith(`${APP}#`)).toBe(true);
+  });
+});
