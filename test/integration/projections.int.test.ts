@@ -1,0 +1,289 @@
+import { randomUUID } from "node:crypto";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { Metrics } from "@aws-lambda-powertools/metrics";
+import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/event-queue";
+import { canonicalJson, documentClient } from "../../shared/adapters/item-store";
+import { parseWebhookEvent } from "../../shared/events/schemas";
+import { groupsProjection } from "../../shared/projections/groups";
+import { membershipsProjection } from "../../shared/projections/memberships";
+import { presenceProjection } from "../../shared/projections/presence";
+import { sessionsProjection } from "../../shared/projections/sessions";
+import type { ItemKey, Projection } from "../../shared/projections/types";
+import { type ProjectionStores, type ProjectorDependencies, projectionInput } from "../../shared/projector";
+import { projectSqsBatch } from "../../shared/projector-batch";
+import { analyticsQueries } from "../../shared/queries";
+import { projectionStores } from "../../shared/stores";
+import type { TableNames } from "../../shared/tables";
+import { createProjectionTables, localTableNames } from "../../tools/local/provision";
+import { createBucket, createQueue, emulatorClients, uniqueName } from "../support/aws";
+import { fixture } from "../support/fixtures";
+import { type Delivery, type History, historyArbitrary } from "../support/histories";
+import { projectAll } from "../support/projection";
+import { ingestRecord, sqsEvent, sqsRecord } from "../support/sqs-records";
+
+const { dynamo, s3, sqs } = emulatorClients();
+const silent = () => ({
+  logger: new Logger({ serviceName: "projector-test", logLevel: "SILENT" }),
+  metrics: new Metrics({ namespace: "Test", serviceName: "projector-test" }),
+});
+
+async function tableSet(): Promise<TableNames> {
+  const names = localTableNames(uniqueName("t"));
+  await createProjectionTables(dynamo, names);
+  return names;
+}
+
+let bucket: string;
+let recordingsQueueUrl: string;
+beforeAll(async () => {
+  bucket = await createBucket(s3, uniqueName("data"));
+  recordingsQueueUrl = await createQueue(sqs, uniqueName("recordings"));
+});
+
+function depsFor(stores: ProjectionStores): ProjectorDependencies {
+  return {
+    stores,
+    dataStore: s3BlobStore(s3, bucket),
+    recordingJobs: sqsMessageQueue(sqs, recordingsQueueUrl),
+    now: () => 1_700_000_000_000,
+  };
+}
+
+/** Every item key a history touches, per table. */
+function touchedKeys(deliveries: readonly Delivery[]) {
+  const keys = new Map<keyof ProjectionStores, Map<string, ItemKey>>();
+  const projections: Array<[keyof ProjectionStores, Projection<{ pk: string }, never>]> = [
+    ["groups", groupsProjection as never],
+    ["memberships", membershipsProjection as never],
+    ["presence", presenceProjection as never],
+    ["sessions", sessionsProjection as never],
+  ];
+  for (const d of deliveries) {
+    const parsed = parseWebhookEvent(JSON.parse(d.body));
+    if (parsed.kind !== "known") continue;
+    const input = projectionInput(parsed.event, d.eventId, d.receivedAt);
+    for (const [table, projection] of projections) {
+      if (!projection.handles(parsed.event)) continue;
+      for (const key of projection.keys(input as never)) {
+        const set = keys.get(table) ?? new Map();
+        set.set(`${key.pk}|${key.sk ?? ""}`, key);
+        keys.set(table, set);
+      }
+    }
+  }
+  return keys;
+}
+
+async function readTables(stores: ProjectionStores, deliveries: readonly Delivery[]): Promise<string> {
+  const out: Record<string, unknown> = {};
+  for (const [table, keys] of touchedKeys(deliveries)) {
+    for (const [id, key] of keys) out[`${table}:${id}`] = await stores[table].get(key);
+  }
+  return canonicalJson(out);
+}
+
+/** Several workers at once, each taking the next delivery: the order between them is the scheduler's. */
+async function projectConcurrently(
+  deliveries: readonly Delivery[],
+  deps: ProjectorDependencies,
+  workers: number,
+) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < deliveries.length) {
+        const d = deliveries[next++] as Delivery;
+        await projectAll([d], deps);
+      }
+    }),
+  );
+}
+
+describe("projections on DynamoDB Local", () => {
+  it("give the same tables in event-time order, in any order with duplicates, and with concurrent workers", async () => {
+    const [ordered, shuffled, concurrent] = await Promise.all([tableSet(), tableSet(), tableSet()]);
+    const stores = [ordered, shuffled, concurrent].map((names) => projectionStores(dynamo, names));
+    const [a, b, c] = stores as [ProjectionStores, ProjectionStores, ProjectionStores];
+    await fc.assert(
+      fc.asyncProperty(
+        historyArbitrary(
+          fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
+          25,
+        ),
+        async ({ history, shuffled: chaos }) => {
+          await projectAll(history.deliveries, depsFor(a));
+          await projectAll(chaos, depsFor(b));
+          await projectConcurrently(chaos, depsFor(c), 4);
+          const expected = await readTables(a, history.deliveries);
+          expect(await readTables(b, history.deliveries)).toBe(expected);
+          expect(await readTables(c, history.deliveries)).toBe(expected);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it("answer the access patterns with what the history implies", async () => {
+    const names = await tableSet();
+    const stores = projectionStores(dynamo, names);
+    const queries = analyticsQueries(documentClient(dynamo), names);
+    await fc.assert(
+      fc.asyncProperty(
+        historyArbitrary(
+          fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
+          25,
+        ),
+        async ({ history, shuffled }) => {
+          await projectAll(shuffled, depsFor(stores));
+          await assertAccessPatterns(queries, history);
+        },
+      ),
+      { numRuns: 10 },
+    );
+  });
+});
+
+async function assertAccessPatterns(queries: ReturnType<typeof analyticsQueries>, history: History) {
+  const { appId, expected } = history;
+  const group = await queries.group(appId, expected.guid);
+  expect(group?.deleted).toBe(expected.deleted);
+  const members = await queries.members(appId, expected.guid);
+  expect(new Map(members.map((m) => [m.uid, m.scope]))).toEqual(expected.members);
+  for (const uid of expected.members.keys()) {
+    const groups = await queries.groupsOf(appId, uid);
+    expect(groups.map((g) => g.guid)).toEqual([expected.guid]);
+  }
+  const online = await queries.online(appId);
+  expect(new Set(online.map((p) => p.uid))).toEqual(expected.online);
+  for (const p of online) expect((await queries.presence(appId, p.uid))?.status).toBe("online");
+  const sessions = await queries.sessionsBetween(appId, 0, Number.MAX_SAFE_INTEGER);
+  for (const s of sessions) {
+    expect(expected.sessionIds).toContain(s.sessionId);
+    expect((await queries.session(appId, s.sessionId))?.sessionTime).toBe(s.sessionTime);
+  }
+  // Another app sees nothing of this one.
+  expect(await queries.members(`${appId}-other`, expected.guid)).toEqual([]);
+}
+
+describe("access patterns on the fixtures", () => {
+  it("sessions of a user, in a time range, and the recordings", async () => {
+    const names = await tableSet();
+    const deps = depsFor(projectionStores(dynamo, names));
+    const queries = analyticsQueries(documentClient(dynamo), names);
+    const sessionId = fixture("call_started").data.sessionId as string;
+    const bodies = ["call_initiated", "call_started", "call_ended", "recording_generated"].map((n) =>
+      JSON.stringify(fixture(n)),
+    );
+    await projectAll(
+      bodies.map((body, i) => ({ body, receivedAt: 1_696_940_000_000 + i, eventId: `e${i}` })),
+      deps,
+    );
+    const app = "2598234fa1e3b9c";
+    expect((await queries.sessionsOf(app, "cometchat-uid-1")).map((s) => s.sessionId)).toEqual([sessionId]);
+    expect((await queries.sessionsOf(app, "cometchat-uid-5")).map((s) => s.sessionId)).toEqual([sessionId]);
+    expect(await queries.sessionsOf(app, "cometchat-uid-9")).toEqual([]);
+    const inRange = await queries.sessionsBetween(app, 1_696_934_000_000, 1_696_935_000_000);
+    expect(inRange.map((s) => s.sessionId)).toEqual([sessionId]);
+    expect(await queries.sessionsBetween(app, 1_696_935_000_000, 1_696_936_000_000)).toEqual([]);
+    const recordings = await queries.recordings(app);
+    expect(recordings[0]?.recordings["1696937627"]?.status).toBe("pending");
+  });
+});
+
+describe("the projector handler over the emulators", () => {
+  it("projects the valid records, quarantines the invalid one, and reports exactly the failed one", async () => {
+    // Prepare
+    const names = await tableSet();
+    const failingGuid = "guid-that-throttles";
+    const dynamoClient = emulatorClients().dynamo;
+    // Fault injection at the client level: DynamoDB Local cannot be made to throttle, so a
+    // middleware fails every write of one item as AWS would under throttling.
+    dynamoClient.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { Item?: { pk?: unknown } };
+        if (typeof input.Item?.pk === "object" && JSON.stringify(input.Item.pk).includes(failingGuid)) {
+          throw Object.assign(new Error("Rate of requests exceeds the allowed throughput."), {
+            name: "ProvisionedThroughputExceededException",
+            $fault: "client",
+          });
+        }
+        return next(args);
+      },
+      { step: "build", name: "injectThrottling" },
+    );
+    const deps = depsFor(projectionStores(dynamoClient, names));
+    const app = `app-${randomUUID().slice(0, 8)}`;
+    const created = fixture("group_created");
+    created.appId = app;
+    const throttled = fixture("group_created");
+    throttled.appId = app;
+    throttled.data.group.guid = failingGuid;
+    const invalid = fixture("group_member_scope_changed");
+    invalid.appId = app;
+    delete invalid.data.members["cometchat-uid-2"].scope;
+    const unknown = { trigger: "after_feed_item_read", appId: app, data: {} };
+    const big = fixture("message_sent");
+    big.appId = app;
+    const bigBody = JSON.stringify(big);
+    const pointerKey = `oversize/${app}/big.json`;
+    await s3BlobStore(s3, bucket).put(pointerKey, bigBody);
+    const records = [
+      ingestRecord(JSON.stringify(created)),
+      ingestRecord(JSON.stringify(throttled)),
+      ingestRecord(JSON.stringify(invalid)),
+      ingestRecord(JSON.stringify(unknown)),
+      sqsRecord(JSON.stringify({ bucket, key: pointerKey, size: bigBody.length, eventId: "big" }), {
+        trigger: "message_sent",
+        appId: app,
+        receivedAt: Date.now(),
+        eventId: "big",
+        bodyLocation: "s3",
+      }),
+    ];
+
+    // Act
+    const response = await projectSqsBatch(sqsEvent(records), undefined, deps, silent());
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[1]?.messageId }]);
+    const queries = analyticsQueries(documentClient(dynamo), names);
+    expect((await queries.group(app, "cometchat-guid-1"))?.name).toBe("Hiking Group");
+    expect(await queries.group(app, failingGuid)).toBeUndefined();
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `quarantine/app=${app}/` }),
+    );
+    expect(listed.Contents).toHaveLength(1);
+    const quarantined = await s3.send(
+      new GetObjectCommand({ Bucket: bucket, Key: listed.Contents?.[0]?.Key }),
+    );
+    const record = JSON.parse((await quarantined.Body?.transformToString()) ?? "{}");
+    expect(record.error).toContain("group_member_scope_changed: data.members.cometchat-uid-2.scope");
+    expect(record.body).toBe(JSON.stringify(invalid));
+    const raw = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `raw/app=${app}/` }));
+    const lines: Array<{ body: string }> = [];
+    for (const object of raw.Contents ?? []) {
+      const text = await (
+        await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
+      ).Body?.transformToString();
+      lines.push(
+        ...(text ?? "")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l)),
+      );
+    }
+    expect(lines.map((l) => l.body).sort()).toEqual(
+      [
+        JSON.stringify(created),
+        JSON.stringify(throttled),
+        JSON.stringify(invalid),
+        JSON.stringify(unknown),
+        bigBody,
+      ].sort(),
+    );
+  });
+});
