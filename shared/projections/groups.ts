@@ -1,12 +1,15 @@
-import { type GroupEvent, isGroupEvent } from "../events/accessors";
+import { type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
 import { appKey } from "../tables";
 import type { Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
 
 /**
  * A group's current state (the `groups` table). Each part carries the version that wrote it:
- * - `info` (name, type, owner, membersCount, …): the latest event by event time, whatever its
- *   trigger: every group event carries the whole group as the platform saw it then;
+ * - `info` (name, type, owner, conversationId, createdAt, updatedAt/By): the latest group event
+ *   (created, updated, deleted, owner transferred) by event time. Membership events carry the
+ *   group too, but no event time (their version is the edge's receipt time): they fill `info` only
+ *   while no group event has, so a late membership delivery cannot revert a rename;
+ * - `count` (membersCount, onlineMembersCount): the latest report of any group event;
  * - `transfer` (previousOwner): the latest `group_owner_transferred`;
  * - `deleted`: the latest `group_deleted`, a tombstone; only a `group_created` newer than it
  *   brings the group back (an older update, or a membership event, never does).
@@ -29,7 +32,7 @@ export interface GroupState {
   deleted: boolean;
   deletedAt?: number;
   deletedBy?: string;
-  versions: { info: Version; transfer?: Version; deleted?: Version; created?: Version };
+  versions: { info: string; count: Version; transfer?: Version; deleted?: Version; created?: Version };
   seen?: SeenEvents;
 }
 
@@ -47,28 +50,33 @@ function isDeleted(versions: GroupState["versions"]): boolean {
 export function evolveGroup(state: GroupState | null, input: ProjectionInput<GroupEvent>): GroupState {
   const { event, version } = input;
   const group = event.data.group;
+  // Group events outrank membership events for `info`, whatever their times.
+  const infoRank = `${isMembershipEvent(event) && event.trigger !== "group_created" ? 0 : 1}.${version}`;
   let next: GroupState;
-  if (state === null || isNewer(state.versions.info, version)) {
+  if (state === null || isNewer(state.versions.info, infoRank)) {
     next = {
-      ...(state ?? { deleted: false }),
+      ...(state ?? { deleted: false, membersCount: group.membersCount }),
       pk: appKey(event.appId, group.guid),
       appId: event.appId,
       guid: group.guid,
       name: group.name,
       type: group.type,
       owner: group.owner,
-      membersCount: group.membersCount,
-      onlineMembersCount: group.onlineMembersCount,
       conversationId: group.conversationId,
       createdAt: group.createdAt,
       updatedAt: group.updatedAt,
       updatedBy: group.updatedBy,
-      versions: { ...state?.versions, info: version },
+      versions: { count: version, ...state?.versions, info: infoRank },
     };
   } else {
     next = { ...state, versions: { ...state.versions } };
   }
   const { versions } = next;
+  if (state === null || isNewer(state.versions.count, version)) {
+    next.membersCount = group.membersCount;
+    next.onlineMembersCount = group.onlineMembersCount;
+    versions.count = version;
+  }
   if (event.trigger === "group_owner_transferred" && isNewer(versions.transfer, version)) {
     next.previousOwner = group.oldOwner;
     next.ownerTransferredAt = input.eventTimeMs;

@@ -19,11 +19,11 @@ import { analyticsQueries } from "../../shared/queries";
 import { projectionStores } from "../../shared/stores";
 import type { TableNames } from "../../shared/tables";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
+import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
 import { createBucket, createQueue, emulatorClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 import { type Delivery, type History, historyArbitrary } from "../support/histories";
 import { projectAll } from "../support/projection";
-import { ingestRecord, sqsEvent, sqsRecord } from "../support/sqs-records";
 
 const { dynamo, s3, sqs } = emulatorClients();
 const silent = () => ({

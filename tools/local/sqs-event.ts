@@ -1,5 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
+import type { Message } from "@aws-sdk/client-sqs";
 import type { SQSEvent, SQSRecord } from "aws-lambda";
+
+/**
+ * SQS records in the shape Lambda's event source mapping delivers them: what the local pollers
+ * hand the handlers, and what tests and benchmarks build directly.
+ */
 
 /** An SQS record as Lambda's event source mapping delivers it, with the ingest's attributes. */
 export function sqsRecord(
@@ -39,7 +45,7 @@ export function sqsRecord(
 }
 
 /** The record the ingest would have enqueued for a webhook body. */
-export function ingestRecord(body: string, receivedAt = Date.now()): SQSRecord {
+export function ingestRecordFor(body: string, receivedAt = Date.now()): SQSRecord {
   const json = JSON.parse(body) as { trigger?: string; appId?: string };
   return sqsRecord(body, {
     trigger: json.trigger,
@@ -51,4 +57,34 @@ export function ingestRecord(body: string, receivedAt = Date.now()): SQSRecord {
 
 export function sqsEvent(records: SQSRecord[]): SQSEvent {
   return { Records: records };
+}
+
+/** Converts a message received from an SQS queue into the record Lambda would deliver. */
+export function recordFromMessage(message: Message, queueArn: string, region: string): SQSRecord {
+  const messageAttributes: SQSRecord["messageAttributes"] = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? "String",
+      stringValue: value.StringValue,
+      binaryListValues: [],
+      stringListValues: [],
+    };
+  }
+  const attrs = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? randomUUID(),
+    receiptHandle: message.ReceiptHandle ?? "",
+    body: message.Body ?? "",
+    attributes: {
+      ApproximateReceiveCount: attrs.ApproximateReceiveCount ?? "1",
+      SentTimestamp: attrs.SentTimestamp ?? String(Date.now()),
+      SenderId: attrs.SenderId ?? "local",
+      ApproximateFirstReceiveTimestamp: attrs.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes,
+    md5OfBody: message.MD5OfBody ?? "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
 }

@@ -1,0 +1,544 @@
+import { Random } from "./random";
+import { type Template, template } from "./templates";
+
+/**
+ * Plays the platform: a coherent, seeded history of webhook events for one or more apps, built
+ * from the test fixtures, and the state the tables must end in.
+ */
+export interface GeneratedEvent {
+  body: string;
+  trigger: string;
+  appId: string;
+  /** Event time (ms) as the platform saw it. */
+  at: number;
+  /** For recording_generated: the file the local file server serves. */
+  recording?: { path: string; bytes: number };
+}
+
+export interface ExpectedApp {
+  groups: Map<string, { name: string; owner: string; deleted: boolean; members: Map<string, string> }>;
+  online: Set<string>;
+  sessions: Map<string, { kind: "call" | "meet"; ended: boolean; stints: number; recordings: number }>;
+}
+
+export interface GeneratedHistory {
+  events: GeneratedEvent[];
+  expected: Map<string, ExpectedApp>;
+}
+
+export interface GeneratorOptions {
+  events: number;
+  seed: number;
+  apps: string[];
+  /** Base of recording URLs (the simulator's file server). */
+  recordingBaseUrl?: string;
+  /** Recording sizes, bytes. */
+  recordingBytes?: [number, number];
+  /** Epoch seconds of the first event. */
+  startAt?: number;
+}
+
+const PLATFORMS = ["web", "android", "ios", "javascript"];
+const FIRST = ["Andrew", "George", "Susan", "John", "Maria", "Wei", "Aisha", "Lukas", "Priya", "Omar"];
+const LAST = ["Joseph", "Alan", "Marie", "Paul", "Silva", "Chen", "Khan", "Weber", "Nair", "Haddad"];
+
+interface Session {
+  id: string;
+  kind: "call" | "meet";
+  startedAt: number;
+  present: Map<string, number>;
+  stints: number;
+}
+
+interface AppState {
+  appId: string;
+  users: Array<{ uid: string; name: string }>;
+  groups: Map<
+    string,
+    { name: string; owner: string; members: Map<string, string>; banned: Set<string>; deleted: boolean }
+  >;
+  online: Set<string>;
+  sessions: Map<string, Session>;
+  ended: Map<string, { kind: "call" | "meet"; stints: number; recordings: number }>;
+  messages: string[];
+  nextGroup: number;
+  nextSession: number;
+  nextMessage: number;
+}
+
+const WEIGHTS = {
+  presence: 14,
+  message: 22,
+  edit: 3,
+  delete: 2,
+  reaction: 5,
+  receipt: 18,
+  mention: 2,
+  block: 1,
+  groupCreate: 2,
+  groupUpdate: 1.5,
+  groupDelete: 0.4,
+  member: 12,
+  owner: 0.6,
+  call: 2,
+  participant: 8,
+  end: 1.8,
+};
+
+/**
+ * Generates a history. Deterministic for a seed.
+ *
+ * @example generateHistory({ events: 1000, seed: 7, apps: ["app1"] }).events.length // 1000 (or a few more)
+ */
+export function generateHistory(options: GeneratorOptions): GeneratedHistory {
+  const random = new Random(options.seed);
+  let t = options.startAt ?? 1_763_000_000;
+  const [minBytes, maxBytes] = options.recordingBytes ?? [64 * 1024, 512 * 1024];
+  const baseUrl = options.recordingBaseUrl ?? "http://127.0.0.1:8099";
+  const apps: AppState[] = options.apps.map((appId) => ({
+    appId,
+    users: Array.from({ length: 30 }, (_, i) => ({
+      uid: `${appId}-u${i + 1}`,
+      name: `${FIRST[i % FIRST.length]} ${LAST[Math.floor(i / FIRST.length) % LAST.length]}`,
+    })),
+    groups: new Map(),
+    online: new Set(),
+    sessions: new Map(),
+    ended: new Map(),
+    messages: [],
+    nextGroup: 1,
+    nextSession: 1,
+    nextMessage: 1,
+  }));
+  const events: GeneratedEvent[] = [];
+
+  const envelope = (app: AppState, e: Template) => {
+    e.appId = app.appId;
+    e.region = "eu";
+    e.webhook = "simulator";
+    return e;
+  };
+  const user = (app: AppState, uid: string): Template => {
+    const u = app.users.find((x) => x.uid === uid) ?? { uid, name: uid };
+    return {
+      uid: u.uid,
+      name: u.name,
+      status: app.online.has(uid) ? "online" : "offline",
+      role: "default",
+      lastActiveAt: t,
+    };
+  };
+  const emit = (app: AppState, e: Template, extra: Partial<GeneratedEvent> = {}) => {
+    envelope(app, e);
+    events.push({ body: JSON.stringify(e), trigger: e.trigger, appId: app.appId, at: t * 1000, ...extra });
+  };
+  const groupPayload = (app: AppState, guid: string, extra: Template = {}) => {
+    const g = app.groups.get(guid);
+    if (!g) throw new Error(`no group ${guid}`);
+    return {
+      guid,
+      name: g.name,
+      type: "public",
+      membersCount: g.members.size,
+      conversationId: `group_${guid}`,
+      createdAt: 1_762_000_000,
+      owner: g.owner,
+      ...extra,
+    };
+  };
+  const liveGroups = (app: AppState) => [...app.groups].filter(([, g]) => !g.deleted).map(([guid]) => guid);
+
+  const actions: Record<keyof typeof WEIGHTS, (app: AppState) => boolean> = {
+    presence(app) {
+      const u = random.pick(app.users).uid;
+      const online = !app.online.has(u);
+      const e = template("user_connection_status_changed");
+      const ms = t * 1000 + random.int(0, 999);
+      if (online) app.online.add(u);
+      else app.online.delete(u);
+      e.data = {
+        timestamp: ms,
+        user: user(app, u),
+        status: online ? "online" : "offline",
+        currentConnection: {
+          action: online ? "connected" : "disconnected",
+          platform: random.pick(PLATFORMS),
+          userAgent: "Mozilla/5.0 (simulator)",
+          connectedAt: ms - random.int(0, 60_000),
+          appInfo: { version: `4.${random.int(0, 3)}.0`, apiVersion: "v3.0", uts: ms - 10 },
+        },
+        userPresenceChanged: true,
+      };
+      emit(app, e);
+      return true;
+    },
+    message(app) {
+      const [a, b] = [random.pick(app.users), random.pick(app.users)];
+      const e = template("message_sent");
+      const id = `${app.nextMessage++}`;
+      app.messages.push(id);
+      Object.assign(e.data.message, {
+        id,
+        conversationId: `${a.uid}_user_${b.uid}`,
+        sender: a.uid,
+        receiver: b.uid,
+        sentAt: t,
+        updatedAt: t,
+      });
+      e.data.message.data.text = `hello ${id}`;
+      emit(app, e);
+      return true;
+    },
+    edit(app) {
+      if (app.messages.length === 0) return false;
+      const e = template("message_edited");
+      const on = random.pick(app.messages);
+      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
+      e.data.message.data.entities.on.entity.id = on;
+      e.data.message.data.entities.on.entity.editedAt = t;
+      emit(app, e);
+      return true;
+    },
+    delete(app) {
+      if (app.messages.length === 0) return false;
+      const e = template("message_deleted");
+      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
+      e.data.message.data.entities.on.entity.id = random.pick(app.messages);
+      emit(app, e);
+      return true;
+    },
+    reaction(app) {
+      if (app.messages.length === 0) return false;
+      const u = random.pick(app.users);
+      const e = template(random.chance(0.8) ? "message_reaction_added" : "message_reaction_removed");
+      e.data.reaction = {
+        id: `${app.nextMessage++}`,
+        messageId: random.pick(app.messages),
+        reaction: random.pick(["👍", "🎉", "❤️"]),
+        uid: u.uid,
+        reactedAt: t,
+        reactedBy: user(app, u.uid),
+      };
+      emit(app, e);
+      return true;
+    },
+    receipt(app) {
+      if (app.messages.length === 0) return false;
+      const e = template(random.chance(0.5) ? "message_delivery_receipt" : "message_read_receipt");
+      const u = random.pick(app.users);
+      e.data.body.messageId = random.pick(app.messages);
+      e.data.body.user = user(app, u.uid);
+      e.data.body.timestamp = t;
+      e.data.sender = u.uid;
+      emit(app, e);
+      return true;
+    },
+    mention(app) {
+      const [a, b] = [random.pick(app.users), random.pick(app.users)];
+      const e = template("user_mentioned");
+      Object.assign(e.data.message, {
+        id: `${app.nextMessage++}`,
+        sender: a.uid,
+        receiver: b.uid,
+        sentAt: t,
+        updatedAt: t,
+      });
+      e.data.message.data.text = `hi <@uid:${b.uid}>`;
+      e.data.message.data.mentions = { [b.uid]: user(app, b.uid) };
+      emit(app, e);
+      return true;
+    },
+    block(app) {
+      const [a, b] = [random.pick(app.users), random.pick(app.users)];
+      const e = template(random.chance(0.7) ? "user_blocked" : "user_unblocked");
+      e.data = { users: { [b.uid]: user(app, b.uid) }, by: user(app, a.uid) };
+      emit(app, e);
+      return true;
+    },
+    groupCreate(app) {
+      const guid = `${app.appId}-g${app.nextGroup++}`;
+      const owner = random.pick(app.users).uid;
+      app.groups.set(guid, {
+        name: `Group ${guid}`,
+        owner,
+        members: new Map([[owner, "admin"]]),
+        banned: new Set(),
+        deleted: false,
+      });
+      const e = template("group_created");
+      e.data.group = {
+        ...groupPayload(app, guid),
+        scope: "admin",
+        joinedAt: t,
+        hasJoined: true,
+        createdAt: t,
+      };
+      e.data.members = { [owner]: user(app, owner) };
+      emit(app, e);
+      return true;
+    },
+    groupUpdate(app) {
+      const guid = liveGroups(app).length ? random.pick(liveGroups(app)) : undefined;
+      const g = guid ? app.groups.get(guid) : undefined;
+      if (!guid || !g) return false;
+      g.name = `Group ${guid} v${t}`;
+      const e = template("group_updated");
+      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
+      emit(app, e);
+      return true;
+    },
+    groupDelete(app) {
+      const guid = liveGroups(app).length > 2 ? random.pick(liveGroups(app)) : undefined;
+      const g = guid ? app.groups.get(guid) : undefined;
+      if (!guid || !g) return false;
+      const e = template("group_deleted");
+      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
+      g.deleted = true;
+      emit(app, e);
+      return true;
+    },
+    owner(app) {
+      const guid = liveGroups(app).length ? random.pick(liveGroups(app)) : undefined;
+      const g = guid ? app.groups.get(guid) : undefined;
+      const candidates = g ? [...g.members.keys()].filter((u) => u !== g.owner) : [];
+      if (!guid || !g || candidates.length === 0) return false;
+      const oldOwner = g.owner;
+      g.owner = random.pick(candidates);
+      const e = template("group_owner_transferred");
+      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: oldOwner, oldOwner }) };
+      emit(app, e);
+      return true;
+    },
+    member(app) {
+      const guid = liveGroups(app).length ? random.pick(liveGroups(app)) : undefined;
+      const g = guid ? app.groups.get(guid) : undefined;
+      if (!guid || !g) return false;
+      const u = random.pick(app.users).uid;
+      if (u === g.owner) return false;
+      const isMember = g.members.has(u);
+      const banned = g.banned.has(u);
+      const options: string[] = banned
+        ? ["group_member_unbanned"]
+        : isMember
+          ? ["group_member_left", "group_member_kicked", "group_member_banned", "group_member_scope_changed"]
+          : ["group_member_joined", "group_member_added", "group_member_banned"];
+      const trigger = random.pick(options);
+      const member: Template = user(app, u);
+      if (trigger === "group_member_joined" || trigger === "group_member_added")
+        g.members.set(u, "participant");
+      else if (trigger === "group_member_unbanned") g.banned.delete(u);
+      else if (trigger === "group_member_scope_changed") {
+        const scope = g.members.get(u) === "admin" ? "participant" : "admin";
+        member.oldScope = g.members.get(u);
+        member.scope = scope;
+        g.members.set(u, scope);
+      } else {
+        g.members.delete(u);
+        if (trigger === "group_member_banned") g.banned.add(u);
+      }
+      const e = template(trigger);
+      e.data.group = groupPayload(app, guid);
+      e.data.members = { [u]: member };
+      if ("by" in e.data) e.data.by = user(app, g.owner);
+      emit(app, e);
+      return true;
+    },
+    call(app) {
+      if (app.sessions.size >= 3) return false;
+      const kind = random.chance(0.6) ? "call" : "meet";
+      const id = `v1.eu.${app.appId}.s${app.nextSession++}`;
+      const session: Session = { id, kind, startedAt: t, present: new Map(), stints: 0 };
+      app.sessions.set(id, session);
+      if (kind === "call") {
+        const [a, b] = [random.pick(app.users), random.pick(app.users)];
+        const e = template("call_initiated");
+        Object.assign(e.data.call, {
+          sender: a.uid,
+          receiver: b.uid,
+          conversationId: `${a.uid}_user_${b.uid}`,
+          sentAt: t,
+          updatedAt: t,
+        });
+        e.data.call.data.entities.by.entity = user(app, a.uid);
+        e.data.call.data.entities.for.entity = user(app, b.uid);
+        Object.assign(e.data.call.data.entities.on.entity, {
+          sessionid: id,
+          initiatedAt: t,
+          joinedAt: t,
+          sender: a.uid,
+          receiver: b.uid,
+        });
+        emit(app, e);
+        if (random.chance(0.1)) {
+          // Not answered: the session ends there.
+          t += 1;
+          const outcome = template(
+            random.pick(["call_busy", "call_rejected", "call_unanswered", "call_cancelled"]),
+          );
+          outcome.data.call = {
+            ...e.data.call,
+            sentAt: t,
+            updatedAt: t,
+            data: { ...e.data.call.data, action: outcome.trigger.slice(5) },
+          };
+          emit(app, outcome);
+          app.sessions.delete(id);
+          app.ended.set(id, { kind, stints: 0, recordings: 0 });
+          return true;
+        }
+      }
+      t += 1;
+      const started = template(kind === "call" ? "call_started" : "meeting_started");
+      started.data = { created_at: t, sessionId: id };
+      session.startedAt = t;
+      emit(app, started);
+      return true;
+    },
+    participant(app) {
+      const session = app.sessions.size ? random.pick([...app.sessions.values()]) : undefined;
+      if (!session) return false;
+      const name = random.pick(app.users).name;
+      const prefix = session.kind === "call" ? "call" : "meeting";
+      const since = session.present.get(name);
+      if (since === undefined) {
+        const e = template(`${prefix}_participant_joined`);
+        e.data.occupant = { joined_at: t, audio_call: session.kind === "call" ? "true" : "false", name };
+        e.data.sessionId = session.id;
+        session.present.set(name, t);
+        session.stints++;
+        emit(app, e);
+      } else {
+        const e = template(`${prefix}_participant_left`);
+        e.data = {
+          occupant: {
+            joined_at: since,
+            left_at: t,
+            audio_call: session.kind === "call" ? "true" : "false",
+            name,
+          },
+          sessionId: session.id,
+        };
+        session.present.delete(name);
+        emit(app, e);
+      }
+      return true;
+    },
+    end(app) {
+      const session = app.sessions.size ? random.pick([...app.sessions.values()]) : undefined;
+      if (!session) return false;
+      const prefix = session.kind === "call" ? "call" : "meeting";
+      const e = template(`${prefix}_ended`);
+      e.data = {
+        all_occupants: [...session.present].map(([name, joined]) => ({
+          joined_at: joined,
+          left_at: t,
+          audio_call: session.kind === "call" ? "true" : "false",
+          name,
+        })),
+        destroyed_at: t,
+        created_at: session.startedAt,
+        sessionId: session.id,
+      };
+      emit(app, e);
+      app.sessions.delete(session.id);
+      const recorded = session.stints > 0 && random.chance(0.5);
+      app.ended.set(session.id, { kind: session.kind, stints: session.stints, recordings: recorded ? 1 : 0 });
+      if (recorded) {
+        t += 2;
+        const bytes = random.int(minBytes, maxBytes);
+        const path = `/recordings/${encodeURIComponent(session.id)}-${bytes}.mp4`;
+        const r = template("recording_generated");
+        r.data = {
+          recordingDate: new Date(session.startedAt * 1000).toISOString().slice(0, 10),
+          duration: `${t - session.startedAt}.250000`,
+          startTime: String(session.startedAt),
+          sessionId: session.id,
+          recording_url: `${baseUrl}${path}?token=${random.int(1, 1e9)}`,
+        };
+        emit(app, r, { recording: { path, bytes } });
+      }
+      return true;
+    },
+  };
+
+  // Start with some groups and sessions so that every kind of event has something to act on.
+  for (const app of apps) {
+    actions.groupCreate(app);
+    actions.groupCreate(app);
+    actions.groupCreate(app);
+  }
+  while (events.length < options.events) {
+    const app = random.pick(apps);
+    t += random.int(0, 2);
+    actions[random.weighted(WEIGHTS)](app);
+  }
+
+  const expected = new Map<string, ExpectedApp>();
+  for (const app of apps) {
+    const sessions = new Map<
+      string,
+      { kind: "call" | "meet"; ended: boolean; stints: number; recordings: number }
+    >();
+    for (const [id, s] of app.ended) sessions.set(id, { ...s, ended: true });
+    for (const [id, s] of app.sessions)
+      sessions.set(id, { kind: s.kind, ended: false, stints: s.stints, recordings: 0 });
+    expected.set(app.appId, {
+      groups: new Map(
+        [...app.groups].map(([guid, g]) => [
+          guid,
+          { name: g.name, owner: g.owner, deleted: g.deleted, members: g.members },
+        ]),
+      ),
+      online: app.online,
+      sessions,
+    });
+  }
+  return { events, expected };
+}
+
+/** Triggers without an event time: nothing in their payload could restore an order, so they keep theirs. */
+const UNORDERED = /^(group_member_|user_blocked|user_unblocked)/;
+
+export interface DeliveryPlanOptions {
+  seed: number;
+  /** Share of events delivered twice (the copy later, as a platform retry would be). */
+  duplicateShare: number;
+  /** Share of events swapped with a neighbour within a window of 8. */
+  reorderShare: number;
+}
+
+/**
+ * The order deliveries go out in: duplicates re-sent 20 to 60 deliveries later, and some
+ * neighbours swapped. Events without an event time never overtake each other.
+ */
+export function deliveryPlan(
+  events: readonly GeneratedEvent[],
+  options: DeliveryPlanOptions,
+): GeneratedEvent[] {
+  const random = new Random(options.seed ^ 0x5eed);
+  const order = [...events];
+  for (let i = 0; i < order.length; i++) {
+    if (!random.chance(options.reorderShare)) continue;
+    const j = Math.min(order.length - 1, i + random.int(1, 8));
+    const [a, b] = [order[i] as GeneratedEvent, order[j] as GeneratedEvent];
+    if (UNORDERED.test(a.trigger) && UNORDERED.test(b.trigger)) continue;
+    // Swapping must not make two unordered events cross: check what lies between.
+    const between = order.slice(i + 1, j);
+    if (
+      (UNORDERED.test(a.trigger) || UNORDERED.test(b.trigger)) &&
+      between.some((e) => UNORDERED.test(e.trigger))
+    )
+      continue;
+    order[i] = b;
+    order[j] = a;
+  }
+  const plan: GeneratedEvent[] = [];
+  const pending: Array<{ at: number; event: GeneratedEvent }> = [];
+  order.forEach((event, index) => {
+    plan.push(event);
+    if (random.chance(options.duplicateShare)) pending.push({ at: index + random.int(20, 60), event });
+    for (const due of pending.filter((p) => p.at === index)) plan.push(due.event);
+  });
+  for (const late of pending.filter((p) => p.at >= order.length)) plan.push(late.event);
+  return plan;
+}
