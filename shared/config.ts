@@ -163,4 +163,83 @@ export function loadProjectorConfig(env: Env): ProjectorConfig {
   };
 }
 
+export interface RecorderConfig {
+  aws: AwsClientSettings;
+  sessionsTable: string;
+  dataBucket: string;
+  apiKeys:
+    | { kind: "secret"; secretId: string; cacheSeconds: number }
+    | { kind: "static"; keys: Record<string, string> };
+  allowHttp: boolean;
+  allowedHosts: string[];
+  limits: {
+    connectTimeoutMs: number;
+    idleTimeoutMs: number;
+    deadlineMs: number;
+    maxBytes: number;
+    maxRedirects: number;
+    partSize: number;
+    queueSize: number;
+  };
+}
+
+const recorderEnv = z.extend(awsEnv, {
+  SESSIONS_TABLE: text,
+  DATA_BUCKET: text,
+  /** In AWS: a secret with `{"<appId>":"<apiKey>"}` for token-protected recordings. */
+  RECORDING_API_KEYS_SECRET_ID: optionalText,
+  /** Locally: the same JSON inline. */
+  RECORDING_API_KEYS: optionalText,
+  /** Local stack and tests only: allow http:// and these hosts whatever their address. */
+  RECORDER_ALLOW_HTTP: flag,
+  RECORDER_ALLOWED_HOSTS: optionalText,
+  RECORDER_CONNECT_TIMEOUT_MS: positiveInt(5_000),
+  RECORDER_IDLE_TIMEOUT_MS: positiveInt(30_000),
+  RECORDER_DEADLINE_MS: positiveInt(840_000),
+  MAX_RECORDING_BYTES: positiveInt(5 * 1024 ** 3),
+  RECORDER_MAX_REDIRECTS: positiveInt(5),
+  RECORDER_PART_SIZE: positiveInt(5 * 1024 ** 2),
+  RECORDER_QUEUE_SIZE: positiveInt(4),
+});
+
+/** Reads the recorder function's configuration. */
+export function loadRecorderConfig(env: Env): RecorderConfig {
+  const e = parseEnv(recorderEnv, env);
+  let apiKeys: RecorderConfig["apiKeys"] = { kind: "static", keys: {} };
+  if (e.RECORDING_API_KEYS_SECRET_ID)
+    apiKeys = { kind: "secret", secretId: e.RECORDING_API_KEYS_SECRET_ID, cacheSeconds: 300 };
+  else if (e.RECORDING_API_KEYS) {
+    let json: unknown;
+    try {
+      json = JSON.parse(e.RECORDING_API_KEYS);
+    } catch {
+      throw new ConfigurationError("RECORDING_API_KEYS is not JSON");
+    }
+    const parsed = z.record(z.string(), z.string()).safeParse(json);
+    if (!parsed.success)
+      throw new ConfigurationError("RECORDING_API_KEYS must be a JSON object of appId to apiKey");
+    apiKeys = { kind: "static", keys: parsed.data };
+  }
+  return {
+    aws: awsSettings(e),
+    sessionsTable: e.SESSIONS_TABLE,
+    dataBucket: e.DATA_BUCKET,
+    apiKeys,
+    allowHttp: e.RECORDER_ALLOW_HTTP,
+    allowedHosts: (e.RECORDER_ALLOWED_HOSTS ?? "")
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean),
+    limits: {
+      connectTimeoutMs: e.RECORDER_CONNECT_TIMEOUT_MS,
+      idleTimeoutMs: e.RECORDER_IDLE_TIMEOUT_MS,
+      deadlineMs: e.RECORDER_DEADLINE_MS,
+      maxBytes: e.MAX_RECORDING_BYTES,
+      maxRedirects: e.RECORDER_MAX_REDIRECTS,
+      partSize: e.RECORDER_PART_SIZE,
+      queueSize: e.RECORDER_QUEUE_SIZE,
+    },
+  };
+}
+
 export { awsEnv, awsSettings, flag, optionalText, parseEnv, positiveInt, tableNames, tablesEnv, text };

@@ -1,0 +1,251 @@
+import { createHash } from "node:crypto";
+import { Transform, type TransformCallback } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { CopyObjectCommand, HeadObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import type { ItemStore } from "../adapters/item-store";
+import { S3_PREFIX } from "../constants";
+import {
+  applyRecordingOutcome,
+  type RecordingOutcome,
+  type SessionState,
+  withoutQuery,
+} from "../projections/sessions";
+import type { RecordingJob } from "../projector";
+import { appKey } from "../tables";
+import { RecordingFetchError } from "./errors";
+import { openSafeStream, type Resolver } from "./safe-fetch";
+
+export interface RecorderLimits {
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Total deadline for one job, below the function's timeout. */
+  deadlineMs: number;
+  maxBytes: number;
+  maxRedirects: number;
+  /** Multipart part size (bytes); memory is about partSize × queueSize. */
+  partSize: number;
+  queueSize: number;
+}
+
+export interface RecorderDependencies {
+  s3: S3Client;
+  bucket: string;
+  sessions: ItemStore<SessionState>;
+  /** Per-app API key for token-protected recordings (sent as `appId` and `apiKey` headers). */
+  apiKeyFor(appId: string): Promise<string | undefined>;
+  resolver: Resolver;
+  allowHttp: boolean;
+  allowedHosts: readonly string[];
+  limits: RecorderLimits;
+  now: () => number;
+}
+
+export type ArchiveResult =
+  | { status: "archived"; key: string; size: number; sha256: string; skipped: boolean }
+  | { status: "failed"; reason: string; detail: string; retry: boolean };
+
+const EXTENSIONS: Record<string, string> = {
+  "video/mp4": "mp4",
+  "audio/mp4": "m4a",
+  "audio/mpeg": "mp3",
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "video/webm": "webm",
+  "audio/webm": "weba",
+  "audio/ogg": "ogg",
+  "video/quicktime": "mov",
+  "video/x-matroska": "mkv",
+};
+
+/** The file extension for a content type (`bin` when unknown). */
+export function extensionFor(contentType: string): string {
+  return EXTENSIONS[contentType.toLowerCase()] ?? "bin";
+}
+
+/**
+ * `recordings/<appId>/<yyyy>/<mm>/<dd>/<sessionId>/<startTime>.<ext>`, dated by the recording date.
+ *
+ * @example recordingKey(job, "video/mp4") // "recordings/app1/2023/10/10/s1/1696937627.mp4"
+ */
+export function recordingKey(job: RecordingJob, contentType: string): string {
+  const [yyyy, mm, dd] = job.recordingDate.split("-");
+  const part = (s: string) => encodeURIComponent(s);
+  return `${S3_PREFIX.recordings}${part(job.appId)}/${yyyy}/${mm}/${dd}/${part(job.sessionId)}/${part(job.startTime)}.${extensionFor(contentType)}`;
+}
+
+/** Counts and hashes the bytes going through; past `maxBytes` it fails the stream. */
+class MeteredStream extends Transform {
+  readonly hash = createHash("sha256");
+  bytes = 0;
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) {
+      callback(new RecordingFetchError("too-large", `larger than ${this.maxBytes} bytes`, false));
+      return;
+    }
+    this.hash.update(chunk);
+    callback(null, chunk);
+  }
+}
+
+async function alreadyArchived(
+  job: RecordingJob,
+  deps: RecorderDependencies,
+): Promise<ArchiveResult | undefined> {
+  const session = await deps.sessions.get({ pk: appKey(job.appId, job.sessionId) });
+  const recording = session?.recordings[job.startTime];
+  if (recording?.status !== "archived" || !recording.key || !recording.sha256) return undefined;
+  try {
+    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: recording.key }));
+    const same =
+      head.Metadata?.sha256 === recording.sha256 &&
+      head.Metadata?.["source-url"] === withoutQuery(job.recordingUrl);
+    return same
+      ? {
+          status: "archived",
+          key: recording.key,
+          size: recording.size ?? 0,
+          sha256: recording.sha256,
+          skipped: true,
+        }
+      : undefined;
+  } catch {
+    return undefined; // the object is gone: archive it again
+  }
+}
+
+async function record(
+  job: RecordingJob,
+  outcome: RecordingOutcome,
+  deps: RecorderDependencies,
+): Promise<void> {
+  await deps.sessions.apply({ pk: appKey(job.appId, job.sessionId) }, (state) => {
+    // The projector wrote the session before sending the job; if it is somehow missing, keep nothing.
+    if (state === null) throw new Error(`session ${job.sessionId} of ${job.appId} not found`);
+    return applyRecordingOutcome(state, job.startTime, outcome);
+  });
+}
+
+/**
+ * Archives one recording: skip if already archived with the same source and checksum; else
+ * stream it (safe fetch) through a hash/size meter into a multipart upload; add size and SHA-256
+ * to the object's metadata; record the outcome on the session. Any failure aborts the upload
+ * (no parts left behind) and is recorded with its reason.
+ *
+ * @example await archiveRecording(job, 1, deps) // { status: "archived", key: "recordings/…", … }
+ */
+export async function archiveRecording(
+  job: RecordingJob,
+  attempt: number,
+  deps: RecorderDependencies,
+): Promise<ArchiveResult> {
+  const done = await alreadyArchived(job, deps);
+  if (done) return done;
+
+  const deadline = AbortSignal.timeout(deps.limits.deadlineMs);
+  let response: { destroy(): void } | undefined;
+  let uploaded: Promise<unknown> | undefined;
+  try {
+    const apiKey = await deps.apiKeyFor(job.appId);
+    const opened = await openSafeStream(job.recordingUrl, {
+      allowHttp: deps.allowHttp,
+      allowedHosts: deps.allowedHosts,
+      resolver: deps.resolver,
+      connectTimeoutMs: deps.limits.connectTimeoutMs,
+      idleTimeoutMs: deps.limits.idleTimeoutMs,
+      maxRedirects: deps.limits.maxRedirects,
+      firstHopHeaders: apiKey ? { appId: job.appId, apiKey } : undefined,
+      signal: deadline,
+    });
+    response = opened.response;
+    if (opened.contentLength !== undefined && opened.contentLength > deps.limits.maxBytes) {
+      opened.response.destroy();
+      throw new RecordingFetchError(
+        "too-large",
+        `Content-Length ${opened.contentLength} exceeds ${deps.limits.maxBytes}`,
+        false,
+      );
+    }
+    const key = recordingKey(job, opened.contentType);
+    const meter = new MeteredStream(deps.limits.maxBytes);
+    const sourceUrl = withoutQuery(job.recordingUrl);
+    const upload = new Upload({
+      client: deps.s3,
+      params: {
+        Bucket: deps.bucket,
+        Key: key,
+        Body: meter,
+        ContentType: opened.contentType,
+        Metadata: { "source-url": sourceUrl, "session-id": job.sessionId, "app-id": job.appId },
+      },
+      partSize: deps.limits.partSize,
+      queueSize: deps.limits.queueSize,
+      leavePartsOnError: false,
+    });
+    uploaded = upload.done();
+    // If the download fails, the upload is aborted (below); if the upload fails, the download stops.
+    await Promise.all([pipeline(opened.response, meter, { signal: deadline }), uploaded]);
+    const sha256 = meter.hash.digest("hex");
+    // Size and checksum are only known at the end: copy the object onto itself with them added.
+    await deps.s3.send(
+      new CopyObjectCommand({
+        Bucket: deps.bucket,
+        Key: key,
+        CopySource: `${deps.bucket}/${key.split("/").map(encodeURIComponent).join("/")}`,
+        MetadataDirective: "REPLACE",
+        ContentType: opened.contentType,
+        Metadata: {
+          "source-url": sourceUrl,
+          "session-id": job.sessionId,
+          "app-id": job.appId,
+          sha256,
+          size: String(meter.bytes),
+        },
+      }),
+    );
+    await record(
+      job,
+      {
+        status: "archived",
+        bucket: deps.bucket,
+        key,
+        size: meter.bytes,
+        sha256,
+        contentType: opened.contentType,
+        archivedAt: deps.now(),
+        attempt,
+      },
+      deps,
+    );
+    return { status: "archived", key, size: meter.bytes, sha256, skipped: false };
+  } catch (error) {
+    response?.destroy();
+    // The upload fails with its body stream; once it has settled, lib-storage has aborted the
+    // multipart upload (AbortMultipartUpload), so no part is left behind. Not `upload.abort()`:
+    // that settles at once and leaves the abort running in the background.
+    await uploaded?.catch(() => undefined);
+    const failure =
+      error instanceof RecordingFetchError
+        ? error
+        : deadline.aborted
+          ? new RecordingFetchError("timeout", "the total deadline passed", true)
+          : new RecordingFetchError("network", (error as Error).message, true);
+    await record(
+      job,
+      {
+        status: "failed",
+        reason: failure.reason,
+        detail: failure.message,
+        attempt,
+        final: !failure.retryable,
+        at: deps.now(),
+      },
+      deps,
+    );
+    return { status: "failed", reason: failure.reason, detail: failure.message, retry: failure.retryable };
+  }
+}
