@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
  * How every function is bundled, in one place: the CDK app (NodejsFunction) and the bundle-size
  * benchmark use the same settings, so the figure the benchmark prints is what deploys.
  */
-export const LAMBDA_NODE_TARGET = "node22";
+export const LAMBDA_NODE_TARGET = "node24";
 
 /** Prefer packages' ES module builds: the AWS SDK's tree-shake far better than their CommonJS ones. */
 export const MAIN_FIELDS = ["module", "main"];

@@ -64,6 +64,7 @@ export interface IngestConfig {
   maxBodyBytes: number;
   inlineBodyLimitBytes: number;
   maxJsonDepth: number;
+  allowedAppIds: string[];
 }
 
 const ingestEnv = z.extend(awsEnv, {
@@ -78,6 +79,8 @@ const ingestEnv = z.extend(awsEnv, {
   WEBHOOK_PASSWORD: optionalText,
   MAX_BODY_BYTES: positiveInt(DEFAULT_MAX_BODY_BYTES),
   MAX_JSON_DEPTH: positiveInt(64),
+  /** Comma-separated app ids this deployment accepts (unset: any the credentials allow). */
+  ALLOWED_APP_IDS: optionalText,
 });
 
 function credentialsConfig(env: z.infer<typeof ingestEnv>): CredentialsConfig {
@@ -119,6 +122,10 @@ export function loadIngestConfig(env: Env): IngestConfig {
     maxBodyBytes: e.MAX_BODY_BYTES,
     inlineBodyLimitBytes: Math.min(SQS_INLINE_BODY_LIMIT_BYTES, e.MAX_BODY_BYTES),
     maxJsonDepth: e.MAX_JSON_DEPTH,
+    allowedAppIds: (e.ALLOWED_APP_IDS ?? "")
+      .split(",")
+      .map((a) => a.trim())
+      .filter(Boolean),
   };
 }
 

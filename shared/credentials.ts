@@ -22,8 +22,13 @@ export const credentialListSchema = z.object({
   credentials: z.array(webhookCredentialSchema).check(z.minLength(1)),
 });
 
-/** Parses a stored credential list; the error names the failing path, never a value. */
+/**
+ * Parses stored credentials: a list `{"credentials":[…]}`, or a single pair `{username, password}`
+ * (the shape of the secret the CDK stack generates). The error names the failing path, never a value.
+ */
 export function parseCredentialList(json: unknown): WebhookCredential[] {
+  const single = webhookCredentialSchema.safeParse(json);
+  if (single.success) return [single.data];
   const parsed = credentialListSchema.safeParse(json);
   if (!parsed.success) {
     const where = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");

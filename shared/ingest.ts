@@ -39,6 +39,8 @@ export interface IngestDependencies {
   /** Where bodies too large for SQS go. */
   oversizeStore: BlobStore;
   limits: IngestLimits;
+  /** When not empty, the only app ids this deployment accepts (403 for others). */
+  allowedAppIds?: ReadonlySet<string>;
 }
 
 /** Why a request ended as it did: one value per metric dimension. */
@@ -199,7 +201,8 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
   const envelope = readEnvelope(text, limits);
   if ("problem" in envelope) return invalid(envelope.problem, envelope.message);
   const { trigger, appId } = envelope;
-  if (!credentialAllowsApp(auth.credential, appId)) {
+  const appAllowed = !deps.allowedAppIds?.size || (appId !== undefined && deps.allowedAppIds.has(appId));
+  if (!appAllowed || !credentialAllowsApp(auth.credential, appId)) {
     return {
       outcome: "forbidden-app",
       trigger,

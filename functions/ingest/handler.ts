@@ -28,6 +28,7 @@ const deps: IngestDependencies = {
     inlineBodyLimitBytes: config.inlineBodyLimitBytes,
     maxJsonDepth: config.maxJsonDepth,
   },
+  allowedAppIds: new Set(config.allowedAppIds),
 };
 
 /** API Gateway HTTP API → ingest core. Logs one line per request; never the body or credentials. */

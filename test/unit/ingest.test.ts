@@ -112,6 +112,16 @@ describe("authentication", () => {
   });
 });
 
+describe("deployment app allowlist", () => {
+  it("refuses other apps with 403 whatever the credentials", async () => {
+    const { deps, queue } = ingestDeps({ allowedAppIds: new Set(["app1"]) });
+    expect((await ingestWebhook(request(), deps)).response.statusCode).toBe(200);
+    const other = await ingestWebhook(request({ body: '{"trigger":"x","appId":"app9"}' }), deps);
+    expect(other.response.statusCode).toBe(403);
+    expect(queue.sent).toHaveLength(1);
+  });
+});
+
 describe("method", () => {
   it.each(["GET", "PUT", "DELETE", "PATCH"])("%s gets 405 with Allow: POST", async (method) => {
     const { deps, queue } = ingestDeps();

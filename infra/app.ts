@@ -1,0 +1,24 @@
+import { App, Tags, Validations } from "aws-cdk-lib";
+import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
+import { readDeploymentConfig } from "./config";
+import { WebhookBackendStack } from "./stack";
+
+/** Builds the CDK app: one stack per stage, checked by cdk-nag's AwsSolutions and Serverless packs. */
+export function buildApp(app = new App()): { app: App; stack: WebhookBackendStack } {
+  const config = readDeploymentConfig((key) => app.node.tryGetContext(key));
+  const stack = new WebhookBackendStack(app, `WebhookBackend-${config.stage}`, {
+    config,
+    description: "Receives the chat platform's webhooks, projects them into DynamoDB and archives them in S3",
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  });
+  Tags.of(stack).add("application", "webhook-backend");
+  Tags.of(stack).add("stage", config.stage);
+  if (!process.env.NO_NAG)
+    Validations.of(app).addPlugins(
+      new AwsSolutionsChecks(app, { verbose: true }),
+      new ServerlessChecks(app, { verbose: true }),
+    );
+  return { app, stack };
+}
+
+if (process.argv[1]?.endsWith("app.ts")) buildApp();

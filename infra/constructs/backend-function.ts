@@ -1,0 +1,66 @@
+import { type Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+import { ALIASES, ESM_BANNER, LAMBDA_NODE_TARGET, MAIN_FIELDS } from "../bundling";
+
+export interface BackendFunctionProps {
+  /** The handler file (`functions/<name>/handler.ts`). */
+  readonly entry: string;
+  readonly description: string;
+  /** MB. Also buys CPU: Lambda allocates it in proportion. */
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  /** @default - none: the function scales with its trigger's limits */
+  readonly reservedConcurrentExecutions?: number;
+}
+
+/**
+ * A function of this backend with the defaults every one shares: bundled locally by esbuild (no
+ * Docker), minified, with source maps, AWS SDK included; arm64 on the latest Node runtime; X-Ray
+ * tracing; its own log group with a retention period.
+ */
+export class BackendFunction extends Construct {
+  public readonly function: NodejsFunction;
+  public readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: BackendFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, "Logs", {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.function = new NodejsFunction(this, "Function", {
+      entry: props.entry,
+      handler: "handler",
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      environment: {
+        NODE_OPTIONS: "--enable-source-maps",
+        POWERTOOLS_LOG_LEVEL: "INFO",
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        target: LAMBDA_NODE_TARGET,
+        format: OutputFormat.ESM,
+        mainFields: MAIN_FIELDS,
+        banner: ESM_BANNER,
+        // Bundle the AWS SDK too: pinned by our lockfile, and tree-shaken.
+        externalModules: [],
+        esbuildArgs: Object.fromEntries(Object.entries(ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
+        forceDockerBundling: false,
+      },
+    });
+  }
+}

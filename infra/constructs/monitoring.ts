@@ -1,0 +1,212 @@
+import { Duration, Validations } from "aws-cdk-lib";
+import type { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+} from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { PolicyStatement, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { Topic } from "aws-cdk-lib/aws-sns";
+import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { METRICS_NAMESPACE } from "../../shared/observability";
+
+export interface MonitoringProps {
+  readonly api: HttpApi;
+  readonly functions: Record<string, IFunction>;
+  readonly queues: Record<string, { queue: Queue; deadLetterQueue: Queue }>;
+  readonly queueAgeAlarmSeconds: number;
+  readonly api5xxAlarmPercent: number;
+  /** @default - no subscription: subscribe to `topic` yourself */
+  readonly alarmEmail?: string;
+}
+
+/**
+ * Alarms to an encrypted SNS topic (any message in a DLQ, old messages in a queue, function
+ * errors and throttles, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
+ * ingest, projector and recorder outcomes).
+ */
+export class Monitoring extends Construct {
+  public readonly topic: Topic;
+  public readonly dashboard: Dashboard;
+  public readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const key = new Key(this, "TopicKey", {
+      enableKeyRotation: true,
+      description: "Encrypts the alarm topic",
+    });
+    // CloudWatch must be able to publish to the encrypted topic.
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        actions: ["kms:Decrypt", "kms:GenerateDataKey*"],
+        principals: [new ServicePrincipal("cloudwatch.amazonaws.com")],
+        resources: ["*"],
+      }),
+    );
+    this.topic = new Topic(this, "Alarms", { masterKey: key, enforceSSL: true });
+    if (props.alarmEmail) {
+      // Undeliverable alarm e-mails are kept, not lost.
+      const undelivered = new Queue(this, "UndeliveredAlarms", {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      for (const id of ["Serverless::Serverless-SQSRedrivePolicy", "AwsSolutions::AwsSolutions-SQS3"]) {
+        Validations.of(undelivered).acknowledge({
+          id,
+          reason:
+            "This is the dead-letter queue of the alarm e-mail subscription (an SNS redrive target, which cdk-nag does not recognise as a DLQ).",
+        });
+      }
+      this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: undelivered }));
+    }
+    const action = new SnsAction(this.topic);
+    const alarm = (name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
+      const created = new Alarm(this, name, {
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        ...alarmProps,
+      });
+      created.addAlarmAction(action);
+      this.alarms.push(created);
+    };
+
+    for (const [name, { queue, deadLetterQueue }] of Object.entries(props.queues)) {
+      alarm(`${name}DeadLetters`, {
+        alarmDescription: `Messages in the ${name} dead-letter queue: events or jobs that failed every retry. Inspect, fix, then npm run redrive.`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: "Maximum",
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      alarm(`${name}OldestMessage`, {
+        alarmDescription: `The ${name} queue is falling behind.`,
+        metric: queue.metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(1),
+          statistic: "Maximum",
+        }),
+        threshold: props.queueAgeAlarmSeconds,
+        evaluationPeriods: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      alarm(`${name}Errors`, {
+        alarmDescription: `The ${name} function failed (an invocation error, not a reported batch item).`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      alarm(`${name}Throttles`, {
+        alarmDescription: `The ${name} function was throttled.`,
+        metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: "Sum" }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
+    const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
+    alarm("Api5xxRate", {
+      alarmDescription:
+        "Deliveries are answered 5xx: the platform retries at most twice, so events are at risk.",
+      metric: new MathExpression({
+        expression: "IF(requests > 0, 100 * errors / requests, 0)",
+        usingMetrics: { requests, errors: serverErrors },
+        period: Duration.minutes(5),
+        label: "5xx %",
+      }),
+      threshold: props.api5xxAlarmPercent,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+
+    const outcome = (name: string, service: string, outcomes: string[]) =>
+      outcomes.map(
+        (o) =>
+          new Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: name,
+            dimensionsMap: { service, outcome: o },
+            statistic: "Sum",
+            period: Duration.minutes(1),
+            label: o,
+          }),
+      );
+    this.dashboard = new Dashboard(this, "Dashboard", {
+      widgets: [
+        [
+          new GraphWidget({ title: "Ingest requests", left: [requests], width: 8 }),
+          new GraphWidget({
+            title: "Ingest latency (ms)",
+            left: [
+              props.api.metricLatency({ statistic: "p50", period: Duration.minutes(1) }),
+              props.api.metricLatency({ statistic: "p99", period: Duration.minutes(1) }),
+            ],
+            width: 8,
+          }),
+          new GraphWidget({
+            title: "Ingest outcomes",
+            left: outcome("IngestRequests", "ingest", [
+              "accepted",
+              "accepted-oversize",
+              "unauthorized",
+              "forbidden-app",
+              "invalid-body",
+              "payload-too-large",
+              "enqueue-failed",
+            ]),
+            width: 8,
+          }),
+        ],
+        [
+          new GraphWidget({
+            title: "Queue depth",
+            left: Object.entries(props.queues).flatMap(([name, q]) => [
+              q.queue.metricApproximateNumberOfMessagesVisible({ label: name }),
+              q.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: `${name} DLQ` }),
+            ]),
+            width: 8,
+          }),
+          new GraphWidget({
+            title: "Projector outcomes",
+            left: outcome("ProjectorEvents", "projector", [
+              "projected",
+              "stale",
+              "archived-only",
+              "quarantined",
+              "failed",
+            ]),
+            width: 8,
+          }),
+          new GraphWidget({
+            title: "Recorder outcomes",
+            left: outcome("RecorderJobs", "recorder", [
+              "archived",
+              "already-archived",
+              "failed-refused-address",
+              "failed-http-status",
+              "failed-too-large",
+              "failed-timeout",
+              "failed-network",
+            ]),
+            width: 8,
+          }),
+        ],
+      ],
+    });
+  }
+}

@@ -1,0 +1,39 @@
+import { RemovalPolicy } from "aws-cdk-lib";
+import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { Construct } from "constructs";
+import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../../shared/tables";
+
+const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
+const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
+
+/**
+ * The four projection tables, from the same definitions the local stack uses: on-demand,
+ * point-in-time recovery, encrypted, retained when the stack is deleted.
+ */
+export class ProjectionTables extends Construct {
+  public readonly tables: Record<TableDefinition["id"], Table>;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const tables: Partial<Record<TableDefinition["id"], Table>> = {};
+    for (const definition of TABLE_DEFINITIONS) {
+      const table = new Table(this, definition.id, {
+        partitionKey: key(definition.partitionKey),
+        sortKey: definition.sortKey ? key(definition.sortKey) : undefined,
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+        encryption: TableEncryption.AWS_MANAGED,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      for (const index of definition.indexes) {
+        table.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: key(index.partitionKey),
+          sortKey: index.sortKey ? key(index.sortKey) : undefined,
+        });
+      }
+      tables[definition.id] = table;
+    }
+    this.tables = tables as Record<TableDefinition["id"], Table>;
+  }
+}

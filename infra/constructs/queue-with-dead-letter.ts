@@ -1,0 +1,35 @@
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+
+export interface QueueWithDeadLetterProps {
+  /** At least 6 × the consumer's timeout (AWS's guidance for Lambda event sources). */
+  readonly visibilityTimeout: Duration;
+  /** Receives before a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  /** @default 4 days (the DLQ keeps 14) */
+  readonly retentionPeriod?: Duration;
+}
+
+/** A queue with its dead-letter queue: both encrypted (SSE-SQS), TLS only. */
+export class QueueWithDeadLetter extends Construct {
+  public readonly queue: Queue;
+  public readonly deadLetterQueue: Queue;
+
+  constructor(scope: Construct, id: string, props: QueueWithDeadLetterProps) {
+    super(scope, id);
+    this.deadLetterQueue = new Queue(this, "DeadLetter", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.queue = new Queue(this, "Queue", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: props.visibilityTimeout,
+      retentionPeriod: props.retentionPeriod ?? Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+  }
+}

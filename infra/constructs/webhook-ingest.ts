@@ -1,0 +1,64 @@
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+
+export interface WebhookIngestProps {
+  readonly handler: IFunction;
+  /** Steady-state requests per second before API Gateway answers 429. */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  readonly logRetention: RetentionDays;
+}
+
+/**
+ * The public edge: an HTTP API with one route, `POST /webhook`, to the ingest function. Default
+ * route throttling turns overload into 429s; access logs are JSON in their own log group.
+ * Authentication (HTTP Basic) is done by the function, which is how the platform signs deliveries.
+ */
+export class WebhookIngest extends Construct {
+  public readonly api: HttpApi;
+  public readonly stage: HttpStage;
+  public readonly accessLogs: LogGroup;
+  /** The URL to paste into the platform's webhook settings. */
+  public readonly webhookUrl: string;
+
+  constructor(scope: Construct, id: string, props: WebhookIngestProps) {
+    super(scope, id);
+    this.accessLogs = new LogGroup(this, "AccessLogs", { retention: props.logRetention });
+    this.api = new HttpApi(this, "Api", {
+      createDefaultStage: false,
+      description: "Webhook deliveries of the chat platform",
+    });
+    this.stage = this.api.addStage("Stage", {
+      stageName: "$default",
+      autoDeploy: true,
+      throttle: { rateLimit: props.rateLimit, burstLimit: props.burstLimit },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: "$context.requestId",
+            ip: "$context.identity.sourceIp",
+            requestTime: "$context.requestTime",
+            method: "$context.httpMethod",
+            path: "$context.path",
+            status: "$context.status",
+            responseLength: "$context.responseLength",
+            latency: "$context.responseLatency",
+            integrationLatency: "$context.integrationLatency",
+            integrationError: "$context.integrationErrorMessage",
+          }),
+        ),
+      },
+    });
+    this.api.addRoutes({
+      path: "/webhook",
+      methods: [HttpMethod.POST],
+      integration: new HttpLambdaIntegration("Ingest", props.handler),
+    });
+    this.webhookUrl = `${this.stage.url.replace(/\/$/, "")}/webhook`;
+  }
+}

@@ -1,0 +1,226 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../infra/app";
+import { TABLE_DEFINITIONS } from "../../shared/tables";
+
+let template: Template;
+let json: string;
+
+beforeAll(() => {
+  // cdk-nag's AwsSolutions and Serverless packs run as validation plugins: synth throws on any
+  // unacknowledged finding, so a passing synth is the "zero unacknowledged errors" check.
+  const app = new App({
+    outdir: mkdtempSync(join(tmpdir(), "cdk-test-")),
+    context: { stage: "test", alarmEmail: "ops@example.com", allowedAppIds: ["app1", "app2"] },
+  });
+  const { stack } = buildApp(app);
+  app.synth();
+  template = Template.fromStack(stack);
+  json = JSON.stringify(template.toJSON());
+}, 120_000);
+
+function resourcesOf(type: string): Array<{ id: string; props: Record<string, unknown> }> {
+  return Object.entries(template.findResources(type)).map(([id, r]) => ({ id, props: r.Properties ?? {} }));
+}
+
+function policyOf(fragment: string): string {
+  const policy = resourcesOf("AWS::IAM::Policy").find((p) => p.id.startsWith(fragment));
+  if (!policy) throw new Error(`no policy for ${fragment}`);
+  return JSON.stringify(policy.props);
+}
+
+describe("the CDK stack", () => {
+  it("synthesizes with every cdk-nag finding acknowledged", () => {
+    expect(json.length).toBeGreaterThan(1000);
+  });
+
+  it("routes POST /webhook with default throttling and JSON access logs", () => {
+    template.hasResourceProperties("AWS::ApiGatewayV2::Route", { RouteKey: "POST /webhook" });
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      StageName: "$default",
+      DefaultRouteSettings: { ThrottlingBurstLimit: 1000, ThrottlingRateLimit: 500 },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp("requestId") },
+    });
+  });
+
+  it("runs every function on arm64, the latest Node runtime, traced, with log retention", () => {
+    const functions = resourcesOf("AWS::Lambda::Function").filter((f) => f.props.Runtime !== undefined);
+    expect(functions.length).toBeGreaterThanOrEqual(3);
+    for (const f of functions.filter((x) => String(x.props.Runtime).startsWith("nodejs"))) {
+      expect(f.props).toMatchObject({
+        Runtime: "nodejs24.x",
+        Architectures: ["arm64"],
+        TracingConfig: { Mode: "Active" },
+      });
+    }
+    template.allResourcesProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
+  });
+
+  it("reports batch item failures from both SQS event sources, with batching and maximum concurrency", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      BatchSize: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+  });
+
+  it("gives each queue a DLQ, SSE, and a visibility timeout of 6× its consumer's timeout", () => {
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: 180,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: 5400,
+      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+    });
+    const queues = resourcesOf("AWS::SQS::Queue");
+    expect(queues.every((q) => q.props.SqsManagedSseEnabled === true)).toBe(true);
+    const policies = resourcesOf("AWS::SQS::QueuePolicy");
+    expect(policies).toHaveLength(queues.length);
+    for (const p of policies) expect(JSON.stringify(p.props)).toContain('"aws:SecureTransport":"false"');
+    const processor = resourcesOf("AWS::Lambda::Function").find((f) => f.id.startsWith("Projector"));
+    expect(processor?.props.Timeout).toBe(30);
+  });
+
+  it("creates the tables from the shared definitions: on demand, PITR, encrypted, retained", () => {
+    const tables = Object.values(template.findResources("AWS::DynamoDB::Table"));
+    expect(tables).toHaveLength(TABLE_DEFINITIONS.length);
+    for (const table of tables) {
+      expect(table.DeletionPolicy).toBe("Retain");
+      expect(table.Properties).toMatchObject({
+        BillingMode: "PAY_PER_REQUEST",
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    }
+    for (const definition of TABLE_DEFINITIONS) {
+      template.hasResourceProperties("AWS::DynamoDB::Table", {
+        KeySchema: Match.arrayWith([{ AttributeName: definition.partitionKey.name, KeyType: "HASH" }]),
+        ...(definition.indexes.length
+          ? {
+              GlobalSecondaryIndexes: Match.arrayWith(
+                definition.indexes.map((i) => Match.objectLike({ IndexName: i.name })),
+              ),
+            }
+          : {}),
+      });
+    }
+  });
+
+  it("keeps the data bucket private, encrypted, versioned, TLS-only and retained, with lifecycle rules", () => {
+    template.hasResource("AWS::S3::Bucket", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({
+        VersioningConfiguration: { Status: "Enabled" },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: Match.anyValue(),
+        LoggingConfiguration: Match.anyValue(),
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+            Match.objectLike({
+              Prefix: "raw/",
+              Transitions: [
+                { StorageClass: "STANDARD_IA", TransitionInDays: 30 },
+                { StorageClass: "GLACIER_IR", TransitionInDays: 180 },
+              ],
+            }),
+            Match.objectLike({ Prefix: "quarantine/" }),
+          ]),
+        },
+      }),
+    });
+    for (const policy of resourcesOf("AWS::S3::BucketPolicy"))
+      expect(JSON.stringify(policy.props)).toContain('"aws:SecureTransport":"false"');
+  });
+
+  it("generates the credentials secret and never puts a credential in the template", () => {
+    template.hasResourceProperties("AWS::SecretsManager::Secret", {
+      GenerateSecretString: Match.objectLike({
+        GenerateStringKey: "password",
+        ExcludePunctuation: true,
+        PasswordLength: 32,
+      }),
+    });
+    const ingest = resourcesOf("AWS::Lambda::Function").find((f) => f.id.startsWith("Ingest"));
+    const env = JSON.stringify(ingest?.props.Environment);
+    expect(env).toContain("WEBHOOK_CREDENTIALS_SECRET_ID");
+    expect(env).not.toMatch(/WEBHOOK_PASSWORD|WEBHOOK_CREDENTIALS"/);
+    expect(env).toContain('"ALLOWED_APP_IDS":"app1,app2"');
+    expect(json).not.toMatch(/"password"\s*:\s*"[^"]/);
+  });
+
+  it("grants each function only what it uses", () => {
+    const ingest = policyOf("IngestFunctionServiceRoleDefaultPolicy");
+    expect(ingest).toContain("sqs:SendMessage");
+    expect(ingest).toContain("secretsmanager:GetSecretValue");
+    expect(ingest).toMatch(/s3:PutObject.*oversize\/\*/);
+    expect(ingest).not.toContain("dynamodb:");
+    expect(ingest).not.toContain("s3:GetObject");
+
+    const projector = policyOf("ProjectorFunctionServiceRoleDefaultPolicy");
+    expect(projector).toContain('["dynamodb:GetItem","dynamodb:PutItem"]');
+    expect(projector).not.toMatch(/dynamodb:(Scan|DeleteItem|\*)/);
+    expect(projector).toMatch(/raw\/\*/);
+    expect(projector).toMatch(/quarantine\/\*/);
+    expect(projector).not.toContain("recordings/*");
+
+    const recorder = policyOf("RecorderFunctionServiceRoleDefaultPolicy");
+    expect(recorder).toMatch(/recordings\/\*/);
+    expect(recorder).not.toMatch(/raw\/\*|quarantine\/\*|secretsmanager/);
+  });
+
+  it("alarms on dead letters, old messages, errors, throttles and the API's 5xx rate, to an encrypted topic", () => {
+    template.hasResourceProperties("AWS::SNS::Topic", { KmsMasterKeyId: Match.anyValue() });
+    template.hasResourceProperties("AWS::SNS::Subscription", {
+      Protocol: "email",
+      Endpoint: "ops@example.com",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Threshold: 1,
+      AlarmActions: [Match.anyValue()],
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Threshold: 300,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors" });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Throttles" });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: "IF(requests > 0, 100 * errors / requests, 0)" }),
+      ]),
+    });
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+  });
+
+  it("outputs the webhook URL, the tables, the bucket and the queues", () => {
+    const outputs = Object.keys(template.findOutputs("*"));
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        "WebhookUrl",
+        "CredentialsSecret",
+        "SessionsTable",
+        "DataBucket",
+        "EventsQueueUrl",
+      ]),
+    );
+  });
+});
