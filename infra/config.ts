@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/queues";
 
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field
@@ -21,10 +22,10 @@ const contextSchema = z.object({
   archiveGlacierDays: z._default(z.number(), 180),
   throttleRateLimit: z._default(z.number(), 500),
   throttleBurstLimit: z._default(z.number(), 1000),
-  eventsMaxReceiveCount: z._default(z.number(), 5),
-  recordingsMaxReceiveCount: z._default(z.number(), 3),
-  projectorBatchSize: z._default(z.number(), 10),
-  projectorBatchingWindowSeconds: z._default(z.number(), 1),
+  eventsMaxReceiveCount: z._default(z.number(), EVENTS_QUEUE.maxReceiveCount),
+  recordingsMaxReceiveCount: z._default(z.number(), RECORDINGS_QUEUE.maxReceiveCount),
+  projectorBatchSize: z._default(z.number(), EVENTS_QUEUE.batchSize),
+  projectorBatchingWindowSeconds: z._default(z.number(), EVENTS_QUEUE.batchingWindowSeconds),
   projectorMaxConcurrency: z._default(z.number(), 10),
   recorderMaxConcurrency: z._default(z.number(), 5),
   maxRecordingBytes: z._default(z.number(), 5 * 1024 ** 3),

@@ -6,6 +6,7 @@ import type { CfnBucket } from "aws-cdk-lib/aws-s3";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct, IConstruct } from "constructs";
 import { S3_PREFIX } from "../shared/constants";
+import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
 import type { DeploymentConfig } from "./config";
 import { BackendFunction } from "./constructs/backend-function";
@@ -24,9 +25,9 @@ const TIMEOUTS = {
   // The platform waits 2 s for an answer; a cold start plus one SendMessage is well under that.
   ingest: Duration.seconds(10),
   // A batch of 10 events: a few DynamoDB round trips each, plus one S3 PUT for the raw archive.
-  projector: Duration.seconds(30),
+  projector: Duration.seconds(EVENTS_QUEUE.consumerTimeoutSeconds),
   // One recording of up to 5 GiB: the recorder's own deadline (14 min) stops it before this.
-  recorder: Duration.minutes(15),
+  recorder: Duration.seconds(RECORDINGS_QUEUE.consumerTimeoutSeconds),
 };
 
 /**
@@ -44,12 +45,12 @@ export class WebhookBackendStack extends Stack {
       glacierAfterDays: config.archiveGlacierDays,
     });
     const { tables } = new ProjectionTables(this, "Tables");
-    const events = new QueueWithDeadLetter(this, "Events", {
-      visibilityTimeout: Duration.seconds(TIMEOUTS.projector.toSeconds() * 6),
+    const events = new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
+      visibilityTimeout: Duration.seconds(TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR),
       maxReceiveCount: config.eventsMaxReceiveCount,
     });
-    const recordings = new QueueWithDeadLetter(this, "Recordings", {
-      visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * 6),
+    const recordings = new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
+      visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
       maxReceiveCount: config.recordingsMaxReceiveCount,
     });
 
@@ -158,7 +159,7 @@ export class WebhookBackendStack extends Stack {
 
     recorder.function.addEventSource(
       new SqsEventSource(recordings.queue, {
-        batchSize: 1,
+        batchSize: RECORDINGS_QUEUE.batchSize,
         reportBatchItemFailures: true,
         maxConcurrency: config.recorderMaxConcurrency,
       }),

@@ -104,6 +104,11 @@ export function jsonDepthExceeds(value: unknown, limit: number): boolean {
   return false;
 }
 
+function isInvalidMessageContents(error: unknown): boolean {
+  const name = (error as { name?: string; Code?: string }).name ?? "";
+  return name.endsWith("InvalidMessageContents");
+}
+
 /**
  * Whether a valid JSON text holds characters SQS refuses in a message body. Valid UTF-8 JSON cannot
  * hold raw C0 controls (other than tab, LF, CR) or lone surrogates, so only U+FFFE and U+FFFF remain.
@@ -222,20 +227,30 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
     [MESSAGE_ATTRIBUTE.eventId]: eventId,
     ...(appId === undefined ? {} : { [MESSAGE_ATTRIBUTE.appId]: appId }),
   };
-  const oversize = bytes.byteLength > limits.inlineBodyLimitBytes || hasSqsForbiddenCharacters(text);
+  const viaS3 = async () => {
+    const stored = await deps.oversizeStore.put(oversizeKey(appId, request.receivedAt, eventId), bytes, {
+      contentType: "application/json",
+      metadata: { "event-id": eventId, trigger },
+    });
+    const pointer: OversizePointer = { bucket: stored.bucket, key: stored.key, size: stored.size, eventId };
+    await deps.queue.send({
+      body: JSON.stringify(pointer),
+      attributes: { ...attributes, [MESSAGE_ATTRIBUTE.bodyLocation]: BODY_LOCATION_S3 },
+    });
+  };
+  let oversize = bytes.byteLength > limits.inlineBodyLimitBytes || hasSqsForbiddenCharacters(text);
   try {
-    if (oversize) {
-      const stored = await deps.oversizeStore.put(oversizeKey(appId, request.receivedAt, eventId), bytes, {
-        contentType: "application/json",
-        metadata: { "event-id": eventId, trigger },
-      });
-      const pointer: OversizePointer = { bucket: stored.bucket, key: stored.key, size: stored.size, eventId };
-      await deps.queue.send({
-        body: JSON.stringify(pointer),
-        attributes: { ...attributes, [MESSAGE_ATTRIBUTE.bodyLocation]: BODY_LOCATION_S3 },
-      });
-    } else {
-      await deps.queue.send({ body: text, attributes });
+    if (oversize) await viaS3();
+    else {
+      try {
+        await deps.queue.send({ body: text, attributes });
+      } catch (error) {
+        // SQS refused the characters of the body (some emulators refuse all of outside the BMP):
+        // the S3 path keeps it byte-exact instead of losing it.
+        if (!isInvalidMessageContents(error)) throw error;
+        oversize = true;
+        await viaS3();
+      }
     }
   } catch (error) {
     return {

@@ -12,7 +12,10 @@ export function observability(serviceName: string): { logger: Logger; metrics: M
   };
 }
 
-/** Counts one occurrence of `outcome` under metric `name` with an `outcome` dimension. */
+/**
+ * Counts one occurrence of `outcome` under metric `name` with an `outcome` dimension. A single
+ * metric is flushed (as an EMF log line) at once, so handlers have no buffer to publish.
+ */
 export function countOutcome(metrics: Metrics, name: string, outcome: string, value = 1): void {
   const single = metrics.singleMetric();
   single.addDimension("outcome", outcome);

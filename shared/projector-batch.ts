@@ -84,6 +84,5 @@ export async function projectSqsBatch(
       throwOnFullBatchFailure: false,
     });
   } finally {
-    metrics.publishStoredMetrics();
   }
 }

@@ -81,6 +81,5 @@ export async function recordSqsBatch(
       throwOnFullBatchFailure: false,
     });
   } finally {
-    metrics.publishStoredMetrics();
   }
 }

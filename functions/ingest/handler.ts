@@ -36,9 +36,12 @@ export const handler = async (event: APIGatewayProxyEventV2) => {
   const result = await ingestWebhook(fromHttpApiEvent(event), deps);
   const { outcome, detail, eventId, trigger, appId, error } = result;
   const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
-  if (outcome === "enqueue-failed") logger.error("event not stored", { ...fields, error });
+  if (outcome === "enqueue-failed")
+    logger.error("event not stored", {
+      ...fields,
+      error: { name: (error as Error)?.name, message: (error as Error)?.message },
+    });
   else logger.info("webhook", fields);
   countOutcome(metrics, "IngestRequests", outcome);
-  metrics.publishStoredMetrics();
   return result.response;
 };

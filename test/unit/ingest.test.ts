@@ -238,6 +238,26 @@ describe("body", () => {
     expect(Buffer.from(oversizeStore.objects.get(pointer.key) ?? []).toString()).toBe(body);
   });
 
+  it("falls back to S3 when SQS refuses the body's characters", async () => {
+    const { deps, oversizeStore } = ingestDeps();
+    const sent: unknown[] = [];
+    deps.queue = {
+      send: async (m) => {
+        if (!m.attributes.bodyLocation)
+          throw Object.assign(new Error("Invalid characters found"), {
+            name: "AWS.SimpleQueueService.InvalidMessageContents",
+          });
+        sent.push(m);
+      },
+    };
+    const body = '{"trigger":"message_reaction_added","appId":"app1","reaction":"🎉"}';
+    const result = await ingestWebhook(request({ body }), deps);
+    expect(result.response.statusCode).toBe(200);
+    expect(result.outcome).toBe("accepted-oversize");
+    expect(sent).toHaveLength(1);
+    expect([...oversizeStore.objects.values()].map((b) => Buffer.from(b).toString())).toEqual([body]);
+  });
+
   it("answers 413 above the hard cap, before decoding", async () => {
     const { deps, queue } = ingestDeps({
       limits: { maxBodyBytes: 1000, inlineBodyLimitBytes: 500, maxJsonDepth: 64 },

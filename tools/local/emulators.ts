@@ -24,6 +24,8 @@ export async function freePort(): Promise<number> {
 export interface RunningEmulator {
   endpoint: string;
   port: number;
+  /** The emulator's own process, when it has one. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function startDynamoDbLocal(
   return {
     endpoint,
     port,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");

@@ -1,0 +1,106 @@
+import type { LocalStats } from "./state";
+
+export type LogMode = "readable" | "json" | "silent";
+
+interface PowertoolsLine {
+  level: string;
+  message: string;
+  service: string;
+  timestamp?: string;
+  [key: string]: unknown;
+}
+
+function parse(line: string): PowertoolsLine | undefined {
+  if (!line.startsWith("{")) return undefined;
+  try {
+    const value = JSON.parse(line) as Partial<PowertoolsLine>;
+    return typeof value.level === "string" && typeof value.service === "string"
+      ? (value as PowertoolsLine)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const SHOWN = [
+  "trigger",
+  "appId",
+  "outcome",
+  "status",
+  "eventId",
+  "sessionId",
+  "reason",
+  "key",
+  "size",
+  "detail",
+  "error",
+];
+
+/** One readable line for a Powertools log line: `12:00:01 projector  event trigger=… app=… outcome=…`. */
+export function readableLine(entry: PowertoolsLine): string {
+  const time = (entry.timestamp ?? new Date().toISOString()).slice(11, 19);
+  const fields = SHOWN.filter((k) => entry[k] !== undefined && entry[k] !== null)
+    .map((k) => {
+      const value = entry[k];
+      const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+      return `${k === "eventId" ? "event" : k}=${k === "eventId" ? text.slice(0, 12) : text}`;
+    })
+    .join(" ");
+  const level = entry.level === "INFO" ? "" : ` ${entry.level}`;
+  return `${time} ${entry.service.padEnd(9)}${level} ${entry.message} ${fields}`.trimEnd();
+}
+
+/**
+ * Taps this process's stdout: the functions' Powertools JSON lines are counted (for `stats`) and,
+ * unless JSON is asked for, rewritten as one readable line each. Other output passes untouched.
+ * Returns the counters and a function that removes the tap.
+ */
+export function tapFunctionLogs(mode: LogMode): { stats: LocalStats; restore: () => void } {
+  const stats: LocalStats = { total: {}, apps: {} };
+  const count = (service: string, outcome: string, appId: unknown) => {
+    const total = (stats.total[service] ??= {});
+    total[outcome] = (total[outcome] ?? 0) + 1;
+    if (typeof appId === "string") {
+      const app = ((stats.apps[appId] ??= {})[service] ??= {});
+      app[outcome] = (app[outcome] ?? 0) + 1;
+    }
+  };
+  const original = process.stdout.write.bind(process.stdout);
+  let pending = "";
+  const write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    pending += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    const out: string[] = [];
+    for (const line of lines) {
+      const entry = parse(line);
+      if (!entry) {
+        out.push(line);
+        continue;
+      }
+      if (entry.service === "projector" && entry.message === "event")
+        count("projector", String(entry.outcome), entry.appId);
+      if (entry.service === "projector" && entry.message.startsWith("event failed"))
+        count("projector", "failed", entry.appId);
+      if (entry.service === "recorder" && entry.message.startsWith("recording")) {
+        count(
+          "recorder",
+          entry.message === "recording archived" ? "archived" : `failed-${entry.reason}`,
+          entry.appId,
+        );
+      }
+      if (entry.service === "ingest") count("ingest", String(entry.outcome), entry.appId);
+      if (mode === "json") out.push(line);
+      else if (mode === "readable") out.push(readableLine(entry));
+    }
+    if (out.length === 0) return true;
+    return original(`${out.join("\n")}\n`, ...(rest as []));
+  }) as typeof process.stdout.write;
+  process.stdout.write = write;
+  return {
+    stats,
+    restore: () => {
+      process.stdout.write = original;
+    },
+  };
+}

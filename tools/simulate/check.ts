@@ -1,0 +1,72 @@
+import type { AnalyticsQueries } from "../../shared/queries";
+import { fileSha256 } from "./file-server";
+import type { GeneratedHistory } from "./generator";
+
+/**
+ * Compares the tables with what a generated history implies, through the query layer (the same
+ * access patterns the CLI serves). Returns the differences, one line each; empty when all match.
+ */
+export async function checkTables(history: GeneratedHistory, queries: AnalyticsQueries): Promise<string[]> {
+  const problems: string[] = [];
+  const recordingBytes = new Map<string, number>();
+  for (const e of history.events) {
+    if (!e.recording) continue;
+    const data = (JSON.parse(e.body) as { data: { sessionId: string } }).data;
+    recordingBytes.set(`${e.appId}|${data.sessionId}`, e.recording.bytes);
+  }
+  for (const [appId, expected] of history.expected) {
+    for (const [guid, group] of expected.groups) {
+      const actual = await queries.group(appId, guid);
+      if (!actual) {
+        problems.push(`${appId} group ${guid}: missing`);
+        continue;
+      }
+      if (actual.deleted !== group.deleted)
+        problems.push(`${appId} group ${guid}: deleted ${actual.deleted}, expected ${group.deleted}`);
+      if (group.deleted) continue;
+      if (actual.name !== group.name)
+        problems.push(`${appId} group ${guid}: name "${actual.name}", expected "${group.name}"`);
+      if (actual.owner !== group.owner)
+        problems.push(`${appId} group ${guid}: owner ${actual.owner}, expected ${group.owner}`);
+      const members = new Map((await queries.members(appId, guid)).map((m) => [m.uid, m.scope]));
+      for (const [uid, scope] of group.members) {
+        if (members.get(uid) !== scope)
+          problems.push(`${appId} group ${guid}: member ${uid} scope ${members.get(uid)}, expected ${scope}`);
+      }
+      for (const uid of members.keys()) {
+        if (!group.members.has(uid))
+          problems.push(`${appId} group ${guid}: ${uid} is a member, expected not`);
+      }
+    }
+    const online = new Set((await queries.online(appId)).map((p) => p.uid));
+    for (const uid of expected.online)
+      if (!online.has(uid)) problems.push(`${appId}: ${uid} should be online`);
+    for (const uid of online)
+      if (!expected.online.has(uid)) problems.push(`${appId}: ${uid} should be offline`);
+    for (const [sessionId, session] of expected.sessions) {
+      const actual = await queries.session(appId, sessionId);
+      if (!actual) {
+        problems.push(`${appId} session ${sessionId}: missing`);
+        continue;
+      }
+      if (actual.kind !== session.kind)
+        problems.push(`${appId} session ${sessionId}: kind ${actual.kind}, expected ${session.kind}`);
+      if (session.ended && actual.endedAt === undefined && actual.outcome === "initiated")
+        problems.push(`${appId} session ${sessionId}: not ended`);
+      const stints = Object.keys(actual.participants ?? {}).length;
+      if (stints !== session.stints)
+        problems.push(
+          `${appId} session ${sessionId}: ${stints} participant stints, expected ${session.stints}`,
+        );
+      const bytes = recordingBytes.get(`${appId}|${sessionId}`);
+      if (bytes !== undefined) {
+        const recording = Object.values(actual.recordings ?? {})[0];
+        if (recording?.status !== "archived")
+          problems.push(`${appId} session ${sessionId}: recording ${recording?.status ?? "missing"}`);
+        else if (recording.size !== bytes || recording.sha256 !== (await fileSha256(bytes)))
+          problems.push(`${appId} session ${sessionId}: archived recording differs from the source`);
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,200 @@
+import { writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { documentClient } from "../../shared/adapters/item-store";
+import { analyticsQueries } from "../../shared/queries";
+import type { LocalStackInfo } from "../local/state";
+import { checkTables } from "./check";
+import { type FileServer, startFileServer } from "./file-server";
+import { deliveryPlan, type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";
+
+export interface SimulationOptions {
+  url: string;
+  username: string;
+  password: string;
+  events: number;
+  /** Deliveries per second. */
+  rate: number;
+  concurrency: number;
+  seed: number;
+  apps: string[];
+  duplicateShare: number;
+  reorderShare: number;
+  /** The running local stack: enables the settle wait and the table check. */
+  stack?: LocalStackInfo;
+  /** Port of the recordings file server (0: any; a replayed history needs the port it was made with). */
+  filesPort?: number;
+  /** Seconds to wait for the queues to drain. */
+  settleTimeoutSeconds: number;
+  onProgress?: (sent: number, total: number) => void;
+  /** Write the generated history (events and delivery order) here. */
+  out?: string;
+  /** Replay a history written by --out instead of generating one. */
+  replay?: GeneratedHistory & { plan: GeneratedEvent[] };
+}
+
+export interface SimulationReport {
+  sent: number;
+  byStatus: Record<string, number>;
+  byTrigger: Record<string, number>;
+  seconds: number;
+  deliveriesPerSecond: number;
+  /** From the last 200 to both queues empty, seconds (local stack only). */
+  drainSeconds?: number;
+  problems?: string[];
+}
+
+/** Sends one delivery; returns the HTTP status (0 for a network failure). */
+async function deliver(url: string, authorization: string, body: string): Promise<number> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body,
+    });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  }
+}
+
+async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+      ],
+    }),
+  );
+  const a = out.Attributes ?? {};
+  return (
+    Number(a.ApproximateNumberOfMessages ?? 0) +
+    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
+}
+
+/** Waits until both queues are empty twice in a row; returns the seconds it took. */
+export async function waitForDrain(stack: LocalStackInfo, timeoutSeconds: number): Promise<number> {
+  const sqs = new SQSClient({
+    endpoint: stack.endpoints.aws,
+    region: stack.region,
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+  const started = performance.now();
+  let emptyInARow = 0;
+  try {
+    while (emptyInARow < 2) {
+      if ((performance.now() - started) / 1000 > timeoutSeconds)
+        throw new Error(`queues not drained after ${timeoutSeconds} s`);
+      const depth =
+        (await queueDepth(sqs, stack.queues.events.url)) +
+        (await queueDepth(sqs, stack.queues.recordings.url));
+      emptyInARow = depth === 0 ? emptyInARow + 1 : 0;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return (performance.now() - started) / 1000;
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/**
+ * Plays the platform against a webhook URL: generates (or replays) a history, serves its
+ * recordings from a local file server, delivers it at `rate` with `concurrency` requests in
+ * flight, then — against the local stack — waits for the pipeline to settle and checks the tables.
+ */
+export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
+  let files: FileServer | undefined;
+  try {
+    files = await startFileServer({ port: options.filesPort ?? 0 });
+    const history: GeneratedHistory =
+      options.replay ??
+      generateHistory({
+        events: options.events,
+        seed: options.seed,
+        apps: options.apps,
+        recordingBaseUrl: files.url,
+      });
+    const plan =
+      options.replay?.plan ??
+      deliveryPlan(history.events, {
+        seed: options.seed,
+        duplicateShare: options.duplicateShare,
+        reorderShare: options.reorderShare,
+      });
+    if (options.out) {
+      writeFileSync(
+        options.out,
+        JSON.stringify({
+          events: history.events,
+          plan,
+          expected: [...history.expected].map(([app, e]) => [
+            app,
+            {
+              ...e,
+              groups: [...e.groups].map(([g, v]) => [g, { ...v, members: [...v.members] }]),
+              online: [...e.online],
+              sessions: [...e.sessions],
+            },
+          ]),
+        }),
+      );
+    }
+    const authorization = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`;
+    const byStatus: Record<string, number> = {};
+    const byTrigger: Record<string, number> = {};
+    const interval = 1000 / options.rate;
+    const started = performance.now();
+    let next = 0;
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: options.concurrency }, async () => {
+        for (;;) {
+          const index = next++;
+          const delivery = plan[index];
+          if (!delivery) return;
+          const due = started + index * interval;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const status = await deliver(options.url, authorization, delivery.body);
+          byStatus[status] = (byStatus[status] ?? 0) + 1;
+          byTrigger[delivery.trigger] = (byTrigger[delivery.trigger] ?? 0) + 1;
+          options.onProgress?.(++sent, plan.length);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const report: SimulationReport = {
+      sent,
+      byStatus,
+      byTrigger,
+      seconds,
+      deliveriesPerSecond: sent / seconds,
+    };
+    if (options.stack) {
+      report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);
+      const dynamo = new DynamoDBClient({
+        endpoint: options.stack.endpoints.dynamodb,
+        region: options.stack.region,
+        credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      });
+      try {
+        report.problems = await checkTables(
+          history,
+          analyticsQueries(documentClient(dynamo), options.stack.tables),
+        );
+      } finally {
+        dynamo.destroy();
+      }
+    }
+    return report;
+  } finally {
+    await files?.close();
+  }
+}
