@@ -177,6 +177,14 @@ export class WebhookBackendStack extends Stack {
         resources: [objects(S3_PREFIX.recordings)],
       }),
     );
+    recorder.function.addToRolePolicy(
+      new PolicyStatement({
+        // Listing its own prefix only: the idempotency check finds an already archived recording.
+        actions: ["s3:ListBucket"],
+        resources: [data.bucket.bucketArn],
+        conditions: { StringLike: { "s3:prefix": [`${S3_PREFIX.recordings}*`] } },
+      }),
+    );
     apiKeys?.grantRead(recorder.function);
 
     const edge = new WebhookIngest(this, "Webhook", {

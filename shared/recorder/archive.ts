@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { CopyObjectCommand, HeadObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  CopyObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { ItemStore } from "../adapters/item-store";
 import { S3_PREFIX } from "../constants";
@@ -63,15 +68,25 @@ export function extensionFor(contentType: string): string {
   return EXTENSIONS[contentType.toLowerCase()] ?? "bin";
 }
 
+/** S3 reports an object's time to the second in headers, to the millisecond in XML: keep seconds. */
+function wholeSeconds(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+/** The key of a recording without its extension (which depends on the content type). */
+function recordingKeyStem(job: RecordingJob): string {
+  const [yyyy, mm, dd] = job.recordingDate.split("-");
+  const part = (s: string) => encodeURIComponent(s);
+  return `${S3_PREFIX.recordings}${part(job.appId)}/${yyyy}/${mm}/${dd}/${part(job.sessionId)}/${part(job.startTime)}.`;
+}
+
 /**
  * `recordings/<appId>/<yyyy>/<mm>/<dd>/<sessionId>/<startTime>.<ext>`, dated by the recording date.
  *
  * @example recordingKey(job, "video/mp4") // "recordings/app1/2023/10/10/s1/1696937627.mp4"
  */
 export function recordingKey(job: RecordingJob, contentType: string): string {
-  const [yyyy, mm, dd] = job.recordingDate.split("-");
-  const part = (s: string) => encodeURIComponent(s);
-  return `${S3_PREFIX.recordings}${part(job.appId)}/${yyyy}/${mm}/${dd}/${part(job.sessionId)}/${part(job.startTime)}.${extensionFor(contentType)}`;
+  return `${recordingKeyStem(job)}${extensionFor(contentType)}`;
 }
 
 /** Counts and hashes the bytes going through; past `maxBytes` it fails the stream. */
@@ -92,30 +107,42 @@ class MeteredStream extends Transform {
   }
 }
 
+/**
+ * Whether the recording is already in the bucket with the same source and a checksum: then the
+ * job is a no-op (it only links the object on the session, which a rebuilt table may lack).
+ */
 async function alreadyArchived(
   job: RecordingJob,
+  attempt: number,
   deps: RecorderDependencies,
 ): Promise<ArchiveResult | undefined> {
-  const session = await deps.sessions.get({ pk: appKey(job.appId, job.sessionId) });
-  const recording = session?.recordings[job.startTime];
-  if (recording?.status !== "archived" || !recording.key || !recording.sha256) return undefined;
-  try {
-    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: recording.key }));
-    const same =
-      head.Metadata?.sha256 === recording.sha256 &&
-      head.Metadata?.["source-url"] === withoutQuery(job.recordingUrl);
-    return same
-      ? {
-          status: "archived",
-          key: recording.key,
-          size: recording.size ?? 0,
-          sha256: recording.sha256,
-          skipped: true,
-        }
-      : undefined;
-  } catch {
-    return undefined; // the object is gone: archive it again
+  const source = withoutQuery(job.recordingUrl);
+  const listed = await deps.s3.send(
+    new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: recordingKeyStem(job) }),
+  );
+  for (const object of listed.Contents ?? []) {
+    if (!object.Key) continue;
+    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: object.Key }));
+    const sha256 = head.Metadata?.sha256;
+    if (!sha256 || head.Metadata?.["source-url"] !== source) continue;
+    const size = Number(head.Metadata?.size ?? head.ContentLength ?? 0);
+    await record(
+      job,
+      {
+        status: "archived",
+        bucket: deps.bucket,
+        key: object.Key,
+        size,
+        sha256,
+        contentType: head.ContentType ?? "application/octet-stream",
+        archivedAt: wholeSeconds(head.LastModified?.getTime() ?? deps.now()),
+        attempt,
+      },
+      deps,
+    );
+    return { status: "archived", key: object.Key, size, sha256, skipped: true };
   }
+  return undefined;
 }
 
 async function record(
@@ -131,7 +158,8 @@ async function record(
 }
 
 /**
- * Archives one recording: skip if already archived with the same source and checksum; else
+ * Archives one recording: skip (and link) if the bucket already holds it with the same source and
+ * checksum; else
  * stream it (safe fetch) through a hash/size meter into a multipart upload; add size and SHA-256
  * to the object's metadata; record the outcome on the session. Any failure aborts the upload
  * (no parts left behind) and is recorded with its reason.
@@ -143,7 +171,7 @@ export async function archiveRecording(
   attempt: number,
   deps: RecorderDependencies,
 ): Promise<ArchiveResult> {
-  const done = await alreadyArchived(job, deps);
+  const done = await alreadyArchived(job, attempt, deps);
   if (done) return done;
 
   const deadline = AbortSignal.timeout(deps.limits.deadlineMs);
@@ -191,7 +219,7 @@ export async function archiveRecording(
     await Promise.all([pipeline(opened.response, meter, { signal: deadline }), uploaded]);
     const sha256 = meter.hash.digest("hex");
     // Size and checksum are only known at the end: copy the object onto itself with them added.
-    await deps.s3.send(
+    const copied = await deps.s3.send(
       new CopyObjectCommand({
         Bucket: deps.bucket,
         Key: key,
@@ -216,7 +244,8 @@ export async function archiveRecording(
         size: meter.bytes,
         sha256,
         contentType: opened.contentType,
-        archivedAt: deps.now(),
+        // The object's own time, so that a later relink from S3 records the same instant.
+        archivedAt: wholeSeconds(copied.CopyObjectResult?.LastModified?.getTime() ?? deps.now()),
         attempt,
       },
       deps,

@@ -43,6 +43,8 @@ export interface SimulationReport {
   /** From the last 200 to both queues empty, seconds (local stack only). */
   drainSeconds?: number;
   problems?: string[];
+  /** The history that was delivered. */
+  history: GeneratedHistory;
 }
 
 /** Sends one delivery; returns the HTTP status (0 for a network failure). */
@@ -165,7 +167,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           const status = await deliver(options.url, authorization, delivery.body);
           byStatus[status] = (byStatus[status] ?? 0) + 1;
           byTrigger[delivery.trigger] = (byTrigger[delivery.trigger] ?? 0) + 1;
-          options.onProgress?.(++sent, plan.length);
+          sent++;
+          options.onProgress?.(sent, plan.length);
         }
       }),
     );
@@ -176,6 +179,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       byTrigger,
       seconds,
       deliveriesPerSecond: sent / seconds,
+      history,
     };
     if (options.stack) {
       report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);

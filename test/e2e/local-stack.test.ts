@@ -1,0 +1,238 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/blob-store";
+import { documentClient, dynamoItemStore } from "../../shared/adapters/item-store";
+import { redrive, replayArchive } from "../../shared/operations";
+import type { SessionState } from "../../shared/projections/sessions";
+import { analyticsQueries } from "../../shared/queries";
+import { archiveRecording } from "../../shared/recorder/archive";
+import { systemResolver } from "../../shared/recorder/safe-fetch";
+import { projectionStores } from "../../shared/stores";
+import { SESSIONS_TABLE } from "../../shared/tables";
+import { freePort } from "../../tools/local/emulators";
+import { createProjectionTables, localTableNames } from "../../tools/local/provision";
+import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { runQueryCli } from "../../tools/query/commands";
+import { runSimulation, type SimulationReport, waitForDrain } from "../../tools/simulate/run";
+import { fixture } from "../support/fixtures";
+
+const dir = mkdtempSync(join(tmpdir(), "local-stack-"));
+let stack: LocalStack;
+let report: SimulationReport;
+const APPS = ["e2e-a", "e2e-b"];
+
+async function query(args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runQueryCli([...args, "--state-dir", dir], {
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: await freePort(), stateDir: dir, inMemory: true, logMode: "silent" });
+  report = await runSimulation({
+    url: stack.info.webhookUrl,
+    username: stack.info.credentials.username,
+    password: stack.info.credentials.password,
+    events: 800,
+    rate: 2000,
+    concurrency: 8,
+    seed: 5,
+    apps: APPS,
+    duplicateShare: 0.05,
+    reorderShare: 0.1,
+    stack: stack.info,
+    settleTimeoutSeconds: 120,
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("the local stack end to end", () => {
+  it("answers /health once ready", async () => {
+    expect((await fetch(stack.info.healthUrl)).status).toBe(200);
+  });
+
+  it("accepts every delivery of a simulated history with duplicates and reordering, and the tables match it", () => {
+    expect(report.byStatus).toEqual({ 200: report.sent });
+    expect(report.sent).toBeGreaterThan(800);
+    expect(report.problems).toEqual([]);
+  });
+
+  it("archived the history's recordings byte-identical (checked by SHA-256 against the source)", () => {
+    const recordings = report.history.events.filter((e) => e.recording);
+    expect(recordings.length).toBeGreaterThan(0);
+    // checkTables compared each archived recording's size and SHA-256 with the served file.
+    expect(report.problems).toEqual([]);
+  });
+
+  it("answers the query CLI in JSON with what the history implies", async () => {
+    const [app, expected] = [...report.history.expected][0] ?? [];
+    if (!app || !expected) throw new Error("no app");
+    const [guid, group] = [...expected.groups].find(([, g]) => !g.deleted) ?? [];
+    if (!guid || !group) throw new Error("no live group");
+    const g = await query(["group", guid, "--app", app, "--json"]);
+    expect(g.code).toBe(0);
+    expect(JSON.parse(g.out)).toMatchObject({ guid, name: group.name, owner: group.owner, deleted: false });
+    const m = await query(["members", guid, "--app", app, "--json"]);
+    expect(new Map(JSON.parse(m.out).map((x: { uid: string; scope: string }) => [x.uid, x.scope]))).toEqual(
+      group.members,
+    );
+    const [member] = [...group.members.keys()];
+    const groups = JSON.parse((await query(["groups-of", member ?? "", "--app", app, "--json"])).out);
+    expect(groups.map((x: { guid: string }) => x.guid)).toContain(guid);
+    const online = JSON.parse((await query(["online", "--app", app, "--json"])).out);
+    expect(new Set(online.map((p: { uid: string }) => p.uid))).toEqual(expected.online);
+    const [uid] = [...expected.online];
+    if (uid)
+      expect(JSON.parse((await query(["presence", uid, "--app", app, "--json"])).out)).toMatchObject({
+        uid,
+        status: "online",
+      });
+    const sessions = JSON.parse(
+      (await query(["sessions", "--app", app, "--from", "0", "--to", "2100-01-01T00:00:00Z", "--json"])).out,
+    );
+    expect(new Set(sessions.map((s: { sessionId: string }) => s.sessionId))).toEqual(
+      new Set(expected.sessions.keys()),
+    );
+    const [sessionId] = [...expected.sessions.keys()];
+    expect(JSON.parse((await query(["session", sessionId ?? "", "--app", app, "--json"])).out)).toMatchObject(
+      { sessionId },
+    );
+    const recordings = JSON.parse((await query(["recordings", "--app", app, "--json"])).out);
+    for (const r of recordings) expect(r.status).toBe("archived");
+    const stats = JSON.parse((await query(["stats", "--json"])).out);
+    expect(stats.items.groups).toBeGreaterThan(0);
+    expect(stats.outcomes.projector.projected).toBeGreaterThan(0);
+  });
+
+  it("prints readable tables without --json, and a clear error for a missing option", async () => {
+    const [app] = APPS;
+    const text = await query(["online", "--app", app ?? ""]);
+    expect(text.out.split("\n")[0]).toMatch(/^uid\s+name\s+since\s+platform/);
+    const missing = await query(["group", "g1"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.err).toContain("--app");
+    const nothing = await query(["group", "no-such-group", "--app", app ?? "", "--json"]);
+    expect(nothing.out).toBe("null");
+  });
+
+  it("redrives a dead-lettered event and projects it", async () => {
+    const event = fixture("group_created");
+    event.appId = "e2e-redrive";
+    const body = JSON.stringify(event);
+    await stack.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.info.queues.events.deadLetterUrl,
+        MessageBody: body,
+        MessageAttributes: {
+          trigger: { DataType: "String", StringValue: "group_created" },
+          appId: { DataType: "String", StringValue: "e2e-redrive" },
+          receivedAt: { DataType: "Number", StringValue: String(Date.now()) },
+        },
+      }),
+    );
+    expect(
+      await redrive(stack.clients.sqs, stack.info.queues.events.deadLetterUrl, stack.info.queues.events.url),
+    ).toBe(1);
+    await waitForDrain(stack.info, 60);
+    const g = await query(["group", "cometchat-guid-1", "--app", "e2e-redrive", "--json"]);
+    expect(JSON.parse(g.out)).toMatchObject({ name: "Hiking Group" });
+  });
+
+  it("replays the raw archive into empty tables and gets the same tables", async () => {
+    const fresh = localTableNames("replayed");
+    await createProjectionTables(stack.clients.dynamo, fresh);
+    const archive = s3BlobStore(stack.clients.s3, stack.info.bucket);
+    const replayed = await replayArchive(stack.clients.s3, archive, {
+      stores: projectionStores(stack.clients.dynamo, fresh),
+      dataStore: archive,
+      recordingJobs: { send: async () => undefined },
+      now: Date.now,
+    });
+    expect(replayed.events).toBeGreaterThan(800);
+    // The recordings' archive status is the recorder's, not an event's: a recording job finds the
+    // object already in the bucket (same source, checksum in its metadata) and only links it.
+    const sessions = dynamoItemStore<SessionState>(
+      documentClient(stack.clients.dynamo),
+      SESSIONS_TABLE,
+      fresh.sessions,
+    );
+    for (const e of report.history.events.filter((x) => x.recording)) {
+      const { data } = JSON.parse(e.body);
+      const job = {
+        appId: e.appId,
+        sessionId: data.sessionId,
+        startTime: data.startTime,
+        recordingDate: data.recordingDate,
+        recordingUrl: data.recording_url,
+        eventId: "replay",
+      };
+      const relinked = await archiveRecording(job, 1, {
+        s3: stack.clients.s3,
+        bucket: stack.info.bucket,
+        sessions,
+        apiKeyFor: async () => undefined,
+        resolver: systemResolver,
+        allowHttp: false,
+        allowedHosts: [],
+        limits: {
+          connectTimeoutMs: 1000,
+          idleTimeoutMs: 1000,
+          deadlineMs: 5000,
+          maxBytes: 1,
+          maxRedirects: 0,
+          partSize: 5 * 1024 * 1024,
+          queueSize: 1,
+        },
+        now: Date.now,
+      });
+      expect(relinked).toMatchObject({ status: "archived", skipped: true });
+    }
+    const live = analyticsQueries(documentClient(stack.clients.dynamo), stack.info.tables);
+    const rebuilt = analyticsQueries(documentClient(stack.clients.dynamo), fresh);
+    for (const [app, expected] of report.history.expected) {
+      for (const guid of expected.groups.keys()) {
+        expect(await rebuilt.group(app, guid)).toEqual(await live.group(app, guid));
+        expect(await rebuilt.members(app, guid, { includeFormer: true })).toEqual(
+          await live.members(app, guid, { includeFormer: true }),
+        );
+      }
+      expect(await rebuilt.online(app)).toEqual(await live.online(app));
+      for (const sessionId of expected.sessions.keys()) {
+        expect(await rebuilt.session(app, sessionId)).toEqual(await live.session(app, sessionId));
+      }
+    }
+    // Replaying again over the live tables changes nothing.
+    const again = await replayArchive(stack.clients.s3, archive, {
+      stores: projectionStores(stack.clients.dynamo, stack.info.tables),
+      dataStore: archive,
+      recordingJobs: { send: async () => undefined },
+      now: Date.now,
+    });
+    expect(again.outcomes.projected).toBe(0);
+  });
+
+  it("stops everything it started: no Java process, no port bound, no state file", async () => {
+    const pid = stack.dynamoPid;
+    const port = new URL(stack.info.webhookUrl).port;
+    await stack.stop();
+    expect(pid).toBeDefined();
+    expect(() => process.kill(pid as number, 0)).toThrow();
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer();
+      probe.once("error", reject);
+      probe.listen(Number(port), "127.0.0.1", () => probe.close(() => resolve()));
+    });
+    expect(existsSync(join(dir, "stack.json"))).toBe(false);
+  });
+});

@@ -1,0 +1,327 @@
+import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { Command } from "commander";
+import { documentClient } from "../../shared/adapters/item-store";
+import { type AnalyticsQueries, analyticsQueries } from "../../shared/queries";
+import { appKey } from "../../shared/tables";
+import { readStats, stateDir } from "../local/state";
+import { resolveTarget, type Target } from "../target";
+import { cloudWatchOutcomes } from "./cloudwatch";
+
+/** Where the CLI writes: stdout for results, stderr for everything else. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+/** `ISO-8601` or epoch seconds → epoch ms. */
+export function parseTime(value: string): number {
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new Error(`not a time: ${value} (use ISO-8601 or epoch seconds)`);
+  return ms;
+}
+
+function iso(ms: unknown): string {
+  return typeof ms === "number" ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
+}
+
+type Row = Record<string, unknown>;
+
+/** A readable table (or "no results"): times in ISO, nested values as JSON. */
+function table(rows: Row[], io: Io): void {
+  if (rows.length === 0) {
+    io.out("(no results)");
+    return;
+  }
+  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cell = (v: unknown) =>
+    v === undefined || v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  io.out(line(columns));
+  io.out(line(widths.map((w) => "-".repeat(w))));
+  for (const r of rows) io.out(line(columns.map((c) => cell(r[c]))));
+}
+
+const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[number]) => ({
+  sessionId: s.sessionId,
+  kind: s.kind,
+  outcome: s.outcome,
+  initiator: s.initiator,
+  receiver: s.receiver,
+  startedAt: iso(s.startedAt ?? s.sessionTime),
+  endedAt: iso(s.endedAt),
+  durationSeconds: s.durationSeconds,
+  participants: Object.keys(s.participants ?? {}).length,
+  recordings: Object.keys(s.recordings ?? {}).length,
+});
+
+async function countQuery(
+  target: Target,
+  input: ConstructorParameters<typeof QueryCommand>[0],
+): Promise<number> {
+  const doc = documentClient(target.dynamo);
+  let count = 0;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new QueryCommand({ ...input, Select: "COUNT", ExclusiveStartKey }));
+    count += out.Count ?? 0;
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return count;
+}
+
+async function stats(target: Target, appId: string | undefined, dir: string | undefined) {
+  const items: Record<string, number> = {};
+  if (appId) {
+    items.sessions = await countQuery(target, {
+      TableName: target.tables.sessions,
+      IndexName: "byTime",
+      KeyConditionExpression: "appId = :a",
+      ExpressionAttributeValues: { ":a": appId },
+    });
+    items.sessionsWithRecordings = await countQuery(target, {
+      TableName: target.tables.sessions,
+      IndexName: "withRecording",
+      KeyConditionExpression: "recordingApp = :a",
+      ExpressionAttributeValues: { ":a": appId },
+    });
+    items.onlineUsers = await countQuery(target, {
+      TableName: target.tables.presence,
+      IndexName: "online",
+      KeyConditionExpression: "onlineApp = :a",
+      ExpressionAttributeValues: { ":a": appId },
+    });
+  } else {
+    for (const [name, tableName] of Object.entries(target.tables)) {
+      // DescribeTable's ItemCount: live on DynamoDB Local, refreshed about every six hours in AWS.
+      items[name] =
+        (await target.dynamo.send(new DescribeTableCommand({ TableName: tableName }))).Table?.ItemCount ?? 0;
+    }
+  }
+  const outcomes =
+    target.kind === "local"
+      ? appId
+        ? (readStats(stateDir(dir)).apps[appId] ?? {})
+        : readStats(stateDir(dir)).total
+      : await cloudWatchOutcomes();
+  return { app: appId, items, outcomes };
+}
+
+/**
+ * The query CLI: every access pattern of the tables, readable or `--json` (one JSON value on
+ * stdout, nothing else there). Exported for the tests; `tools/query/cli.ts` runs it.
+ */
+export async function runQueryCli(
+  argv: string[],
+  io: Io = { out: console.log, err: console.error },
+): Promise<number> {
+  let exitCode = 0;
+  const program = new Command("query")
+    .description("Query the projection tables (the local stack by default)")
+    .option("--stack <name>", "a deployed stack's name (its outputs name the tables)")
+    .option("--tables <spec>", "explicit table names: groups=…,memberships=…,presence=…,sessions=…")
+    .option("--state-dir <dir>", "the local stack's state dir (env LOCAL_STATE_DIR)")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.err(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  const run =
+    (
+      action: (
+        q: AnalyticsQueries,
+        o: Record<string, unknown>,
+        target: Target,
+      ) => Promise<{ json: unknown; rows: Row[] }>,
+    ) =>
+    async (...args: unknown[]) => {
+      const command = args[args.length - 1] as Command;
+      const o = { ...program.opts(), ...command.opts() } as Record<string, unknown>;
+      const target = await resolveTarget({
+        stack: o.stack as string,
+        tables: o.tables as string,
+        stateDir: o.stateDir as string,
+      });
+      try {
+        const { json, rows } = await action(
+          analyticsQueries(documentClient(target.dynamo), target.tables),
+          { ...o, args: command.args },
+          target,
+        );
+        if (o.json) io.out(JSON.stringify(json, null, 2));
+        else table(rows, io);
+        if (json === null) exitCode = 3;
+      } finally {
+        target.destroy();
+      }
+    };
+  const app = (o: Record<string, unknown>) => String(o.app);
+  const arg = (o: Record<string, unknown>, i = 0) => String((o.args as string[])[i]);
+  const withApp = (c: Command) =>
+    c.requiredOption("--app <appId>", "the app").option("--json", "one JSON value on stdout");
+
+  withApp(program.command("group <guid>").description("a group's state")).action(
+    run(async (q, o) => {
+      const g = await q.group(app(o), arg(o));
+      return {
+        json: g ?? null,
+        rows: g ? [{ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) }] : [],
+      };
+    }),
+  );
+  withApp(
+    program
+      .command("members <guid>")
+      .description("a group's current members")
+      .option("--all", "former members too"),
+  ).action(
+    run(async (q, o) => {
+      const m = await q.members(app(o), arg(o), { includeFormer: Boolean(o.all) });
+      return {
+        json: m,
+        rows: m.map((x) => ({
+          uid: x.uid,
+          name: x.name,
+          status: x.status,
+          scope: x.scope,
+          joinedAt: iso(x.joinedAt),
+          by: x.by,
+        })),
+      };
+    }),
+  );
+  withApp(
+    program
+      .command("groups-of <uid>")
+      .description("the groups of a user")
+      .option("--all", "former groups too"),
+  ).action(
+    run(async (q, o) => {
+      const m = await q.groupsOf(app(o), arg(o), { includeFormer: Boolean(o.all) });
+      return {
+        json: m,
+        rows: m.map((x) => ({ guid: x.guid, status: x.status, scope: x.scope, joinedAt: iso(x.joinedAt) })),
+      };
+    }),
+  );
+  withApp(program.command("presence <uid>").description("a user's presence")).action(
+    run(async (q, o) => {
+      const p = await q.presence(app(o), arg(o));
+      return {
+        json: p ?? null,
+        rows: p
+          ? [
+              {
+                uid: p.uid,
+                name: p.name,
+                status: p.status,
+                since: iso(p.since),
+                lastSeen: iso(p.lastSeen),
+                platform: p.platform,
+                appVersion: p.appVersion,
+              },
+            ]
+          : [],
+      };
+    }),
+  );
+  withApp(program.command("online").description("the users online now")).action(
+    run(async (q, o) => {
+      const p = await q.online(app(o));
+      return {
+        json: p,
+        rows: p.map((x) => ({ uid: x.uid, name: x.name, since: iso(x.since), platform: x.platform })),
+      };
+    }),
+  );
+  withApp(
+    program
+      .command("session <sessionId>")
+      .description("a call or meeting with its participants and recording"),
+  ).action(
+    run(async (q, o) => {
+      const s = await q.session(app(o), arg(o));
+      if (!s) return { json: null, rows: [] };
+      const participants = Object.values(s.participants ?? {}).map((p) => ({
+        sessionId: s.sessionId,
+        participant: p.name,
+        joinedAt: iso(p.joinedAt),
+        leftAt: iso(p.leftAt),
+      }));
+      return { json: s, rows: [sessionRow(s), ...participants] };
+    }),
+  );
+  withApp(
+    program
+      .command("sessions")
+      .description("the sessions in a time range")
+      .requiredOption("--from <time>", "ISO-8601 or epoch seconds")
+      .requiredOption("--to <time>", "ISO-8601 or epoch seconds"),
+  ).action(
+    run(async (q, o) => {
+      const s = await q.sessionsBetween(app(o), parseTime(String(o.from)), parseTime(String(o.to)));
+      return { json: s, rows: s.map(sessionRow) };
+    }),
+  );
+  withApp(
+    program.command("sessions-of <uid>").description("the sessions a user initiated or received"),
+  ).action(
+    run(async (q, o) => {
+      const s = await q.sessionsOf(app(o), arg(o));
+      return { json: s, rows: s.map(sessionRow) };
+    }),
+  );
+  withApp(program.command("recordings").description("the recordings, with their archive status")).action(
+    run(async (q, o) => {
+      const sessions = await q.recordings(app(o));
+      const recordings = sessions.flatMap((s) =>
+        Object.values(s.recordings ?? {}).map((r) => ({ sessionId: s.sessionId, ...r })),
+      );
+      return {
+        json: recordings,
+        rows: recordings.map((r) => ({
+          sessionId: r.sessionId,
+          startTime: iso(r.startTime * 1000),
+          duration: r.duration,
+          status: r.status,
+          key: r.key,
+          size: r.size,
+          failureReason: r.failureReason,
+        })),
+      };
+    }),
+  );
+  program
+    .command("stats")
+    .description("item counts and projector/recorder outcome counts")
+    .option("--app <appId>", "one app")
+    .option("--json", "one JSON value on stdout")
+    .action(
+      run(async (_q, o, target) => {
+        const s = await stats(target, o.app as string | undefined, o.stateDir as string | undefined);
+        const rows: Row[] = [
+          ...Object.entries(s.items).map(([what, n]) => ({ what: `items: ${what}`, count: n })),
+          ...Object.entries(s.outcomes).flatMap(([service, counts]) =>
+            Object.entries(counts).map(([outcome, n]) => ({ what: `${service}: ${outcome}`, count: n })),
+          ),
+        ];
+        return { json: s, rows };
+      }),
+    );
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    const code = (error as { exitCode?: number }).exitCode;
+    if (code === 0) return 0;
+    if (code === undefined) io.err((error as Error).message);
+    return code ?? 1;
+  }
+  return exitCode;
+}
+
+export { appKey };

@@ -1,0 +1,93 @@
+import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import type { TableNames } from "../shared/tables";
+import { LOCAL_CREDENTIALS } from "./local/emulators";
+import { readStackInfo, stateDir } from "./local/state";
+
+/**
+ * Where the operations commands (query, redrive, replay) point: the running local stack by
+ * default, or a deployed stack by name (its CloudFormation outputs), or explicit table names.
+ */
+export interface Target {
+  kind: "local" | "aws";
+  tables: TableNames;
+  bucket?: string;
+  queues?: Record<"events" | "recordings", { url: string; deadLetterUrl: string }>;
+  dynamo: DynamoDBClient;
+  s3: S3Client;
+  sqs: SQSClient;
+  stackName?: string;
+  destroy(): void;
+}
+
+export interface TargetOptions {
+  stack?: string;
+  tables?: string;
+  stateDir?: string;
+}
+
+function parseTables(spec: string): TableNames {
+  const entries = Object.fromEntries(spec.split(",").map((pair) => pair.split("=").map((s) => s.trim())));
+  const { groups, memberships, presence, sessions } = entries;
+  if (!groups || !memberships || !presence || !sessions)
+    throw new Error("--tables needs groups=…,memberships=…,presence=…,sessions=…");
+  return { groups, memberships, presence, sessions };
+}
+
+export async function resolveTarget(options: TargetOptions): Promise<Target> {
+  if (options.stack) {
+    const cfn = new CloudFormationClient({});
+    const out = await cfn.send(new DescribeStacksCommand({ StackName: options.stack }));
+    cfn.destroy();
+    const outputs = Object.fromEntries(
+      (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue ?? ""]),
+    );
+    const clients = { dynamo: new DynamoDBClient({}), s3: new S3Client({}), sqs: new SQSClient({}) };
+    return {
+      kind: "aws",
+      stackName: options.stack,
+      tables: {
+        groups: outputs.GroupsTable ?? "",
+        memberships: outputs.MembershipsTable ?? "",
+        presence: outputs.PresenceTable ?? "",
+        sessions: outputs.SessionsTable ?? "",
+      },
+      bucket: outputs.DataBucket,
+      queues: {
+        events: { url: outputs.EventsQueueUrl ?? "", deadLetterUrl: outputs.EventsDeadLetterQueueUrl ?? "" },
+        recordings: {
+          url: outputs.RecordingsQueueUrl ?? "",
+          deadLetterUrl: outputs.RecordingsDeadLetterQueueUrl ?? "",
+        },
+      },
+      ...clients,
+      destroy: () => Object.values(clients).forEach((c) => c.destroy()),
+    };
+  }
+  if (options.tables) {
+    const clients = { dynamo: new DynamoDBClient({}), s3: new S3Client({}), sqs: new SQSClient({}) };
+    return {
+      kind: "aws",
+      tables: parseTables(options.tables),
+      ...clients,
+      destroy: () => Object.values(clients).forEach((c) => c.destroy()),
+    };
+  }
+  const info = readStackInfo(stateDir(options.stateDir));
+  const common = { region: info.region, credentials: LOCAL_CREDENTIALS };
+  const clients = {
+    dynamo: new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb }),
+    s3: new S3Client({ ...common, endpoint: info.endpoints.aws, forcePathStyle: true }),
+    sqs: new SQSClient({ ...common, endpoint: info.endpoints.aws }),
+  };
+  return {
+    kind: "local",
+    tables: info.tables,
+    bucket: info.bucket,
+    queues: info.queues,
+    ...clients,
+    destroy: () => Object.values(clients).forEach((c) => c.destroy()),
+  };
+}
