@@ -36,6 +36,22 @@ function parseTables(spec: string): TableNames {
   return { groups, memberships, presence, sessions };
 }
 
+/** SDK clients for a target (default AWS configuration, or the local emulators), and one call to close them. */
+function clientsFor(local?: { region: string; aws: string; dynamodb: string }) {
+  const common = local ? { region: local.region, credentials: LOCAL_CREDENTIALS } : {};
+  const dynamo = new DynamoDBClient(local ? { ...common, endpoint: local.dynamodb } : {});
+  const s3 = new S3Client(local ? { ...common, endpoint: local.aws, forcePathStyle: true } : {});
+  const sqs = new SQSClient(local ? { ...common, endpoint: local.aws } : {});
+  return {
+    dynamo,
+    s3,
+    sqs,
+    destroy: () => {
+      for (const client of [dynamo, s3, sqs]) client.destroy();
+    },
+  };
+}
+
 export async function resolveTarget(options: TargetOptions): Promise<Target> {
   if (options.stack) {
     const cfn = new CloudFormationClient({});
@@ -44,8 +60,8 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
     const outputs = Object.fromEntries(
       (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue ?? ""]),
     );
-    const clients = { dynamo: new DynamoDBClient({}), s3: new S3Client({}), sqs: new SQSClient({}) };
     return {
+      ...clientsFor(),
       kind: "aws",
       stackName: options.stack,
       tables: {
@@ -62,32 +78,15 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
           deadLetterUrl: outputs.RecordingsDeadLetterQueueUrl ?? "",
         },
       },
-      ...clients,
-      destroy: () => Object.values(clients).forEach((c) => c.destroy()),
     };
   }
-  if (options.tables) {
-    const clients = { dynamo: new DynamoDBClient({}), s3: new S3Client({}), sqs: new SQSClient({}) };
-    return {
-      kind: "aws",
-      tables: parseTables(options.tables),
-      ...clients,
-      destroy: () => Object.values(clients).forEach((c) => c.destroy()),
-    };
-  }
+  if (options.tables) return { ...clientsFor(), kind: "aws", tables: parseTables(options.tables) };
   const info = readStackInfo(stateDir(options.stateDir));
-  const common = { region: info.region, credentials: LOCAL_CREDENTIALS };
-  const clients = {
-    dynamo: new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb }),
-    s3: new S3Client({ ...common, endpoint: info.endpoints.aws, forcePathStyle: true }),
-    sqs: new SQSClient({ ...common, endpoint: info.endpoints.aws }),
-  };
   return {
+    ...clientsFor({ region: info.region, ...info.endpoints }),
     kind: "local",
     tables: info.tables,
     bucket: info.bucket,
     queues: info.queues,
-    ...clients,
-    destroy: () => Object.values(clients).forEach((c) => c.destroy()),
   };
 }

@@ -57,12 +57,17 @@ export function readableLine(entry: PowertoolsLine): string {
  */
 export function tapFunctionLogs(mode: LogMode): { stats: LocalStats; restore: () => void } {
   const stats: LocalStats = { total: {}, apps: {} };
+  const bump = (counters: Record<string, Record<string, number>>, service: string, outcome: string) => {
+    const byOutcome = counters[service] ?? {};
+    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
+    counters[service] = byOutcome;
+  };
   const count = (service: string, outcome: string, appId: unknown) => {
-    const total = (stats.total[service] ??= {});
-    total[outcome] = (total[outcome] ?? 0) + 1;
+    bump(stats.total, service, outcome);
     if (typeof appId === "string") {
-      const app = ((stats.apps[appId] ??= {})[service] ??= {});
-      app[outcome] = (app[outcome] ?? 0) + 1;
+      const app = stats.apps[appId] ?? {};
+      bump(app, service, outcome);
+      stats.apps[appId] = app;
     }
   };
   const original = process.stdout.write.bind(process.stdout);

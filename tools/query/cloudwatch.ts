@@ -24,7 +24,7 @@ export async function cloudWatchOutcomes(): Promise<Record<string, Record<string
       );
       const sum = (out.Datapoints ?? []).reduce((n, d) => n + (d.Sum ?? 0), 0);
       const service = dims.service ?? metric.MetricName ?? "unknown";
-      (result[service] ??= {})[dims.outcome ?? "total"] = sum;
+      result[service] = { ...result[service], [dims.outcome ?? "total"]: sum };
     }
   } finally {
     cw.destroy();
