@@ -6,7 +6,7 @@ import { performance } from "node:perf_hooks";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { build } from "esbuild";
-import { ALIASES, ESM_BANNER, FUNCTION_ENTRIES, LAMBDA_NODE_TARGET, MAIN_FIELDS } from "../infra/bundling";
+import { FUNCTION_ENTRIES, lambdaBuildOptions } from "../infra/bundling";
 import { s3BlobStore } from "../shared/adapters/blob-store";
 import { sqsMessageQueue } from "../shared/adapters/event-queue";
 import { staticCredentialSource } from "../shared/credentials";
@@ -30,19 +30,7 @@ function bodyOfSize(bytes: number): string {
 }
 
 async function bundleSize(): Promise<number> {
-  const out = await build({
-    entryPoints: [FUNCTION_ENTRIES.ingest],
-    bundle: true,
-    minify: true,
-    platform: "node",
-    target: LAMBDA_NODE_TARGET,
-    format: "esm",
-    mainFields: MAIN_FIELDS,
-    alias: ALIASES,
-    banner: { js: ESM_BANNER },
-    write: false,
-    logLevel: "error",
-  });
+  const out = await build({ ...lambdaBuildOptions(FUNCTION_ENTRIES.ingest), write: false });
   return out.outputFiles.reduce((sum, f) => sum + f.contents.byteLength, 0);
 }
 

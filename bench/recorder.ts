@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { build } from "esbuild";
-import { ESM_BANNER, LAMBDA_NODE_TARGET, MAIN_FIELDS } from "../infra/bundling";
+import { lambdaBuildOptions } from "../infra/bundling";
 import { documentClient, dynamoItemStore } from "../shared/adapters/item-store";
 import { parseWebhookEvent } from "../shared/events/schemas";
 import { evolveSession, type SessionState } from "../shared/projections/sessions";
@@ -49,16 +49,8 @@ async function startFileServerProcess(): Promise<{ url: string; stop: () => Prom
 async function runWorker(args: string[]): Promise<{ bytes: number; seconds: number; peakRssMb: number }> {
   const outfile = join(tmpdir(), "bench-recorder-worker.mjs");
   await build({
-    entryPoints: [fileURLToPath(new URL("./recorder-worker.ts", import.meta.url))],
-    bundle: true,
-    minify: true,
-    platform: "node",
-    target: LAMBDA_NODE_TARGET,
-    format: "esm",
-    mainFields: MAIN_FIELDS,
-    banner: { js: ESM_BANNER },
+    ...lambdaBuildOptions(fileURLToPath(new URL("./recorder-worker.ts", import.meta.url))),
     outfile,
-    logLevel: "error",
   });
   const child = spawn(process.execPath, [outfile, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import type { BuildOptions } from "esbuild";
 
 /**
  * How every function is bundled, in one place: the CDK app (NodejsFunction) and the bundle-size
@@ -24,3 +25,19 @@ export const FUNCTION_ENTRIES = {
   projector: fileURLToPath(new URL("../functions/projector/handler.ts", import.meta.url)),
   recorder: fileURLToPath(new URL("../functions/recorder/handler.ts", import.meta.url)),
 } as const;
+
+/** The esbuild options of a function bundle, for the benchmarks that build one as the CDK app does. */
+export function lambdaBuildOptions(entry: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: "node",
+    target: LAMBDA_NODE_TARGET,
+    format: "esm",
+    mainFields: MAIN_FIELDS,
+    alias: ALIASES,
+    banner: { js: ESM_BANNER },
+    logLevel: "error",
+  };
+}

@@ -52,9 +52,14 @@ export const SESSION_TRIGGERS = [
 export type SessionTrigger = (typeof SESSION_TRIGGERS)[number];
 export type SessionEvent = EventOf<SessionTrigger>;
 
-export type CallMessageEvent = EventOf<
-  "call_initiated" | "call_busy" | "call_cancelled" | "call_rejected" | "call_unanswered"
->;
+/** Triggers whose payload is the message-like call object (`data.call`). */
+export type CallMessageTrigger =
+  | "call_initiated"
+  | "call_busy"
+  | "call_cancelled"
+  | "call_rejected"
+  | "call_unanswered";
+export type CallMessageEvent = EventOf<CallMessageTrigger>;
 
 function includes<T extends string>(list: readonly T[], value: string): value is T {
   return (list as readonly string[]).includes(value);

@@ -1,3 +1,4 @@
+import type { CallMessageTrigger } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 type KeyPart = string | number | undefined;
@@ -9,7 +10,6 @@ type OccupantTrigger =
   | "meeting_participant_joined"
   | "call_participant_left"
   | "meeting_participant_left";
-type CallTrigger = "call_initiated" | "call_busy" | "call_cancelled" | "call_rejected" | "call_unanswered";
 
 const occupantKey: NaturalKey<OccupantTrigger> = (e) => [
   e.data.sessionId,
@@ -18,7 +18,7 @@ const occupantKey: NaturalKey<OccupantTrigger> = (e) => [
   e.data.occupant.left_at,
 ];
 
-const callKey: NaturalKey<CallTrigger> = (e) => [
+const callKey: NaturalKey<CallMessageTrigger> = (e) => [
   e.data.call.data.entities?.on?.entity.sessionid ?? e.data.call.id,
 ];
 

@@ -1,3 +1,4 @@
+import type { CallMessageTrigger } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** An event's time in epoch ms, and where it came from (a payload path, or `receivedAt`). */
@@ -12,8 +13,7 @@ type Extractor<T extends Trigger> = { time(event: EventOf<T>): [number, string] 
 const seconds = (value: number | undefined, path: string): [number, string] | undefined =>
   value === undefined ? undefined : [value * 1000, path];
 
-type CallTrigger = "call_initiated" | "call_busy" | "call_cancelled" | "call_rejected" | "call_unanswered";
-const callSentAt: Extractor<CallTrigger> = (e) => seconds(e.data.call.sentAt, "data.call.sentAt");
+const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sentAt, "data.call.sentAt");
 
 /**
  * Per trigger, which payload field is the event time. Most are epoch seconds; the presence
