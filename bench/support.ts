@@ -44,8 +44,3 @@ export async function startFauxqsProcess(): Promise<ChildEmulator> {
     },
   };
 }
-
-/** Prints rows as an aligned table. */
-export function printTable(rows: Array<Record<string, string | number>>): void {
-  console.table(rows);
-}

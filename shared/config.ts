@@ -2,6 +2,7 @@ import * as z from "zod/mini";
 import { DEFAULT_MAX_BODY_BYTES, SQS_INLINE_BODY_LIMIT_BYTES } from "./constants";
 import { parseCredentialList, type WebhookCredential } from "./credentials";
 import { ConfigurationError } from "./errors";
+import type { RecorderLimits } from "./recorder/archive";
 import type { TableNames } from "./tables";
 
 /**
@@ -179,15 +180,7 @@ export interface RecorderConfig {
     | { kind: "static"; keys: Record<string, string> };
   allowHttp: boolean;
   allowedHosts: string[];
-  limits: {
-    connectTimeoutMs: number;
-    idleTimeoutMs: number;
-    deadlineMs: number;
-    maxBytes: number;
-    maxRedirects: number;
-    partSize: number;
-    queueSize: number;
-  };
+  limits: RecorderLimits;
 }
 
 const recorderEnv = z.extend(awsEnv, {
@@ -248,5 +241,3 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
     },
   };
 }
-
-export { awsEnv, awsSettings, flag, optionalText, parseEnv, positiveInt, tableNames, tablesEnv, text };

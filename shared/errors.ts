@@ -10,23 +10,6 @@ export class CredentialsFormatError extends Error {
   override name = "CredentialsFormatError";
 }
 
-/** Durable storage of an accepted event (SQS, or S3 for an oversize body) failed. */
-export class EnqueueError extends Error {
-  override name = "EnqueueError";
-  constructor(
-    message: string,
-    readonly eventId: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/** A queue message could not be turned back into the event it carries (bad pointer, missing object). */
-export class MessageDecodeError extends Error {
-  override name = "MessageDecodeError";
-}
-
 /** A failure that is worth retrying (throttling, network): the record goes back to SQS. */
 export class TransientError extends Error {
   override name = "TransientError";

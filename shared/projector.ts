@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { SQSRecord } from "aws-lambda";
 import type { BlobStore } from "./adapters/blob-store";
 import type { MessageQueue } from "./adapters/event-queue";
-import { canonicalJson, type ItemStore } from "./adapters/item-store";
+import { type ApplyResult, canonicalJson, type ItemStore } from "./adapters/item-store";
 import { BODY_LOCATION_S3, MESSAGE_ATTRIBUTE, S3_PREFIX } from "./constants";
 import { sessionIdOf } from "./events/accessors";
 import { dedupeKey } from "./events/dedupe";
@@ -14,7 +14,6 @@ import { type PresenceState, presenceProjection } from "./projections/presence";
 import { type SessionState, sessionsProjection } from "./projections/sessions";
 import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "./projections/types";
 import { type Version, versionOf, versionTime } from "./projections/version";
-import { appKey } from "./tables";
 
 /** An event taken off the events queue, its body resolved (from S3 for an oversize pointer). */
 export interface QueuedEvent {
@@ -181,22 +180,26 @@ export function evolveOnce<S extends { pk: string; seen?: SeenEvents }, E extend
   };
 }
 
+/** Applies a projection to every item an event touches; undefined when it does not handle the event. */
 async function applyProjection<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
   projection: Projection<S, E>,
   store: ItemStore<S>,
   input: ProjectionInput,
-): Promise<boolean | undefined> {
+): Promise<ApplyResult<S>[] | undefined> {
   if (!projection.handles(input.event)) return undefined;
   const typed = input as ProjectionInput<E>;
-  const results = await Promise.all(
+  return Promise.all(
     projection.keys(typed).map((key) => store.apply(key, evolveOnce(projection, typed, key))),
   );
-  // Changed: more than the memory of seen event ids (which a stale event also updates).
+}
+
+/** Changed: more than the memory of seen event ids (which a stale event also updates). */
+function changed(results: readonly ApplyResult<object>[]): boolean {
   return results.some(({ before, after }) => before === null || withoutSeen(before) !== withoutSeen(after));
 }
 
-function withoutSeen(state: { seen?: SeenEvents }): string {
-  const { seen: _seen, ...rest } = state;
+function withoutSeen(state: object): string {
+  const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
   return canonicalJson(rest);
 }
 
@@ -212,25 +215,27 @@ export async function projectKnownEvent(
 ): Promise<ProjectionOutcome> {
   const input = projectionInput(event, queued.eventId, queued.receivedAt);
   const { stores } = deps;
-  const applied = await Promise.all([
+  const [groups, memberships, presence, sessions] = await Promise.all([
     applyProjection(groupsProjection, stores.groups, input),
     applyProjection(membershipsProjection, stores.memberships, input),
     applyProjection(presenceProjection, stores.presence, input),
     applyProjection(sessionsProjection, stores.sessions, input),
   ]);
-  if (event.trigger === "recording_generated") await sendRecordingJob(event, queued.eventId, deps);
-  const handled = applied.filter((a) => a !== undefined);
+  if (event.trigger === "recording_generated")
+    await sendRecordingJob(event, sessions?.[0]?.after, queued.eventId, deps);
+  const handled = [groups, memberships, presence, sessions].filter((a) => a !== undefined);
   if (handled.length === 0) return "archived-only";
-  return handled.includes(true) ? "projected" : "stale";
+  return handled.some(changed) ? "projected" : "stale";
 }
 
+/** `session` is the item as the projection just left it (no second read). */
 async function sendRecordingJob(
   event: Extract<KnownEvent, { trigger: "recording_generated" }>,
+  session: SessionState | undefined,
   eventId: string,
   deps: ProjectorDependencies,
 ): Promise<void> {
   const sessionId = sessionIdOf(event) ?? event.data.sessionId;
-  const session = await deps.stores.sessions.get({ pk: appKey(event.appId, sessionId) });
   // Already archived: a redelivered recording_generated costs nothing more.
   if (session?.recordings[event.data.startTime]?.status === "archived") return;
   const job: RecordingJob = {

@@ -1,10 +1,4 @@
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  NotFound,
-  PutObjectCommand,
-  type S3Client,
-} from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 
 /** What a stored object is: enough to find and verify it. */
 export interface StoredObject {
@@ -18,8 +12,6 @@ export interface BlobStore {
   readonly bucket: string;
   put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<StoredObject>;
   getText(key: string): Promise<string>;
-  /** The object's user metadata, or undefined when it does not exist. */
-  head(key: string): Promise<{ size: number; metadata: Record<string, string> } | undefined>;
 }
 
 export interface PutOptions {
@@ -51,15 +43,6 @@ export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
       const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       if (!out.Body) throw new Error(`s3://${bucket}/${key} has no body`);
       return out.Body.transformToString("utf8");
-    },
-    async head(key) {
-      try {
-        const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        return { size: out.ContentLength ?? 0, metadata: out.Metadata ?? {} };
-      } catch (error) {
-        if (error instanceof NotFound || (error as { name?: string }).name === "NotFound") return undefined;
-        throw error;
-      }
     },
   };
 }

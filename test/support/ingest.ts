@@ -42,10 +42,6 @@ export function memoryStore(): BlobStore & { objects: Map<string, Uint8Array> } 
       if (!bytes) throw new Error(`no object ${key}`);
       return Buffer.from(bytes).toString("utf8");
     },
-    async head(key) {
-      const bytes = objects.get(key);
-      return bytes ? { size: bytes.byteLength, metadata: {} } : undefined;
-    },
   };
 }
 

@@ -61,7 +61,6 @@ export interface GatewayOptions {
   host: string;
   ingest: HttpApiHandler;
   isReady: () => boolean;
-  onRequest?: (line: { method: string; path: string; status: number; ms: number }) => void;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -76,8 +75,6 @@ export async function startGateway(options: GatewayOptions): Promise<{ server: h
   const server = http.createServer((req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? "/", "http://local");
-    const finish = (status: number) =>
-      options.onRequest?.({ method: req.method ?? "", path: url.pathname, status, ms: Date.now() - started });
     if (url.pathname === "/health") {
       const ready = options.isReady();
       send(res, ready ? 200 : 503, { status: ready ? "ready" : "starting" });
@@ -85,7 +82,6 @@ export async function startGateway(options: GatewayOptions): Promise<{ server: h
     }
     if (url.pathname !== "/webhook") {
       send(res, 404, { error: "not-found", message: "POST /webhook is the only route" });
-      finish(404);
       return;
     }
     const chunks: Buffer[] = [];
@@ -108,11 +104,9 @@ export async function startGateway(options: GatewayOptions): Promise<{ server: h
         res
           .writeHead(result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>)
           .end(result.body ?? "");
-        finish(result.statusCode ?? 200);
       } catch {
         // API Gateway answers 500 when the function itself fails.
         send(res, 500, { message: "Internal Server Error" });
-        finish(500);
       }
     });
   });

@@ -3,7 +3,6 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/item-store";
 import { type AnalyticsQueries, analyticsQueries } from "../../shared/queries";
-import { appKey } from "../../shared/tables";
 import { readStats, stateDir } from "../local/state";
 import { resolveTarget, type Target } from "../target";
 import { cloudWatchOutcomes } from "./cloudwatch";
@@ -323,5 +322,3 @@ export async function runQueryCli(
   }
   return exitCode;
 }
-
-export { appKey };
