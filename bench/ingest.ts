@@ -7,10 +7,10 @@ import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { build } from "esbuild";
 import { FUNCTION_ENTRIES, lambdaBuildOptions } from "../infra/bundling";
-import { s3BlobStore } from "../shared/adapters/blob-store";
-import { sqsMessageQueue } from "../shared/adapters/event-queue";
-import { staticCredentialSource } from "../shared/credentials";
-import { ingestWebhook } from "../shared/ingest";
+import { s3BlobStore } from "../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
+import { ingestWebhook } from "../shared/ingest/core";
+import { staticCredentialSource } from "../shared/ingest/credentials";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../tools/local/emulators";
 import { percentile, startFauxqsProcess } from "./support";
 

@@ -10,11 +10,11 @@ import { pipeline } from "node:stream/promises";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { documentClient, dynamoItemStore } from "../shared/adapters/item-store";
+import { documentClient, dynamoItemStore } from "../shared/adapters/dynamo-item-store";
+import { SESSIONS_TABLE } from "../shared/platform/tables";
 import type { SessionState } from "../shared/projections/sessions";
 import { archiveRecording } from "../shared/recorder/archive";
 import { systemResolver } from "../shared/recorder/safe-fetch";
-import { SESSIONS_TABLE } from "../shared/tables";
 import { fileStream } from "../tools/simulate/file-server";
 
 const [mode, url, s3Endpoint, dynamoEndpoint, sessionsTable, jobJson] = process.argv.slice(2);

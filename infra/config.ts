@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/queues";
+import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field

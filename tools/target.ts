@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-clo
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { S3Client } from "@aws-sdk/client-s3";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import type { TableNames } from "../shared/tables";
+import type { TableNames } from "../shared/platform/tables";
 import { LOCAL_CREDENTIALS } from "./local/emulators";
 import { readStackInfo, stateDir } from "./local/state";
 

@@ -1,12 +1,13 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { s3BlobStore } from "../../shared/adapters/blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/event-queue";
-import { secretCredentialSource } from "../../shared/adapters/secrets";
-import { s3Client, secretsClient, sqsClient } from "../../shared/aws-clients";
-import { loadIngestConfig } from "../../shared/config";
-import { staticCredentialSource } from "../../shared/credentials";
-import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest";
-import { countOutcome, observability } from "../../shared/observability";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
+import { staticCredentialSource } from "../../shared/ingest/credentials";
+import { s3Client, secretsClient, sqsClient } from "../../shared/platform/aws-clients";
+import { loadIngestConfig } from "../../shared/platform/config";
+import { errorSummary } from "../../shared/platform/errors";
+import { countOutcome, observability } from "../../shared/platform/observability";
 
 // Cold start: configuration, clients and credential cache are built once per container.
 const config = loadIngestConfig(process.env);
@@ -37,11 +38,8 @@ export const handler = async (event: APIGatewayProxyEventV2) => {
   const { outcome, detail, eventId, trigger, appId, error } = result;
   const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
   if (outcome === "enqueue-failed")
-    logger.error("event not stored", {
-      ...fields,
-      error: { name: (error as Error)?.name, message: (error as Error)?.message },
-    });
+    logger.error("event not stored", { ...fields, error: errorSummary(error) });
   else logger.info("webhook", fields);
-  countOutcome(metrics, "IngestRequests", outcome);
+  countOutcome(metrics, "ingest", outcome);
   return result.response;
 };

@@ -1,12 +1,12 @@
 import type { Context, SQSEvent } from "aws-lambda";
-import { s3BlobStore } from "../../shared/adapters/blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/event-queue";
-import { dynamoClient, s3Client, sqsClient } from "../../shared/aws-clients";
-import { loadProjectorConfig } from "../../shared/config";
-import { observability } from "../../shared/observability";
-import type { ProjectorDependencies } from "../../shared/projector";
-import { projectSqsBatch } from "../../shared/projector-batch";
-import { projectionStores } from "../../shared/stores";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { dynamoClient, s3Client, sqsClient } from "../../shared/platform/aws-clients";
+import { loadProjectorConfig } from "../../shared/platform/config";
+import { observability } from "../../shared/platform/observability";
+import { projectSqsBatch } from "../../shared/projector/batch";
+import type { ProjectorDependencies } from "../../shared/projector/core";
+import { projectionStores } from "../../shared/projector/stores";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadProjectorConfig(process.env);

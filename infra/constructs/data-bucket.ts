@@ -7,7 +7,7 @@ import {
   StorageClass,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
-import { S3_PREFIX } from "../../shared/constants";
+import { S3_PREFIX } from "../../shared/platform/constants";
 
 export interface DataBucketProps {
   /** Days before raw archive and quarantine objects move to Infrequent Access. */

@@ -17,7 +17,7 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { METRICS_NAMESPACE } from "../../shared/observability";
+import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 
 export interface MonitoringProps {
   readonly api: HttpApi;

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
-import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../../shared/tables";
+import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../../shared/platform/tables";
 
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });

@@ -1,5 +1,5 @@
 import { type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
-import { appKey } from "../tables";
+import { appKey } from "../platform/tables";
 import type { Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
 

@@ -4,7 +4,7 @@ import {
   type MembershipEvent,
   type MembershipTrigger,
 } from "../events/accessors";
-import { appKey } from "../tables";
+import { appKey } from "../platform/tables";
 import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
 

@@ -1,5 +1,5 @@
 import type { EventOf, KnownEvent } from "../events/schemas";
-import { appKey } from "../tables";
+import { appKey } from "../platform/tables";
 import type { Projection, ProjectionInput } from "./types";
 import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
 

@@ -1,6 +1,6 @@
 import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
 import type { Occupant } from "../events/resources";
-import { appKey } from "../tables";
+import { appKey } from "../platform/tables";
 import type { Projection, ProjectionInput } from "./types";
 import { isNewer, maxDefined, minDefined, type Version } from "./version";
 

@@ -8,18 +8,18 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import type { ItemStore } from "../adapters/item-store";
-import { S3_PREFIX } from "../constants";
+import type { RecordingJob } from "../contracts/queue-messages";
+import { S3_PREFIX } from "../platform/constants";
+import { type FetchFailureReason, RecordingFetchError, StorageError } from "../platform/errors";
+import { appKey } from "../platform/tables";
+import type { ItemStore } from "../ports/item-store";
 import {
   applyRecordingOutcome,
   type RecordingOutcome,
   type SessionState,
   withoutQuery,
 } from "../projections/sessions";
-import type { RecordingJob } from "../projector";
-import { appKey } from "../tables";
-import { RecordingFetchError } from "./errors";
-import { openSafeStream, type Resolver } from "./safe-fetch";
+import { type OpenedStream, openSafeStream, type Resolver } from "./safe-fetch";
 
 export interface RecorderLimits {
   connectTimeoutMs: number;
@@ -48,7 +48,7 @@ export interface RecorderDependencies {
 
 export type ArchiveResult =
   | { status: "archived"; key: string; size: number; sha256: string; skipped: boolean }
-  | { status: "failed"; reason: string; detail: string; retry: boolean };
+  | { status: "failed"; reason: FetchFailureReason; detail: string; retry: boolean };
 
 const EXTENSIONS: Record<string, string> = {
   "video/mp4": "mp4",
@@ -152,17 +152,111 @@ async function record(
 ): Promise<void> {
   await deps.sessions.apply({ pk: appKey(job.appId, job.sessionId) }, (state) => {
     // The projector wrote the session before sending the job; if it is somehow missing, keep nothing.
-    if (state === null) throw new Error(`session ${job.sessionId} of ${job.appId} not found`);
+    if (state === null) throw new StorageError(`session ${job.sessionId} of ${job.appId} not found`);
     return applyRecordingOutcome(state, job.startTime, outcome);
+  });
+}
+
+/** Opens the recording through the safe fetch; refuses at once a declared length over the cap. */
+async function openRecording(job: RecordingJob, deps: RecorderDependencies, signal: AbortSignal) {
+  const apiKey = await deps.apiKeyFor(job.appId);
+  const opened = await openSafeStream(job.recordingUrl, {
+    allowHttp: deps.allowHttp,
+    allowedHosts: deps.allowedHosts,
+    resolver: deps.resolver,
+    connectTimeoutMs: deps.limits.connectTimeoutMs,
+    idleTimeoutMs: deps.limits.idleTimeoutMs,
+    maxRedirects: deps.limits.maxRedirects,
+    firstHopHeaders: apiKey ? { appId: job.appId, apiKey } : undefined,
+    signal,
+  });
+  if (opened.contentLength !== undefined && opened.contentLength > deps.limits.maxBytes) {
+    opened.response.destroy();
+    throw new RecordingFetchError(
+      "too-large",
+      `Content-Length ${opened.contentLength} exceeds ${deps.limits.maxBytes}`,
+      false,
+    );
+  }
+  return opened;
+}
+
+/** The object metadata that names where a recording came from. */
+function sourceMetadata(job: RecordingJob): Record<string, string> {
+  return { "source-url": withoutQuery(job.recordingUrl), "session-id": job.sessionId, "app-id": job.appId };
+}
+
+/**
+ * Streams the opened body through the meter into a multipart upload. If the download fails, the
+ * upload fails with its body stream; if the upload fails, the download stops. `uploaded` is handed
+ * out at once so that the caller can wait for lib-storage's abort before it reports a failure.
+ */
+async function streamToBucket(
+  job: RecordingJob,
+  opened: OpenedStream,
+  deps: RecorderDependencies,
+  signal: AbortSignal,
+  onUpload: (uploaded: Promise<unknown>) => void,
+): Promise<{ key: string; sha256: string; size: number }> {
+  const key = recordingKey(job, opened.contentType);
+  const meter = new MeteredStream(deps.limits.maxBytes);
+  const upload = new Upload({
+    client: deps.s3,
+    params: {
+      Bucket: deps.bucket,
+      Key: key,
+      Body: meter,
+      ContentType: opened.contentType,
+      Metadata: sourceMetadata(job),
+    },
+    partSize: deps.limits.partSize,
+    queueSize: deps.limits.queueSize,
+    leavePartsOnError: false,
+  });
+  const uploaded = upload.done();
+  onUpload(uploaded);
+  await Promise.all([pipeline(opened.response, meter, { signal }), uploaded]);
+  return { key, sha256: meter.hash.digest("hex"), size: meter.bytes };
+}
+
+/**
+ * Size and checksum are only known at the end: copies the object onto itself with them added to
+ * its metadata. Resolves to the object's time (what a later relink from S3 reads back).
+ */
+async function stampChecksum(
+  job: RecordingJob,
+  stored: { key: string; sha256: string; size: number },
+  contentType: string,
+  deps: RecorderDependencies,
+): Promise<number> {
+  const copied = await deps.s3.send(
+    new CopyObjectCommand({
+      Bucket: deps.bucket,
+      Key: stored.key,
+      CopySource: `${deps.bucket}/${stored.key.split("/").map(encodeURIComponent).join("/")}`,
+      MetadataDirective: "REPLACE",
+      ContentType: contentType,
+      Metadata: { ...sourceMetadata(job), sha256: stored.sha256, size: String(stored.size) },
+    }),
+  );
+  return wholeSeconds(copied.CopyObjectResult?.LastModified?.getTime() ?? deps.now());
+}
+
+/** Why a job failed, as a `RecordingFetchError` (the cause kept). */
+function failureOf(error: unknown, deadline: AbortSignal): RecordingFetchError {
+  if (error instanceof RecordingFetchError) return error;
+  if (deadline.aborted)
+    return new RecordingFetchError("timeout", "the total deadline passed", true, { cause: error });
+  return new RecordingFetchError("network", error instanceof Error ? error.message : String(error), true, {
+    cause: error,
   });
 }
 
 /**
  * Archives one recording: skip (and link) if the bucket already holds it with the same source and
- * checksum; else
- * stream it (safe fetch) through a hash/size meter into a multipart upload; add size and SHA-256
- * to the object's metadata; record the outcome on the session. Any failure aborts the upload
- * (no parts left behind) and is recorded with its reason.
+ * checksum; else stream it (safe fetch) through a hash/size meter into a multipart upload; add
+ * size and SHA-256 to the object's metadata; record the outcome on the session. Any failure
+ * aborts the upload (no parts left behind) and is recorded with its reason.
  *
  * @example await archiveRecording(job, 1, deps) // { status: "archived", key: "recordings/…", … }
  */
@@ -175,94 +269,34 @@ export async function archiveRecording(
   if (done) return done;
 
   const deadline = AbortSignal.timeout(deps.limits.deadlineMs);
-  let response: { destroy(): void } | undefined;
+  let opened: OpenedStream | undefined;
   let uploaded: Promise<unknown> | undefined;
   try {
-    const apiKey = await deps.apiKeyFor(job.appId);
-    const opened = await openSafeStream(job.recordingUrl, {
-      allowHttp: deps.allowHttp,
-      allowedHosts: deps.allowedHosts,
-      resolver: deps.resolver,
-      connectTimeoutMs: deps.limits.connectTimeoutMs,
-      idleTimeoutMs: deps.limits.idleTimeoutMs,
-      maxRedirects: deps.limits.maxRedirects,
-      firstHopHeaders: apiKey ? { appId: job.appId, apiKey } : undefined,
-      signal: deadline,
+    opened = await openRecording(job, deps, deadline);
+    const stored = await streamToBucket(job, opened, deps, deadline, (u) => {
+      uploaded = u;
     });
-    response = opened.response;
-    if (opened.contentLength !== undefined && opened.contentLength > deps.limits.maxBytes) {
-      opened.response.destroy();
-      throw new RecordingFetchError(
-        "too-large",
-        `Content-Length ${opened.contentLength} exceeds ${deps.limits.maxBytes}`,
-        false,
-      );
-    }
-    const key = recordingKey(job, opened.contentType);
-    const meter = new MeteredStream(deps.limits.maxBytes);
-    const sourceUrl = withoutQuery(job.recordingUrl);
-    const upload = new Upload({
-      client: deps.s3,
-      params: {
-        Bucket: deps.bucket,
-        Key: key,
-        Body: meter,
-        ContentType: opened.contentType,
-        Metadata: { "source-url": sourceUrl, "session-id": job.sessionId, "app-id": job.appId },
-      },
-      partSize: deps.limits.partSize,
-      queueSize: deps.limits.queueSize,
-      leavePartsOnError: false,
-    });
-    uploaded = upload.done();
-    // If the download fails, the upload is aborted (below); if the upload fails, the download stops.
-    await Promise.all([pipeline(opened.response, meter, { signal: deadline }), uploaded]);
-    const sha256 = meter.hash.digest("hex");
-    // Size and checksum are only known at the end: copy the object onto itself with them added.
-    const copied = await deps.s3.send(
-      new CopyObjectCommand({
-        Bucket: deps.bucket,
-        Key: key,
-        CopySource: `${deps.bucket}/${key.split("/").map(encodeURIComponent).join("/")}`,
-        MetadataDirective: "REPLACE",
-        ContentType: opened.contentType,
-        Metadata: {
-          "source-url": sourceUrl,
-          "session-id": job.sessionId,
-          "app-id": job.appId,
-          sha256,
-          size: String(meter.bytes),
-        },
-      }),
-    );
+    const archivedAt = await stampChecksum(job, stored, opened.contentType, deps);
     await record(
       job,
       {
         status: "archived",
         bucket: deps.bucket,
-        key,
-        size: meter.bytes,
-        sha256,
+        ...stored,
         contentType: opened.contentType,
-        // The object's own time, so that a later relink from S3 records the same instant.
-        archivedAt: wholeSeconds(copied.CopyObjectResult?.LastModified?.getTime() ?? deps.now()),
+        archivedAt,
         attempt,
       },
       deps,
     );
-    return { status: "archived", key, size: meter.bytes, sha256, skipped: false };
+    return { status: "archived", ...stored, skipped: false };
   } catch (error) {
-    response?.destroy();
-    // The upload fails with its body stream; once it has settled, lib-storage has aborted the
-    // multipart upload (AbortMultipartUpload), so no part is left behind. Not `upload.abort()`:
-    // that settles at once and leaves the abort running in the background.
+    opened?.response.destroy();
+    // Once the upload has settled, lib-storage has aborted the multipart upload
+    // (AbortMultipartUpload), so no part is left behind. Not `upload.abort()`: that settles at
+    // once and leaves the abort running in the background.
     await uploaded?.catch(() => undefined);
-    const failure =
-      error instanceof RecordingFetchError
-        ? error
-        : deadline.aborted
-          ? new RecordingFetchError("timeout", "the total deadline passed", true)
-          : new RecordingFetchError("network", (error as Error).message, true);
+    const failure = failureOf(error, deadline);
     await record(
       job,
       {

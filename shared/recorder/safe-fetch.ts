@@ -3,8 +3,8 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { errorSummary, RecordingFetchError } from "../platform/errors";
 import { classifyAddress, isIpLiteral } from "./address-policy";
-import { RecordingFetchError } from "./errors";
 
 /** Resolves a host name to all its addresses (node:dns by default; tests pass a stub). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -76,7 +76,9 @@ export async function pinTarget(
   try {
     answers = await options.resolver(host);
   } catch (error) {
-    throw new RecordingFetchError("dns", `cannot resolve ${host}: ${(error as Error).message}`, true);
+    throw new RecordingFetchError("dns", `cannot resolve ${host}: ${errorSummary(error).message}`, true, {
+      cause: error,
+    });
   }
   if (answers.length === 0) throw new RecordingFetchError("dns", `${host} has no address`, true);
   if (!exempt) {
@@ -148,8 +150,8 @@ function get(
         error instanceof RecordingFetchError
           ? error
           : options.signal.aborted
-            ? new RecordingFetchError("timeout", "the total deadline passed", true)
-            : new RecordingFetchError("network", error.message, true),
+            ? new RecordingFetchError("timeout", "the total deadline passed", true, { cause: error })
+            : new RecordingFetchError("network", error.message, true, { cause: error }),
       );
     });
     request.end();

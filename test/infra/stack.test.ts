@@ -5,7 +5,7 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
-import { TABLE_DEFINITIONS } from "../../shared/tables";
+import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 
 let template: Template;
 let json: string;

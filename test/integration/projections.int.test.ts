@@ -4,22 +4,27 @@ import { Metrics } from "@aws-lambda-powertools/metrics";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { s3BlobStore } from "../../shared/adapters/blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/event-queue";
-import { canonicalJson, documentClient } from "../../shared/adapters/item-store";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { parseWebhookEvent } from "../../shared/events/schemas";
+import type { TableNames } from "../../shared/platform/tables";
+import { canonicalJson } from "../../shared/projections/canonical-json";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import { presenceProjection } from "../../shared/projections/presence";
 import { sessionsProjection } from "../../shared/projections/sessions";
 import type { ItemKey, Projection } from "../../shared/projections/types";
-import { type ProjectionStores, type ProjectorDependencies, projectionInput } from "../../shared/projector";
-import { projectSqsBatch } from "../../shared/projector-batch";
-import { analyticsQueries } from "../../shared/queries";
-import { projectionStores } from "../../shared/stores";
-import type { TableNames } from "../../shared/tables";
+import { projectSqsBatch } from "../../shared/projector/batch";
+import {
+  type ProjectionStores,
+  type ProjectorDependencies,
+  projectionInput,
+} from "../../shared/projector/core";
+import { projectionStores } from "../../shared/projector/stores";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
+import { analyticsQueries } from "../../tools/query/queries";
 import { createBucket, createQueue, emulatorClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 import { type Delivery, type History, historyArbitrary } from "../support/histories";

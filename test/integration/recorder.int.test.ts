@@ -10,13 +10,13 @@ import {
   ListObjectsV2Command,
 } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { documentClient, dynamoItemStore } from "../../shared/adapters/item-store";
+import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
+import type { RecordingJob } from "../../shared/contracts/queue-messages";
+import { appKey, SESSIONS_TABLE } from "../../shared/platform/tables";
 import { evolveSession, type SessionState } from "../../shared/projections/sessions";
-import type { RecordingJob } from "../../shared/projector";
 import { archiveRecording, type RecorderDependencies } from "../../shared/recorder/archive";
+import { recordSqsBatch } from "../../shared/recorder/batch";
 import { systemResolver } from "../../shared/recorder/safe-fetch";
-import { recordSqsBatch } from "../../shared/recorder-batch";
-import { appKey, SESSIONS_TABLE } from "../../shared/tables";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
 import { type FileServer, fileSha256, fileStream, startFileServer } from "../../tools/simulate/file-server";

@@ -1,7 +1,8 @@
-import type { BlobStore } from "../../shared/adapters/blob-store";
-import type { MessageQueue, QueueMessage } from "../../shared/adapters/event-queue";
-import { staticCredentialSource, type WebhookCredential } from "../../shared/credentials";
-import type { IngestDependencies, IngestRequest } from "../../shared/ingest";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
+import type { IngestDependencies, IngestRequest } from "../../shared/ingest/core";
+import { staticCredentialSource } from "../../shared/ingest/credentials";
+import type { BlobStore } from "../../shared/ports/blob-store";
+import type { MessageQueue, QueueMessage } from "../../shared/ports/message-queue";
 
 /** Builds `Authorization: Basic ...` for a pair. */
 export function basic(username: string, password: string): string {

@@ -1,12 +1,13 @@
-import { canonicalJson, type ItemStore } from "../../shared/adapters/item-store";
 import { parseWebhookEvent } from "../../shared/events/schemas";
+import type { ItemStore } from "../../shared/ports/item-store";
+import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { ProjectionInput } from "../../shared/projections/types";
 import {
   type ProjectionStores,
   type ProjectorDependencies,
   projectionInput,
   projectKnownEvent,
-} from "../../shared/projector";
+} from "../../shared/projector/core";
 import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";
 

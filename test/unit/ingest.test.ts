@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { CredentialSource, WebhookCredential } from "../../shared/credentials";
-import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
+import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
+import type { CredentialSource } from "../../shared/ports/credential-source";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
 
 const fixture = readFileSync(new URL("../events/group_created.json", import.meta.url), "utf8");

@@ -11,7 +11,7 @@ import {
 import { evolvePresence, type PresenceState } from "../../shared/projections/presence";
 import { applyRecordingOutcome, evolveSession, type SessionState } from "../../shared/projections/sessions";
 import type { ProjectionInput } from "../../shared/projections/types";
-import { evolveOnce, projectKnownEvent } from "../../shared/projector";
+import { evolveOnce, projectKnownEvent } from "../../shared/projector/core";
 import { fixture, type Loose } from "../support/fixtures";
 import { historyArbitrary } from "../support/histories";
 import { inputOf, memoryDeps, memoryStores, projectAll, snapshot } from "../support/projection";

@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
+import { RecordingFetchError } from "../../shared/platform/errors";
 import { classifyAddress } from "../../shared/recorder/address-policy";
-import { RecordingFetchError } from "../../shared/recorder/errors";
 import { pinnedLookup, pinTarget, type Resolver } from "../../shared/recorder/safe-fetch";
 
 /** A resolver stub: no test here sends a packet anywhere. */

@@ -1,5 +1,5 @@
 import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
-import { TABLE_DEFINITIONS, type TableDefinition, type TableNames } from "../../shared/tables";
+import { TABLE_DEFINITIONS, type TableDefinition, type TableNames } from "../../shared/platform/tables";
 
 const NAME_OF: Record<TableDefinition["id"], keyof TableNames> = {
   Groups: "groups",

@@ -5,7 +5,12 @@ import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../../shared/queues";
+import {
+  EVENTS_QUEUE,
+  type QueueDefinition,
+  RECORDINGS_QUEUE,
+  VISIBILITY_FACTOR,
+} from "../../shared/platform/queues";
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { TableNames } from "../../shared/tables";
+import type { TableNames } from "../../shared/platform/tables";
 
 /**
  * What a running local stack tells the other commands (`simulate`, `query`, `redrive`, `replay`):

@@ -1,7 +1,7 @@
 /** `npm run redrive -- [--queue events|recordings] [--stack <name>]`: DLQ → queue. */
 import { Command } from "commander";
-import { redrive } from "../../shared/operations";
 import { resolveTarget } from "../target";
+import { redrive } from "./operations";
 
 const o = new Command("redrive")
   .description("Move messages from a dead-letter queue back to its queue (local stack by default)")

@@ -1,10 +1,10 @@
 /** `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--stack <name>]`. */
 import { Command } from "commander";
-import { s3BlobStore } from "../../shared/adapters/blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/event-queue";
-import { replayArchive } from "../../shared/operations";
-import { projectionStores } from "../../shared/stores";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { projectionStores } from "../../shared/projector/stores";
 import { resolveTarget } from "../target";
+import { replayArchive } from "./operations";
 
 const o = new Command("replay")
   .description("Re-project events from the raw archive into the tables (local stack by default)")

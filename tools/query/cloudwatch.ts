@@ -1,5 +1,5 @@
 import { CloudWatchClient, GetMetricStatisticsCommand, ListMetricsCommand } from "@aws-sdk/client-cloudwatch";
-import { METRICS_NAMESPACE } from "../../shared/observability";
+import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 
 /** Outcome counts of the last 24 hours from the functions' CloudWatch metrics (deployed stacks). */
 export async function cloudWatchOutcomes(): Promise<Record<string, Record<string, number>>> {

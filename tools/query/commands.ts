@@ -1,11 +1,11 @@
 import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command } from "commander";
-import { documentClient } from "../../shared/adapters/item-store";
-import { type AnalyticsQueries, analyticsQueries } from "../../shared/queries";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { readStats, stateDir } from "../local/state";
 import { resolveTarget, type Target } from "../target";
 import { cloudWatchOutcomes } from "./cloudwatch";
+import { type AnalyticsQueries, analyticsQueries } from "./queries";
 
 /** Where the CLI writes: stdout for results, stderr for everything else. */
 export interface Io {

@@ -1,4 +1,4 @@
-import type { AnalyticsQueries } from "../../shared/queries";
+import type { AnalyticsQueries } from "../query/queries";
 import { fileSha256 } from "./file-server";
 import type { GeneratedHistory } from "./generator";
 

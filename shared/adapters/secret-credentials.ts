@@ -1,6 +1,8 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { type CredentialSource, parseCredentialList, type WebhookCredential } from "../credentials";
+import type { WebhookCredential } from "../contracts/secrets";
+import { parseCredentialList } from "../ingest/credentials";
+import type { CredentialSource } from "../ports/credential-source";
 
 export interface SecretCredentialSourceOptions {
   /** Name or ARN of the secret holding `{"credentials":[...]}`. */

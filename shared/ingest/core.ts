@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import type { BlobStore } from "./adapters/blob-store";
-import type { MessageQueue } from "./adapters/event-queue";
+import { oversizeKey } from "../contracts/bucket-layout";
 import {
-  APP_ID_PATTERN,
-  AUTH_REALM,
   BODY_LOCATION_S3,
-  MESSAGE_ATTRIBUTE,
-  S3_PREFIX,
-  TRIGGER_PATTERN,
-} from "./constants";
-import { authenticateBasic, type CredentialSource, credentialAllowsApp } from "./credentials";
+  eventMessageAttributes,
+  type OversizePointer,
+  type StampedEventAttributes,
+} from "../contracts/queue-messages";
+import { APP_ID_PATTERN, AUTH_REALM, TRIGGER_PATTERN } from "../platform/constants";
+import type { IngestOutcome } from "../platform/outcomes";
+import type { BlobStore } from "../ports/blob-store";
+import type { CredentialSource } from "../ports/credential-source";
+import type { MessageQueue } from "../ports/message-queue";
+import { authenticateBasic, credentialAllowsApp } from "./credentials";
 import { errorResponse, type HttpResponse, jsonResponse } from "./http";
 
 /** The parts of an HTTP request the ingest looks at. */
@@ -43,17 +45,6 @@ export interface IngestDependencies {
   allowedAppIds?: ReadonlySet<string>;
 }
 
-/** Why a request ended as it did: one value per metric dimension. */
-export type IngestOutcome =
-  | "accepted"
-  | "accepted-oversize"
-  | "unauthorized"
-  | "forbidden-app"
-  | "method-not-allowed"
-  | "payload-too-large"
-  | "invalid-body"
-  | "enqueue-failed";
-
 export interface IngestResult {
   response: HttpResponse;
   outcome: IngestOutcome;
@@ -63,14 +54,6 @@ export interface IngestResult {
   trigger?: string;
   appId?: string;
   error?: unknown;
-}
-
-/** The pointer that replaces an oversize body on the queue. */
-export interface OversizePointer {
-  bucket: string;
-  key: string;
-  size: number;
-  eventId: string;
 }
 
 /** Maps an API Gateway HTTP API (2.0) event to an `IngestRequest`. */
@@ -147,10 +130,80 @@ function readEnvelope(text: string, limits: IngestLimits): Envelope | { problem:
   return { trigger, appId };
 }
 
-/** `oversize/<app>/<yyyy>/<mm>/<dd>/<eventId>.json`: deterministic, so a retried request overwrites itself. */
-export function oversizeKey(appId: string | undefined, receivedAt: number, eventId: string): string {
-  const day = new Date(receivedAt).toISOString().slice(0, 10).replaceAll("-", "/");
-  return `${S3_PREFIX.oversize}${encodeURIComponent(appId ?? "_none")}/${day}/${eventId}.json`;
+type Rejection = IngestResult;
+
+function unauthorized(reason: "missing" | "malformed" | "invalid"): Rejection {
+  return {
+    outcome: "unauthorized",
+    detail: reason,
+    response: errorResponse(
+      401,
+      "unauthorized",
+      reason === "missing" ? "Basic credentials are required" : "invalid Basic credentials",
+      { "www-authenticate": `Basic realm="${AUTH_REALM}", charset="UTF-8"` },
+    ),
+  };
+}
+
+function invalidBody(detail: string, message: string): Rejection {
+  return { outcome: "invalid-body", detail, response: errorResponse(400, "invalid-body", message) };
+}
+
+/** The body's bytes and text, or why it cannot be taken: too large (413), empty or not UTF-8 (400). */
+function readBody(request: IngestRequest, limits: IngestLimits): { bytes: Buffer; text: string } | Rejection {
+  const raw = request.body ?? "";
+  if (decodedSize(raw, request.isBase64Encoded) > limits.maxBodyBytes) {
+    return {
+      outcome: "payload-too-large",
+      response: errorResponse(413, "payload-too-large", `body exceeds ${limits.maxBodyBytes} bytes`),
+    };
+  }
+  const bytes = request.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
+  if (bytes.byteLength === 0) return invalidBody("empty", "body is empty");
+  try {
+    return { bytes, text: utf8.decode(bytes) };
+  } catch {
+    return invalidBody("not-utf8", "body is not UTF-8 text");
+  }
+}
+
+/**
+ * Stores the event durably: inline in SQS, or in S3 with a pointer in SQS when it is too large
+ * or holds characters SQS refuses. Resolves to whether it went through S3; throws if nothing
+ * accepted it.
+ */
+async function storeEvent(
+  bytes: Buffer,
+  text: string,
+  attributes: StampedEventAttributes,
+  deps: IngestDependencies,
+): Promise<boolean> {
+  const viaS3 = async () => {
+    const stored = await deps.oversizeStore.put(
+      oversizeKey(attributes.appId, attributes.receivedAt, attributes.eventId),
+      bytes,
+      {
+        contentType: "application/json",
+        metadata: { "event-id": attributes.eventId, trigger: attributes.trigger },
+      },
+    );
+    const pointer: OversizePointer = { ...stored, eventId: attributes.eventId };
+    await deps.queue.send({
+      body: JSON.stringify(pointer),
+      attributes: eventMessageAttributes({ ...attributes, bodyLocation: BODY_LOCATION_S3 }),
+    });
+    return true;
+  };
+  if (bytes.byteLength > deps.limits.inlineBodyLimitBytes || hasSqsForbiddenCharacters(text)) return viaS3();
+  try {
+    await deps.queue.send({ body: text, attributes: eventMessageAttributes(attributes) });
+    return false;
+  } catch (error) {
+    // SQS refused the characters of the body (some emulators refuse all of outside the BMP):
+    // the S3 path keeps it byte-exact instead of losing it.
+    if (!isInvalidMessageContents(error)) throw error;
+    return viaS3();
+  }
 }
 
 /**
@@ -163,48 +216,17 @@ export function oversizeKey(appId: string | undefined, receivedAt: number, event
  */
 export async function ingestWebhook(request: IngestRequest, deps: IngestDependencies): Promise<IngestResult> {
   const auth = await authenticateBasic(request.headers.authorization, deps.credentials);
-  if (!auth.ok) {
-    return {
-      outcome: "unauthorized",
-      detail: auth.reason,
-      response: errorResponse(
-        401,
-        "unauthorized",
-        auth.reason === "missing" ? "Basic credentials are required" : "invalid Basic credentials",
-        { "www-authenticate": `Basic realm="${AUTH_REALM}", charset="UTF-8"` },
-      ),
-    };
-  }
+  if (!auth.ok) return unauthorized(auth.reason);
   if (request.method.toUpperCase() !== "POST") {
     return {
       outcome: "method-not-allowed",
       response: errorResponse(405, "method-not-allowed", "only POST is accepted", { allow: "POST" }),
     };
   }
-
-  const { limits } = deps;
-  const raw = request.body ?? "";
-  if (decodedSize(raw, request.isBase64Encoded) > limits.maxBodyBytes) {
-    return {
-      outcome: "payload-too-large",
-      response: errorResponse(413, "payload-too-large", `body exceeds ${limits.maxBodyBytes} bytes`),
-    };
-  }
-  const bytes = request.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
-  const invalid = (detail: string, message: string): IngestResult => ({
-    outcome: "invalid-body",
-    detail,
-    response: errorResponse(400, "invalid-body", message),
-  });
-  if (bytes.byteLength === 0) return invalid("empty", "body is empty");
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return invalid("not-utf8", "body is not UTF-8 text");
-  }
-  const envelope = readEnvelope(text, limits);
-  if ("problem" in envelope) return invalid(envelope.problem, envelope.message);
+  const body = readBody(request, deps.limits);
+  if ("outcome" in body) return body;
+  const envelope = readEnvelope(body.text, deps.limits);
+  if ("problem" in envelope) return invalidBody(envelope.problem, envelope.message);
   const { trigger, appId } = envelope;
   const appAllowed = !deps.allowedAppIds?.size || (appId !== undefined && deps.allowedAppIds.has(appId));
   if (!appAllowed || !credentialAllowsApp(auth.credential, appId)) {
@@ -220,44 +242,15 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
     };
   }
 
-  const eventId = createHash("sha256").update(bytes).digest("hex");
-  const attributes: Record<string, string | number> = {
-    [MESSAGE_ATTRIBUTE.trigger]: trigger,
-    [MESSAGE_ATTRIBUTE.receivedAt]: request.receivedAt,
-    [MESSAGE_ATTRIBUTE.eventId]: eventId,
-    ...(appId === undefined ? {} : { [MESSAGE_ATTRIBUTE.appId]: appId }),
-  };
-  const viaS3 = async () => {
-    const stored = await deps.oversizeStore.put(oversizeKey(appId, request.receivedAt, eventId), bytes, {
-      contentType: "application/json",
-      metadata: { "event-id": eventId, trigger },
-    });
-    const pointer: OversizePointer = { bucket: stored.bucket, key: stored.key, size: stored.size, eventId };
-    await deps.queue.send({
-      body: JSON.stringify(pointer),
-      attributes: { ...attributes, [MESSAGE_ATTRIBUTE.bodyLocation]: BODY_LOCATION_S3 },
-    });
-  };
-  let oversize = bytes.byteLength > limits.inlineBodyLimitBytes || hasSqsForbiddenCharacters(text);
+  const eventId = createHash("sha256").update(body.bytes).digest("hex");
+  const fields = { eventId, trigger, appId };
+  let viaS3: boolean;
   try {
-    if (oversize) await viaS3();
-    else {
-      try {
-        await deps.queue.send({ body: text, attributes });
-      } catch (error) {
-        // SQS refused the characters of the body (some emulators refuse all of outside the BMP):
-        // the S3 path keeps it byte-exact instead of losing it.
-        if (!isInvalidMessageContents(error)) throw error;
-        oversize = true;
-        await viaS3();
-      }
-    }
+    viaS3 = await storeEvent(body.bytes, body.text, { ...fields, receivedAt: request.receivedAt }, deps);
   } catch (error) {
     return {
       outcome: "enqueue-failed",
-      eventId,
-      trigger,
-      appId,
+      ...fields,
       error,
       response: errorResponse(503, "enqueue-failed", "the event could not be stored; retry later", {
         "retry-after": "10",
@@ -265,10 +258,8 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
     };
   }
   return {
-    outcome: oversize ? "accepted-oversize" : "accepted",
-    eventId,
-    trigger,
-    appId,
+    outcome: viaS3 ? "accepted-oversize" : "accepted",
+    ...fields,
     response: jsonResponse(200, { status: "accepted", eventId }),
   };
 }

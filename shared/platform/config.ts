@@ -1,8 +1,12 @@
 import * as z from "zod/mini";
+import { type RecordingApiKeys, recordingApiKeysSchema, type WebhookCredential } from "../contracts/secrets";
+import { parseCredentialList } from "../ingest/credentials";
+import type { RecorderLimits } from "../recorder/archive";
+import type { AwsClientSettings } from "./aws-clients";
 import { DEFAULT_MAX_BODY_BYTES, SQS_INLINE_BODY_LIMIT_BYTES } from "./constants";
-import { parseCredentialList, type WebhookCredential } from "./credentials";
+import { DEFAULT_MAX_RECORDING_BYTES, RECORDER_DEADLINE_MARGIN_MS } from "./environment";
 import { ConfigurationError } from "./errors";
-import type { RecorderLimits } from "./recorder/archive";
+import { RECORDINGS_QUEUE } from "./queues";
 import type { TableNames } from "./tables";
 
 /**
@@ -30,7 +34,7 @@ function parseEnv<S extends z.ZodMiniType>(schema: S, env: Env): z.infer<S> {
     const problems = parsed.error.issues
       .map((i: z.core.$ZodIssue) => `${i.path.join(".")}: ${i.message}`)
       .join("; ");
-    throw new ConfigurationError(`invalid environment: ${problems}`);
+    throw new ConfigurationError(`invalid environment: ${problems}`, { cause: parsed.error });
   }
   return parsed.data;
 }
@@ -41,13 +45,6 @@ const awsEnv = z.object({
   LOCAL_AWS_ENDPOINT: optionalText,
   LOCAL_DYNAMODB_ENDPOINT: optionalText,
 });
-
-export interface AwsClientSettings {
-  /** SQS/S3 endpoint override (fauxqs locally), undefined in AWS. */
-  endpoint: string | undefined;
-  /** DynamoDB endpoint override (DynamoDB Local), undefined in AWS. */
-  dynamoEndpoint: string | undefined;
-}
 
 function awsSettings(env: z.infer<typeof awsEnv>): AwsClientSettings {
   return { endpoint: env.LOCAL_AWS_ENDPOINT, dynamoEndpoint: env.LOCAL_DYNAMODB_ENDPOINT };
@@ -68,7 +65,7 @@ export interface IngestConfig {
   allowedAppIds: string[];
 }
 
-const ingestEnv = z.extend(awsEnv, {
+export const ingestEnv = z.extend(awsEnv, {
   EVENTS_QUEUE_URL: text,
   DATA_BUCKET: text,
   /** In AWS: the secret with `{"credentials":[{username,password,appIds?}]}`. */
@@ -84,6 +81,15 @@ const ingestEnv = z.extend(awsEnv, {
   ALLOWED_APP_IDS: optionalText,
 });
 
+/** Parses a variable that holds JSON; the error names the variable, never its value. */
+function jsonVariable(name: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigurationError(`${name} is not JSON`, { cause: error });
+  }
+}
+
 function credentialsConfig(env: z.infer<typeof ingestEnv>): CredentialsConfig {
   if (env.WEBHOOK_CREDENTIALS_SECRET_ID)
     return {
@@ -91,15 +97,11 @@ function credentialsConfig(env: z.infer<typeof ingestEnv>): CredentialsConfig {
       secretId: env.WEBHOOK_CREDENTIALS_SECRET_ID,
       cacheSeconds: env.CREDENTIALS_CACHE_SECONDS,
     };
-  if (env.WEBHOOK_CREDENTIALS) {
-    let json: unknown;
-    try {
-      json = JSON.parse(env.WEBHOOK_CREDENTIALS);
-    } catch {
-      throw new ConfigurationError("WEBHOOK_CREDENTIALS is not JSON");
-    }
-    return { kind: "static", credentials: parseCredentialList(json) };
-  }
+  if (env.WEBHOOK_CREDENTIALS)
+    return {
+      kind: "static",
+      credentials: parseCredentialList(jsonVariable("WEBHOOK_CREDENTIALS", env.WEBHOOK_CREDENTIALS)),
+    };
   if (env.WEBHOOK_USERNAME && env.WEBHOOK_PASSWORD)
     return {
       kind: "static",
@@ -123,11 +125,16 @@ export function loadIngestConfig(env: Env): IngestConfig {
     maxBodyBytes: e.MAX_BODY_BYTES,
     inlineBodyLimitBytes: Math.min(SQS_INLINE_BODY_LIMIT_BYTES, e.MAX_BODY_BYTES),
     maxJsonDepth: e.MAX_JSON_DEPTH,
-    allowedAppIds: (e.ALLOWED_APP_IDS ?? "")
-      .split(",")
-      .map((a) => a.trim())
-      .filter(Boolean),
+    allowedAppIds: commaList(e.ALLOWED_APP_IDS),
   };
+}
+
+/** The list in a comma-separated variable, trimmed, empty entries dropped. */
+function commaList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
 }
 
 const tablesEnv = {
@@ -158,7 +165,7 @@ export interface ProjectorConfig {
   recordingsQueueUrl: string;
 }
 
-const projectorEnv = z.extend(awsEnv, { ...tablesEnv, DATA_BUCKET: text, RECORDINGS_QUEUE_URL: text });
+export const projectorEnv = z.extend(awsEnv, { ...tablesEnv, DATA_BUCKET: text, RECORDINGS_QUEUE_URL: text });
 
 /** Reads the projector function's configuration. */
 export function loadProjectorConfig(env: Env): ProjectorConfig {
@@ -177,13 +184,13 @@ export interface RecorderConfig {
   dataBucket: string;
   apiKeys:
     | { kind: "secret"; secretId: string; cacheSeconds: number }
-    | { kind: "static"; keys: Record<string, string> };
+    | { kind: "static"; keys: RecordingApiKeys };
   allowHttp: boolean;
   allowedHosts: string[];
   limits: RecorderLimits;
 }
 
-const recorderEnv = z.extend(awsEnv, {
+export const recorderEnv = z.extend(awsEnv, {
   SESSIONS_TABLE: text,
   DATA_BUCKET: text,
   /** In AWS: a secret with `{"<appId>":"<apiKey>"}` for token-protected recordings. */
@@ -195,8 +202,10 @@ const recorderEnv = z.extend(awsEnv, {
   RECORDER_ALLOWED_HOSTS: optionalText,
   RECORDER_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   RECORDER_IDLE_TIMEOUT_MS: positiveInt(30_000),
-  RECORDER_DEADLINE_MS: positiveInt(840_000),
-  MAX_RECORDING_BYTES: positiveInt(5 * 1024 ** 3),
+  RECORDER_DEADLINE_MS: positiveInt(
+    RECORDINGS_QUEUE.consumerTimeoutSeconds * 1000 - RECORDER_DEADLINE_MARGIN_MS,
+  ),
+  MAX_RECORDING_BYTES: positiveInt(DEFAULT_MAX_RECORDING_BYTES),
   RECORDER_MAX_REDIRECTS: positiveInt(5),
   RECORDER_PART_SIZE: positiveInt(5 * 1024 ** 2),
   RECORDER_QUEUE_SIZE: positiveInt(4),
@@ -209,15 +218,11 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
   if (e.RECORDING_API_KEYS_SECRET_ID)
     apiKeys = { kind: "secret", secretId: e.RECORDING_API_KEYS_SECRET_ID, cacheSeconds: 300 };
   else if (e.RECORDING_API_KEYS) {
-    let json: unknown;
-    try {
-      json = JSON.parse(e.RECORDING_API_KEYS);
-    } catch {
-      throw new ConfigurationError("RECORDING_API_KEYS is not JSON");
-    }
-    const parsed = z.record(z.string(), z.string()).safeParse(json);
+    const parsed = recordingApiKeysSchema.safeParse(jsonVariable("RECORDING_API_KEYS", e.RECORDING_API_KEYS));
     if (!parsed.success)
-      throw new ConfigurationError("RECORDING_API_KEYS must be a JSON object of appId to apiKey");
+      throw new ConfigurationError("RECORDING_API_KEYS must be a JSON object of appId to apiKey", {
+        cause: parsed.error,
+      });
     apiKeys = { kind: "static", keys: parsed.data };
   }
   return {
@@ -226,10 +231,7 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
     dataBucket: e.DATA_BUCKET,
     apiKeys,
     allowHttp: e.RECORDER_ALLOW_HTTP,
-    allowedHosts: (e.RECORDER_ALLOWED_HOSTS ?? "")
-      .split(",")
-      .map((h) => h.trim())
-      .filter(Boolean),
+    allowedHosts: commaList(e.RECORDER_ALLOWED_HOSTS),
     limits: {
       connectTimeoutMs: e.RECORDER_CONNECT_TIMEOUT_MS,
       idleTimeoutMs: e.RECORDER_IDLE_TIMEOUT_MS,

@@ -1,15 +1,5 @@
 import { type MessageAttributeValue, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-
-/** A message for the events queue: the body and its string/number attributes. */
-export interface QueueMessage {
-  body: string;
-  attributes: Record<string, string | number>;
-}
-
-/** Durable hand-off of a message. Resolves only once the queue has accepted it. */
-export interface MessageQueue {
-  send(message: QueueMessage): Promise<void>;
-}
+import type { MessageQueue, QueueMessage } from "../ports/message-queue";
 
 function toAttributes(attributes: QueueMessage["attributes"]): Record<string, MessageAttributeValue> {
   return Object.fromEntries(
@@ -23,9 +13,10 @@ function toAttributes(attributes: QueueMessage["attributes"]): Record<string, Me
 }
 
 /**
- * An SQS queue. Takes its client, so tests and the local stack pass one pointed at fauxqs.
+ * An SQS queue as a `MessageQueue`. Takes its client, so tests and the local stack pass one
+ * pointed at fauxqs.
  *
- * @example await sqsMessageQueue(new SQSClient({}), url).send({ body: "{}", attributes: { trigger: "x" } })
+ * @example await sqsMessageQueue(sqsClient(settings), url).send({ body: "{}", attributes: { trigger: "x" } })
  */
 export function sqsMessageQueue(client: SQSClient, queueUrl: string): MessageQueue {
   return {

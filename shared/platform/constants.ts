@@ -31,15 +31,3 @@ export const S3_PREFIX = {
   quarantine: "quarantine/",
   recordings: "recordings/",
 } as const;
-
-/** Message attribute names on the events queue. */
-export const MESSAGE_ATTRIBUTE = {
-  trigger: "trigger",
-  appId: "appId",
-  receivedAt: "receivedAt",
-  eventId: "eventId",
-  bodyLocation: "bodyLocation",
-} as const;
-
-/** `bodyLocation` attribute value when the SQS body is a pointer to an S3 object. */
-export const BODY_LOCATION_S3 = "s3";

@@ -4,11 +4,11 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import type { GroupState } from "./projections/groups";
-import type { MembershipState } from "./projections/memberships";
-import type { PresenceState } from "./projections/presence";
-import type { SessionState } from "./projections/sessions";
-import { appKey, type TableNames } from "./tables";
+import { appKey, type TableNames } from "../../shared/platform/tables";
+import type { GroupState } from "../../shared/projections/groups";
+import type { MembershipState } from "../../shared/projections/memberships";
+import type { PresenceState } from "../../shared/projections/presence";
+import type { SessionState } from "../../shared/projections/sessions";
 
 /**
  * The access patterns of the tables, each one GetItem or Query (never Scan). Used by the query

@@ -1,30 +1,21 @@
-import { createHash } from "node:crypto";
-import type { SQSRecord } from "aws-lambda";
-import type { BlobStore } from "./adapters/blob-store";
-import type { MessageQueue } from "./adapters/event-queue";
-import { type ApplyResult, canonicalJson, type ItemStore } from "./adapters/item-store";
-import { BODY_LOCATION_S3, MESSAGE_ATTRIBUTE, S3_PREFIX } from "./constants";
-import { sessionIdOf } from "./events/accessors";
-import { dedupeKey } from "./events/dedupe";
-import { eventTime } from "./events/event-time";
-import { type KnownEvent, parseWebhookEvent } from "./events/schemas";
-import { type GroupState, groupsProjection } from "./projections/groups";
-import { type MembershipState, membershipsProjection } from "./projections/memberships";
-import { type PresenceState, presenceProjection } from "./projections/presence";
-import { type SessionState, sessionsProjection } from "./projections/sessions";
-import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "./projections/types";
-import { type Version, versionOf, versionTime } from "./projections/version";
-
-/** An event taken off the events queue, its body resolved (from S3 for an oversize pointer). */
-export interface QueuedEvent {
-  messageId: string;
-  eventId: string;
-  receivedAt: number;
-  trigger: string;
-  appId: string | undefined;
-  /** The raw body, as the platform sent it. */
-  body: string;
-}
+import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
+import { sessionIdOf } from "../events/accessors";
+import { dedupeKey } from "../events/dedupe";
+import { eventTime } from "../events/event-time";
+import { type KnownEvent, parseWebhookEvent } from "../events/schemas";
+import type { ProjectionOutcome } from "../platform/outcomes";
+import type { BlobStore } from "../ports/blob-store";
+import type { ApplyResult, ItemStore } from "../ports/item-store";
+import type { MessageQueue } from "../ports/message-queue";
+import { canonicalJson } from "../projections/canonical-json";
+import { type GroupState, groupsProjection } from "../projections/groups";
+import { type MembershipState, membershipsProjection } from "../projections/memberships";
+import { type PresenceState, presenceProjection } from "../projections/presence";
+import { type SessionState, sessionsProjection } from "../projections/sessions";
+import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../projections/types";
+import { type Version, versionOf, versionTime } from "../projections/version";
+import type { QueuedEvent } from "./queued-event";
+import { quarantine } from "./raw-archive";
 
 export interface ProjectionStores {
   groups: ItemStore<GroupState>;
@@ -39,99 +30,6 @@ export interface ProjectorDependencies {
   dataStore: BlobStore;
   recordingJobs: MessageQueue;
   now: () => number;
-}
-
-/** Where each event ended: the counters of the "nothing lost" invariant. */
-export type ProjectionOutcome = "projected" | "stale" | "archived-only" | "quarantined";
-
-/** A job for the recorder: one recording to fetch. */
-export interface RecordingJob {
-  appId: string;
-  sessionId: string;
-  startTime: string;
-  recordingDate: string;
-  recordingUrl: string;
-  eventId: string;
-}
-
-function attribute(record: SQSRecord, name: string): string | undefined {
-  return record.messageAttributes?.[name]?.stringValue;
-}
-
-/**
- * Reads one queue message back into the event it carries. Messages without attributes (sent by
- * hand, or redriven by a tool that dropped them) fall back to the body hash and SQS's sent time.
- */
-export async function decodeRecord(record: SQSRecord, dataStore: BlobStore): Promise<QueuedEvent> {
-  let body = record.body;
-  if (attribute(record, MESSAGE_ATTRIBUTE.bodyLocation) === BODY_LOCATION_S3) {
-    const pointer = JSON.parse(record.body) as { key?: unknown };
-    if (typeof pointer.key !== "string") throw new Error("oversize pointer without a key");
-    body = await dataStore.getText(pointer.key);
-  }
-  const receivedAt = Number(
-    attribute(record, MESSAGE_ATTRIBUTE.receivedAt) ?? record.attributes?.SentTimestamp,
-  );
-  return {
-    messageId: record.messageId,
-    eventId: attribute(record, MESSAGE_ATTRIBUTE.eventId) ?? createHash("sha256").update(body).digest("hex"),
-    receivedAt: Number.isFinite(receivedAt) ? receivedAt : 0,
-    trigger: attribute(record, MESSAGE_ATTRIBUTE.trigger) ?? "(unknown)",
-    appId: attribute(record, MESSAGE_ATTRIBUTE.appId),
-    body,
-  };
-}
-
-function datePath(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
-function appSegment(appId: string | undefined): string {
-  return encodeURIComponent(appId ?? "_none");
-}
-
-/**
- * The raw archive: one NDJSON object per (app, day) in a batch, under
- * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids>.ndjson`; each line holds the
- * eventId, receivedAt, trigger, appId and the raw body. A retried batch rewrites the same key;
- * a batch split differently may archive an event twice, which replay deduplicates by eventId.
- */
-export async function archiveBatch(events: readonly QueuedEvent[], store: BlobStore): Promise<string[]> {
-  const groups = new Map<string, QueuedEvent[]>();
-  for (const event of events) {
-    const prefix = `${S3_PREFIX.raw}app=${appSegment(event.appId)}/date=${datePath(event.receivedAt)}/`;
-    groups.set(prefix, [...(groups.get(prefix) ?? []), event]);
-  }
-  const keys: string[] = [];
-  await Promise.all(
-    [...groups].map(async ([prefix, group]) => {
-      const ids = group.map((e) => e.eventId).sort();
-      const key = `${prefix}${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}.ndjson`;
-      const lines = group.map((e) =>
-        JSON.stringify({
-          eventId: e.eventId,
-          receivedAt: e.receivedAt,
-          trigger: e.trigger,
-          appId: e.appId,
-          body: e.body,
-        }),
-      );
-      await store.put(key, `${lines.join("\n")}\n`, { contentType: "application/x-ndjson" });
-      keys.push(key);
-    }),
-  );
-  return keys;
-}
-
-/** `quarantine/app=<appId>/date=<day>/<eventId>.json`: the raw body with why it was refused. */
-export async function quarantine(
-  event: QueuedEvent,
-  error: string,
-  deps: ProjectorDependencies,
-): Promise<void> {
-  const key = `${S3_PREFIX.quarantine}app=${appSegment(event.appId)}/date=${datePath(event.receivedAt)}/${event.eventId}.json`;
-  const record = { ...event, error, quarantinedAt: deps.now() };
-  await deps.dataStore.put(key, JSON.stringify(record), { contentType: "application/json" });
 }
 
 /**
@@ -246,10 +144,7 @@ async function sendRecordingJob(
     recordingUrl: event.data.recording_url,
     eventId,
   };
-  await deps.recordingJobs.send({
-    body: JSON.stringify(job),
-    attributes: { appId: event.appId, sessionId, eventId },
-  });
+  await deps.recordingJobs.send({ body: JSON.stringify(job), attributes: recordingJobAttributes(job) });
 }
 
 /**
@@ -264,12 +159,12 @@ export async function handleQueuedEvent(
   try {
     json = JSON.parse(queued.body);
   } catch {
-    await quarantine(queued, "body is not valid JSON", deps);
+    await quarantine(queued, "body is not valid JSON", deps.dataStore, deps.now);
     return "quarantined";
   }
   const parsed = parseWebhookEvent(json);
   if (parsed.kind === "invalid") {
-    await quarantine(queued, parsed.error, deps);
+    await quarantine(queued, parsed.error, deps.dataStore, deps.now);
     return "quarantined";
   }
   if (parsed.kind === "unknown") return "archived-only";

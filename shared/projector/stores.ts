@@ -1,7 +1,13 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { documentClient, dynamoItemStore } from "./adapters/item-store";
-import type { ProjectionStores } from "./projector";
-import { GROUPS_TABLE, MEMBERSHIPS_TABLE, PRESENCE_TABLE, SESSIONS_TABLE, type TableNames } from "./tables";
+import { documentClient, dynamoItemStore } from "../adapters/dynamo-item-store";
+import {
+  GROUPS_TABLE,
+  MEMBERSHIPS_TABLE,
+  PRESENCE_TABLE,
+  SESSIONS_TABLE,
+  type TableNames,
+} from "../platform/tables";
+import type { ProjectionStores } from "./core";
 
 /** The four projection stores over one DynamoDB client. */
 export function projectionStores(client: DynamoDBClient, names: TableNames): ProjectionStores {

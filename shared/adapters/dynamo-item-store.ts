@@ -1,42 +1,18 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { TransientError } from "../errors";
+import { ItemContentionError } from "../platform/errors";
+import type { TableDefinition } from "../platform/tables";
+import type { ItemStore } from "../ports/item-store";
+import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
-import type { TableDefinition } from "../tables";
-
-/** How an update of one item ended: whether it wrote, and the state before and after. */
-export interface ApplyResult<S> {
-  written: boolean;
-  before: S | null;
-  after: S;
-}
-
-/** Read-evolve-write access to the items of one projection table. */
-export interface ItemStore<S> {
-  /**
-   * Applies a pure update to the item at `key`. Writes only when the state changes (a duplicate
-   * or stale event costs a read and no write), conditionally on the item's revision: a concurrent
-   * writer makes it re-read and re-apply, so no update is ever lost.
-   */
-  apply(key: ItemKey, update: (state: S | null) => S): Promise<ApplyResult<S>>;
-  get(key: ItemKey): Promise<S | null>;
-}
 
 /** Builds the DocumentClient every projection store shares (undefined values are dropped). */
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
-/** JSON with sorted keys and no undefined: equal states give equal strings. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-const MAX_ATTEMPTS = 8;
+/** Conditional-write attempts on one item before giving up (the record is then retried by SQS). */
+export const MAX_APPLY_ATTEMPTS = 8;
 
 /**
  * A projection table in DynamoDB. Each item holds the state's fields as attributes plus `rev`,
@@ -68,7 +44,7 @@ export function dynamoItemStore<S extends object>(
       return (await read(key, true)).state;
     },
     async apply(key, update) {
-      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
         // An eventually consistent read is enough: a stale read fails the condition and retries.
         const { state, rev } = await read(key, attempt > 1);
         const next = update(state);
@@ -94,8 +70,8 @@ export function dynamoItemStore<S extends object>(
           // Someone wrote the item in between: read again and re-apply.
         }
       }
-      throw new TransientError(
-        `item ${key.pk}${key.sk ? `/${key.sk}` : ""} kept changing under ${MAX_ATTEMPTS} attempts`,
+      throw new ItemContentionError(
+        `item ${key.pk}${key.sk ? `/${key.sk}` : ""} kept changing under ${MAX_APPLY_ATTEMPTS} attempts`,
       );
     },
   };

@@ -1,26 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import * as z from "zod/mini";
-import { MAX_AUTHORIZATION_HEADER_LENGTH } from "./constants";
-import { CredentialsFormatError } from "./errors";
-
-/**
- * One accepted Basic-auth pair. `appIds`, when present, limits the pair to those apps.
- * The platform allows usernames of at most 50 characters and passwords of at most 100.
- */
-export const webhookCredentialSchema = z.object({
-  username: z.string().check(z.minLength(1), z.maxLength(50)),
-  password: z.string().check(z.minLength(1), z.maxLength(100)),
-  appIds: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
-});
-export type WebhookCredential = z.infer<typeof webhookCredentialSchema>;
-
-/**
- * The credential list as stored in the Secrets Manager secret (or `WEBHOOK_CREDENTIALS` locally).
- * A list, so that an old and a new pair are both valid during a rotation.
- */
-export const credentialListSchema = z.object({
-  credentials: z.array(webhookCredentialSchema).check(z.minLength(1)),
-});
+import { credentialListSchema, type WebhookCredential, webhookCredentialSchema } from "../contracts/secrets";
+import { MAX_AUTHORIZATION_HEADER_LENGTH } from "../platform/constants";
+import { CredentialsFormatError } from "../platform/errors";
+import type { CredentialSource } from "../ports/credential-source";
 
 /**
  * Parses stored credentials: a list `{"credentials":[…]}`, or a single pair `{username, password}`
@@ -32,17 +14,9 @@ export function parseCredentialList(json: unknown): WebhookCredential[] {
   const parsed = credentialListSchema.safeParse(json);
   if (!parsed.success) {
     const where = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    throw new CredentialsFormatError(`credential list is invalid: ${where}`);
+    throw new CredentialsFormatError(`credential list is invalid: ${where}`, { cause: parsed.error });
   }
   return parsed.data.credentials;
-}
-
-/** Where the ingest gets its credentials: cached, with a way to re-read after a miss (rotation). */
-export interface CredentialSource {
-  /** The current list (possibly cached). */
-  get(): Promise<WebhookCredential[]>;
-  /** Re-reads the store; returns undefined when a refresh is not allowed right now (rate limit). */
-  refresh(): Promise<WebhookCredential[] | undefined>;
 }
 
 /** A fixed list, for the local stack and tests. */

@@ -5,10 +5,18 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { BlobStore } from "./adapters/blob-store";
-import { S3_PREFIX } from "./constants";
-import { parseWebhookEvent } from "./events/schemas";
-import { type ProjectionOutcome, type ProjectorDependencies, projectKnownEvent } from "./projector";
+import {
+  dayOfKey,
+  type RawArchiveLine,
+  rawArchiveAppPrefix,
+  rawArchiveLineSchema,
+} from "../../shared/contracts/bucket-layout";
+import { parseJsonContract } from "../../shared/contracts/queue-messages";
+import { parseWebhookEvent } from "../../shared/events/schemas";
+import { S3_PREFIX } from "../../shared/platform/constants";
+import type { ProjectionOutcome } from "../../shared/platform/outcomes";
+import type { BlobStore } from "../../shared/ports/blob-store";
+import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
 
 /**
  * Moves every message of a dead-letter queue back to its queue, body and attributes intact.
@@ -70,14 +78,6 @@ export interface ReplayReport {
   outcomes: Record<ProjectionOutcome | "invalid", number>;
 }
 
-interface ArchivedLine {
-  eventId: string;
-  receivedAt: number;
-  trigger: string;
-  appId?: string;
-  body: string;
-}
-
 async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
@@ -105,18 +105,18 @@ export async function replayArchive(
   deps: ProjectorDependencies,
   options: ReplayOptions = {},
 ): Promise<ReplayReport> {
-  const prefix = `${S3_PREFIX.raw}${options.appId ? `app=${encodeURIComponent(options.appId)}/` : ""}`;
+  const prefix = options.appId ? rawArchiveAppPrefix(options.appId) : S3_PREFIX.raw;
   const keys = (await listKeys(s3, archive.bucket, prefix)).filter((key) => {
-    const day = /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1] ?? "";
+    const day = dayOfKey(key) ?? "";
     return (!options.from || day >= options.from) && (!options.to || day <= options.to);
   });
-  const events = new Map<string, ArchivedLine>();
+  const events = new Map<string, RawArchiveLine>();
   let lines = 0;
   for (const key of keys) {
     for (const line of (await archive.getText(key)).split("\n")) {
       if (!line.trim()) continue;
       lines++;
-      const entry = JSON.parse(line) as ArchivedLine;
+      const entry = parseJsonContract(rawArchiveLineSchema, line, `raw archive line in ${key}`);
       // A platform retry is archived again with a later receipt time: the first receipt is the
       // event's (it is the version the live projector used).
       const known = events.get(entry.eventId);

@@ -1,0 +1,66 @@
+import * as z from "zod/mini";
+import { S3_PREFIX } from "../platform/constants";
+
+/**
+ * What the data bucket holds and where, defined once: the projector writes the raw archive and
+ * the quarantine, the ingest the oversize bodies; the operations tools (replay, query) read them.
+ */
+
+/** One line of a raw-archive NDJSON object: an event as it was accepted. */
+export const rawArchiveLineSchema = z.object({
+  eventId: z.string().check(z.minLength(1)),
+  receivedAt: z.number(),
+  trigger: z.string(),
+  appId: z.optional(z.string()),
+  /** The raw body, as the platform sent it. */
+  body: z.string(),
+});
+export type RawArchiveLine = z.infer<typeof rawArchiveLineSchema>;
+
+/** A quarantined event: the raw line, the queue message it came in, and why it was refused. */
+export const quarantineRecordSchema = z.extend(rawArchiveLineSchema, {
+  messageId: z.string(),
+  error: z.string(),
+  quarantinedAt: z.number(),
+});
+export type QuarantineRecord = z.infer<typeof quarantineRecordSchema>;
+
+/** `yyyy-mm-dd` (UTC) of an epoch-ms time. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** An app id as one key segment (`_none` when the envelope had none). */
+export function appSegment(appId: string | undefined): string {
+  return encodeURIComponent(appId ?? "_none");
+}
+
+/** `raw/app=<appId>/`: the raw archive of one app. */
+export function rawArchiveAppPrefix(appId: string | undefined): string {
+  return `${S3_PREFIX.raw}app=${appSegment(appId)}/`;
+}
+
+/**
+ * `raw/app=<appId>/date=<yyyy-mm-dd>/`: where the raw archive of one app and receipt day lives
+ * (Hive-style, so Athena can partition on it).
+ *
+ * @example rawArchiveDayPrefix("app1", Date.UTC(2026, 0, 2)) // "raw/app=app1/date=2026-01-02/"
+ */
+export function rawArchiveDayPrefix(appId: string | undefined, receivedAt: number): string {
+  return `${rawArchiveAppPrefix(appId)}date=${utcDay(receivedAt)}/`;
+}
+
+/** The receipt day of a raw-archive or quarantine key (`date=<yyyy-mm-dd>/`), if it has one. */
+export function dayOfKey(key: string): string | undefined {
+  return /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];
+}
+
+/** `quarantine/app=<appId>/date=<day>/<eventId>.json`: the raw body with why it was refused. */
+export function quarantineKey(appId: string | undefined, receivedAt: number, eventId: string): string {
+  return `${S3_PREFIX.quarantine}app=${appSegment(appId)}/date=${utcDay(receivedAt)}/${eventId}.json`;
+}
+
+/** `oversize/<app>/<yyyy>/<mm>/<dd>/<eventId>.json`: deterministic, so a retried request overwrites itself. */
+export function oversizeKey(appId: string | undefined, receivedAt: number, eventId: string): string {
+  return `${S3_PREFIX.oversize}${appSegment(appId)}/${utcDay(receivedAt).replaceAll("-", "/")}/${eventId}.json`;
+}

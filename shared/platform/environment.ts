@@ -1,0 +1,79 @@
+import type * as z from "zod/mini";
+import type { ingestEnv, projectorEnv, recorderEnv } from "./config";
+import { RECORDINGS_QUEUE } from "./queues";
+import type { TableNames } from "./tables";
+
+/**
+ * Each function's environment, built in one place: the CDK stack passes its resources' names
+ * (tokens) and the local stack its emulators' resources, so the two cannot drift apart. Keys are
+ * checked against the schemas `config.ts` reads them with.
+ */
+type EnvOf<S extends z.ZodMiniObject> = { [K in keyof z.input<S>]?: string };
+
+/** The recorder stops a job this long before the function's timeout, to record the outcome. */
+export const RECORDER_DEADLINE_MARGIN_MS = 60_000;
+
+/** Default size cap of one recording (5 GiB). */
+export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
+
+export interface IngestEnvironment {
+  eventsQueueUrl: string;
+  dataBucket: string;
+  /** The Secrets Manager secret with the Basic credentials (AWS). Locally: `localCredentials`. */
+  credentialsSecretId?: string;
+  /** Locally: the one pair the stack accepts. */
+  localCredentials?: { username: string; password: string };
+  /** App ids this deployment accepts (empty: any the credentials allow). */
+  allowedAppIds: readonly string[];
+}
+
+/** @example ingestEnvironment({ eventsQueueUrl, dataBucket, credentialsSecretId, allowedAppIds: [] }) */
+export function ingestEnvironment(e: IngestEnvironment): EnvOf<typeof ingestEnv> {
+  return {
+    EVENTS_QUEUE_URL: e.eventsQueueUrl,
+    DATA_BUCKET: e.dataBucket,
+    ...(e.credentialsSecretId ? { WEBHOOK_CREDENTIALS_SECRET_ID: e.credentialsSecretId } : {}),
+    ...(e.localCredentials
+      ? { WEBHOOK_USERNAME: e.localCredentials.username, WEBHOOK_PASSWORD: e.localCredentials.password }
+      : {}),
+    ALLOWED_APP_IDS: e.allowedAppIds.join(","),
+  };
+}
+
+export interface ProjectorEnvironment {
+  tables: TableNames;
+  dataBucket: string;
+  recordingsQueueUrl: string;
+}
+
+export function projectorEnvironment(e: ProjectorEnvironment): EnvOf<typeof projectorEnv> {
+  return {
+    GROUPS_TABLE: e.tables.groups,
+    MEMBERSHIPS_TABLE: e.tables.memberships,
+    PRESENCE_TABLE: e.tables.presence,
+    SESSIONS_TABLE: e.tables.sessions,
+    DATA_BUCKET: e.dataBucket,
+    RECORDINGS_QUEUE_URL: e.recordingsQueueUrl,
+  };
+}
+
+export interface RecorderEnvironment {
+  sessionsTable: string;
+  dataBucket: string;
+  /** @default DEFAULT_MAX_RECORDING_BYTES */
+  maxRecordingBytes?: number;
+  /** The secret `{"<appId>":"<apiKey>"}` for token-protected recordings. @default - none */
+  apiKeysSecretId?: string;
+}
+
+export function recorderEnvironment(e: RecorderEnvironment): EnvOf<typeof recorderEnv> {
+  return {
+    SESSIONS_TABLE: e.sessionsTable,
+    DATA_BUCKET: e.dataBucket,
+    MAX_RECORDING_BYTES: String(e.maxRecordingBytes ?? DEFAULT_MAX_RECORDING_BYTES),
+    RECORDER_DEADLINE_MS: String(
+      RECORDINGS_QUEUE.consumerTimeoutSeconds * 1000 - RECORDER_DEADLINE_MARGIN_MS,
+    ),
+    ...(e.apiKeysSecretId ? { RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId } : {}),
+  };
+}

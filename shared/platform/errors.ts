@@ -1,0 +1,90 @@
+/**
+ * The backend's errors: one hierarchy, each class naming its problem, none carrying a credential or
+ * a whole body. `retryable` says whether doing the same work again may succeed (the record then
+ * goes back to its queue); `cause` keeps the error it wraps. Modelled on Powertools idempotency's
+ * and Emmett's error modules. Names are set explicitly: bundles are minified.
+ */
+export abstract class BackendError extends Error {
+  /** Whether the same work may succeed if tried again (a throttle, a network fault, a race). */
+  abstract readonly retryable: boolean;
+}
+
+/** The configuration (environment or CDK context) is missing or malformed; thrown at cold start or synth. */
+export class ConfigurationError extends BackendError {
+  override name = "ConfigurationError";
+  readonly retryable = false;
+}
+
+/** The credential store (Secrets Manager secret or env) holds something that is not a credential list. */
+export class CredentialsFormatError extends BackendError {
+  override name = "CredentialsFormatError";
+  readonly retryable = false;
+}
+
+/**
+ * A message on a queue or an object in the bucket does not match its contract (`shared/contracts`):
+ * it will never become valid, so it is quarantined or recorded, never retried.
+ */
+export class ContractViolationError extends BackendError {
+  override name = "ContractViolationError";
+  readonly retryable = false;
+}
+
+/** An item kept changing under every conditional write: another writer is busy with it; try later. */
+export class ItemContentionError extends BackendError {
+  override name = "ItemContentionError";
+  readonly retryable = true;
+}
+
+/** A storage call did not give what it must (an object without a body, an item that should exist). */
+export class StorageError extends BackendError {
+  override name = "StorageError";
+  readonly retryable = true;
+}
+
+/** The reasons a recording could not be archived, as recorded on the session and counted. */
+export const FETCH_FAILURE_REASONS = [
+  "invalid-url",
+  "refused-scheme",
+  "refused-address",
+  "dns",
+  "too-many-redirects",
+  "http-status",
+  "too-large",
+  "timeout",
+  "network",
+] as const;
+export type FetchFailureReason = (typeof FETCH_FAILURE_REASONS)[number];
+
+/**
+ * A failed download. `retryable` failures (5xx, 408, 429, timeouts, network) go back to the
+ * queue; the others are final at once.
+ */
+export class RecordingFetchError extends BackendError {
+  override name = "RecordingFetchError";
+  constructor(
+    readonly reason: FetchFailureReason,
+    message: string,
+    readonly retryable: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Whether an error is worth retrying. Errors of this backend say so; anything else (the AWS SDK's
+ * throttles and network faults, a bug) is retried, so that it ends in the DLQ rather than lost.
+ *
+ * @example isRetryable(new ContractViolationError("no key")) // false
+ */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof BackendError ? error.retryable : true;
+}
+
+/** `{ name, message }` of any thrown value, for a log line (never the whole object: it may hold a body). */
+export function errorSummary(error: unknown): { name: string; message: string } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message }
+    : { name: "Error", message: String(error) };
+}

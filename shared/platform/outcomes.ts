@@ -1,0 +1,47 @@
+import { FETCH_FAILURE_REASONS, type FetchFailureReason } from "./errors";
+
+/**
+ * The outcome vocabularies, one constant array per function. The types, the metrics' `outcome`
+ * dimension, the local stack's log tap and the dashboard are all built from these arrays, so an
+ * outcome the code emits is always counted and graphed.
+ */
+
+/** Why an ingest request ended as it did. */
+export const INGEST_OUTCOMES = [
+  "accepted",
+  "accepted-oversize",
+  "unauthorized",
+  "forbidden-app",
+  "method-not-allowed",
+  "payload-too-large",
+  "invalid-body",
+  "enqueue-failed",
+] as const;
+export type IngestOutcome = (typeof INGEST_OUTCOMES)[number];
+
+/** Where each event ended (the "nothing lost" counters); `failed` goes back to the queue. */
+export const PROJECTOR_OUTCOMES = ["projected", "stale", "archived-only", "quarantined", "failed"] as const;
+export type ProjectorOutcome = (typeof PROJECTOR_OUTCOMES)[number];
+/** The outcomes of an event that was handled (not `failed`). */
+export type ProjectionOutcome = Exclude<ProjectorOutcome, "failed">;
+
+/** What became of a recording job. */
+export type RecorderOutcome =
+  | "archived"
+  | "already-archived"
+  | "invalid-job"
+  | `failed-${FetchFailureReason}`;
+export const RECORDER_OUTCOMES: readonly RecorderOutcome[] = [
+  "archived",
+  "already-archived",
+  "invalid-job",
+  ...FETCH_FAILURE_REASONS.map((reason) => `failed-${reason}` as const),
+];
+
+/** Each function's outcome metric (CloudWatch name, with an `outcome` dimension) and its vocabulary. */
+export const OUTCOME_METRICS = {
+  ingest: { metric: "IngestRequests", outcomes: INGEST_OUTCOMES },
+  projector: { metric: "ProjectorEvents", outcomes: PROJECTOR_OUTCOMES },
+  recorder: { metric: "RecorderJobs", outcomes: RECORDER_OUTCOMES },
+} as const;
+export type ServiceName = keyof typeof OUTCOME_METRICS;
