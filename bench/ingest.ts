@@ -3,15 +3,15 @@
  * bodies with the same client, measured interleaved in one run; and the deployed bundle's size.
  */
 import { performance } from "node:perf_hooks";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { build } from "esbuild";
 import { FUNCTION_ENTRIES, lambdaBuildOptions } from "../infra/bundling";
 import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
 import { ingestWebhook } from "../shared/ingest/core";
 import { staticCredentialSource } from "../shared/ingest/credentials";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../tools/local/emulators";
+import { emulatorClients } from "../tools/local/clients";
 import { percentile, startFauxqsProcess } from "./support";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
@@ -36,9 +36,7 @@ async function bundleSize(): Promise<number> {
 
 async function main() {
   const emulator = await startFauxqsProcess();
-  const common = { endpoint: emulator.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const sqs = new SQSClient(common);
-  const s3 = new S3Client({ ...common, forcePathStyle: true });
+  const { sqs, s3 } = emulatorClients({ aws: emulator.endpoint });
   try {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "bench-events" }));
     if (!QueueUrl) throw new Error("no queue url");

@@ -6,9 +6,8 @@
 import { performance } from "node:perf_hooks";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { CreateQueueCommand } from "@aws-sdk/client-sqs";
 import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
 import { parseWebhookEvent } from "../shared/events/schemas";
@@ -19,7 +18,8 @@ import { sessionsProjection } from "../shared/projections/sessions";
 import { projectSqsBatch } from "../shared/projector/batch";
 import { projectionInput } from "../shared/projector/core";
 import { projectionStores } from "../shared/projector/stores";
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
+import { emulatorClients } from "../tools/local/clients";
+import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
 import { ingestRecordFor } from "../tools/local/sqs-event";
 import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
@@ -41,10 +41,7 @@ const BATCH = 10;
 
 async function main() {
   const [dynamoLocal, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqsProcess()]);
-  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const dynamo = new DynamoDBClient({ ...common, endpoint: dynamoLocal.endpoint });
-  const s3 = new S3Client({ ...common, endpoint: fauxqs.endpoint, forcePathStyle: true });
-  const sqs = new SQSClient({ ...common, endpoint: fauxqs.endpoint });
+  const { dynamo, s3, sqs } = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   const writes = { count: 0 };
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {

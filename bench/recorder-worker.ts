@@ -7,14 +7,13 @@ import { createWriteStream } from "node:fs";
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream/promises";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { documentClient, dynamoItemStore } from "../shared/adapters/dynamo-item-store";
 import { SESSIONS_TABLE } from "../shared/platform/tables";
 import type { SessionState } from "../shared/projections/sessions";
 import { archiveRecording } from "../shared/recorder/archive";
 import { systemResolver } from "../shared/recorder/safe-fetch";
+import { emulatorClients } from "../tools/local/clients";
 import { fileStream } from "../tools/simulate/file-server";
 
 const [mode, url, s3Endpoint, dynamoEndpoint, sessionsTable, jobJson] = process.argv.slice(2);
@@ -40,9 +39,7 @@ function rawCopy(target: string): Promise<number> {
 }
 
 async function recorder(): Promise<number> {
-  const common = { region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
-  const s3 = new S3Client({ ...common, endpoint: s3Endpoint, forcePathStyle: true });
-  const dynamo = new DynamoDBClient({ ...common, endpoint: dynamoEndpoint });
+  const { s3, dynamo } = emulatorClients({ aws: s3Endpoint, dynamodb: dynamoEndpoint });
   const result = await archiveRecording(JSON.parse(jobJson ?? "{}"), 1, {
     s3,
     bucket: "bench",
@@ -69,12 +66,7 @@ async function recorder(): Promise<number> {
 /** The emulator's ceiling: the same bytes, generated in-process, through a bare lib-storage Upload. */
 async function bareUpload(): Promise<number> {
   const size = Number(url);
-  const s3 = new S3Client({
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    endpoint: s3Endpoint,
-    forcePathStyle: true,
-  });
+  const { s3 } = emulatorClients({ aws: s3Endpoint });
   const partSize = Number(process.env.PART_MB ?? 5) * MB;
   await new Upload({
     client: s3,

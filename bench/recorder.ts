@@ -7,8 +7,7 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { build } from "esbuild";
 import { lambdaBuildOptions } from "../infra/bundling";
 import { documentClient, dynamoItemStore } from "../shared/adapters/dynamo-item-store";
@@ -16,7 +15,8 @@ import { parseWebhookEvent } from "../shared/events/schemas";
 import { appKey, SESSIONS_TABLE } from "../shared/platform/tables";
 import { evolveSession, type SessionState } from "../shared/projections/sessions";
 import { projectionInput } from "../shared/projector/core";
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
+import { emulatorClients } from "../tools/local/clients";
+import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
 import { template } from "../tools/simulate/templates";
 import { startFauxqsProcess } from "./support";
@@ -68,9 +68,7 @@ async function main() {
     startFauxqsProcess(),
     startDynamoDbLocal(),
   ]);
-  const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const s3 = new S3Client({ ...common, endpoint: fauxqs.endpoint, forcePathStyle: true });
-  const dynamo = new DynamoDBClient({ ...common, endpoint: dynamoLocal.endpoint });
+  const { s3, dynamo } = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   try {
     const names = localTableNames("bench");
     await createProjectionTables(dynamo, names);

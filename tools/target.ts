@@ -1,9 +1,9 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { TableNames } from "../shared/platform/tables";
-import { LOCAL_CREDENTIALS } from "./local/emulators";
+import { clientsFor, emulatorClients } from "./local/clients";
 import { readStackInfo, stateDir } from "./local/state";
 
 /**
@@ -36,22 +36,6 @@ function parseTables(spec: string): TableNames {
   return { groups, memberships, presence, sessions };
 }
 
-/** SDK clients for a target (default AWS configuration, or the local emulators), and one call to close them. */
-function clientsFor(local?: { region: string; aws: string; dynamodb: string }) {
-  const common = local ? { region: local.region, credentials: LOCAL_CREDENTIALS } : {};
-  const dynamo = new DynamoDBClient(local ? { ...common, endpoint: local.dynamodb } : {});
-  const s3 = new S3Client(local ? { ...common, endpoint: local.aws, forcePathStyle: true } : {});
-  const sqs = new SQSClient(local ? { ...common, endpoint: local.aws } : {});
-  return {
-    dynamo,
-    s3,
-    sqs,
-    destroy: () => {
-      for (const client of [dynamo, s3, sqs]) client.destroy();
-    },
-  };
-}
-
 export async function resolveTarget(options: TargetOptions): Promise<Target> {
   if (options.stack) {
     const cfn = new CloudFormationClient({});
@@ -61,7 +45,7 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue ?? ""]),
     );
     return {
-      ...clientsFor(),
+      ...clientsFor({ endpoint: undefined, dynamoEndpoint: undefined }),
       kind: "aws",
       stackName: options.stack,
       tables: {
@@ -80,10 +64,15 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       },
     };
   }
-  if (options.tables) return { ...clientsFor(), kind: "aws", tables: parseTables(options.tables) };
+  if (options.tables)
+    return {
+      ...clientsFor({ endpoint: undefined, dynamoEndpoint: undefined }),
+      kind: "aws",
+      tables: parseTables(options.tables),
+    };
   const info = readStackInfo(stateDir(options.stateDir));
   return {
-    ...clientsFor({ region: info.region, ...info.endpoints }),
+    ...emulatorClients(info.endpoints),
     kind: "local",
     tables: info.tables,
     bucket: info.bucket,

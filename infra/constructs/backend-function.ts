@@ -1,18 +1,23 @@
-import { type Duration, RemovalPolicy } from "aws-cdk-lib";
+import { type Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
 import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import type { ServiceName } from "../../shared/platform/outcomes";
 import { ALIASES, ESM_BANNER, LAMBDA_NODE_TARGET, MAIN_FIELDS } from "../bundling";
 
 export interface BackendFunctionProps {
+  /** Which function: its logs' and metrics' service name. */
+  readonly service: ServiceName;
   /** The handler file (`functions/<name>/handler.ts`). */
   readonly entry: string;
   readonly description: string;
   /** MB. Also buys CPU: Lambda allocates it in proportion. */
   readonly memorySize: number;
   readonly timeout: Duration;
-  readonly environment: Record<string, string>;
+  /** From the function's environment builder (`shared/platform/environment.ts`). */
+  readonly environment: Record<string, string | undefined>;
+  /** Retention of the function's own log group. */
   readonly logRetention: RetentionDays;
   /** @default - none: the function scales with its trigger's limits */
   readonly reservedConcurrentExecutions?: number;
@@ -47,7 +52,10 @@ export class BackendFunction extends Construct {
       environment: {
         NODE_OPTIONS: "--enable-source-maps",
         POWERTOOLS_LOG_LEVEL: "INFO",
-        ...props.environment,
+        POWERTOOLS_SERVICE_NAME: props.service,
+        ...Object.fromEntries(
+          Object.entries(props.environment).filter((e): e is [string, string] => e[1] !== undefined),
+        ),
       },
       bundling: {
         minify: true,
@@ -62,5 +70,27 @@ export class BackendFunction extends Construct {
         forceDockerBundling: false,
       },
     });
+    this.acknowledgeSharedFindings();
+  }
+
+  /** The cdk-nag findings every function of this backend shares, each with its reason. */
+  private acknowledgeSharedFindings(): void {
+    const ack = (id: string, reason: string) => Validations.of(this.function).acknowledge({ id, reason });
+    ack(
+      "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+      "AWSLambdaBasicExecutionRole only lets the function write its own CloudWatch logs.",
+    );
+    ack(
+      "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+      "X-Ray's PutTraceSegments and PutTelemetryRecords (tracing) have no resource-level permissions.",
+    );
+    ack(
+      "Serverless::Serverless-LambdaDLQ",
+      "Invoked synchronously (API Gateway) or by an SQS event source whose queue has a DLQ; there are no asynchronous invocations to dead-letter.",
+    );
+    ack(
+      "Serverless::Serverless-LambdaEventSourceMappingDestination",
+      "SQS event sources do not take on-failure destinations: failed messages go back to the queue and, after maxReceiveCount, to its DLQ.",
+    );
   }
 }

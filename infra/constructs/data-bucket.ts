@@ -1,19 +1,25 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import {
   BlockPublicAccess,
   Bucket,
   BucketEncryption,
+  type CfnBucket,
   ObjectOwnership,
   StorageClass,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { S3_PREFIX } from "../../shared/platform/constants";
+import type { BackendFunction } from "./backend-function";
+
+/** A key prefix of the data bucket. */
+export type DataPrefix = (typeof S3_PREFIX)[keyof typeof S3_PREFIX];
 
 export interface DataBucketProps {
-  /** Days before raw archive and quarantine objects move to Infrequent Access. */
-  readonly infrequentAccessAfterDays: number;
-  /** Days before they move to Glacier Instant Retrieval. */
-  readonly glacierAfterDays: number;
+  /** Days before raw archive and quarantine objects move to Infrequent Access. @default 30 */
+  readonly infrequentAccessAfterDays?: number;
+  /** Days before they move to Glacier Instant Retrieval. @default 180 */
+  readonly glacierAfterDays?: number;
 }
 
 /**
@@ -25,7 +31,7 @@ export class DataBucket extends Construct {
   public readonly bucket: Bucket;
   public readonly accessLogs: Bucket;
 
-  constructor(scope: Construct, id: string, props: DataBucketProps) {
+  constructor(scope: Construct, id: string, props: DataBucketProps = {}) {
     super(scope, id);
     this.accessLogs = new Bucket(this, "AccessLogs", {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -40,11 +46,11 @@ export class DataBucket extends Construct {
       transitions: [
         {
           storageClass: StorageClass.INFREQUENT_ACCESS,
-          transitionAfter: Duration.days(props.infrequentAccessAfterDays),
+          transitionAfter: Duration.days(props.infrequentAccessAfterDays ?? 30),
         },
         {
           storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL,
-          transitionAfter: Duration.days(props.glacierAfterDays),
+          transitionAfter: Duration.days(props.glacierAfterDays ?? 180),
         },
       ],
     });
@@ -65,5 +71,35 @@ export class DataBucket extends Construct {
         { prefix: S3_PREFIX.oversize, expiration: Duration.days(30) },
       ],
     });
+  }
+
+  /**
+   * Grants `actions` on the objects under `prefixes` to a function, and acknowledges cdk-nag's
+   * IAM5 wildcard finding for exactly those prefixes on that function: object keys are made per
+   * event or recording, so a prefix is the narrowest grant there is.
+   */
+  grantObjects(grantee: BackendFunction, actions: string[], prefixes: DataPrefix[]): void {
+    grantee.function.addToRolePolicy(
+      new PolicyStatement({ actions, resources: prefixes.map((p) => this.bucket.arnForObjects(`${p}*`)) }),
+    );
+    const stack = Stack.of(this);
+    const logicalId = stack.resolve(stack.getLogicalId(this.bucket.node.defaultChild as CfnBucket)) as string;
+    for (const prefix of prefixes) {
+      Validations.of(grantee.function).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/${prefix}*]`,
+        reason: `Objects under ${prefix} in the data bucket: the keys are made per event or recording, so the grant is the prefix.`,
+      });
+    }
+  }
+
+  /** Grants `s3:ListBucket` restricted to one prefix (no wildcard resource, so nothing to acknowledge). */
+  grantListPrefix(grantee: BackendFunction, prefix: DataPrefix): void {
+    grantee.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["s3:ListBucket"],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { "s3:prefix": [`${prefix}*`] } },
+      }),
+    );
   }
 }

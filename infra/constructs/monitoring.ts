@@ -18,13 +18,18 @@ import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
+import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
 
 export interface MonitoringProps {
   readonly api: HttpApi;
+  /** Each function's errors and throttles are alarmed, by name. */
   readonly functions: Record<string, IFunction>;
+  /** Each queue's dead letters and oldest message are alarmed, by name. */
   readonly queues: Record<string, { queue: Queue; deadLetterQueue: Queue }>;
-  readonly queueAgeAlarmSeconds: number;
-  readonly api5xxAlarmPercent: number;
+  /** Alarm when a queue's oldest message is older than this. @default 300 */
+  readonly queueAgeAlarmSeconds?: number;
+  /** Alarm when more than this share of requests answer 5xx over 5 minutes. @default 1 */
+  readonly api5xxAlarmPercent?: number;
   /** @default - no subscription: subscribe to `topic` yourself */
   readonly alarmEmail?: string;
 }
@@ -97,7 +102,7 @@ export class Monitoring extends Construct {
           period: Duration.minutes(1),
           statistic: "Maximum",
         }),
-        threshold: props.queueAgeAlarmSeconds,
+        threshold: props.queueAgeAlarmSeconds ?? 300,
         evaluationPeriods: 5,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
@@ -129,17 +134,18 @@ export class Monitoring extends Construct {
         period: Duration.minutes(5),
         label: "5xx %",
       }),
-      threshold: props.api5xxAlarmPercent,
+      threshold: props.api5xxAlarmPercent ?? 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
 
-    const outcome = (name: string, service: string, outcomes: string[]) =>
-      outcomes.map(
+    // Every outcome of each function's vocabulary: what the code can emit is what is graphed.
+    const outcome = (service: ServiceName) =>
+      OUTCOME_METRICS[service].outcomes.map(
         (o) =>
           new Metric({
             namespace: METRICS_NAMESPACE,
-            metricName: name,
+            metricName: OUTCOME_METRICS[service].metric,
             dimensionsMap: { service, outcome: o },
             statistic: "Sum",
             period: Duration.minutes(1),
@@ -160,15 +166,7 @@ export class Monitoring extends Construct {
           }),
           new GraphWidget({
             title: "Ingest outcomes",
-            left: outcome("IngestRequests", "ingest", [
-              "accepted",
-              "accepted-oversize",
-              "unauthorized",
-              "forbidden-app",
-              "invalid-body",
-              "payload-too-large",
-              "enqueue-failed",
-            ]),
+            left: outcome("ingest"),
             width: 8,
           }),
         ],
@@ -183,26 +181,12 @@ export class Monitoring extends Construct {
           }),
           new GraphWidget({
             title: "Projector outcomes",
-            left: outcome("ProjectorEvents", "projector", [
-              "projected",
-              "stale",
-              "archived-only",
-              "quarantined",
-              "failed",
-            ]),
+            left: outcome("projector"),
             width: 8,
           }),
           new GraphWidget({
             title: "Recorder outcomes",
-            left: outcome("RecorderJobs", "recorder", [
-              "archived",
-              "already-archived",
-              "failed-refused-address",
-              "failed-http-status",
-              "failed-too-large",
-              "failed-timeout",
-              "failed-network",
-            ]),
+            left: outcome("recorder"),
             width: 8,
           }),
         ],

@@ -1,5 +1,7 @@
 import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Construct } from "constructs";
 import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../../shared/platform/tables";
 
@@ -35,5 +37,31 @@ export class ProjectionTables extends Construct {
       tables[definition.id] = table;
     }
     this.tables = tables as Record<TableDefinition["id"], Table>;
+  }
+
+  /**
+   * Grants what the item stores use, `GetItem` and `PutItem`, on the given tables (all four by
+   * default): no Query, Scan, Delete or index access.
+   */
+  grantItemReadWrite(
+    grantee: IFunction,
+    ids: TableDefinition["id"][] = TABLE_DEFINITIONS.map((d) => d.id),
+  ): void {
+    grantee.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:GetItem", "dynamodb:PutItem"],
+        resources: ids.map((id) => this.tables[id].tableArn),
+      }),
+    );
+  }
+
+  /** The environment's table names. */
+  get names() {
+    return {
+      groups: this.tables.Groups.tableName,
+      memberships: this.tables.Memberships.tableName,
+      presence: this.tables.Presence.tableName,
+      sessions: this.tables.Sessions.tableName,
+    };
   }
 }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 
@@ -11,7 +11,7 @@ export interface QueueWithDeadLetterProps {
   readonly retentionPeriod?: Duration;
 }
 
-/** A queue with its dead-letter queue: both encrypted (SSE-SQS), TLS only. */
+/** A queue with its dead-letter queue: both encrypted (SSE-SQS), TLS only, the DLQ retained 14 days. */
 export class QueueWithDeadLetter extends Construct {
   public readonly queue: Queue;
   public readonly deadLetterQueue: Queue;
@@ -23,6 +23,10 @@ export class QueueWithDeadLetter extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: "Serverless::Serverless-SQSRedrivePolicy",
+      reason: "This is the dead-letter queue of its queue.",
     });
     this.queue = new Queue(this, "Queue", {
       encryption: QueueEncryption.SQS_MANAGED,

@@ -9,7 +9,7 @@ import type { OversizePointer } from "../../shared/contracts/queue-messages";
 import { type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
 import { startFauxqsEmulator } from "../../tools/local/emulators";
-import { createBucket, createQueue, emulatorClients, uniqueName } from "../support/aws";
+import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
 import { DEFAULT_CREDENTIALS, RECEIVED_AT, request } from "../support/ingest";
 
 const fixture = readFileSync(new URL("../events/group_created.json", import.meta.url), "utf8");
@@ -23,7 +23,7 @@ async function receiveOne(sqs: SQSClient, queueUrl: string) {
 }
 
 describe("ingest against fauxqs (SQS and S3)", () => {
-  const { sqs, s3 } = emulatorClients();
+  const { sqs, s3 } = testClients();
   let queueUrl: string;
   let bucket: string;
   let deps: IngestDependencies;
@@ -77,7 +77,7 @@ describe("ingest against fauxqs (SQS and S3)", () => {
 
   it("answers 503, and never 200, while the emulator is down", async () => {
     const doomed = await startFauxqsEmulator();
-    const clients = emulatorClients(doomed.endpoint);
+    const clients = testClients(doomed.endpoint);
     const url = await createQueue(clients.sqs, "events");
     await createBucket(clients.s3, "data");
     const local: IngestDependencies = {

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
@@ -25,12 +25,12 @@ import { projectionStores } from "../../shared/projector/stores";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
 import { analyticsQueries } from "../../tools/query/queries";
-import { createBucket, createQueue, emulatorClients, uniqueName } from "../support/aws";
+import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 import { type Delivery, type History, historyArbitrary } from "../support/histories";
 import { projectAll } from "../support/projection";
 
-const { dynamo, s3, sqs } = emulatorClients();
+const { dynamo, s3, sqs } = testClients();
 const silent = () => ({
   logger: new Logger({ serviceName: "projector-test", logLevel: "SILENT" }),
   metrics: new Metrics({ namespace: "Test", serviceName: "projector-test" }),
@@ -204,7 +204,7 @@ describe("the projector handler over the emulators", () => {
     // Prepare
     const names = await tableSet();
     const failingGuid = "guid-that-throttles";
-    const dynamoClient = emulatorClients().dynamo;
+    const dynamoClient = testClients().dynamo;
     // Fault injection at the client level: DynamoDB Local cannot be made to throttle, so a
     // middleware fails every write of one item as AWS would under throttling.
     dynamoClient.middlewareStack.add(
@@ -235,17 +235,18 @@ describe("the projector handler over the emulators", () => {
     big.appId = app;
     const bigBody = JSON.stringify(big);
     const pointerKey = `oversize/${app}/big.json`;
+    const bigId = createHash("sha256").update(bigBody).digest("hex");
     await s3BlobStore(s3, bucket).put(pointerKey, bigBody);
     const records = [
       ingestRecord(JSON.stringify(created)),
       ingestRecord(JSON.stringify(throttled)),
       ingestRecord(JSON.stringify(invalid)),
       ingestRecord(JSON.stringify(unknown)),
-      sqsRecord(JSON.stringify({ bucket, key: pointerKey, size: bigBody.length, eventId: "big" }), {
+      sqsRecord(JSON.stringify({ bucket, key: pointerKey, size: bigBody.length, eventId: bigId }), {
         trigger: "message_sent",
         appId: app,
         receivedAt: Date.now(),
-        eventId: "big",
+        eventId: bigId,
         bodyLocation: "s3",
       }),
     ];
@@ -290,5 +291,48 @@ describe("the projector handler over the emulators", () => {
         bigBody,
       ].sort(),
     );
+  });
+
+  it("quarantines a message that breaks its contract (a pointer without a key) instead of retrying it", async () => {
+    // Prepare
+    const names = await tableSet();
+    const deps = depsFor(projectionStores(dynamo, names));
+    const app = `app-${randomUUID().slice(0, 8)}`;
+    const pointer = JSON.stringify({ bucket, size: 10, eventId: "0".repeat(64) });
+    const records = [
+      sqsRecord(pointer, {
+        trigger: "message_sent",
+        appId: app,
+        receivedAt: Date.now(),
+        eventId: "0".repeat(64),
+        bodyLocation: "s3",
+      }),
+      sqsRecord("{}", {
+        trigger: "message_sent",
+        appId: app,
+        receivedAt: "yesterday",
+        eventId: "1".repeat(64),
+      }),
+    ];
+
+    // Act
+    const response = await projectSqsBatch(sqsEvent(records), undefined, deps, silent());
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `quarantine/app=${app}/` }),
+    );
+    const errors: string[] = [];
+    for (const object of listed.Contents ?? []) {
+      const text = await (
+        await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
+      ).Body?.transformToString();
+      errors.push(JSON.parse(text ?? "{}").error);
+    }
+    expect(errors.sort()).toEqual([
+      expect.stringContaining("invalid event message attributes: receivedAt"),
+      expect.stringContaining("invalid oversize pointer: key"),
+    ]);
   });
 });

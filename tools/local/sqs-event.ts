@@ -13,7 +13,7 @@ export function sqsRecord(
   attributes: {
     trigger?: string;
     appId?: string;
-    receivedAt?: number;
+    receivedAt?: number | string;
     eventId?: string;
     bodyLocation?: string;
   } = {},

@@ -2,15 +2,21 @@ import { mkdirSync, rmSync } from "node:fs";
 import type http from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  ingestEnvironment,
+  projectorEnvironment,
+  recorderEnvironment,
+} from "../../shared/platform/environment";
 import {
   EVENTS_QUEUE,
   type QueueDefinition,
   RECORDINGS_QUEUE,
   VISIBILITY_FACTOR,
 } from "../../shared/platform/queues";
+import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -40,6 +46,8 @@ export interface LocalStackOptions {
   username?: string;
   password?: string;
   logMode?: LogMode;
+  /** App ids the ingest accepts (as the `allowedAppIds` context key deployed). @default - any */
+  allowedAppIds?: readonly string[];
   /** Emulator ports (default: free ones). */
   dynamoPort?: number;
   fauxqsPort?: number;
@@ -132,10 +140,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return e;
       }),
     ]);
-    const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-    const sqs = new SQSClient({ ...common, endpoint: fauxqs.endpoint });
-    const s3 = new S3Client({ ...common, endpoint: fauxqs.endpoint, forcePathStyle: true });
-    const dynamo = new DynamoDBClient({ ...common, endpoint: dynamoLocal.endpoint });
+    const clients = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
+    const { sqs, s3, dynamo } = clients;
 
     const tables = localTableNames("local");
     const bucket = "local-data";
@@ -147,23 +153,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const username = options.username ?? DEV_USERNAME;
     const password = options.password ?? DEV_PASSWORD;
-    // The handlers' configuration, exactly as the CDK app sets it, but for the local endpoints
-    // and the recorder's local-only allowance (http and loopback file servers): on here only.
+    // The handlers' configuration from the same builders the CDK app uses, but for the local
+    // endpoints and credentials, and the recorder's local-only allowance (http and loopback file
+    // servers): on here only. All three functions share this process, so their variables merge.
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
       LOCAL_AWS_ENDPOINT: fauxqs.endpoint,
       LOCAL_DYNAMODB_ENDPOINT: dynamoLocal.endpoint,
-      EVENTS_QUEUE_URL: events.url,
-      RECORDINGS_QUEUE_URL: recordings.url,
-      DATA_BUCKET: bucket,
-      GROUPS_TABLE: tables.groups,
-      MEMBERSHIPS_TABLE: tables.memberships,
-      PRESENCE_TABLE: tables.presence,
-      SESSIONS_TABLE: tables.sessions,
-      WEBHOOK_USERNAME: username,
-      WEBHOOK_PASSWORD: password,
+      ...ingestEnvironment({
+        eventsQueueUrl: events.url,
+        dataBucket: bucket,
+        localCredentials: { username, password },
+        allowedAppIds: options.allowedAppIds ?? [],
+      }),
+      ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
+      ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
       RECORDER_ALLOW_HTTP: "true",
       RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1",
       POWERTOOLS_METRICS_DISABLED: "true",
@@ -239,9 +245,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         }
         removeStackInfo(options.stateDir);
         tap.restore();
-        sqs.destroy();
-        s3.destroy();
-        dynamo.destroy();
+        clients.destroy();
         await cleanup();
       })();
       return stopping;

@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { analyticsQueries } from "../query/queries";
 import { checkTables } from "./check";
@@ -83,11 +83,7 @@ async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
 
 /** Waits until both queues are empty twice in a row; returns the seconds it took. */
 export async function waitForDrain(stack: LocalStackInfo, timeoutSeconds: number): Promise<number> {
-  const sqs = new SQSClient({
-    endpoint: stack.endpoints.aws,
-    region: stack.region,
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  const { sqs } = emulatorClients(stack.endpoints);
   const started = performance.now();
   let emptyInARow = 0;
   try {
@@ -183,11 +179,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     };
     if (options.stack) {
       report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);
-      const dynamo = new DynamoDBClient({
-        endpoint: options.stack.endpoints.dynamodb,
-        region: options.stack.region,
-        credentials: { accessKeyId: "local", secretAccessKey: "local" },
-      });
+      const { dynamo } = emulatorClients(options.stack.endpoints);
       try {
         report.problems = await checkTables(
           history,
