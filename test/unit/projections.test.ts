@@ -8,23 +8,22 @@ import {
   type MembershipState,
   membershipsProjection,
 } from "../../shared/projections/memberships";
-import { evolvePresence, type PresenceState } from "../../shared/projections/presence";
-import { applyRecordingOutcome, evolveSession, type SessionState } from "../../shared/projections/sessions";
-import type { ProjectionInput } from "../../shared/projections/types";
+import { evolvePresence, type PresenceState, presenceProjection } from "../../shared/projections/presence";
+import {
+  applyRecordingOutcome,
+  evolveSession,
+  type SessionState,
+  sessionsProjection,
+} from "../../shared/projections/sessions";
+import type { Projection, ProjectionInput } from "../../shared/projections/types";
 import { evolveOnce, projectKnownEvent } from "../../shared/projector/core";
 import { fixture, type Loose } from "../support/fixtures";
 import { historyArbitrary } from "../support/histories";
 import { inputOf, memoryDeps, memoryStores, projectAll, snapshot } from "../support/projection";
+import { spec } from "../support/projection-spec";
 
 const APP = "2598234fa1e3b9c";
 const T0 = 1_696_930_000_000;
-
-function fold<S, E>(
-  evolve: (s: S | null, i: ProjectionInput<E & never>) => S,
-  inputs: ProjectionInput[],
-): S | null {
-  return inputs.reduce<S | null>((s, i) => evolve(s, i as never), null);
-}
 
 function groupEvent(name: string, mutate: (e: Loose) => void = () => {}, receivedAt = T0, eventId = name) {
   const e = fixture(name);
@@ -64,48 +63,42 @@ describe("groups", () => {
   });
 
   it("an update older than the deletion does not resurrect the group; the order does not matter", () => {
-    const events = [created(), deleted(1696934000), updated(1696933000, "Late")];
-    const inOrder = fold(evolveGroup, [events[0], events[2], events[1]] as ProjectionInput[]) as GroupState;
-    const lateUpdate = fold(evolveGroup, events as ProjectionInput[]) as GroupState;
-    expect(inOrder.deleted).toBe(true);
-    expect(lateUpdate).toEqual(inOrder);
-    expect(lateUpdate.deletedAt).toBe(1696934000 * 1000);
+    spec(groupsProjection)
+      .given(created(), deleted(1696934000))
+      .when(updated(1696933000, "Late"))
+      .then({ deleted: true, deletedAt: 1696934000 * 1000 });
   });
 
   it("a membership event received after the deletion does not resurrect it either", () => {
     const kicked = groupEvent("group_member_kicked", () => {}, 1696935000 * 1000, "k");
-    const state = fold(evolveGroup, [
-      created(),
-      deleted(1696934000),
-      kicked,
-    ] as ProjectionInput[]) as GroupState;
-    expect(state.deleted).toBe(true);
+    spec(groupsProjection)
+      .given(created(), deleted(1696934000))
+      .when(kicked, { times: 2 })
+      .then({ deleted: true });
   });
 
   it("a group_created newer than a deletion brings the group back", () => {
     const recreated = groupEvent("group_created", (e) => (e.data.group.createdAt = 1696935000), T0, "c2");
-    const state = fold(evolveGroup, [
-      created(),
-      deleted(1696934000),
-      recreated,
-    ] as ProjectionInput[]) as GroupState;
-    expect(state.deleted).toBe(false);
+    const state = spec(groupsProjection)
+      .given(created(), deleted(1696934000))
+      .when(recreated)
+      .then({ deleted: false });
     expect(state.deletedAt).toBeUndefined();
   });
 
   it("keeps the previous owner of the latest transfer whatever the order", () => {
     const transfer = groupEvent("group_owner_transferred", (e) => (e.data.group.guid = "cometchat-guid-1"));
     const later = updated(1696934000, "After");
-    const a = fold(evolveGroup, [created(), transfer, later] as ProjectionInput[]) as GroupState;
-    const b = fold(evolveGroup, [later, created(), transfer] as ProjectionInput[]) as GroupState;
-    expect(a.previousOwner).toBe("cometchat-uid-1");
-    expect(a.owner).toBe(fixture("group_updated").data.group.owner); // the later update's owner field
-    expect(b).toEqual(a);
+    spec(groupsProjection)
+      .given(created(), transfer)
+      .when(later, { times: 2 })
+      // The owner is the later update's owner field.
+      .then({ previousOwner: "cometchat-uid-1", owner: fixture("group_updated").data.group.owner });
   });
 
   it("takes membersCount as reported by the latest event", () => {
     const added = groupEvent("group_member_added", () => {}, 1696940000 * 1000, "a");
-    expect(fold(evolveGroup, [created(), added] as ProjectionInput[])).toMatchObject({ membersCount: 2 });
+    spec(groupsProjection).given(created()).when(added).then({ membersCount: 2 });
   });
 });
 
@@ -126,13 +119,16 @@ describe("memberships", () => {
     inputs.reduce<MembershipState | null>((s, i) => evolveMembership(s, i, uid), null) as MembershipState;
 
   it("group_created makes the creator an admin member", () => {
-    const state = evolveMembership(null, inputOf(fixture("group_created")) as never, "cometchat-uid-1");
-    expect(state).toMatchObject({
-      status: "member",
-      scope: "admin",
-      joinedAt: 1696932915000,
-      by: "cometchat-uid-1",
-    });
+    spec(membershipsProjection)
+      .given()
+      .when(inputOf(fixture("group_created")), { times: 2 })
+      .then({
+        uid: "cometchat-uid-1",
+        status: "member",
+        scope: "admin",
+        joinedAt: 1696932915000,
+        by: "cometchat-uid-1",
+      });
   });
 
   it("added, with who acted", () => {
@@ -148,8 +144,7 @@ describe("memberships", () => {
   it("a join older than a leave, arriving after it, does not bring the member back", () => {
     const join = member("group_member_joined", T0);
     const leave = member("group_member_left", T0 + 1000);
-    expect(apply([leave, join]).status).toBe("left");
-    expect(apply([join, leave])).toEqual(apply([leave, join]));
+    spec(membershipsProjection).given(leave).when(join).then({ status: "left" });
   });
 
   it.each([
@@ -357,8 +352,24 @@ describe("projector core (in memory)", () => {
     );
   });
 
-  it("every projection's keys include the app", () => {
-    const input = inputOf(fixture("group_member_added")) as ProjectionInput<GroupEvent>;
-    expect(groupsProjection.keys(input)[0]?.pk.startsWith(`${APP}#`)).toBe(true);
+  it("every projection's keys include the app, whatever the app id", () => {
+    const cases: Array<[Projection<{ pk: string }, never>, string]> = [
+      [groupsProjection as never, "group_member_added"],
+      [membershipsProjection as never, "group_member_added"],
+      [presenceProjection as never, "user_connection_status_changed"],
+      [sessionsProjection as never, "call_participant_joined"],
+    ];
+    fc.assert(
+      fc.property(fc.stringMatching(/^[\x21-\x7e]{1,40}$/), (appId) => {
+        for (const [projection, trigger] of cases) {
+          const input = inputOf({ ...fixture<Loose>(trigger), appId });
+          expect(projection.handles(input.event)).toBe(true);
+          const keys = projection.keys(input as never);
+          expect(keys.length).toBeGreaterThan(0);
+          for (const key of keys) expect(key.pk.startsWith(`${appId}#`)).toBe(true);
+        }
+      }),
+      { numRuns: 50 },
+    );
   });
 });
