@@ -9,7 +9,7 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
 } from "@aws-sdk/client-s3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import type { RecordingJob } from "../../shared/contracts/queue-messages";
 import { appKey, SESSIONS_TABLE } from "../../shared/platform/tables";
@@ -216,6 +216,45 @@ describe("the recorder against fauxqs S3 and a local file server (local allowanc
     second.attributes.ApproximateReceiveCount = "2";
     expect((await recordSqsBatch(sqsEvent([second]), undefined, deps, obs)).batchItemFailures).toEqual([]);
     expect(await recordingOf(deps, job)).toMatchObject({ status: "archived", attempts: 2, size: MiB });
+  });
+
+  it("acknowledges a job that breaks its contract, logs and counts it as invalid-job, and fetches nothing", async () => {
+    // Prepare
+    const { deps } = await setup();
+    const obs = {
+      logger: new Logger({ serviceName: "recorder-test", logLevel: "SILENT" }),
+      metrics: new Metrics({ namespace: "Test", serviceName: "recorder-test" }),
+    };
+    const errors = vi.spyOn(obs.logger, "error");
+    const before = seen.length;
+    const { sessionId: _dropped, ...withoutSession } = await pendingJob(
+      deps,
+      "app-i",
+      "/recordings/never-1024.mp4",
+    );
+    const records = [sqsRecord("not json"), sqsRecord(JSON.stringify(withoutSession))];
+
+    // Act
+    const response = await recordSqsBatch(sqsEvent(records), undefined, deps, obs);
+
+    // Assess: nothing to retry (it never becomes valid), each logged with why, no download made.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(
+      errors.mock.calls.map(([message, fields]) => [message, fields as { outcome: string; error: string }]),
+    ).toEqual([
+      [
+        "invalid recording job",
+        expect.objectContaining({ outcome: "invalid-job", error: "recording job is not JSON" }),
+      ],
+      [
+        "invalid recording job",
+        expect.objectContaining({
+          outcome: "invalid-job",
+          error: expect.stringContaining("invalid recording job: sessionId"),
+        }),
+      ],
+    ]);
+    expect(seen.length).toBe(before);
   });
 
   it("gives up on a server that stops sending (idle timeout), to be retried", async () => {

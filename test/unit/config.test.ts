@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { readDeploymentConfig } from "../../infra/config";
+import { loadIngestConfig, loadProjectorConfig, loadRecorderConfig } from "../../shared/platform/config";
+import { ConfigurationError, CredentialsFormatError } from "../../shared/platform/errors";
+
+const TABLES = {
+  GROUPS_TABLE: "g",
+  MEMBERSHIPS_TABLE: "m",
+  PRESENCE_TABLE: "p",
+  SESSIONS_TABLE: "s",
+};
+
+describe("the functions' configuration (environment, read once at cold start)", () => {
+  it("reads the ingest's variables, trimmed, with defaults and the allowlist as a list", () => {
+    const config = loadIngestConfig({
+      EVENTS_QUEUE_URL: " http://q ",
+      DATA_BUCKET: "b",
+      WEBHOOK_CREDENTIALS_SECRET_ID: "arn:secret",
+      ALLOWED_APP_IDS: " app1, ,app2 ",
+    });
+    expect(config).toMatchObject({
+      eventsQueueUrl: "http://q",
+      credentials: { kind: "secret", secretId: "arn:secret", cacheSeconds: 60 },
+      maxJsonDepth: 64,
+      allowedAppIds: ["app1", "app2"],
+    });
+    expect(config.inlineBodyLimitBytes).toBeLessThan(1_048_576);
+  });
+
+  it("names the missing variable, and never echoes a credential", () => {
+    expect(() =>
+      loadIngestConfig({ DATA_BUCKET: "b", WEBHOOK_USERNAME: "u", WEBHOOK_PASSWORD: "p" }),
+    ).toThrow(/EVENTS_QUEUE_URL/);
+    expect(() => loadIngestConfig({ EVENTS_QUEUE_URL: "q", DATA_BUCKET: "b" })).toThrow(ConfigurationError);
+    const bad = () =>
+      loadIngestConfig({
+        EVENTS_QUEUE_URL: "q",
+        DATA_BUCKET: "b",
+        WEBHOOK_CREDENTIALS: JSON.stringify({ credentials: [{ username: "u", password: "x".repeat(101) }] }),
+      });
+    expect(bad).toThrow(CredentialsFormatError);
+    expect(bad).not.toThrow(/xxxx/);
+    expect(() =>
+      loadIngestConfig({ EVENTS_QUEUE_URL: "q", DATA_BUCKET: "b", WEBHOOK_CREDENTIALS: "{" }),
+    ).toThrow("WEBHOOK_CREDENTIALS is not JSON");
+  });
+
+  it("refuses a number that is not a positive integer", () => {
+    expect(() =>
+      loadIngestConfig({
+        EVENTS_QUEUE_URL: "q",
+        DATA_BUCKET: "b",
+        WEBHOOK_USERNAME: "u",
+        WEBHOOK_PASSWORD: "p",
+        MAX_JSON_DEPTH: "1.5",
+      }),
+    ).toThrow(/MAX_JSON_DEPTH/);
+  });
+
+  it("reads the projector's tables and the recorder's limits and API keys", () => {
+    expect(loadProjectorConfig({ ...TABLES, DATA_BUCKET: "b", RECORDINGS_QUEUE_URL: "r" }).tables).toEqual({
+      groups: "g",
+      memberships: "m",
+      presence: "p",
+      sessions: "s",
+    });
+    const recorder = loadRecorderConfig({
+      SESSIONS_TABLE: "s",
+      DATA_BUCKET: "b",
+      RECORDING_API_KEYS: '{"app1":"k1"}',
+      RECORDER_ALLOW_HTTP: "1",
+    });
+    expect(recorder).toMatchObject({
+      apiKeys: { kind: "static", keys: { app1: "k1" } },
+      allowHttp: true,
+      limits: { deadlineMs: 840_000, maxBytes: 5 * 1024 ** 3 },
+    });
+    expect(() =>
+      loadRecorderConfig({ SESSIONS_TABLE: "s", DATA_BUCKET: "b", RECORDING_API_KEYS: '{"app1":1}' }),
+    ).toThrow(/RECORDING_API_KEYS must be a JSON object/);
+  });
+});
+
+describe("the deployment's configuration (CDK context)", () => {
+  const fromContext = (context: Record<string, unknown>) => readDeploymentConfig((key) => context[key]);
+
+  it("has a safe default for every key", () => {
+    expect(fromContext({})).toMatchObject({
+      stage: "prod",
+      allowedAppIds: [],
+      throttleRateLimit: 500,
+      eventsMaxReceiveCount: 5,
+      logRetentionDays: 30,
+    });
+  });
+
+  it("reads the README's `-c key=value` forms: JSON lists and numbers arrive as strings", () => {
+    expect(
+      fromContext({ stage: "dev", allowedAppIds: '["2598234fa1e3b9c","app2"]', throttleRateLimit: "250" }),
+    ).toMatchObject({ stage: "dev", allowedAppIds: ["2598234fa1e3b9c", "app2"], throttleRateLimit: 250 });
+  });
+
+  it("names the key whose value is wrong", () => {
+    expect(() => fromContext({ stage: "Prod!" })).toThrow(/invalid CDK context: stage/);
+    expect(() => fromContext({ allowedAppIds: "app1" })).toThrow(/allowedAppIds/);
+  });
+});
