@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,9 +9,10 @@ import { type IngestDependencies, ingestWebhook } from "../../shared/ingest/core
 import { staticCredentialSource } from "../../shared/ingest/credentials";
 import { startFauxqsEmulator } from "../../tools/local/emulators";
 import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
+import { fixtureText } from "../support/fixtures";
 import { DEFAULT_CREDENTIALS, RECEIVED_AT, request } from "../support/ingest";
 
-const fixture = readFileSync(new URL("../events/group_created.json", import.meta.url), "utf8");
+const fixture = fixtureText("group_created");
 const limits = { maxBodyBytes: 6_000_000, inlineBodyLimitBytes: 1_044_480, maxJsonDepth: 64 };
 
 async function receiveOne(sqs: SQSClient, queueUrl: string) {

@@ -1,12 +1,19 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+import { TEMPLATES_DIR } from "../../tools/simulate/templates";
+
+/**
+ * Fixtures: one base payload per trigger is the simulator's template
+ * (`tools/simulate/templates/<trigger>.json`, one copy for the product and the tests); the
+ * variants the schema tests need are `test/events/<trigger>.<variant>.json`.
+ */
 const EVENTS_DIR = fileURLToPath(new URL("../events/", import.meta.url));
 const EXAMPLES_DIR = fileURLToPath(new URL("../examples/", import.meta.url));
 
-/** The raw text of a fixture, `test/events/<name>.json`. */
+/** The raw text of a fixture: `<trigger>` (a template) or `<trigger>.<variant>` (test/events). */
 export function fixtureText(name: string): string {
-  return readFileSync(`${EVENTS_DIR}${name}.json`, "utf8");
+  return readFileSync(`${name.includes(".") ? EVENTS_DIR : TEMPLATES_DIR}${name}.json`, "utf8");
 }
 
 /** A fresh copy of a fixture, safe to mutate. */
@@ -16,7 +23,7 @@ export function fixture<T = Loose>(name: string): T {
 
 /** Every fixture: `{ name, trigger }` where the trigger is the name up to its first dot. */
 export function allFixtures(): Array<{ name: string; trigger: string }> {
-  return readdirSync(EVENTS_DIR)
+  return [...readdirSync(TEMPLATES_DIR), ...readdirSync(EVENTS_DIR)]
     .filter((f) => f.endsWith(".json"))
     .map((f) => f.slice(0, -5))
     .sort()

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
 import type { CredentialSource } from "../../shared/ports/credential-source";
+import { fixtureText } from "../support/fixtures";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
 
-const fixture = readFileSync(new URL("../events/group_created.json", import.meta.url), "utf8");
+const fixture = fixtureText("group_created");
 const sha256 = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
 
 describe("authentication", () => {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
 import type { EventOf } from "../../shared/events/schemas";
-import { evolveGroup, type GroupState, groupsProjection } from "../../shared/projections/groups";
+import { evolveGroup, groupsProjection } from "../../shared/projections/groups";
 import {
   evolveMembership,
   type MembershipState,

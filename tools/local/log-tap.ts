@@ -1,8 +1,9 @@
+import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
 import type { LocalStats } from "./state";
 
 export type LogMode = "readable" | "json" | "silent";
 
-interface PowertoolsLine {
+export interface PowertoolsLine {
   level: string;
   message: string;
   service: string;
@@ -20,6 +21,19 @@ function parse(line: string): PowertoolsLine | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The outcome a function's log line reports, if any: the `outcome` field of a line from one of
+ * the functions, checked against that function's vocabulary (`shared/platform/outcomes.ts`).
+ */
+export function outcomeOf(entry: PowertoolsLine): { service: ServiceName; outcome: string } | undefined {
+  const service = entry.service as ServiceName;
+  const vocabulary: readonly string[] | undefined = OUTCOME_METRICS[service]?.outcomes;
+  const outcome = entry.outcome;
+  return vocabulary && typeof outcome === "string" && vocabulary.includes(outcome)
+    ? { service, outcome }
+    : undefined;
 }
 
 const SHOWN = [
@@ -83,18 +97,8 @@ export function tapFunctionLogs(mode: LogMode): { stats: LocalStats; restore: ()
         out.push(line);
         continue;
       }
-      if (entry.service === "projector" && entry.message === "event")
-        count("projector", String(entry.outcome), entry.appId);
-      if (entry.service === "projector" && entry.message.startsWith("event failed"))
-        count("projector", "failed", entry.appId);
-      if (entry.service === "recorder" && entry.message.startsWith("recording")) {
-        count(
-          "recorder",
-          entry.message === "recording archived" ? "archived" : `failed-${entry.reason}`,
-          entry.appId,
-        );
-      }
-      if (entry.service === "ingest") count("ingest", String(entry.outcome), entry.appId);
+      const outcome = outcomeOf(entry);
+      if (outcome) count(outcome.service, outcome.outcome, entry.appId);
       if (mode === "json") out.push(line);
       else if (mode === "readable") out.push(readableLine(entry));
     }

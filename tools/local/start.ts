@@ -61,7 +61,7 @@ Webhook backend is running (ready in ${((Date.now() - startedAt) / 1000).toFixed
 
 Send an event:
   curl -u '${username}:${password}' -H 'content-type: application/json' \\
-       --data @test/events/group_created.json ${webhookUrl}
+       --data @tools/simulate/templates/group_created.json ${webhookUrl}
 
 In another terminal:
   npm run simulate -- --events 2000 --rate 200        realistic traffic, then a check of the tables

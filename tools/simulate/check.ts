@@ -5,8 +5,13 @@ import type { GeneratedHistory } from "./generator";
 /**
  * Compares the tables with what a generated history implies, through the query layer (the same
  * access patterns the CLI serves). Returns the differences, one line each; empty when all match.
+ * `recordings: false` skips the archived recordings (when no recorder ran).
  */
-export async function checkTables(history: GeneratedHistory, queries: AnalyticsQueries): Promise<string[]> {
+export async function checkTables(
+  history: GeneratedHistory,
+  queries: AnalyticsQueries,
+  options: { recordings?: boolean } = {},
+): Promise<string[]> {
   const problems: string[] = [];
   const recordingBytes = new Map<string, number>();
   for (const e of history.events) {
@@ -32,6 +37,8 @@ export async function checkTables(history: GeneratedHistory, queries: AnalyticsQ
       for (const [uid, scope] of group.members) {
         if (members.get(uid) !== scope)
           problems.push(`${appId} group ${guid}: member ${uid} scope ${members.get(uid)}, expected ${scope}`);
+        if (!(await queries.groupsOf(appId, uid)).some((m) => m.guid === guid))
+          problems.push(`${appId} group ${guid}: not among the groups of its member ${uid}`);
       }
       for (const uid of members.keys()) {
         if (!group.members.has(uid))
@@ -59,7 +66,7 @@ export async function checkTables(history: GeneratedHistory, queries: AnalyticsQ
           `${appId} session ${sessionId}: ${stints} participant stints, expected ${session.stints}`,
         );
       const bytes = recordingBytes.get(`${appId}|${sessionId}`);
-      if (bytes !== undefined) {
+      if (bytes !== undefined && options.recordings !== false) {
         const recording = Object.values(actual.recordings ?? {})[0];
         if (recording?.status !== "archived")
           problems.push(`${appId} session ${sessionId}: recording ${recording?.status ?? "missing"}`);

@@ -2,15 +2,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /**
- * The simulator builds deliveries from the test fixtures (`test/events/<trigger>.json`): the same
- * payload shapes every test uses. Each call returns a fresh copy.
+ * The simulator builds deliveries from one payload per trigger (`tools/simulate/templates/<trigger>.json`,
+ * shaped like the platform's published examples). The tests use the same files as their base
+ * fixtures; the simulator reads nothing of the tests'. Each call returns a fresh copy.
  */
-const DIR = fileURLToPath(new URL("../../test/events/", import.meta.url));
+export const TEMPLATES_DIR = fileURLToPath(new URL("./templates/", import.meta.url));
+const DIR = TEMPLATES_DIR;
 // biome-ignore lint/suspicious/noExplicitAny: templates are filled in by path.
 export type Template = Record<string, any>;
 
 const cache = new Map<string, string>();
-// Only `<trigger>.json`: the variants (`<trigger>.<variant>.json`) are for the schema tests.
 for (const file of readdirSync(DIR)) {
   if (/^[a-z_]+\.json$/.test(file)) cache.set(file.slice(0, -5), readFileSync(`${DIR}${file}`, "utf8"));
 }
