@@ -49,7 +49,7 @@ export function dynamoItemStore<S extends object>(
         const { state, rev } = await read(key, attempt > 1);
         const next = update(state);
         if (state !== null && canonicalJson(next) === canonicalJson(state))
-          return { written: false, before: state, after: state };
+          return { before: state, after: state };
         try {
           await doc.send(
             new PutCommand({
@@ -61,7 +61,7 @@ export function dynamoItemStore<S extends object>(
               ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
             }),
           );
-          return { written: true, before: state, after: next };
+          return { before: state, after: next };
         } catch (error) {
           const conflict =
             error instanceof ConditionalCheckFailedException ||

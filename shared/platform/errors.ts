@@ -72,16 +72,6 @@ export class RecordingFetchError extends BackendError {
   }
 }
 
-/**
- * Whether an error is worth retrying. Errors of this backend say so; anything else (the AWS SDK's
- * throttles and network faults, a bug) is retried, so that it ends in the DLQ rather than lost.
- *
- * @example isRetryable(new ContractViolationError("no key")) // false
- */
-export function isRetryable(error: unknown): boolean {
-  return error instanceof BackendError ? error.retryable : true;
-}
-
 /** `{ name, message }` of any thrown value, for a log line (never the whole object: it may hold a body). */
 export function errorSummary(error: unknown): { name: string; message: string } {
   return error instanceof Error

@@ -1,8 +1,7 @@
 import type { ItemKey } from "../projections/types";
 
-/** How an update of one item ended: whether it wrote, and the state before and after. */
+/** How an update of one item ended: the state before and after (the same object when nothing was written). */
 export interface ApplyResult<S> {
-  written: boolean;
   before: S | null;
   after: S;
 }

@@ -31,8 +31,6 @@ export interface RecordingState {
   archivedAt?: number;
   failureReason?: string;
   failureDetail?: string;
-  /** Version of the last recorder outcome written here. */
-  outcomeVersion?: Version;
 }
 
 export type SessionOutcome = "initiated" | "busy" | "cancelled" | "rejected" | "unanswered" | "ended";
@@ -87,7 +85,7 @@ function toParticipant(occupant: Occupant): Participant {
 }
 
 /** Merge key of a participant stint. */
-export function participantKey(p: { name: string; joinedAt: number }): string {
+function participantKey(p: { name: string; joinedAt: number }): string {
   return `${p.name}|${p.joinedAt}`;
 }
 

@@ -64,7 +64,7 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /** The file extension for a content type (`bin` when unknown). */
-export function extensionFor(contentType: string): string {
+function extensionFor(contentType: string): string {
   return EXTENSIONS[contentType.toLowerCase()] ?? "bin";
 }
 

@@ -28,11 +28,8 @@ export interface SafeFetchOptions {
 
 export interface OpenedStream {
   response: IncomingMessage;
-  /** The URL that answered 200, without its query string. */
-  finalUrl: string;
   contentType: string;
   contentLength: number | undefined;
-  hops: number;
 }
 
 /** A checked destination: the URL and the one address every connection to it will use. */
@@ -189,11 +186,9 @@ export async function openSafeStream(raw: string, options: SafeFetchOptions): Pr
     const length = Number(response.headers["content-length"]);
     return {
       response,
-      finalUrl: `${target.url.origin}${target.url.pathname}`,
       contentType:
         (response.headers["content-type"] ?? "application/octet-stream").split(";")[0]?.trim() ?? "",
       contentLength: Number.isFinite(length) ? length : undefined,
-      hops: hop,
     };
   }
   throw new RecordingFetchError("too-many-redirects", `more than ${options.maxRedirects} redirects`, false);

@@ -23,10 +23,9 @@ export function memoryItemStore<S>(): ItemStore<S> & { items: Map<string, S> } {
     async apply(key, update) {
       const before = structuredClone(items.get(id(key)) ?? null);
       const after = update(structuredClone(before));
-      if (before !== null && canonicalJson(after) === canonicalJson(before))
-        return { written: false, before, after: before };
+      if (before !== null && canonicalJson(after) === canonicalJson(before)) return { before, after: before };
       items.set(id(key), JSON.parse(JSON.stringify(after)));
-      return { written: true, before, after };
+      return { before, after };
     },
   };
 }
