@@ -58,30 +58,61 @@ function webhookCredentials(scope: Construct, arn: string | undefined): ISecret 
  * projector and recorder, the tables, the data bucket, secrets, alarms and a dashboard. Each
  * construct grants what it owns and acknowledges the cdk-nag findings of its own grants.
  */
+/** What the functions are wired to: built first, then handed to each function's builder. */
+interface Resources {
+  config: DeploymentConfig;
+  logRetention: RetentionDays;
+  data: DataBucket;
+  tables: ProjectionTables;
+  events: QueueWithDeadLetter;
+  recordings: QueueWithDeadLetter;
+}
+
 export class WebhookBackendStack extends Stack {
   constructor(scope: Construct, id: string, props: WebhookBackendStackProps) {
     super(scope, id, props);
     const { config } = props;
-    const logRetention = retention(config.logRetentionDays);
-
-    const data = new DataBucket(this, "Data", {
-      infrequentAccessAfterDays: config.archiveInfrequentAccessDays,
-      glacierAfterDays: config.archiveGlacierDays,
-    });
-    const tables = new ProjectionTables(this, "Tables");
-    const events = new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
-      visibilityTimeout: Duration.seconds(TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR),
-      maxReceiveCount: config.eventsMaxReceiveCount,
-    });
-    const recordings = new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
-      visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
-      maxReceiveCount: config.recordingsMaxReceiveCount,
-    });
+    const resources: Resources = {
+      config,
+      logRetention: retention(config.logRetentionDays),
+      data: new DataBucket(this, "Data", {
+        infrequentAccessAfterDays: config.archiveInfrequentAccessDays,
+        glacierAfterDays: config.archiveGlacierDays,
+      }),
+      tables: new ProjectionTables(this, "Tables"),
+      events: new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
+        visibilityTimeout: Duration.seconds(TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR),
+        maxReceiveCount: config.eventsMaxReceiveCount,
+      }),
+      recordings: new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
+        visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
+        maxReceiveCount: config.recordingsMaxReceiveCount,
+      }),
+    };
     const credentials = webhookCredentials(this, config.credentialsSecretArn);
-    const apiKeys = config.recordingApiKeysSecretArn
-      ? Secret.fromSecretCompleteArn(this, "RecordingApiKeys", config.recordingApiKeysSecretArn)
-      : undefined;
+    const ingest = this.ingest(resources, credentials);
+    const projector = this.projector(resources);
+    const recorder = this.recorder(resources);
 
+    const edge = new WebhookIngest(this, "Webhook", {
+      handler: ingest.function,
+      rateLimit: config.throttleRateLimit,
+      burstLimit: config.throttleBurstLimit,
+      logRetention: resources.logRetention,
+    });
+    const monitoring = new Monitoring(this, "Monitoring", {
+      api: edge.api,
+      functions: { Ingest: ingest.function, Projector: projector.function, Recorder: recorder.function },
+      queues: { Events: resources.events, Recordings: resources.recordings },
+      queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,
+      api5xxAlarmPercent: config.api5xxAlarmPercent,
+      alarmEmail: config.alarmEmail,
+    });
+    this.outputs(resources, edge, credentials, monitoring);
+  }
+
+  /** The ingest: sends to the events queue, reads the credentials, writes oversize bodies. */
+  private ingest({ config, logRetention, data, events }: Resources, credentials: ISecret): BackendFunction {
     const ingest = new BackendFunction(this, "Ingest", {
       service: "ingest",
       entry: FUNCTION_ENTRIES.ingest,
@@ -100,7 +131,11 @@ export class WebhookBackendStack extends Stack {
     events.queue.grantSendMessages(ingest.function);
     credentials.grantRead(ingest.function);
     data.grantObjects(ingest, ["s3:PutObject"], [S3_PREFIX.oversize]);
+    return ingest;
+  }
 
+  /** The projector: consumes the events queue, writes the tables, the archive and recording jobs. */
+  private projector({ config, logRetention, data, tables, events, recordings }: Resources): BackendFunction {
     const projector = new BackendFunction(this, "Projector", {
       service: "projector",
       entry: FUNCTION_ENTRIES.projector,
@@ -126,7 +161,14 @@ export class WebhookBackendStack extends Stack {
     data.grantObjects(projector, ["s3:GetObject"], [S3_PREFIX.oversize]);
     data.grantObjects(projector, ["s3:PutObject"], [S3_PREFIX.raw, S3_PREFIX.quarantine]);
     recordings.queue.grantSendMessages(projector.function);
+    return projector;
+  }
 
+  /** The recorder: consumes recording jobs, streams into the bucket, updates sessions. */
+  private recorder({ config, logRetention, data, tables, recordings }: Resources): BackendFunction {
+    const apiKeys = config.recordingApiKeysSecretArn
+      ? Secret.fromSecretCompleteArn(this, "RecordingApiKeys", config.recordingApiKeysSecretArn)
+      : undefined;
     const recorder = new BackendFunction(this, "Recorder", {
       service: "recorder",
       entry: FUNCTION_ENTRIES.recorder,
@@ -136,7 +178,7 @@ export class WebhookBackendStack extends Stack {
       timeout: TIMEOUTS.recorder,
       logRetention,
       environment: recorderEnvironment({
-        sessionsTable: tables.tables.Sessions.tableName,
+        sessionsTable: tables.names.sessions,
         dataBucket: data.bucket.bucketName,
         maxRecordingBytes: config.maxRecordingBytes,
         apiKeysSecretId: apiKeys?.secretArn,
@@ -159,23 +201,16 @@ export class WebhookBackendStack extends Stack {
     // Listing its own prefix only: the idempotency check finds an already archived recording.
     data.grantListPrefix(recorder, S3_PREFIX.recordings);
     apiKeys?.grantRead(recorder.function);
+    return recorder;
+  }
 
-    const edge = new WebhookIngest(this, "Webhook", {
-      handler: ingest.function,
-      rateLimit: config.throttleRateLimit,
-      burstLimit: config.throttleBurstLimit,
-      logRetention,
-    });
-
-    const monitoring = new Monitoring(this, "Monitoring", {
-      api: edge.api,
-      functions: { Ingest: ingest.function, Projector: projector.function, Recorder: recorder.function },
-      queues: { Events: events, Recordings: recordings },
-      queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,
-      api5xxAlarmPercent: config.api5xxAlarmPercent,
-      alarmEmail: config.alarmEmail,
-    });
-
+  /** What the platform's settings, the CLIs (`--stack`) and an operator need. */
+  private outputs(
+    { data, tables, events, recordings }: Resources,
+    edge: WebhookIngest,
+    credentials: ISecret,
+    monitoring: Monitoring,
+  ): void {
     const output = (id: string, value: string, description: string) =>
       new CfnOutput(this, id, { value, description });
     output("WebhookUrl", edge.webhookUrl, "Paste into the platform's webhook settings (Webhook URL)");

@@ -59,22 +59,30 @@ export class Monitoring extends Construct {
       }),
     );
     this.topic = new Topic(this, "Alarms", { masterKey: key, enforceSSL: true });
-    if (props.alarmEmail) {
-      // Undeliverable alarm e-mails are kept, not lost.
-      const undelivered = new Queue(this, "UndeliveredAlarms", {
-        encryption: QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: Duration.days(14),
+    if (props.alarmEmail) this.subscribe(props.alarmEmail);
+    this.alarmOn(props);
+    this.dashboard = this.buildDashboard(props);
+  }
+
+  /** E-mails the alarms; undeliverable alarm e-mails are kept in a queue, not lost. */
+  private subscribe(email: string): void {
+    const undelivered = new Queue(this, "UndeliveredAlarms", {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    for (const id of ["Serverless::Serverless-SQSRedrivePolicy", "AwsSolutions::AwsSolutions-SQS3"]) {
+      Validations.of(undelivered).acknowledge({
+        id,
+        reason:
+          "This is the dead-letter queue of the alarm e-mail subscription (an SNS redrive target, which cdk-nag does not recognise as a DLQ).",
       });
-      for (const id of ["Serverless::Serverless-SQSRedrivePolicy", "AwsSolutions::AwsSolutions-SQS3"]) {
-        Validations.of(undelivered).acknowledge({
-          id,
-          reason:
-            "This is the dead-letter queue of the alarm e-mail subscription (an SNS redrive target, which cdk-nag does not recognise as a DLQ).",
-        });
-      }
-      this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: undelivered }));
     }
+    this.topic.addSubscription(new EmailSubscription(email, { deadLetterQueue: undelivered }));
+  }
+
+  /** Dead letters, old messages, function errors and throttles, and the API's 5xx rate. */
+  private alarmOn(props: MonitoringProps): void {
     const action = new SnsAction(this.topic);
     const alarm = (name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
       const created = new Alarm(this, name, {
@@ -138,7 +146,11 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
+  }
 
+  /** Ingest rate, latency and outcomes, queue depth, projector and recorder outcomes. */
+  private buildDashboard(props: MonitoringProps): Dashboard {
+    const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     // Every outcome of each function's vocabulary: what the code can emit is what is graphed.
     const outcome = (service: ServiceName) =>
       OUTCOME_METRICS[service].outcomes.map(
@@ -152,7 +164,7 @@ export class Monitoring extends Construct {
             label: o,
           }),
       );
-    this.dashboard = new Dashboard(this, "Dashboard", {
+    return new Dashboard(this, "Dashboard", {
       widgets: [
         [
           new GraphWidget({ title: "Ingest requests", left: [requests], width: 8 }),
