@@ -54,6 +54,25 @@ const HOSTILE: Array<[string, string]> = [
   ["https://[::ffff:169.254.169.254]/r.mp4", "refused-address"],
   ["https://[64:ff9b::a00:1]/r.mp4", "refused-address"],
   ["https://[2002:7f00:1::]/r.mp4", "refused-address"],
+  // Every IPv6 form that carries an IPv4 address, with the metadata address and loopback inside.
+  ["https://[::a9fe:a9fe]/latest/meta-data/", "refused-address"],
+  ["https://[::a00:1]/r.mp4", "refused-address"],
+  ["https://[::127.0.0.1]/r.mp4", "refused-address"],
+  ["https://[::169.254.169.254]/latest/meta-data/", "refused-address"],
+  ["https://[::ffff:0:a9fe:a9fe]/latest/meta-data/", "refused-address"],
+  ["https://[::ffff:0:7f00:1]/r.mp4", "refused-address"],
+  ["https://[64:ff9b::a9fe:a9fe]/latest/meta-data/", "refused-address"],
+  ["https://[64:ff9b::7f00:1]/r.mp4", "refused-address"],
+  ["https://[64:ff9b:1:a9fe:a9:fe00::]/latest/meta-data/", "refused-address"],
+  ["https://[64:ff9b:1:7f00:0:100::]/r.mp4", "refused-address"],
+  ["https://[2002:a9fe:a9fe::1]/latest/meta-data/", "refused-address"],
+  ["https://[2001:0:a9fe:a9fe::1]/latest/meta-data/", "refused-address"],
+  ["https://[2001:0:7f00:1::1]/r.mp4", "refused-address"],
+  ["https://[2001:0:4136:e378:8000:63bf:5601:5601]/latest/meta-data/", "refused-address"],
+  ["https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/r.mp4", "refused-address"],
+  ["https://[2001:db8::5efe:a9fe:a9fe]/latest/meta-data/", "refused-address"],
+  ["https://[2001:db8::200:5efe:7f00:1]/r.mp4", "refused-address"],
+  ["https://[::808:808]/r.mp4", "refused-address"],
   ["https://metadata.attacker.example/r.mp4", "refused-address"],
   ["https://internal.attacker.example/r.mp4", "refused-address"],
   ["https://loopback.attacker.example/r.mp4", "refused-address"],
@@ -72,8 +91,43 @@ const HOSTILE: Array<[string, string]> = [
 ];
 
 describe("the recorder's address policy (allowance off)", () => {
-  it(`has a table of ${HOSTILE.length} hostile URLs`, () => {
-    expect(HOSTILE.length).toBeGreaterThanOrEqual(25);
+  it("covers every address class and every IPv6 form that carries an IPv4 address", async () => {
+    // Each reason the policy gives must be exercised by some URL of the table.
+    const reasons = await Promise.all(
+      HOSTILE.map(([url]) =>
+        pinTarget(url, OFF).then(
+          () => "",
+          (e: RecordingFetchError) => e.message,
+        ),
+      ),
+    );
+    const covered = (needle: string) => reasons.some((why) => why.includes(needle));
+    const classes = [
+      "loopback",
+      "private",
+      "linkLocal",
+      "carrierGradeNat",
+      "multicast",
+      "broadcast",
+      "unspecified",
+      "uniqueLocal",
+    ];
+    const forms = [
+      "IPv4-mapped",
+      "IPv4-translated",
+      "IPv4-compatible",
+      "(NAT64)",
+      "local NAT64",
+      "6to4",
+      "Teredo server",
+      "Teredo client",
+      "ISATAP",
+    ];
+    expect([...classes, ...forms].filter((needle) => !covered(needle))).toEqual([]);
+    for (const form of forms) {
+      expect(reasons.some((why) => why.includes(form) && why.includes("169.254.169.254"))).toBe(true);
+      expect(reasons.some((why) => why.includes(form) && why.includes("127.0.0.1"))).toBe(true);
+    }
   });
 
   it.each(HOSTILE)("refuses %s (%s), permanently", async (url, reason) => {
