@@ -102,6 +102,8 @@ function hasSqsForbiddenCharacters(text: string): boolean {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** With the `u` flag a well-formed pair is one code point: only lone surrogates match. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 function decodedSize(body: string, isBase64: boolean): number {
   return isBase64 ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, "utf8");
@@ -158,6 +160,9 @@ function readBody(request: IngestRequest, limits: IngestLimits): { bytes: Buffer
       response: errorResponse(413, "payload-too-large", `body exceeds ${limits.maxBodyBytes} bytes`),
     };
   }
+  // A text body with a lone surrogate came from bytes that were not UTF-8 (re-encoding would alter them).
+  if (!request.isBase64Encoded && LONE_SURROGATE.test(raw))
+    return invalidBody("not-utf8", "body is not UTF-8 text");
   const bytes = request.isBase64Encoded ? Buffer.from(raw, "base64") : Buffer.from(raw, "utf8");
   if (bytes.byteLength === 0) return invalidBody("empty", "body is empty");
   try {

@@ -124,6 +124,14 @@ describe("deployment app allowlist", () => {
 });
 
 describe("method", () => {
+  it("refuses a text body holding a lone surrogate (bytes that were not UTF-8), storing nothing", async () => {
+    const { deps, queue } = ingestDeps();
+    const body = '{"trigger":"group_created","appId":"app1","data":{"x":"\ud800"}}';
+    const result = await ingestWebhook(request({ body }), deps);
+    expect([result.response.statusCode, result.detail]).toEqual([400, "not-utf8"]);
+    expect(queue.sent).toEqual([]);
+  });
+
   it.each(["GET", "PUT", "DELETE", "PATCH"])("%s gets 405 with Allow: POST", async (method) => {
     const { deps, queue } = ingestDeps();
     const result = await ingestWebhook(request({ method }), deps);

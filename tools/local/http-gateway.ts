@@ -7,11 +7,41 @@ export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatew
 /** API Gateway HTTP APIs refuse bodies over 10 MB before the function sees them. */
 const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
-/** Content types API Gateway passes as text; anything else arrives base64-encoded. */
-function isText(contentType: string | undefined): boolean {
+/** Content types passed as text; anything else arrives base64-encoded. */
+function isTextType(contentType: string | undefined): boolean {
   return (
     !contentType || /^(text\/|application\/(json|.*\+json|xml|x-www-form-urlencoded))/i.test(contentType)
   );
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The body as the function receives it: text only when the content type is text and the bytes are
+ * valid UTF-8; base64 otherwise (`isBase64Encoded`). AWS does not document exactly when the HTTP
+ * API base64-encodes a request body; this stand-in chooses the rule that can never alter a byte,
+ * and the ingest decodes strictly whichever way the body comes.
+ */
+function bodyField(
+  body: Buffer,
+  contentType: string | undefined,
+): { body?: string; isBase64Encoded: boolean } {
+  if (body.length === 0) return { isBase64Encoded: false };
+  if (isTextType(contentType)) {
+    try {
+      return { body: strictUtf8.decode(body), isBase64Encoded: false };
+    } catch {
+      // invalid UTF-8: hand over the bytes as they came
+    }
+  }
+  return { body: body.toString("base64"), isBase64Encoded: true };
+}
+
+/** The path as sent, before the query: API Gateway matches routes on it literally (no dot-segment or %-decoding). */
+export function rawPathOf(url: string | undefined): string {
+  const raw = url ?? "/";
+  const query = raw.indexOf("?");
+  return query < 0 ? raw : raw.slice(0, query);
 }
 
 /** Turns a Node request into the API Gateway HTTP API (payload 2.0) event the ingest receives. */
@@ -20,21 +50,20 @@ export function toHttpApiEvent(
   body: Buffer,
   receivedAt: number,
 ): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? "/", "http://local");
+  const rawPath = rawPathOf(req.url);
+  const rawQueryString = (req.url ?? "").slice(rawPath.length + 1);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(",") : value;
   }
-  const text = isText(headers["content-type"]);
   const method = req.method ?? "GET";
   return {
     version: "2.0",
-    routeKey: `${method} ${url.pathname}`,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    routeKey: WEBHOOK_ROUTE,
+    rawPath,
+    rawQueryString,
     headers,
-    body: body.length === 0 ? undefined : text ? body.toString("utf8") : body.toString("base64"),
-    isBase64Encoded: body.length > 0 && !text,
+    ...bodyField(body, headers["content-type"]),
     requestContext: {
       accountId: "000000000000",
       apiId: "local",
@@ -42,13 +71,13 @@ export function toHttpApiEvent(
       domainPrefix: "local",
       http: {
         method,
-        path: url.pathname,
+        path: rawPath,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? "127.0.0.1",
         userAgent: headers["user-agent"] ?? "",
       },
       requestId: `${receivedAt}-${Math.random().toString(16).slice(2)}`,
-      routeKey: `${method} ${url.pathname}`,
+      routeKey: WEBHOOK_ROUTE,
       stage: "$default",
       time: new Date(receivedAt).toISOString(),
       timeEpoch: receivedAt,
@@ -67,21 +96,25 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
+/** The one route the CDK app deploys. */
+const WEBHOOK_ROUTE = "POST /webhook";
+
 /**
- * The local stand-in for API Gateway: `POST /webhook` (any method reaches the function, which
- * answers 405 itself), `GET /health` (200 once everything is ready), 404 elsewhere.
+ * The local stand-in for API Gateway: the route `POST /webhook`, matched as API Gateway matches it
+ * (method and raw path exactly: `/%2e%2e/webhook` or `GET /webhook` is a 404 `{"message":"Not
+ * Found"}`, as deployed); `/health` (200 once everything is ready) is the stand-in's own.
  */
 export async function startGateway(options: GatewayOptions): Promise<{ server: http.Server; port: number }> {
   const server = http.createServer((req, res) => {
     const started = Date.now();
-    const url = new URL(req.url ?? "/", "http://local");
-    if (url.pathname === "/health") {
+    const path = rawPathOf(req.url);
+    if (path === "/health") {
       const ready = options.isReady();
       send(res, ready ? 200 : 503, { status: ready ? "ready" : "starting" });
       return;
     }
-    if (url.pathname !== "/webhook") {
-      send(res, 404, { error: "not-found", message: "POST /webhook is the only route" });
+    if (`${req.method} ${path}` !== WEBHOOK_ROUTE) {
+      send(res, 404, { message: "Not Found" });
       return;
     }
     const chunks: Buffer[] = [];

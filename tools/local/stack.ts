@@ -46,6 +46,11 @@ export interface LocalStackOptions {
   username?: string;
   password?: string;
   logMode?: LogMode;
+  /**
+   * `local` (default): the recorder may fetch over http and from loopback, so the simulator's file
+   * server works. `deployed`: the policy AWS runs (https only, public addresses only).
+   */
+  recordingPolicy?: "local" | "deployed";
   /** App ids the ingest accepts (as the `allowedAppIds` context key deployed). @default - any */
   allowedAppIds?: readonly string[];
   /** Emulator ports (default: free ones). */
@@ -170,8 +175,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }),
       ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
       ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
-      RECORDER_ALLOW_HTTP: "true",
-      RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1",
+      ...(options.recordingPolicy === "deployed"
+        ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
+        : { RECORDER_ALLOW_HTTP: "true", RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1" }),
       POWERTOOLS_METRICS_DISABLED: "true",
     });
     const tap = tapFunctionLogs(options.logMode ?? "readable");

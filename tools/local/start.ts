@@ -17,6 +17,10 @@ const program = new Command("start")
   .option("--in-memory", "keep nothing on disk")
   .option("--clean", "start from empty tables and bucket")
   .option("--json-logs", "print the functions' logs as JSON lines")
+  .option(
+    "--deployed-recording-policy",
+    "fetch recordings as deployed: https and public addresses only (env LOCAL_RECORDING_POLICY=deployed)",
+  )
   .parse();
 const options = program.opts<{
   port: string;
@@ -24,7 +28,12 @@ const options = program.opts<{
   inMemory?: boolean;
   clean?: boolean;
   jsonLogs?: boolean;
+  deployedRecordingPolicy?: boolean;
 }>();
+const recordingPolicy =
+  options.deployedRecordingPolicy || process.env.LOCAL_RECORDING_POLICY?.trim() === "deployed"
+    ? "deployed"
+    : "local";
 
 const username = process.env.WEBHOOK_USERNAME?.trim() || DEV_USERNAME;
 const password = process.env.WEBHOOK_PASSWORD?.trim() || DEV_PASSWORD;
@@ -40,6 +49,7 @@ try {
     username,
     password,
     logMode: options.jsonLogs ? "json" : "readable",
+    recordingPolicy,
   });
 } catch (error) {
   console.error(
@@ -57,6 +67,7 @@ Webhook backend is running (ready in ${((Date.now() - startedAt) / 1000).toFixed
 
   Webhook URL   ${webhookUrl}
   Credentials   ${username} / ${password}${defaults}
+  Recordings    ${recordingPolicy === "deployed" ? "deployed policy: https and public addresses only" : "local policy: http and loopback allowed (--deployed-recording-policy for AWS's)"}
   Health        ${stack.info.healthUrl}
 
 Send an event:
