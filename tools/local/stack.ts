@@ -4,18 +4,18 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import {
   ingestEnvironment,
   projectorEnvironment,
   recorderEnvironment,
 } from "../../shared/platform/environment";
-import {
-  EVENTS_QUEUE,
-  type QueueDefinition,
-  RECORDINGS_QUEUE,
-  VISIBILITY_FACTOR,
-} from "../../shared/platform/queues";
+import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
@@ -25,27 +25,43 @@ import {
   startFauxqsEmulator,
 } from "./emulators";
 import { type HttpApiHandler, startGateway } from "./http-gateway";
+import { acquireStateLock } from "./lock";
 import { type LogMode, tapFunctionLogs } from "./log-tap";
 import { type SqsHandler, SqsPoller } from "./poller";
 import { createProjectionTables, localTableNames } from "./provision";
-import { restoreSnapshot, saveSnapshot } from "./snapshot";
-import { type LocalStackInfo, removeStackInfo, writeStackInfo, writeStats } from "./state";
+import {
+  appendLedger,
+  compactStats,
+  type LocalStackInfo,
+  removeStackInfo,
+  resetStats,
+  writeStackInfo,
+} from "./state";
 
 /** Development defaults, printed at start and documented in the README. Never used in AWS. */
 export const DEV_USERNAME = "local-webhook";
 export const DEV_PASSWORD = "local-password-change-me";
 
+/** Locally a failed event is retried after this many seconds (deployed: 6 × the consumer's timeout). */
+export const DEFAULT_LOCAL_RETRY_SECONDS = 5;
+
 export interface LocalStackOptions {
   port: number;
   host?: string;
   stateDir: string;
-  /** Keep nothing on disk (DynamoDB Local in memory, no snapshot). */
+  /** Keep nothing on disk (DynamoDB Local and fauxqs in memory). */
   inMemory?: boolean;
-  /** Start from empty tables and bucket. */
+  /** Start from empty tables, queues and bucket. */
   clean?: boolean;
   username?: string;
   password?: string;
   logMode?: LogMode;
+  /**
+   * Seconds before a failed event is received again (the queue's visibility timeout); recording
+   * jobs wait six times as long. The receive counts before the DLQ are the deployed ones.
+   * @default DEFAULT_LOCAL_RETRY_SECONDS
+   */
+  retrySeconds?: number;
   /**
    * `local` (default): the recorder may fetch over http and from loopback, so the simulator's file
    * server works. `deployed`: the policy AWS runs (https only, public addresses only).
@@ -86,75 +102,104 @@ async function assertPortFree(port: number, host: string): Promise<void> {
   });
 }
 
-async function createQueuePair(sqs: SQSClient, definition: QueueDefinition) {
+async function queueArn(sqs: SQSClient, url: string | undefined): Promise<string> {
+  const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }));
+  return out.Attributes?.QueueArn ?? "";
+}
+
+/**
+ * A queue and its DLQ, as the CDK app makes them but for the visibility timeout. Created if
+ * missing (kept by fauxqs's persistence otherwise), then set to this start's attributes.
+ */
+async function ensureQueuePair(sqs: SQSClient, definition: QueueDefinition, visibilitySeconds: number) {
   const dlq = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${definition.name}-dlq`,
       Attributes: { MessageRetentionPeriod: String(14 * 86400) },
     }),
   );
-  const dlqArn = (
-    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ["QueueArn"] }))
-  ).Attributes?.QueueArn;
-  const queue = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: definition.name,
+  const queue = await sqs.send(new CreateQueueCommand({ QueueName: definition.name }));
+  await sqs.send(
+    new SetQueueAttributesCommand({
+      QueueUrl: queue.QueueUrl,
       Attributes: {
-        VisibilityTimeout: String(definition.consumerTimeoutSeconds * VISIBILITY_FACTOR),
+        VisibilityTimeout: String(visibilitySeconds),
         RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn,
+          deadLetterTargetArn: await queueArn(sqs, dlq.QueueUrl),
           maxReceiveCount: String(definition.maxReceiveCount),
         }),
       },
     }),
   );
-  const arn = (
-    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ["QueueArn"] }))
-  ).Attributes?.QueueArn;
-  return { url: queue.QueueUrl ?? "", arn: arn ?? "", deadLetterUrl: dlq.QueueUrl ?? "" };
+  return {
+    url: queue.QueueUrl ?? "",
+    arn: await queueArn(sqs, queue.QueueUrl),
+    deadLetterUrl: dlq.QueueUrl ?? "",
+  };
+}
+
+async function ensureBucket(s3: S3Client, bucket: string): Promise<void> {
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    if ((error as { name?: string }).name !== "BucketAlreadyOwnedByYou") throw error;
+  }
+}
+
+/** The emulators, each on its own persistence under the state directory (or in memory). */
+async function startEmulators(options: LocalStackOptions, started: RunningEmulator[]) {
+  const dir = options.stateDir;
+  const persist = (name: string) => {
+    if (options.inMemory) return undefined;
+    mkdirSync(join(dir, name), { recursive: true });
+    return join(dir, name);
+  };
+  const track = (e: RunningEmulator) => {
+    started.push(e);
+    return e;
+  };
+  return Promise.all([
+    startDynamoDbLocal({ port: options.dynamoPort, dbPath: persist("dynamodb") }).then(track),
+    startFauxqsEmulator({
+      port: options.fauxqsPort,
+      dataDir: persist("fauxqs"),
+      s3StorageDir: persist("s3"),
+    }).then(track),
+  ]);
 }
 
 /**
- * Starts the whole pipeline on this machine: DynamoDB Local and fauxqs, the tables, queues, DLQs
- * and bucket from the definitions the CDK app uses, the real handlers behind a local API Gateway
- * and two pollers that play Lambda's SQS event source mappings. One stack per process (the
- * handlers read their configuration once, when first imported).
+ * Starts the whole pipeline on this machine: DynamoDB Local and fauxqs on their own write-through
+ * persistence, the tables, queues, DLQs and bucket from the definitions the CDK app uses, the real
+ * handlers behind a local API Gateway and two pollers that play Lambda's SQS event source
+ * mappings. One stack per process (the handlers read their configuration once, when first
+ * imported) and per state directory (a lock).
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const host = options.host ?? "127.0.0.1";
   await assertPortFree(options.port, host);
-  mkdirSync(options.stateDir, { recursive: true });
-  const dbPath = join(options.stateDir, "dynamodb");
   if (options.clean) rmSync(options.stateDir, { recursive: true, force: true });
-  if (!options.inMemory) mkdirSync(dbPath, { recursive: true });
+  mkdirSync(options.stateDir, { recursive: true });
+  const lock = await acquireStateLock(options.stateDir, options.port);
 
   const started: RunningEmulator[] = [];
   const cleanup = async () => {
     await Promise.allSettled(started.map((e) => e.stop()));
+    lock.release();
   };
   try {
-    const [dynamoLocal, fauxqs] = await Promise.all([
-      startDynamoDbLocal({ port: options.dynamoPort, dbPath: options.inMemory ? undefined : dbPath }).then(
-        (e) => {
-          started.push(e);
-          return e;
-        },
-      ),
-      startFauxqsEmulator({ port: options.fauxqsPort }).then((e) => {
-        started.push(e);
-        return e;
-      }),
-    ]);
+    const [dynamoLocal, fauxqs] = await startEmulators(options, started);
+    lock.record({ dynamoPid: dynamoLocal.pid });
     const clients = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
     const { sqs, s3, dynamo } = clients;
 
     const tables = localTableNames("local");
     const bucket = "local-data";
+    const retry = options.retrySeconds ?? DEFAULT_LOCAL_RETRY_SECONDS;
     await createProjectionTables(dynamo, tables);
-    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    const events = await createQueuePair(sqs, EVENTS_QUEUE);
-    const recordings = await createQueuePair(sqs, RECORDINGS_QUEUE);
-    if (!options.inMemory) await restoreSnapshot(options.stateDir, s3, bucket, sqs);
+    await ensureBucket(s3, bucket);
+    const events = await ensureQueuePair(sqs, EVENTS_QUEUE, retry);
+    const recordings = await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6);
 
     const username = options.username ?? DEV_USERNAME;
     const password = options.password ?? DEV_PASSWORD;
@@ -180,39 +225,32 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         : { RECORDER_ALLOW_HTTP: "true", RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1" }),
       POWERTOOLS_METRICS_DISABLED: "true",
     });
-    const tap = tapFunctionLogs(options.logMode ?? "readable");
+    // Counters carry on from the last run (`stats` survives restarts), in a ledger written through.
+    if (options.inMemory) resetStats(options.stateDir);
+    else compactStats(options.stateDir);
+    const untap = tapFunctionLogs(options.logMode ?? "readable", (entry) =>
+      appendLedger(options.stateDir, entry),
+    );
     const ingest = (await import("../../functions/ingest/handler")).handler as HttpApiHandler;
     const projector = (await import("../../functions/projector/handler")).handler as SqsHandler;
     const recorder = (await import("../../functions/recorder/handler")).handler as SqsHandler;
 
     let ready = false;
     const gateway = await startGateway({ port: options.port, host, ingest, isReady: () => ready });
-    const pollers = [
+    const poller = (definition: QueueDefinition, queue: typeof events, handler: SqsHandler) =>
       new SqsPoller({
         sqs,
-        queueUrl: events.url,
-        queueArn: events.arn,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
         region: LOCAL_REGION,
-        handler: projector,
-        functionName: "projector",
-        batchSize: EVENTS_QUEUE.batchSize,
-        batchingWindowMs: EVENTS_QUEUE.batchingWindowSeconds * 1000,
+        handler,
+        functionName: definition.id.toLowerCase(),
+        batchSize: definition.batchSize,
+        batchingWindowMs: definition.batchingWindowSeconds * 1000,
         concurrency: 2,
-      }),
-      new SqsPoller({
-        sqs,
-        queueUrl: recordings.url,
-        queueArn: recordings.arn,
-        region: LOCAL_REGION,
-        handler: recorder,
-        functionName: "recorder",
-        batchSize: RECORDINGS_QUEUE.batchSize,
-        batchingWindowMs: RECORDINGS_QUEUE.batchingWindowSeconds * 1000,
-        concurrency: 2,
-      }),
-    ];
+      });
+    const pollers = [poller(EVENTS_QUEUE, events, projector), poller(RECORDINGS_QUEUE, recordings, recorder)];
     for (const p of pollers) p.start();
-    const statsTimer = setInterval(() => writeStats(options.stateDir, tap.stats), 2000);
 
     const base = `http://${host}:${gateway.port}`;
     const info: LocalStackInfo = {
@@ -234,23 +272,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const stop = () => {
       stopping ??= (async () => {
         ready = false;
-        clearInterval(statsTimer);
         await new Promise<void>((resolve) => {
           (gateway.server as http.Server).close(() => resolve());
           (gateway.server as http.Server).closeAllConnections();
         });
+        // Drain: the batches in flight finish while the emulators still run.
         await Promise.all(pollers.map((p) => p.stop()));
-        writeStats(options.stateDir, tap.stats);
-        if (!options.inMemory) {
-          await saveSnapshot(options.stateDir, s3, bucket, sqs, [
-            events.url,
-            events.deadLetterUrl,
-            recordings.url,
-            recordings.deadLetterUrl,
-          ]);
-        }
         removeStackInfo(options.stateDir);
-        tap.restore();
+        untap();
         clients.destroy();
         await cleanup();
       })();

@@ -18,6 +18,11 @@ const program = new Command("start")
   .option("--clean", "start from empty tables and bucket")
   .option("--json-logs", "print the functions' logs as JSON lines")
   .option(
+    "--retry-seconds <seconds>",
+    `seconds before a failed event is retried (env LOCAL_RETRY_SECONDS; recording jobs wait 6x)`,
+    process.env.LOCAL_RETRY_SECONDS ?? String(DEFAULT_LOCAL_RETRY_SECONDS),
+  )
+  .option(
     "--deployed-recording-policy",
     "fetch recordings as deployed: https and public addresses only (env LOCAL_RECORDING_POLICY=deployed)",
   )
@@ -90,5 +95,6 @@ const shutdown = async (signal: string) => {
   console.log("stopped.");
   process.exit(0);
 };
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
+// Closing the terminal (SIGHUP) drains and stops like Ctrl-C; nothing acknowledged depends on
+// it (the emulators write through), but in-flight batches are finished rather than retried.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));

@@ -1,4 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import type { TableNames } from "../../shared/platform/tables";
 
@@ -22,8 +30,12 @@ export interface LocalStackInfo {
 
 /** Outcome counters the local stack keeps from its functions' logs (`npm run query -- stats`). */
 export interface LocalStats {
+  /** Outcomes per function. */
   total: Record<string, Record<string, number>>;
+  /** Outcomes per app and function. */
   apps: Record<string, Record<string, Record<string, number>>>;
+  /** WARN and ERROR lines per function, by reason. */
+  failures: Record<string, Record<string, number>>;
 }
 
 export function stateDir(dir = process.env.LOCAL_STATE_DIR ?? ".local"): string {
@@ -52,12 +64,74 @@ export function readStackInfo(dir = stateDir()): LocalStackInfo {
   return JSON.parse(readFileSync(file, "utf8")) as LocalStackInfo;
 }
 
-export function writeStats(dir: string, stats: LocalStats): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "stats.json"), JSON.stringify(stats, null, 2));
+/** One counted line of the functions' logs: an outcome (with its app), or a WARN/ERROR by reason. */
+export type LedgerEntry = ["outcome", string, string, string?] | ["failure", string, string];
+
+const STATS_FILE = "stats.json";
+const LEDGER_FILE = "outcomes.ndjson";
+
+function bump(counters: Record<string, Record<string, number>>, service: string, key: string): void {
+  const byKey = counters[service] ?? {};
+  byKey[key] = (byKey[key] ?? 0) + 1;
+  counters[service] = byKey;
 }
 
+/** Adds one ledger entry to the counters. */
+export function countEntry(stats: LocalStats, entry: LedgerEntry): void {
+  if (entry[0] === "failure") {
+    bump(stats.failures, entry[1], entry[2]);
+    return;
+  }
+  const [, service, outcome, appId] = entry;
+  bump(stats.total, service, outcome);
+  if (appId !== undefined) {
+    const app = stats.apps[appId] ?? {};
+    bump(app, service, outcome);
+    stats.apps[appId] = app;
+  }
+}
+
+/**
+ * Appends one entry to the state directory's ledger, synchronously: an outcome is on disk before
+ * the handler that logged it returns (and so before its message is deleted), so the counters
+ * survive any stop, `kill -9` included.
+ */
+export function appendLedger(dir: string, entry: LedgerEntry): void {
+  appendFileSync(join(dir, LEDGER_FILE), `${JSON.stringify(entry)}\n`);
+}
+
+/** The counters: the last compacted snapshot plus the ledger since (`npm run query -- stats`). */
 export function readStats(dir = stateDir()): LocalStats {
-  const file = join(dir, "stats.json");
-  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as LocalStats) : { total: {}, apps: {} };
+  const stats: LocalStats = { total: {}, apps: {}, failures: {} };
+  const snapshot = join(dir, STATS_FILE);
+  if (existsSync(snapshot))
+    Object.assign(stats, JSON.parse(readFileSync(snapshot, "utf8")) as Partial<LocalStats>);
+  stats.failures ??= {};
+  const ledger = join(dir, LEDGER_FILE);
+  if (existsSync(ledger)) {
+    for (const line of readFileSync(ledger, "utf8").split("\n")) {
+      if (!line) continue;
+      try {
+        countEntry(stats, JSON.parse(line) as LedgerEntry);
+      } catch {
+        // a line cut short by a kill: nothing else was counted in it
+      }
+    }
+  }
+  return stats;
+}
+
+/** Folds the ledger into the snapshot and starts a new ledger (at each start). */
+export function compactStats(dir: string): LocalStats {
+  const stats = readStats(dir);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, STATS_FILE), JSON.stringify(stats, null, 2));
+  rmSync(join(dir, LEDGER_FILE), { force: true });
+  return stats;
+}
+
+/** Forgets every counter (a `--clean` or in-memory start). */
+export function resetStats(dir: string): void {
+  rmSync(join(dir, STATS_FILE), { force: true });
+  rmSync(join(dir, LEDGER_FILE), { force: true });
 }

@@ -103,13 +103,15 @@ async function stats(target: Target, appId: string | undefined, dir: string | un
         (await target.dynamo.send(new DescribeTableCommand({ TableName: tableName }))).Table?.ItemCount ?? 0;
     }
   }
-  const outcomes =
-    target.kind === "local"
-      ? appId
-        ? (readStats(stateDir(dir)).apps[appId] ?? {})
-        : readStats(stateDir(dir)).total
-      : await cloudWatchOutcomes();
-  return { app: appId, items, outcomes };
+  if (target.kind !== "local") return { app: appId, items, outcomes: await cloudWatchOutcomes() };
+  const local = readStats(stateDir(dir));
+  return {
+    app: appId,
+    items,
+    outcomes: appId ? (local.apps[appId] ?? {}) : local.total,
+    // WARN and ERROR lines by function and reason (locally: every failure, not only counted outcomes).
+    failures: local.failures,
+  };
 }
 
 /**
