@@ -64,8 +64,8 @@ export async function projectSqsBatch(
   };
   const recordHandler = async (record: SQSRecord) => {
     const entry = decoded.get(record.messageId);
-    const queued =
-      entry && "event" in entry ? entry.event : entry && "violation" in entry ? entry.violation : undefined;
+    // An undecoded record is still filed under what its attributes say (unchecked: for the log only).
+    const queued = entry && "event" in entry ? entry.event : undecodableRecord(record);
     const fields = {
       trigger: queued?.trigger,
       appId: queued?.appId,

@@ -12,8 +12,16 @@ export class StateDirInUseError extends Error {
   override name = "StateDirInUseError";
 }
 
-function alive(pid: number | undefined): boolean {
+/** Whether a process runs (a zombie, killed but not yet reaped, does not). */
+export function alive(pid: number | undefined): boolean {
   if (!pid) return false;
+  try {
+    // /proc/<pid>/stat: "pid (name) state …"; Z is a zombie. Elsewhere than Linux, kill(0) alone.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+  } catch {
+    // no /proc entry: gone on Linux, or not Linux (kill below decides)
+  }
   try {
     process.kill(pid, 0);
     return true;

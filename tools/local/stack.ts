@@ -15,6 +15,7 @@ import {
   projectorEnvironment,
   recorderEnvironment,
 } from "../../shared/platform/environment";
+import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { emulatorClients } from "./clients";
 import {
@@ -108,10 +109,13 @@ async function queueArn(sqs: SQSClient, url: string | undefined): Promise<string
 }
 
 /**
- * A queue and its DLQ, as the CDK app makes them but for the visibility timeout. Created if
- * missing (kept by fauxqs's persistence otherwise), then set to this start's attributes.
+ * A queue and its DLQ, as the CDK app makes them but for the visibility timeout: a failed message
+ * comes back `retrySeconds` after its batch could have closed (the batching window comes first, or
+ * a message would be received twice while its batch is still being gathered). Created if missing
+ * (kept by fauxqs's persistence otherwise), then set to this start's attributes.
  */
-async function ensureQueuePair(sqs: SQSClient, definition: QueueDefinition, visibilitySeconds: number) {
+async function ensureQueuePair(sqs: SQSClient, definition: QueueDefinition, retrySeconds: number) {
+  const visibilitySeconds = definition.batchingWindowSeconds + retrySeconds;
   const dlq = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${definition.name}-dlq`,
@@ -237,6 +241,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     let ready = false;
     const gateway = await startGateway({ port: options.port, host, ingest, isReady: () => ready });
+    // A poller's own fault (a delete or a receive that failed) is shown like a function's WARN line.
+    const pollerError = (functionName: string) => (error: unknown) =>
+      console.error(
+        JSON.stringify({
+          level: "WARN",
+          service: functionName,
+          message: "poller: a receive or delete failed; the messages will be received again",
+          timestamp: new Date().toISOString(),
+          error: errorSummary(error),
+        }),
+      );
     const poller = (definition: QueueDefinition, queue: typeof events, handler: SqsHandler) =>
       new SqsPoller({
         sqs,
@@ -248,6 +263,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         batchSize: definition.batchSize,
         batchingWindowMs: definition.batchingWindowSeconds * 1000,
         concurrency: 2,
+        onError: pollerError(definition.id === "Events" ? "projector" : "recorder"),
       });
     const pollers = [poller(EVENTS_QUEUE, events, projector), poller(RECORDINGS_QUEUE, recordings, recorder)];
     for (const p of pollers) p.start();

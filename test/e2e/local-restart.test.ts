@@ -1,0 +1,248 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetQueueAttributesCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
+import { afterAll, describe, expect, it } from "vitest";
+import { emulatorClients } from "../../tools/local/clients";
+import { freePort } from "../../tools/local/emulators";
+import { alive } from "../../tools/local/lock";
+import { type LocalStackInfo, readStats } from "../../tools/local/state";
+import { redrive } from "../../tools/ops/operations";
+import { waitForDrain } from "../../tools/simulate/run";
+import { fixture } from "../support/fixtures";
+import { basic } from "../support/ingest";
+
+// `npm start` as a user runs it: its own process (and process group), killed and restarted.
+const ROOT = new URL("../../", import.meta.url).pathname;
+const running = new Set<ChildProcess>();
+
+interface Started {
+  child: ChildProcess;
+  info: LocalStackInfo;
+  output: () => string;
+}
+
+async function start(dir: string, port: number, extra: string[] = []): Promise<Started> {
+  const child = spawn(
+    join(ROOT, "node_modules/.bin/tsx"),
+    [
+      "--no-warnings",
+      "tools/local/start.ts",
+      "--port",
+      String(port),
+      "--state-dir",
+      dir,
+      "--retry-seconds",
+      "1",
+      ...extra,
+    ],
+    { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  let output = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${output}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) {
+      const info = JSON.parse(readFileSync(join(dir, "stack.json"), "utf8")) as LocalStackInfo;
+      return { child, info, output: () => output };
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`npm start did not become ready: ${output}`);
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.once("exit", (code) => resolve(code));
+  });
+
+async function stop(s: Started, signal: NodeJS.Signals = "SIGINT"): Promise<number | null> {
+  s.child.kill(signal);
+  return exited(s.child);
+}
+
+async function deliver(info: LocalStackInfo, body: string): Promise<{ status: number; eventId?: string }> {
+  try {
+    const response = await fetch(info.webhookUrl, {
+      method: "POST",
+      headers: {
+        authorization: basic(info.credentials.username, info.credentials.password),
+        "content-type": "application/json",
+      },
+      body,
+    });
+    return { status: response.status, eventId: ((await response.json()) as { eventId?: string }).eventId };
+  } catch {
+    return { status: 0 };
+  }
+}
+
+function memberEvent(app: string, i: number): string {
+  const e = fixture("group_member_added");
+  e.appId = app;
+  e.data.group.guid = `g-${i % 7}`;
+  const [uid, member] = Object.entries(e.data.members)[0] as [string, Record<string, unknown>];
+  e.data.members = { [`${uid}-${i}`]: { ...member, uid: `${uid}-${i}` } };
+  return JSON.stringify(e);
+}
+
+async function archivedEventIds(info: LocalStackInfo): Promise<Set<string>> {
+  const { s3, destroy } = emulatorClients(info.endpoints);
+  const ids = new Set<string>();
+  try {
+    let token: string | undefined;
+    do {
+      const page = await s3.send(
+        new ListObjectsV2Command({ Bucket: info.bucket, Prefix: "raw/", ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) {
+        const text = await (
+          await s3.send(new GetObjectCommand({ Bucket: info.bucket, Key: o.Key }))
+        ).Body?.transformToString();
+        for (const line of (text ?? "").split("\n")) if (line) ids.add(JSON.parse(line).eventId);
+      }
+      token = page.NextContinuationToken;
+    } while (token);
+  } finally {
+    destroy();
+  }
+  return ids;
+}
+
+afterAll(async () => {
+  for (const child of running) if (child.pid) process.kill(-child.pid, "SIGKILL");
+});
+
+describe("npm start keeps every acknowledged event", () => {
+  it("survives kill -9 of the whole stack mid-traffic: after a restart, every acknowledged event is archived and counted", async () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), "restart-"));
+    const port = await freePort();
+    const first = await start(dir, port);
+    const acked = new Set<string>();
+    let sending = true;
+    const traffic = (async () => {
+      for (let i = 0; sending; i++) {
+        const { status, eventId } = await deliver(first.info, memberEvent("kill-app", i));
+        if (status === 200 && eventId) acked.add(eventId);
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 2_500));
+
+    // Act: SIGKILL the stack's process group mid-traffic (its DynamoDB Local is in a group of its own).
+    if (first.child.pid) process.kill(-first.child.pid, "SIGKILL");
+    await exited(first.child);
+    sending = false;
+    await traffic;
+    const second = await start(dir, port);
+    await waitForDrain(second.info, 60);
+
+    // Assess
+    expect(acked.size).toBeGreaterThan(10);
+    const archived = await archivedEventIds(second.info);
+    expect([...acked].filter((id) => !archived.has(id))).toEqual([]);
+    const stats = readStats(dir);
+    const projected = Object.values(stats.total.projector ?? {}).reduce((a, b) => a + b, 0);
+    expect(stats.total.ingest?.accepted ?? 0).toBeGreaterThanOrEqual(acked.size);
+    expect(projected).toBeGreaterThanOrEqual(acked.size);
+    expect(await stop(second)).toBe(0);
+  }, 180_000);
+
+  it("refuses a second start on the same state directory, naming the first one's port and pid", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lock-"));
+    const port = await freePort();
+    const first = await start(dir, port);
+    const secondPort = await freePort();
+    await expect(start(dir, secondPort)).rejects.toThrow(new RegExp(`pid ${first.info.pid}, port ${port}\\)`));
+    expect(await stop(first)).toBe(0);
+  }, 120_000);
+
+  it("drains and stops on SIGHUP (the terminal closed), and a restart has the data, the archive and the counters", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sighup-"));
+    const port = await freePort();
+    const first = await start(dir, port);
+    const body = JSON.stringify({ ...fixture("group_created"), appId: "hup-app" });
+    expect((await deliver(first.info, body)).status).toBe(200);
+    await waitForDrain(first.info, 30);
+
+    // A closed terminal sends SIGHUP to the whole foreground process group.
+    if (first.child.pid) process.kill(-first.child.pid, "SIGHUP");
+    await exited(first.child);
+    for (let i = 0; i < 100 && alive(first.info.pid); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(first.info.pid)).toBe(false);
+    expect(first.output()).toContain("SIGHUP: draining and stopping");
+    expect(existsSync(join(dir, "stack.json"))).toBe(false);
+    expect(existsSync(join(dir, "lock.json"))).toBe(false);
+    const second = await start(dir, port);
+
+    const eventId = createHash("sha256").update(body).digest("hex");
+    expect(await archivedEventIds(second.info)).toContain(eventId);
+    expect(readStats(dir).apps["hup-app"]?.projector?.projected).toBe(1);
+    expect(await stop(second)).toBe(0);
+  }, 120_000);
+
+  it("sends a failing event to the DLQ within a minute, and redrive brings it back to be projected", async () => {
+    // Prepare: an oversize pointer whose object is not there yet fails on every receive (retryable).
+    const dir = mkdtempSync(join(tmpdir(), "dlq-"));
+    const stack = await start(dir, await freePort());
+    const { sqs, s3, destroy } = emulatorClients(stack.info.endpoints);
+    const body = JSON.stringify({ ...fixture("group_created"), appId: "dlq-app" });
+    const eventId = createHash("sha256").update(body).digest("hex");
+    const key = `oversize/dlq-app/${eventId}.json`;
+    try {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: stack.info.queues.events.url,
+          MessageBody: JSON.stringify({ bucket: stack.info.bucket, key, size: body.length, eventId }),
+          MessageAttributes: {
+            trigger: { DataType: "String", StringValue: "group_created" },
+            appId: { DataType: "String", StringValue: "dlq-app" },
+            receivedAt: { DataType: "Number", StringValue: String(Date.now()) },
+            eventId: { DataType: "String", StringValue: eventId },
+            bodyLocation: { DataType: "String", StringValue: "s3" },
+          },
+        }),
+      );
+
+      // Act: it is retried (5 receives, a second apart) into the DLQ.
+      const started = Date.now();
+      await waitForDrain(stack.info, 60);
+      const seconds = (Date.now() - started) / 1000;
+      await s3.send(new PutObjectCommand({ Bucket: stack.info.bucket, Key: key, Body: body }));
+      const moved = await redrive(sqs, stack.info.queues.events.deadLetterUrl, stack.info.queues.events.url);
+      await waitForDrain(stack.info, 30);
+
+      // Assess
+      expect(seconds).toBeLessThan(60);
+      expect(moved).toBe(1);
+      expect(readStats(dir).failures.projector?.NoSuchKey).toBe(5);
+      expect(readStats(dir).apps["dlq-app"]?.projector).toEqual({ failed: 5, projected: 1 });
+      const dlq = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.info.queues.events.deadLetterUrl,
+          AttributeNames: ["ApproximateNumberOfMessages"],
+        }),
+      );
+      expect(dlq.Attributes?.ApproximateNumberOfMessages).toBe("0");
+    } finally {
+      destroy();
+      expect(await stop(stack)).toBe(0);
+    }
+  }, 120_000);
+});
