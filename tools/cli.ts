@@ -101,6 +101,9 @@ export function expectedMessage(error: unknown): string {
     ) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||
+    // An AWS answer (access denied, a stack that does not exist) or no AWS credentials at all.
+    "$metadata" in error ||
+    error.name === "CredentialsProviderError" ||
     error.name === "TimeoutError";
   return expected ? error.message : (error.stack ?? error.message);
 }

@@ -169,7 +169,9 @@ describe("npm start keeps every acknowledged event", () => {
     const port = await freePort();
     const first = await start(dir, port);
     const secondPort = await freePort();
-    await expect(start(dir, secondPort)).rejects.toThrow(new RegExp(`pid ${first.info.pid}, port ${port}\\)`));
+    await expect(start(dir, secondPort)).rejects.toThrow(
+      new RegExp(`pid ${first.info.pid}, port ${port}\\)`),
+    );
     expect(await stop(first)).toBe(0);
   }, 120_000);
 

@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,6 +25,22 @@ const dir = mkdtempSync(join(tmpdir(), "local-stack-"));
 let stack: LocalStack;
 let report: SimulationReport;
 const APPS = ["e2e-a", "e2e-b"];
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** `npx webhook …` in its own process. */
+async function cli(args: string[]) {
+  const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/webhook.mjs"), ...args], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => {
+    stdout += c.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout };
+}
 
 async function query(args: string[]) {
   const out: string[] = [];
@@ -221,6 +238,51 @@ describe("the local stack end to end", () => {
     });
     expect(again.outcomes.projected).toBe(0);
   });
+
+  it("prints pure JSON with --json through `npx webhook` (no npm banner on stdout)", async () => {
+    const out = await cli(["query", "stats", "--json", "--state-dir", dir]);
+    expect(out.code).toBe(0);
+    const parsed = JSON.parse(out.stdout);
+    expect(parsed.outcomes.projector.projected).toBeGreaterThan(0);
+  });
+
+  // In a terminal (util-linux `script` gives it one), a Ctrl-C typed as a user types it.
+  it.skipIf(spawnSync("script", ["--version"]).status !== 0)(
+    "simulate names its apps, and on Ctrl-C prints a partial summary and shows the cursor again",
+    async () => {
+      const command = [
+        join(ROOT, "node_modules/.bin/node"),
+        join(ROOT, "bin/webhook.mjs"),
+        "simulate",
+        "--events",
+        "100000",
+        "--rate",
+        "50",
+        "--apps",
+        "ctrl-c-app",
+        "--state-dir",
+        dir,
+      ].join(" ");
+      const child = spawn("script", ["-qfec", command, "/dev/null"], {
+        cwd: ROOT,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let screen = "";
+      child.stdout.on("data", (c: Buffer) => {
+        screen += c.toString();
+      });
+      for (let i = 0; i < 150 && !screen.includes("delivering"); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500));
+      child.stdin.write("\u0003");
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(screen).toContain("apps: ctrl-c-app");
+      expect(screen).toContain("\u001b[?25l");
+      expect(screen).toMatch(/interrupted: sent \d+ deliveries/);
+      expect(screen.lastIndexOf("\u001b[?25h")).toBeGreaterThan(screen.lastIndexOf("\u001b[?25l"));
+      expect(code).toBe(130);
+    },
+  );
 
   it("stops everything it started: no Java process, no port bound, no state file", async () => {
     const pid = stack.dynamoPid;

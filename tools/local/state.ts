@@ -9,6 +9,7 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TableNames } from "../../shared/platform/tables";
+import { alive } from "./lock";
 
 /**
  * What a running local stack tells the other commands (`simulate`, `query`, `redrive`, `replay`):
@@ -54,14 +55,19 @@ export function removeStackInfo(dir: string): void {
 }
 
 /** The running stack's info, or a clear error saying how to start one. */
+export class NoLocalStackError extends Error {
+  override name = "NoLocalStackError";
+}
+
 export function readStackInfo(dir = stateDir()): LocalStackInfo {
   const file = join(dir, "stack.json");
-  if (!existsSync(file)) {
-    throw new Error(
-      `no local stack is running (no ${file}): start one with \`npm start\`, or point to AWS with --stack`,
-    );
-  }
-  return JSON.parse(readFileSync(file, "utf8")) as LocalStackInfo;
+  const hint = "start one with `npm start` (or name its --state-dir), or point to AWS with --stack";
+  if (!existsSync(file)) throw new NoLocalStackError(`no local stack is running in ${dir}: ${hint}`);
+  const info = JSON.parse(readFileSync(file, "utf8")) as LocalStackInfo;
+  // A stack killed without its shutdown leaves its stack.json behind.
+  if (!alive(info.pid))
+    throw new NoLocalStackError(`the local stack of ${dir} (pid ${info.pid}) is not running: ${hint}`);
+  return info;
 }
 
 /** One counted line of the functions' logs: an outcome (with its app), or a WARN/ERROR by reason. */

@@ -1,7 +1,8 @@
 import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { Command } from "commander";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { expectedMessage, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
 import { resolveTarget, type Target } from "../target";
 import { cloudWatchOutcomes } from "./cloudwatch";
@@ -17,7 +18,7 @@ export interface Io {
 export function parseTime(value: string): number {
   if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
   const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new Error(`not a time: ${value} (use ISO-8601 or epoch seconds)`);
+  if (Number.isNaN(ms)) throw new InvalidArgumentError("expected ISO-8601 or epoch seconds.");
   return ms;
 }
 
@@ -128,8 +129,9 @@ export async function runQueryCli(
     .option("--stack <name>", "a deployed stack's name (its outputs name the tables)")
     .option("--tables <spec>", "explicit table names: groups=…,memberships=…,presence=…,sessions=…")
     .option("--state-dir <dir>", "the local stack's state dir (env LOCAL_STATE_DIR)")
+    .version(VERSION)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.err(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
   const run =
     (
@@ -260,11 +262,11 @@ export async function runQueryCli(
     program
       .command("sessions")
       .description("the sessions in a time range")
-      .requiredOption("--from <time>", "ISO-8601 or epoch seconds")
-      .requiredOption("--to <time>", "ISO-8601 or epoch seconds"),
+      .requiredOption("--from <time>", "ISO-8601 or epoch seconds", parseTime)
+      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime),
   ).action(
     run(async (q, o) => {
-      const s = await q.sessionsBetween(app(o), parseTime(String(o.from)), parseTime(String(o.to)));
+      const s = await q.sessionsBetween(app(o), Number(o.from), Number(o.to));
       return { json: s, rows: s.map(sessionRow) };
     }),
   );
@@ -314,13 +316,14 @@ export async function runQueryCli(
       }),
     );
 
+  for (const command of program.commands) command.exitOverride();
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
-    const code = (error as { exitCode?: number }).exitCode;
-    if (code === 0) return 0;
-    if (code === undefined) io.err((error as Error).message);
-    return code ?? 1;
+    // Usage errors (unknown option, bad value, missing argument): 2; --help and --version: 0.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    io.err(`error: ${expectedMessage(error)}`);
+    return 1;
   }
   return exitCode;
 }

@@ -48,6 +48,8 @@ interface Session {
   startedAt: number;
   present: Map<string, number>;
   stints: number;
+  /** A 1:1 call's two parties (by name): only they join it. Meetings take anyone. */
+  parties?: string[];
 }
 
 interface AppState {
@@ -350,7 +352,9 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       const session: Session = { id, kind, startedAt: t, present: new Map(), stints: 0 };
       app.sessions.set(id, session);
       if (kind === "call") {
-        const [a, b] = [random.pick(app.users), random.pick(app.users)];
+        const a = random.pick(app.users);
+        const b = random.pick(app.users.filter((u) => u.uid !== a.uid));
+        session.parties = [a.name, b.name];
         const e = template("call_initiated");
         Object.assign(e.data.call, {
           sender: a.uid,
@@ -397,7 +401,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     participant(app) {
       const session = app.sessions.size ? random.pick([...app.sessions.values()]) : undefined;
       if (!session) return false;
-      const name = random.pick(app.users).name;
+      const name = session.parties ? random.pick(session.parties) : random.pick(app.users).name;
       const prefix = session.kind === "call" ? "call" : "meeting";
       const since = session.present.get(name);
       if (since === undefined) {

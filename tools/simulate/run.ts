@@ -28,6 +28,8 @@ export interface SimulationOptions {
   /** Seconds to wait for the queues to drain. */
   settleTimeoutSeconds: number;
   onProgress?: (sent: number, total: number) => void;
+  /** Stops the deliveries (Ctrl-C): the report then covers what was sent, without drain or check. */
+  signal?: AbortSignal;
   /** Write the generated history (events and delivery order) here. */
   out?: string;
   /** Replay a history written by --out instead of generating one. */
@@ -43,8 +45,10 @@ export interface SimulationReport {
   /** From the last 200 to both queues empty, seconds (local stack only). */
   drainSeconds?: number;
   problems?: string[];
-  /** The history that was delivered. */
+  /** The history that was delivered (or, if interrupted, a prefix of it was). */
   history: GeneratedHistory;
+  /** The deliveries were stopped before the end. */
+  interrupted: boolean;
 }
 
 /** Sends one delivery; returns the HTTP status (0 for a network failure). */
@@ -154,6 +158,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
         for (;;) {
+          if (options.signal?.aborted) return;
           const index = next++;
           const delivery = plan[index];
           if (!delivery) return;
@@ -176,8 +181,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       seconds,
       deliveriesPerSecond: sent / seconds,
       history,
+      interrupted: Boolean(options.signal?.aborted),
     };
-    if (options.stack) {
+    if (options.stack && !report.interrupted) {
       report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);
       const { dynamo } = emulatorClients(options.stack.endpoints);
       try {

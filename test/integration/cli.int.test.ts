@@ -1,0 +1,64 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { VERSION } from "../../tools/cli";
+
+// The command-line tools as a user runs them (`npx webhook <command>`), each in its own process.
+const ROOT = new URL("../../", import.meta.url).pathname;
+const NO_STACK = mkdtempSync(join(tmpdir(), "no-stack-"));
+
+function webhook(...args: string[]) {
+  const out = spawnSync(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/webhook.mjs"), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: { ...process.env, LOCAL_STATE_DIR: NO_STACK },
+  });
+  return { code: out.status, stdout: out.stdout, stderr: out.stderr };
+}
+
+const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m);
+
+describe("the command-line tools", () => {
+  it.each(["start", "simulate", "query", "redrive", "replay"])(
+    "%s --version prints the version",
+    (command) => {
+      const { code, stdout } = webhook(command, "--version");
+      expect([code, stdout.trim()]).toEqual([0, VERSION]);
+    },
+  );
+
+  it.each([
+    [["simulate", "--events", "abc"], "--events"],
+    [["simulate", "--rate", "0"], "--rate"],
+    [["simulate", "--duplicates", "1.5"], "--duplicates"],
+    [["start", "--port", "70000"], "--port"],
+    [["start", "--retry-seconds", "0"], "--retry-seconds"],
+    [["replay", "--from", "2026-13-01"], "--from"],
+    [["redrive", "--queue", "foo"], "--queue"],
+    [["query", "sessions", "--app", "a", "--from", "yesterday", "--to", "1"], "--from"],
+    [["query", "nonsense"], "unknown command"],
+  ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
+    const { code, stderr } = webhook(...args);
+    expect(code).toBe(2);
+    expect(stderr).toContain(named);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it.each([["redrive"], ["replay"], ["query", "stats", "--json"], ["simulate", "--events", "5"]])(
+    "%j without a running stack says so in one line, exit code 1, nothing on stdout but what it printed before",
+    (...args) => {
+      const { code, stdout, stderr } = webhook(...args);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/^error: no local stack is running in .*npm start/);
+      noStackTrace(stderr);
+      if (args.includes("--json")) expect(stdout).toBe("");
+    },
+  );
+
+  it("an unknown command of the dispatcher is a usage error", () => {
+    expect(webhook("deploy").code).toBe(2);
+  });
+});
