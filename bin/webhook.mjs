@@ -15,7 +15,9 @@ const COMMANDS = {
 const [command, ...rest] = process.argv.slice(2);
 const entry = COMMANDS[command ?? ""];
 if (!entry) {
-  process.stderr.write(`usage: webhook <${Object.keys(COMMANDS).join("|")}> [options]  (webhook <command> --help)\n`);
+  process.stderr.write(
+    `usage: webhook <${Object.keys(COMMANDS).join("|")}> [options]  (webhook <command> --help)\n`,
+  );
   process.exit(command === undefined || command === "--help" ? 0 : 2);
 }
 process.argv = [process.argv[0], entry, ...rest];
