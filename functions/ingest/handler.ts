@@ -32,14 +32,17 @@ const deps: IngestDependencies = {
   allowedAppIds: new Set(config.allowedAppIds),
 };
 
-/** API Gateway HTTP API → ingest core. Logs one line per request; never the body or credentials. */
+/**
+ * API Gateway HTTP API → ingest core. Logs a line per request at DEBUG (the access log has one at
+ * INFO), and at ERROR when the event could not be stored; never the body or credentials.
+ */
 export const handler = async (event: APIGatewayProxyEventV2) => {
   const result = await ingestWebhook(fromHttpApiEvent(event), deps);
   const { outcome, detail, eventId, trigger, appId, error } = result;
   const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
   if (outcome === "enqueue-failed")
     logger.error("event not stored", { ...fields, error: errorSummary(error) });
-  else logger.info("webhook", fields);
+  else logger.debug("webhook", fields);
   countOutcome(metrics, "ingest", outcome);
   return result.response;
 };

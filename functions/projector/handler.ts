@@ -11,12 +11,20 @@ import { projectionStores } from "../../shared/projector/stores";
 // Cold start: configuration and clients are built once per container.
 const config = loadProjectorConfig(process.env);
 const obs = observability("projector");
+// What the tables' reads and writes consumed (ReturnConsumedCapacity), for the batch's metrics.
+const capacity = { writeUnits: 0, readUnits: 0 };
 const deps: ProjectorDependencies = {
-  stores: projectionStores(dynamoClient(config.aws), config.tables),
+  stores: projectionStores(dynamoClient(config.aws), config.tables, {
+    onCapacity: (units) => {
+      capacity.writeUnits += units.writeUnits;
+      capacity.readUnits += units.readUnits;
+    },
+  }),
   dataStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
   recordingJobs: sqsMessageQueue(sqsClient(config.aws), config.recordingsQueueUrl),
   now: Date.now,
 };
 
 /** Events queue (SQS batches) → projections, raw archive, quarantine, recording jobs. */
-export const handler = (event: SQSEvent, context: Context) => projectSqsBatch(event, context, deps, obs);
+export const handler = (event: SQSEvent, context: Context) =>
+  projectSqsBatch(event, context, deps, obs, capacity);

@@ -1,8 +1,19 @@
-import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { ItemContentionError } from "../platform/errors";
+import {
+  ConditionalCheckFailedException,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+} from "@aws-sdk/client-dynamodb";
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+} from "@aws-sdk/lib-dynamodb";
+import pLimit from "p-limit";
+import { ItemContentionError, StorageError } from "../platform/errors";
 import type { TableDefinition } from "../platform/tables";
-import type { ItemStore } from "../ports/item-store";
+import type { ApplyResult, ItemStore } from "../ports/item-store";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
 
@@ -20,58 +31,160 @@ export const MAX_APPLY_ATTEMPTS = 8;
  * nobody wrote the item since it was read. The event-time rules live in the pure evolve
  * functions; `rev` makes applying them atomic per item.
  */
+/** What one call consumed, from `ReturnConsumedCapacity` (the `ProjectorWriteUnits` metric). */
+export interface ConsumedUnits {
+  table: string;
+  readUnits: number;
+  writeUnits: number;
+}
+
+export interface DynamoItemStoreOptions {
+  /** Called with the capacity every read and write consumed. */
+  onCapacity?: (units: ConsumedUnits) => void;
+  /** Conditional writes in flight at once in `applyMany`. @default 16 */
+  concurrency?: number;
+}
+
+/** BatchGetItem's limit of keys per request. */
+const BATCH_GET_KEYS = 100;
+
+function isConflict(error: unknown): boolean {
+  return (
+    error instanceof ConditionalCheckFailedException ||
+    (error as { name?: string }).name === "ConditionalCheckFailedException"
+  );
+}
+
+/**
+ * A projection table in DynamoDB. Each item holds the state's fields as attributes plus `rev`,
+ * a counter the conditional write checks (optimistic concurrency): the write succeeds only if
+ * nobody wrote the item since it was read. The event-time rules live in the pure evolve
+ * functions; `rev` makes applying them atomic per item.
+ *
+ * @example const groups = dynamoItemStore<GroupState>(documentClient(client), GROUPS_TABLE, names.groups)
+ */
 export function dynamoItemStore<S extends object>(
   doc: DynamoDBDocumentClient,
   table: TableDefinition,
   tableName: string,
+  options: DynamoItemStoreOptions = {},
 ): ItemStore<S> {
+  const limit = pLimit(options.concurrency ?? 16);
+  const consumed = (capacity: ConsumedCapacity | undefined) => {
+    if (capacity)
+      options.onCapacity?.({
+        table: tableName,
+        readUnits: capacity.ReadCapacityUnits ?? 0,
+        writeUnits: capacity.WriteCapacityUnits ?? 0,
+      });
+  };
   const keyOf = (key: ItemKey) => {
     const sortKey = table.sortKey;
     return sortKey
       ? { [table.partitionKey.name]: key.pk, [sortKey.name]: key.sk }
       : { [table.partitionKey.name]: key.pk };
   };
+  const idOf = (item: Record<string, unknown>) =>
+    `${item[table.partitionKey.name]}|${table.sortKey ? item[table.sortKey.name] : ""}`;
+  const stored = (item: Record<string, unknown> | undefined) => {
+    if (!item) return { state: null, rev: 0 };
+    const { rev, ...state } = item;
+    return { state: state as S, rev: typeof rev === "number" ? rev : 0 };
+  };
   const read = async (key: ItemKey, consistent: boolean) => {
     const out = await doc.send(
-      new GetCommand({ TableName: tableName, Key: keyOf(key), ConsistentRead: consistent }),
+      new GetCommand({
+        TableName: tableName,
+        Key: keyOf(key),
+        ConsistentRead: consistent,
+        ReturnConsumedCapacity: "TOTAL",
+      }),
     );
-    if (!out.Item) return { state: null, rev: 0 };
-    const { rev, ...state } = out.Item;
-    return { state: state as S, rev: typeof rev === "number" ? rev : 0 };
+    consumed(out.ConsumedCapacity);
+    return stored(out.Item);
+  };
+  /** Reads many items in BatchGetItem requests of up to 100 keys, following UnprocessedKeys. */
+  const readMany = async (keys: readonly ItemKey[]) => {
+    const found = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
+      let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_KEYS).map(keyOf);
+      for (let attempt = 0; pending?.length; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+        if (attempt > 8) throw new StorageError(`${tableName}: ${pending.length} keys stayed unprocessed`);
+        const out: BatchGetCommandOutput = await doc.send(
+          new BatchGetCommand({
+            RequestItems: { [tableName]: { Keys: pending } },
+            ReturnConsumedCapacity: "TOTAL",
+          }),
+        );
+        for (const capacity of out.ConsumedCapacity ?? []) consumed(capacity);
+        for (const item of out.Responses?.[tableName] ?? []) found.set(idOf(item), item);
+        pending = out.UnprocessedKeys?.[tableName]?.Keys;
+      }
+    }
+    return found;
+  };
+  /** One conditional write of `next` over the state read at `rev`; false when someone wrote in between. */
+  const write = async (key: ItemKey, state: S | null, rev: number, next: S): Promise<boolean> => {
+    try {
+      const out = await doc.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...next, ...keyOf(key), rev: rev + 1 },
+          ConditionExpression: state === null ? "attribute_not_exists(#pk)" : "#rev = :rev",
+          ExpressionAttributeNames: state === null ? { "#pk": table.partitionKey.name } : { "#rev": "rev" },
+          ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
+          ReturnConsumedCapacity: "TOTAL",
+        }),
+      );
+      consumed(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      return false;
+    }
+  };
+  const apply = async (
+    key: ItemKey,
+    update: (state: S | null) => S,
+    first?: { state: S | null; rev: number },
+  ): Promise<ApplyResult<S>> => {
+    for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
+      // An eventually consistent read is enough: a stale read fails the condition and retries.
+      const { state, rev } = attempt === 1 && first ? first : await read(key, attempt > 1);
+      const next = update(state);
+      if (state !== null && canonicalJson(next) === canonicalJson(state))
+        return { before: state, after: state };
+      if (await write(key, state, rev, next)) return { before: state, after: next };
+      // Someone wrote the item in between: read again and re-apply.
+    }
+    throw new ItemContentionError(
+      `item ${key.pk}${key.sk ? `/${key.sk}` : ""} kept changing under ${MAX_APPLY_ATTEMPTS} attempts`,
+    );
   };
   return {
     async get(key) {
       return (await read(key, true)).state;
     },
-    async apply(key, update) {
-      for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
-        // An eventually consistent read is enough: a stale read fails the condition and retries.
-        const { state, rev } = await read(key, attempt > 1);
-        const next = update(state);
-        if (state !== null && canonicalJson(next) === canonicalJson(state))
-          return { before: state, after: state };
-        try {
-          await doc.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: { ...next, ...keyOf(key), rev: rev + 1 },
-              ConditionExpression: state === null ? "attribute_not_exists(#pk)" : "#rev = :rev",
-              ExpressionAttributeNames:
-                state === null ? { "#pk": table.partitionKey.name } : { "#rev": "rev" },
-              ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
-            }),
-          );
-          return { before: state, after: next };
-        } catch (error) {
-          const conflict =
-            error instanceof ConditionalCheckFailedException ||
-            (error as { name?: string }).name === "ConditionalCheckFailedException";
-          if (!conflict) throw error;
-          // Someone wrote the item in between: read again and re-apply.
-        }
+    apply: (key, update) => apply(key, update),
+    async applyMany(updates) {
+      let found: Map<string, Record<string, unknown>>;
+      try {
+        found = await readMany(updates.map((u) => u.key));
+      } catch (error) {
+        return updates.map(() => ({ ok: false as const, error }));
       }
-      throw new ItemContentionError(
-        `item ${key.pk}${key.sk ? `/${key.sk}` : ""} kept changing under ${MAX_APPLY_ATTEMPTS} attempts`,
+      return Promise.all(
+        updates.map(({ key, update }) =>
+          limit(async () => {
+            try {
+              const first = stored(found.get(idOf(keyOf(key))));
+              return { ok: true as const, ...(await apply(key, update, first)) };
+            } catch (error) {
+              return { ok: false as const, error };
+            }
+          }),
+        ),
       );
     },
   };

@@ -6,6 +6,15 @@ export interface ApplyResult<S> {
   after: S;
 }
 
+/** One item's update in a batch: the keys of a batch are distinct. */
+export interface ItemUpdate<S> {
+  key: ItemKey;
+  update: (state: S | null) => S;
+}
+
+/** How one item of a batch ended: applied (written or unchanged), or failed with why. */
+export type ItemOutcome<S> = ({ ok: true } & ApplyResult<S>) | { ok: false; error: unknown };
+
 /** Read-evolve-write access to the items of one projection table. Adapter: `adapters/dynamo-item-store`. */
 export interface ItemStore<S> {
   /**
@@ -15,5 +24,11 @@ export interface ItemStore<S> {
    * `ItemContentionError` (retryable) when the item keeps changing.
    */
   apply(key: ItemKey, update: (state: S | null) => S): Promise<ApplyResult<S>>;
+  /**
+   * `apply` for many distinct items at once: one read for all of them (batched), then one
+   * conditional write per item whose state changed, items in parallel with a bound. A conflict
+   * re-reads and re-applies that item alone. Never rejects: each item's outcome says how it ended.
+   */
+  applyMany(updates: readonly ItemUpdate<S>[]): Promise<ItemOutcome<S>[]>;
   get(key: ItemKey): Promise<S | null>;
 }

@@ -1,9 +1,10 @@
+import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { ContractViolationError, errorSummary } from "../platform/errors";
 import { countOutcome, type Observability } from "../platform/observability";
-import type { ProjectorOutcome } from "../platform/outcomes";
+import type { ProjectionOutcome, ProjectorOutcome } from "../platform/outcomes";
 import { processSqsBatch } from "../platform/sqs-batch";
-import { handleQueuedEvent, type ProjectorDependencies } from "./core";
+import { type ProjectorDependencies, projectBatch } from "./core";
 import { decodeRecord, type QueuedEvent, undecodableRecord } from "./queued-event";
 import { archiveBatch, quarantine } from "./raw-archive";
 
@@ -11,6 +12,7 @@ type Decoded =
   | { event: QueuedEvent }
   | { violation: QueuedEvent; error: ContractViolationError }
   | { error: unknown };
+type Result = { outcome: ProjectionOutcome } | { error: unknown };
 
 /** Decodes every record at once (oversize bodies are read from S3 in parallel). */
 async function decodeAll(records: readonly SQSRecord[], deps: ProjectorDependencies) {
@@ -32,14 +34,45 @@ async function decodeAll(records: readonly SQSRecord[], deps: ProjectorDependenc
   return decoded;
 }
 
+/** Each record's result: the fold's for the decoded events, quarantine for contract violations. */
+async function resultsOf(
+  decoded: Map<string, Decoded>,
+  deps: ProjectorDependencies,
+): Promise<Map<string, Result>> {
+  const results = new Map<string, Result>();
+  const events: QueuedEvent[] = [];
+  await Promise.all(
+    [...decoded].map(async ([messageId, entry]) => {
+      if ("event" in entry) events.push(entry.event);
+      else if ("violation" in entry) {
+        try {
+          await quarantine(entry.violation, entry.error.message, deps.dataStore, deps.now);
+          results.set(messageId, { outcome: "quarantined" });
+        } catch (error) {
+          results.set(messageId, { error });
+        }
+      } else results.set(messageId, { error: entry.error });
+    }),
+  );
+  const folded = await projectBatch(events, deps);
+  events.forEach((event, i) => {
+    results.set(event.messageId, folded[i] ?? { error: new Error("no result") });
+  });
+  return results;
+}
+
 /**
- * One SQS batch of the events queue:
+ * One SQS batch of the events queue, folded:
  * 1. decode every record (resolving oversize pointers); a message that breaks its contract is
  *    quarantined (it will never become valid), a body that cannot be read yet is retried;
  * 2. archive the decoded events raw to S3 (one object per app and day) — if that fails the
  *    whole batch fails and SQS redelivers it: nothing is projected that is not archived;
- * 3. handle each record (`processSqsBatch`): a record that throws (a transient DynamoDB/S3/SQS
- *    failure) is reported in `batchItemFailures` and only it is retried.
+ * 3. fold the batch into the tables (`projectBatch`): each item read once and written at most
+ *    once, whatever the number of its events;
+ * 4. report each record (`processSqsBatch`): a record fails, and only it is retried, when an
+ *    item it touches failed.
+ * Logs one line per batch (INFO), one per failed record (WARN), one per event at DEBUG; counts
+ * outcomes and the write units the batch consumed once per batch.
  *
  * @example export const handler = (event, context) => projectSqsBatch(event, context, deps, obs)
  */
@@ -48,44 +81,54 @@ export async function projectSqsBatch(
   context: Context | undefined,
   deps: ProjectorDependencies,
   { logger, metrics }: Observability,
+  capacity: { writeUnits: number; readUnits: number } = { writeUnits: 0, readUnits: 0 },
 ): Promise<SQSBatchResponse> {
+  const started = Date.now();
+  const before = { ...capacity };
   const decoded = await decodeAll(event.Records, deps);
   const events = [...decoded.values()].flatMap((d) => ("event" in d ? [d.event] : []));
   if (events.length > 0) await archiveBatch(events, deps.dataStore);
+  const results = await resultsOf(decoded, deps);
 
-  const handle = async (record: SQSRecord): Promise<ProjectorOutcome> => {
-    const entry = decoded.get(record.messageId) ?? { error: new Error("record was not decoded") };
-    if ("violation" in entry) {
-      await quarantine(entry.violation, entry.error.message, deps.dataStore, deps.now);
-      return "quarantined";
-    }
-    if ("error" in entry) throw entry.error;
-    return handleQueuedEvent(entry.event, deps);
-  };
-  const recordHandler = async (record: SQSRecord) => {
+  const counts: Partial<Record<ProjectorOutcome, number>> = {};
+  const recordHandler = async (record: SQSRecord): Promise<ProjectorOutcome> => {
     const entry = decoded.get(record.messageId);
     // An undecoded record is still filed under what its attributes say (unchecked: for the log only).
     const queued = entry && "event" in entry ? entry.event : undecodableRecord(record);
     const fields = {
-      trigger: queued?.trigger,
-      appId: queued?.appId,
-      eventId: queued?.eventId,
+      trigger: queued.trigger,
+      appId: queued.appId,
+      eventId: queued.eventId,
       messageId: record.messageId,
     };
-    try {
-      const outcome = await handle(record);
-      countOutcome(metrics, "projector", outcome);
-      logger.info("event", { ...fields, outcome });
-      return outcome;
-    } catch (error) {
-      countOutcome(metrics, "projector", "failed");
+    const result = results.get(record.messageId) ?? { error: new Error("record was not handled") };
+    if ("error" in result) {
+      counts.failed = (counts.failed ?? 0) + 1;
       logger.warn("event failed; SQS will retry it", {
         ...fields,
         outcome: "failed",
-        error: errorSummary(error),
+        error: errorSummary(result.error),
       });
-      throw error;
+      throw result.error;
     }
+    counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+    logger.debug("event", { ...fields, outcome: result.outcome });
+    return result.outcome;
   };
-  return processSqsBatch(event, context, recordHandler, logger);
+  const response = await processSqsBatch(event, context, recordHandler, logger);
+  for (const [outcome, n] of Object.entries(counts) as Array<[ProjectorOutcome, number]>)
+    countOutcome(metrics, "projector", outcome, n);
+  const writeUnits = capacity.writeUnits - before.writeUnits;
+  const readUnits = capacity.readUnits - before.readUnits;
+  const single = metrics.singleMetric();
+  single.addMetric("ProjectorWriteUnits", MetricUnit.Count, writeUnits);
+  single.addMetric("ProjectorReadUnits", MetricUnit.Count, readUnits);
+  logger.info("batch", {
+    records: event.Records.length,
+    outcomes: counts,
+    writeUnits,
+    readUnits,
+    durationMs: Date.now() - started,
+  });
+  return response;
 }

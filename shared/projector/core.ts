@@ -1,11 +1,11 @@
 import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
-import { sessionIdOf } from "../events/accessors";
+import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
-import { type KnownEvent, parseWebhookEvent } from "../events/schemas";
+import { type KnownEvent, type ParsedEvent, parseWebhookEvent } from "../events/schemas";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
-import type { ApplyResult, ItemStore } from "../ports/item-store";
+import type { ItemStore } from "../ports/item-store";
 import type { MessageQueue } from "../ports/message-queue";
 import { canonicalJson } from "../projections/canonical-json";
 import { type GroupState, groupsProjection } from "../projections/groups";
@@ -78,52 +78,143 @@ export function evolveOnce<S extends { pk: string; seen?: SeenEvents }, E extend
   };
 }
 
-/** Applies a projection to every item an event touches; undefined when it does not handle the event. */
-async function applyProjection<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
-  projection: Projection<S, E>,
-  store: ItemStore<S>,
-  input: ProjectionInput,
-): Promise<ApplyResult<S>[] | undefined> {
-  if (!projection.handles(input.event)) return undefined;
-  const typed = input as ProjectionInput<E>;
-  return Promise.all(
-    projection.keys(typed).map((key) => store.apply(key, evolveOnce(projection, typed, key))),
-  );
-}
-
-/** Changed: more than the memory of seen event ids (which a stale event also updates). */
-function changed(results: readonly ApplyResult<object>[]): boolean {
-  return results.some(({ before, after }) => before === null || withoutSeen(before) !== withoutSeen(after));
-}
-
+/** The state without the memory of seen event ids (which a stale event also updates). */
 function withoutSeen(state: object): string {
   const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
   return canonicalJson(rest);
 }
 
+/** A known event of a batch, by its position in the batch. */
+interface BatchInput {
+  index: number;
+  input: ProjectionInput;
+}
+
+/** What the fold learnt of each event: whether a table handles it, whether it changed an item, whether an item of it failed. */
+interface EventTrack {
+  handled: boolean;
+  changed: boolean;
+  error?: unknown;
+}
+
 /**
- * Projects one known event into every table that handles it. Returns "projected" if any item
- * changed, "stale" if every item was already newer or equal (a late or repeated event), and
- * "archived-only" if no table handles it.
+ * Folds every input a projection handles into its items: per item, one read (batched), all of its
+ * events evolved in memory, one conditional write if the state changed. The inputs of an item are
+ * applied in receipt order, so that of two copies of one event the first counts as projected and
+ * the second as stale. Returns the items' final states (the sessions feed the recording jobs).
+ */
+async function foldProjection<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
+  projection: Projection<S, E>,
+  store: ItemStore<S>,
+  inputs: readonly BatchInput[],
+  track: (index: number) => EventTrack,
+): Promise<Map<string, S>> {
+  const items = new Map<
+    string,
+    { key: ItemKey; inputs: Array<{ index: number; input: ProjectionInput<E> }> }
+  >();
+  for (const { index, input } of inputs) {
+    if (!projection.handles(input.event)) continue;
+    const typed = input as ProjectionInput<E>;
+    track(index).handled = true;
+    for (const key of projection.keys(typed)) {
+      const id = `${key.pk}|${key.sk ?? ""}`;
+      const item = items.get(id) ?? { key, inputs: [] };
+      item.inputs.push({ index, input: typed });
+      items.set(id, item);
+    }
+  }
+  const list = [...items.entries()];
+  const changedBy = new Map<string, Set<number>>();
+  const outcomes = await store.applyMany(
+    list.map(([id, item]) => {
+      item.inputs.sort(
+        (a, b) => a.input.receivedAt - b.input.receivedAt || (a.input.eventId < b.input.eventId ? -1 : 1),
+      );
+      return {
+        key: item.key,
+        // Re-run from a fresh read on a conflict: the record of who changed what is made anew.
+        update: (state: S | null) => {
+          const changed = new Set<number>();
+          let current = state;
+          for (const { index, input } of item.inputs) {
+            const next = evolveOnce(projection, input, item.key)(current);
+            if (current === null || withoutSeen(current) !== withoutSeen(next)) changed.add(index);
+            current = next;
+          }
+          changedBy.set(id, changed);
+          return current as S;
+        },
+      };
+    }),
+  );
+  const after = new Map<string, S>();
+  outcomes.forEach((outcome, i) => {
+    const [id, item] = list[i] as (typeof list)[number];
+    for (const { index } of item.inputs) {
+      const t = track(index);
+      if (!outcome.ok) t.error ??= outcome.error;
+      else if (changedBy.get(id)?.has(index)) t.changed = true;
+    }
+    if (outcome.ok) after.set(id, outcome.after);
+  });
+  return after;
+}
+
+/**
+ * Projects the known events of a batch into every table that handles them: each table folds its
+ * items (`foldProjection`), the four tables in parallel; then sends the recording jobs. An event
+ * fails only if an item it touches failed (or its recording job could not be sent).
+ *
+ * @returns per input, in order: "projected" if it changed an item, "stale" if every item it
+ *   touches already held it or newer, "archived-only" if no table handles it; or the error
+ */
+export async function projectInputs(
+  inputs: readonly ProjectionInput[],
+  deps: ProjectorDependencies,
+): Promise<Array<{ outcome: ProjectionOutcome } | { error: unknown }>> {
+  const tracks = inputs.map((): EventTrack => ({ handled: false, changed: false }));
+  const track = (index: number) => tracks[index] as EventTrack;
+  const batch = inputs.map((input, index) => ({ index, input }));
+  const { stores } = deps;
+  const [, , , sessions] = await Promise.all([
+    foldProjection(groupsProjection, stores.groups, batch, track),
+    foldProjection(membershipsProjection, stores.memberships, batch, track),
+    foldProjection(presenceProjection, stores.presence, batch, track),
+    foldProjection(sessionsProjection, stores.sessions, batch, track),
+  ]);
+  await Promise.all(
+    batch.map(async ({ index, input }) => {
+      const { event } = input;
+      if (event.trigger !== "recording_generated" || track(index).error !== undefined) return;
+      const [key] = sessionsProjection.keys(input as ProjectionInput<SessionEvent>);
+      try {
+        await sendRecordingJob(event, key ? sessions.get(`${key.pk}|`) : undefined, input.eventId, deps);
+      } catch (error) {
+        track(index).error = error;
+      }
+    }),
+  );
+  return tracks.map((t) =>
+    t.error !== undefined
+      ? { error: t.error }
+      : { outcome: !t.handled ? "archived-only" : t.changed ? "projected" : "stale" },
+  );
+}
+
+/**
+ * Projects one known event (replay, tests): a batch of one.
+ *
+ * @throws the failure of an item it touches (worth retrying)
  */
 export async function projectKnownEvent(
   event: KnownEvent,
   queued: Pick<QueuedEvent, "eventId" | "receivedAt">,
   deps: ProjectorDependencies,
 ): Promise<ProjectionOutcome> {
-  const input = projectionInput(event, queued.eventId, queued.receivedAt);
-  const { stores } = deps;
-  const [groups, memberships, presence, sessions] = await Promise.all([
-    applyProjection(groupsProjection, stores.groups, input),
-    applyProjection(membershipsProjection, stores.memberships, input),
-    applyProjection(presenceProjection, stores.presence, input),
-    applyProjection(sessionsProjection, stores.sessions, input),
-  ]);
-  if (event.trigger === "recording_generated")
-    await sendRecordingJob(event, sessions?.[0]?.after, queued.eventId, deps);
-  const handled = [groups, memberships, presence, sessions].filter((a) => a !== undefined);
-  if (handled.length === 0) return "archived-only";
-  return handled.some(changed) ? "projected" : "stale";
+  const [result] = await projectInputs([projectionInput(event, queued.eventId, queued.receivedAt)], deps);
+  if (!result || "error" in result) throw result?.error ?? new Error("no result");
+  return result.outcome;
 }
 
 /** `session` is the item as the projection just left it (no second read). */
@@ -147,26 +238,54 @@ async function sendRecordingJob(
   await deps.recordingJobs.send({ body: JSON.stringify(job), attributes: recordingJobAttributes(job) });
 }
 
-/**
- * Handles one decoded event: parse, then project, archive-only or quarantine. Throws only for
- * failures worth retrying (DynamoDB, S3, SQS): the record then goes back to the queue.
- */
-export async function handleQueuedEvent(
-  queued: QueuedEvent,
-  deps: ProjectorDependencies,
-): Promise<ProjectionOutcome> {
+/** Why a body is refused: not JSON, or the schema's readable error. */
+function parseBody(body: string): ParsedEvent {
   let json: unknown;
   try {
-    json = JSON.parse(queued.body);
+    json = JSON.parse(body);
   } catch {
-    await quarantine(queued, "body is not valid JSON", deps.dataStore, deps.now);
-    return "quarantined";
+    return { kind: "invalid", trigger: "(none)", error: "body is not valid JSON" };
   }
-  const parsed = parseWebhookEvent(json);
-  if (parsed.kind === "invalid") {
-    await quarantine(queued, parsed.error, deps.dataStore, deps.now);
-    return "quarantined";
-  }
-  if (parsed.kind === "unknown") return "archived-only";
-  return projectKnownEvent(parsed.event, queued, deps);
+  return parseWebhookEvent(json);
+}
+
+/**
+ * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
+ * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
+ *
+ * @returns per event, in order, its outcome or the error that makes it worth retrying
+ */
+export async function projectBatch(
+  events: readonly QueuedEvent[],
+  deps: ProjectorDependencies,
+): Promise<Array<{ outcome: ProjectionOutcome } | { error: unknown }>> {
+  const results: Array<{ outcome: ProjectionOutcome } | { error: unknown }> = [];
+  const known: Array<{ index: number; input: ProjectionInput }> = [];
+  await Promise.all(
+    events.map(async (queued, index) => {
+      const parsed = parseBody(queued.body);
+      if (parsed.kind === "known") {
+        known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
+        return;
+      }
+      if (parsed.kind === "unknown") {
+        results[index] = { outcome: "archived-only" };
+        return;
+      }
+      try {
+        await quarantine(queued, parsed.error, deps.dataStore, deps.now);
+        results[index] = { outcome: "quarantined" };
+      } catch (error) {
+        results[index] = { error };
+      }
+    }),
+  );
+  const projected = await projectInputs(
+    known.map((k) => k.input),
+    deps,
+  );
+  known.forEach(({ index }, i) => {
+    results[index] = projected[i] as (typeof results)[number];
+  });
+  return results;
 }

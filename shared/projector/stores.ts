@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { documentClient, dynamoItemStore } from "../adapters/dynamo-item-store";
+import { type DynamoItemStoreOptions, documentClient, dynamoItemStore } from "../adapters/dynamo-item-store";
 import {
   GROUPS_TABLE,
   MEMBERSHIPS_TABLE,
@@ -10,12 +10,16 @@ import {
 import type { ProjectionStores } from "./core";
 
 /** The four projection stores over one DynamoDB client. */
-export function projectionStores(client: DynamoDBClient, names: TableNames): ProjectionStores {
+export function projectionStores(
+  client: DynamoDBClient,
+  names: TableNames,
+  options: DynamoItemStoreOptions = {},
+): ProjectionStores {
   const doc = documentClient(client);
   return {
-    groups: dynamoItemStore(doc, GROUPS_TABLE, names.groups),
-    memberships: dynamoItemStore(doc, MEMBERSHIPS_TABLE, names.memberships),
-    presence: dynamoItemStore(doc, PRESENCE_TABLE, names.presence),
-    sessions: dynamoItemStore(doc, SESSIONS_TABLE, names.sessions),
+    groups: dynamoItemStore(doc, GROUPS_TABLE, names.groups, options),
+    memberships: dynamoItemStore(doc, MEMBERSHIPS_TABLE, names.memberships, options),
+    presence: dynamoItemStore(doc, PRESENCE_TABLE, names.presence, options),
+    sessions: dynamoItemStore(doc, SESSIONS_TABLE, names.sessions, options),
   };
 }

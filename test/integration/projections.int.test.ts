@@ -29,7 +29,7 @@ import { checkTables } from "../../tools/simulate/check";
 import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 import { type Delivery, type History, historyArbitrary } from "../support/histories";
-import { projectAll } from "../support/projection";
+import { projectAll, projectInBatches } from "../support/projection";
 
 const { dynamo, s3, sqs } = testClients();
 const silent = () => ({
@@ -110,20 +110,22 @@ async function projectConcurrently(
 }
 
 describe("projections on DynamoDB Local", () => {
-  it("give the same tables in event-time order, in any order with duplicates, and with concurrent workers", async () => {
-    const [ordered, shuffled, concurrent] = await Promise.all([tableSet(), tableSet(), tableSet()]);
-    const stores = [ordered, shuffled, concurrent].map((names) => projectionStores(dynamo, names));
+  it("give the same tables in event-time order, in any order with duplicates, and in batches of any sizes by concurrent workers", async () => {
+    const [ordered, shuffled, batched] = await Promise.all([tableSet(), tableSet(), tableSet()]);
+    const stores = [ordered, shuffled, batched].map((names) => projectionStores(dynamo, names));
     const [a, b, c] = stores as [ProjectionStores, ProjectionStores, ProjectionStores];
     await fc.assert(
       fc.asyncProperty(
         historyArbitrary(
           fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
-          25,
+          30,
         ),
-        async ({ history, shuffled: chaos }) => {
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 4 }),
+        async ({ history, shuffled: chaos }, sizes, workers) => {
           await projectAll(history.deliveries, depsFor(a));
-          await projectAll(chaos, depsFor(b));
-          await projectConcurrently(chaos, depsFor(c), 4);
+          await projectConcurrently(chaos, depsFor(b), 4);
+          await projectInBatches(chaos, sizes, depsFor(c), workers);
           const expected = await readTables(a, history.deliveries);
           expect(await readTables(b, history.deliveries)).toBe(expected);
           expect(await readTables(c, history.deliveries)).toBe(expected);

@@ -5,6 +5,7 @@ import type { ProjectionInput } from "../../shared/projections/types";
 import {
   type ProjectionStores,
   type ProjectorDependencies,
+  projectBatch,
   projectionInput,
   projectKnownEvent,
 } from "../../shared/projector/core";
@@ -15,17 +16,28 @@ import { memoryStore, recordingQueue } from "./ingest";
 export function memoryItemStore<S>(): ItemStore<S> & { items: Map<string, S> } {
   const items = new Map<string, S>();
   const id = (key: { pk: string; sk?: string }) => `${key.pk}|${key.sk ?? ""}`;
+  const apply = async (key: { pk: string; sk?: string }, update: (state: S | null) => S) => {
+    const before = structuredClone(items.get(id(key)) ?? null);
+    const after = update(structuredClone(before));
+    if (before !== null && canonicalJson(after) === canonicalJson(before)) return { before, after: before };
+    items.set(id(key), JSON.parse(JSON.stringify(after)));
+    return { before, after };
+  };
   return {
     items,
     async get(key) {
       return structuredClone(items.get(id(key)) ?? null);
     },
-    async apply(key, update) {
-      const before = structuredClone(items.get(id(key)) ?? null);
-      const after = update(structuredClone(before));
-      if (before !== null && canonicalJson(after) === canonicalJson(before)) return { before, after: before };
-      items.set(id(key), JSON.parse(JSON.stringify(after)));
-      return { before, after };
+    apply,
+    async applyMany(updates) {
+      return Promise.all(
+        updates.map(({ key, update }) =>
+          apply(key, update).then(
+            (result) => ({ ok: true as const, ...result }),
+            (error: unknown) => ({ ok: false as const, error }),
+          ),
+        ),
+      );
     },
   };
 }
@@ -70,5 +82,36 @@ export function snapshot(stores: ReturnType<typeof memoryStores>): string {
     Object.fromEntries(
       Object.entries(stores).map(([name, store]) => [name, Object.fromEntries([...store.items].sort())]),
     ),
+  );
+}
+
+/**
+ * Projects deliveries cut into batches of the given sizes (cycled), through the projector's fold
+ * (`projectBatch`), by `workers` concurrent workers taking the next batch as they free up.
+ */
+export async function projectInBatches(
+  deliveries: readonly Delivery[],
+  sizes: readonly number[],
+  deps: ProjectorDependencies,
+  workers = 1,
+): Promise<void> {
+  const batches: Delivery[][] = [];
+  for (let i = 0, b = 0; i < deliveries.length; b++) {
+    const size = Math.max(1, sizes[b % sizes.length] ?? 1);
+    batches.push(deliveries.slice(i, i + size));
+    i += size;
+  }
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let batch = batches[next++]; batch; batch = batches[next++]) {
+        const results = await projectBatch(
+          batch.map((d, i) => ({ ...d, messageId: `m${i}`, trigger: "", appId: undefined })),
+          deps,
+        );
+        const failed = results.find((r) => "error" in r);
+        if (failed && "error" in failed) throw failed.error;
+      }
+    }),
   );
 }

@@ -16,10 +16,17 @@ import {
   sessionsProjection,
 } from "../../shared/projections/sessions";
 import type { Projection, ProjectionInput } from "../../shared/projections/types";
-import { evolveOnce, projectKnownEvent } from "../../shared/projector/core";
+import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
 import { fixture, type Loose } from "../support/fixtures";
 import { historyArbitrary } from "../support/histories";
-import { inputOf, memoryDeps, memoryStores, projectAll, snapshot } from "../support/projection";
+import {
+  inputOf,
+  memoryDeps,
+  memoryStores,
+  projectAll,
+  projectInBatches,
+  snapshot,
+} from "../support/projection";
 import { spec } from "../support/projection-spec";
 
 const APP = "2598234fa1e3b9c";
@@ -339,17 +346,63 @@ describe("projector core (in memory)", () => {
     );
   });
 
-  it("is order-independent and idempotent over generated histories (pure, many runs)", async () => {
+  it("is order-independent, idempotent and batch-independent over generated histories (pure, many runs)", async () => {
     await fc.assert(
-      fc.asyncProperty(historyArbitrary(fc.constant(APP)), async ({ history, shuffled }) => {
-        const ordered = memoryStores();
-        await projectAll(history.deliveries, memoryDeps(ordered));
-        const chaotic = memoryStores();
-        await projectAll(shuffled, memoryDeps(chaotic));
-        expect(snapshot(chaotic)).toBe(snapshot(ordered));
-      }),
+      fc.asyncProperty(
+        historyArbitrary(fc.constant(APP)),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 5 }),
+        async ({ history, shuffled }, sizes) => {
+          const ordered = memoryStores();
+          await projectAll(history.deliveries, memoryDeps(ordered));
+          const chaotic = memoryStores();
+          await projectAll(shuffled, memoryDeps(chaotic));
+          const batched = memoryStores();
+          await projectInBatches(shuffled, sizes, memoryDeps(batched), 3);
+          expect(snapshot(chaotic)).toBe(snapshot(ordered));
+          expect(snapshot(batched)).toBe(snapshot(ordered));
+        },
+      ),
       { numRuns: 300 },
     );
+  });
+
+  it("folds a batch: duplicates within it are stale and cost no write, a throttled item fails only its events", async () => {
+    // Prepare: the in-memory stores, one of which fails every write of one group (as a throttle would).
+    const stores = memoryStores();
+    const failing = "guid-throttled";
+    const groups = stores.groups;
+    const applyMany = groups.applyMany.bind(groups);
+    groups.applyMany = async (updates) =>
+      (await applyMany(updates.filter((u) => !u.key.pk.endsWith(failing)))).concat(
+        updates
+          .filter((u) => u.key.pk.endsWith(failing))
+          .map(() => ({ ok: false as const, error: new Error("throttled") })),
+      );
+    const created = fixture("group_created");
+    const throttled = fixture("group_created");
+    throttled.data.group.guid = failing;
+    const presence = fixture("user_connection_status_changed");
+    const queued = (json: Loose, i: number) => ({
+      messageId: `m${i}`,
+      eventId: `e${i % 3}`,
+      receivedAt: T0 + i,
+      trigger: json.trigger,
+      appId: APP,
+      body: JSON.stringify(json),
+    });
+    const batch = [created, created, throttled, presence].map(queued);
+    batch[1] = { ...batch[1], eventId: "e0" } as (typeof batch)[number];
+
+    // Act
+    const results = await projectBatch(batch, memoryDeps(stores));
+
+    // Assess
+    expect(results.map((r) => ("error" in r ? "failed" : r.outcome))).toEqual([
+      "projected",
+      "stale",
+      "failed",
+      "projected",
+    ]);
   });
 
   it("every projection's keys include the app, whatever the app id", () => {

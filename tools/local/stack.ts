@@ -228,6 +228,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
         : { RECORDER_ALLOW_HTTP: "true", RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1" }),
       POWERTOOLS_METRICS_DISABLED: "true",
+      // Locally every event gets its line (deployed, per-event lines are DEBUG: log bytes are billed).
+      POWERTOOLS_LOG_LEVEL: "DEBUG",
     });
     // Counters carry on from the last run (`stats` survives restarts), in a ledger written through.
     if (options.inMemory) resetStats(options.stateDir);
