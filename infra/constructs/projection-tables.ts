@@ -1,5 +1,5 @@
 import { RemovalPolicy } from "aws-cdk-lib";
-import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Construct } from "constructs";
@@ -32,6 +32,8 @@ export class ProjectionTables extends Construct {
           indexName: index.name,
           partitionKey: key(index.partitionKey),
           sortKey: index.sortKey ? key(index.sortKey) : undefined,
+          // Keys only: a write that changes no key writes no index copy (see shared/platform/tables.ts).
+          projectionType: ProjectionType.KEYS_ONLY,
         });
       }
       tables[definition.id] = table;
@@ -40,7 +42,7 @@ export class ProjectionTables extends Construct {
   }
 
   /**
-   * Grants what the item stores use, `GetItem` and `PutItem`, on the given tables (all four by
+   * Grants what the item stores use, `GetItem`, `BatchGetItem` and `PutItem`, on the given tables (all four by
    * default): no Query, Scan, Delete or index access.
    */
   grantItemReadWrite(
@@ -49,7 +51,7 @@ export class ProjectionTables extends Construct {
   ): void {
     grantee.addToRolePolicy(
       new PolicyStatement({
-        actions: ["dynamodb:GetItem", "dynamodb:PutItem"],
+        actions: ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"],
         resources: ids.map((id) => this.tables[id].tableArn),
       }),
     );

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * The projection tables, defined once: the CDK app creates them from this, and so does the local
  * stack. Every key includes the app id. All keys are strings but the sort keys of time indexes.
@@ -9,6 +11,11 @@ export interface KeyAttribute {
   type: AttributeType;
 }
 
+/**
+ * Every index projects its keys only: a write that changes no key attribute writes no index copy
+ * (an index that projected ALL attributes was rewritten on every write of its items). A query
+ * reads the keys from the index and the items from the table (BatchGetItem).
+ */
 export interface IndexDefinition {
   name: string;
   partitionKey: KeyAttribute;
@@ -42,28 +49,38 @@ export const MEMBERSHIPS_TABLE: TableDefinition = {
 
 /**
  * presence: pk `<appId>#<uid>`: a user's presence.
- * Sparse index `online`: pk `onlineApp` (= appId, present only while online), sk `uid`: who is online now.
+ * Sparse index `online`: pk `onlineShard` (`<appId>#<0..ONLINE_SHARDS-1>`, by the uid's hash;
+ * present only while online), sk `uid`: who is online now, one query per shard. Sharded so that
+ * a large app's presence changes spread over many partition-key values.
  */
 export const PRESENCE_TABLE: TableDefinition = {
   id: "Presence",
   partitionKey: S("pk"),
-  indexes: [{ name: "online", partitionKey: S("onlineApp"), sortKey: S("uid") }],
+  indexes: [{ name: "online", partitionKey: S("onlineShard"), sortKey: S("uid") }],
 };
+
+/** Shards of the `online` index per app. */
+export const ONLINE_SHARDS = 16;
+/** Shards of the `withRecording` index per app. */
+export const RECORDING_SHARDS = 4;
 
 /**
  * sessions: pk `<appId>#<sessionId>`: a call or meeting with participants and recordings.
- * Index `byTime`: pk `appId`, sk `sessionTime` (ms): the sessions in a time range.
+ * Index `byTime`: pk `timeBucket` (`<appId>#<yyyy-mm>`, the UTC month of sessionTime), sk
+ * `sessionTime` (ms): the sessions in a time range, one query per month of the range. With keys
+ * only, the index is written when a session's time changes (mostly once), not on every update.
  * Indexes `byInitiator` / `byReceiver`: pk `<appId>#<uid>`, sk `sessionTime`: the sessions of a user.
- * Sparse index `withRecording`: pk `recordingApp` (= appId once a recording is known), sk `sessionTime`.
+ * Sparse index `withRecording`: pk `recordingShard` (`<appId>#<0..RECORDING_SHARDS-1>`, once a
+ * recording is known), sk `sessionTime`.
  */
 export const SESSIONS_TABLE: TableDefinition = {
   id: "Sessions",
   partitionKey: S("pk"),
   indexes: [
-    { name: "byTime", partitionKey: S("appId"), sortKey: N("sessionTime") },
+    { name: "byTime", partitionKey: S("timeBucket"), sortKey: N("sessionTime") },
     { name: "byInitiator", partitionKey: S("initiatorKey"), sortKey: N("sessionTime") },
     { name: "byReceiver", partitionKey: S("receiverKey"), sortKey: N("sessionTime") },
-    { name: "withRecording", partitionKey: S("recordingApp"), sortKey: N("sessionTime") },
+    { name: "withRecording", partitionKey: S("recordingShard"), sortKey: N("sessionTime") },
   ],
 };
 
@@ -85,4 +102,34 @@ export interface TableNames {
 /** `<appId>#<id>`: every key is scoped by app. */
 export function appKey(appId: string, id: string): string {
   return `${appId}#${id}`;
+}
+
+/**
+ * `<appId>#<n>`: the shard of `id` among `shards`, by its hash (stable across runs and machines).
+ *
+ * @example shardKey("app1", "u1", 16) // "app1#11"
+ */
+export function shardKey(appId: string, id: string, shards: number): string {
+  return appKey(appId, String(createHash("sha256").update(id).digest().readUInt32BE(0) % shards));
+}
+
+/** Every shard key of an app (a query fans out over them). */
+export function shardKeys(appId: string, shards: number): string[] {
+  return Array.from({ length: shards }, (_, n) => appKey(appId, String(n)));
+}
+
+/** `<appId>#<yyyy-mm>`: the UTC month bucket of a time (ms). */
+export function monthBucket(appId: string, ms: number): string {
+  return appKey(appId, new Date(ms).toISOString().slice(0, 7));
+}
+
+/** The month buckets a time range covers, oldest first. */
+export function monthBuckets(appId: string, fromMs: number, toMs: number): string[] {
+  const buckets: string[] = [];
+  const from = new Date(fromMs);
+  for (let month = from.getUTCFullYear() * 12 + from.getUTCMonth(); ; month++) {
+    const start = Date.UTC(Math.floor(month / 12), month % 12, 1);
+    if (start > toMs) return buckets;
+    buckets.push(monthBucket(appId, start));
+  }
 }

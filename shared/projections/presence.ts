@@ -1,5 +1,5 @@
 import type { EventOf, KnownEvent } from "../events/schemas";
-import { appKey } from "../platform/tables";
+import { appKey, ONLINE_SHARDS, shardKey } from "../platform/tables";
 import type { Projection, ProjectionInput } from "./types";
 import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
 
@@ -12,7 +12,7 @@ type PresenceEvent = EventOf<"user_connection_status_changed">;
  *   (`userPresenceChanged` not false);
  * - lastSeen / firstSeen: the latest / earliest event time of any connection event (max and min
  *   need no version). `since` is the change part's time, or firstSeen when no event changed it.
- * `onlineApp` is set only while online: it feeds the sparse `online` index.
+ * `onlineShard` is set only while online: it feeds the sparse, sharded `online` index.
  */
 export interface PresenceState {
   pk: string;
@@ -27,14 +27,14 @@ export interface PresenceState {
   connection: string;
   userAgent?: string;
   appVersion?: string;
-  onlineApp?: string;
+  onlineShard?: string;
   versions: { status: Version; change?: Version };
 }
 
 /**
  * Applies one presence event.
  *
- * @example evolvePresence(null, connectedInput).onlineApp // "app1"
+ * @example evolvePresence(null, connectedInput).onlineShard // "app1#11"
  */
 export function evolvePresence(
   state: PresenceState | null,
@@ -66,7 +66,7 @@ export function evolvePresence(
   next.firstSeen = minDefined(state?.firstSeen, eventTimeMs) ?? eventTimeMs;
   if (changes && isNewer(next.versions.change, version)) next.versions.change = version;
   next.since = next.versions.change === undefined ? next.firstSeen : versionTime(next.versions.change);
-  next.onlineApp = next.status === "online" ? next.appId : undefined;
+  next.onlineShard = next.status === "online" ? shardKey(next.appId, next.uid, ONLINE_SHARDS) : undefined;
   return next;
 }
 

@@ -1,6 +1,6 @@
 import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
 import type { Occupant } from "../events/resources";
-import { appKey } from "../platform/tables";
+import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "../platform/tables";
 import type { Projection, ProjectionInput } from "./types";
 import { isNewer, maxDefined, minDefined, type Version } from "./version";
 
@@ -71,7 +71,9 @@ export interface SessionState {
   sessionTime: number;
   initiatorKey?: string;
   receiverKey?: string;
-  recordingApp?: string;
+  /** `byTime` index key: the app and the UTC month of sessionTime. */
+  timeBucket?: string;
+  recordingShard?: string;
   versions: { initiation?: Version; outcome?: Version; end?: Version };
 }
 
@@ -124,7 +126,10 @@ function derive(next: SessionState): SessionState {
       : undefined;
   next.initiatorKey = next.initiator ? appKey(next.appId, next.initiator) : undefined;
   next.receiverKey = next.receiver ? appKey(next.appId, next.receiver) : undefined;
-  next.recordingApp = Object.keys(next.recordings).length ? next.appId : undefined;
+  next.timeBucket = monthBucket(next.appId, next.sessionTime);
+  next.recordingShard = Object.keys(next.recordings).length
+    ? shardKey(next.appId, next.sessionId, RECORDING_SHARDS)
+    : undefined;
   return next;
 }
 

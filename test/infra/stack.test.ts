@@ -185,7 +185,7 @@ describe("the CDK stack", () => {
     expect(ingest).not.toContain("s3:GetObject");
 
     const projector = policyOf("ProjectorFunctionServiceRoleDefaultPolicy");
-    expect(projector).toContain('["dynamodb:GetItem","dynamodb:PutItem"]');
+    expect(projector).toContain('["dynamodb:GetItem","dynamodb:BatchGetItem","dynamodb:PutItem"]');
     expect(projector).not.toMatch(/dynamodb:(Scan|DeleteItem|\*)/);
     expect(projector).toMatch(/raw\/\*/);
     expect(projector).toMatch(/quarantine\/\*/);

@@ -220,14 +220,14 @@ describe("presence", () => {
       platform: "javascript",
       appVersion: "3.0.12",
       userAgent: expect.stringContaining("Mozilla"),
-      onlineApp: APP,
+      onlineShard: expect.stringMatching(new RegExp(`^${APP}#([0-9]|1[0-5])$`)),
     });
   });
 
   it("a late, older connect does not undo a disconnect", () => {
     const state = apply([presence(T0 + 1000, "offline"), presence(T0, "online")]);
     expect(state).toMatchObject({ status: "offline", since: T0 + 1000, lastSeen: T0 + 1000 });
-    expect(state.onlineApp).toBeUndefined();
+    expect(state.onlineShard).toBeUndefined();
   });
 
   it("since is the last change of presence, not the last event", () => {
@@ -330,7 +330,7 @@ describe("sessions", () => {
       at: T0,
     });
     expect(failedLater.recordings["1696937627"]).toMatchObject({ status: "archived", key: "k", attempts: 2 });
-    expect(generated.recordingApp).toBe(APP);
+    expect(generated.recordingShard).toMatch(new RegExp(`^${APP}#[0-3]$`));
   });
 });
 

@@ -33,7 +33,7 @@ export function createTableInput(definition: TableDefinition, tableName: string)
   const GlobalSecondaryIndexes = definition.indexes.map((index) => ({
     IndexName: index.name,
     KeySchema: keySchema(index.partitionKey, index.sortKey),
-    Projection: { ProjectionType: "ALL" as const },
+    Projection: { ProjectionType: "KEYS_ONLY" as const },
   }));
   return {
     TableName: tableName,

@@ -2,6 +2,7 @@ import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { ONLINE_SHARDS, RECORDING_SHARDS, shardKeys } from "../../shared/platform/tables";
 import { expectedMessage, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
 import { resolveTarget, type Target } from "../target";
@@ -79,24 +80,25 @@ async function countQuery(
 async function stats(target: Target, appId: string | undefined, dir: string | undefined) {
   const items: Record<string, number> = {};
   if (appId) {
-    items.sessions = await countQuery(target, {
-      TableName: target.tables.sessions,
-      IndexName: "byTime",
-      KeyConditionExpression: "appId = :a",
-      ExpressionAttributeValues: { ":a": appId },
-    });
-    items.sessionsWithRecordings = await countQuery(target, {
-      TableName: target.tables.sessions,
-      IndexName: "withRecording",
-      KeyConditionExpression: "recordingApp = :a",
-      ExpressionAttributeValues: { ":a": appId },
-    });
-    items.onlineUsers = await countQuery(target, {
-      TableName: target.tables.presence,
-      IndexName: "online",
-      KeyConditionExpression: "onlineApp = :a",
-      ExpressionAttributeValues: { ":a": appId },
-    });
+    // Counted over the sharded indexes (a query per shard, Select COUNT): never a Scan.
+    const countShards = async (table: string, IndexName: string, attribute: string, shards: number) => {
+      let n = 0;
+      for (const shard of shardKeys(appId, shards))
+        n += await countQuery(target, {
+          TableName: table,
+          IndexName,
+          KeyConditionExpression: `${attribute} = :s`,
+          ExpressionAttributeValues: { ":s": shard },
+        });
+      return n;
+    };
+    items.sessionsWithRecordings = await countShards(
+      target.tables.sessions,
+      "withRecording",
+      "recordingShard",
+      RECORDING_SHARDS,
+    );
+    items.onlineUsers = await countShards(target.tables.presence, "online", "onlineShard", ONLINE_SHARDS);
   } else {
     for (const [name, tableName] of Object.entries(target.tables)) {
       // DescribeTable's ItemCount: live on DynamoDB Local, refreshed about every six hours in AWS.

@@ -1,10 +1,20 @@
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
   type QueryCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import { appKey, type TableNames } from "../../shared/platform/tables";
+import pLimit from "p-limit";
+import {
+  appKey,
+  monthBuckets,
+  ONLINE_SHARDS,
+  RECORDING_SHARDS,
+  shardKeys,
+  type TableNames,
+} from "../../shared/platform/tables";
 import type { GroupState } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";
 import type { PresenceState } from "../../shared/projections/presence";
@@ -31,15 +41,17 @@ type Bookkeeping =
   | "versions"
   | "pk"
   | "userKey"
-  | "onlineApp"
+  | "onlineShard"
   | "initiatorKey"
   | "receiverKey"
-  | "recordingApp";
+  | "timeBucket"
+  | "recordingShard";
 export type GroupView = Omit<GroupState, Bookkeeping>;
 export type MembershipView = Omit<MembershipState, Bookkeeping>;
 export type PresenceView = Omit<PresenceState, Bookkeeping>;
 export type SessionView = Omit<SessionState, Bookkeeping>;
 
+/** The item without its bookkeeping (revision, versions, seen ids, index keys, and keys of older layouts). */
 function view<T>(item: Record<string, unknown> | undefined): T | undefined {
   if (!item) return undefined;
   const {
@@ -48,9 +60,12 @@ function view<T>(item: Record<string, unknown> | undefined): T | undefined {
     seen: _seen,
     pk: _pk,
     userKey: _userKey,
+    onlineShard: _onlineShard,
     onlineApp: _onlineApp,
     initiatorKey: _initiatorKey,
     receiverKey: _receiverKey,
+    timeBucket: _timeBucket,
+    recordingShard: _recordingShard,
     recordingApp: _recordingApp,
     ...rest
   } = item;
@@ -72,11 +87,53 @@ async function queryAll(
   return items;
 }
 
+/** Reads the items of the given keys (BatchGetItem, 100 keys a request), in the keys' order. */
+async function getAll(
+  doc: DynamoDBDocumentClient,
+  TableName: string,
+  keys: Array<Record<string, unknown>>,
+  keyNames: string[],
+): Promise<Record<string, unknown>[]> {
+  const id = (k: Record<string, unknown>) => keyNames.map((n) => String(k[n])).join("|");
+  const found = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Array<Record<string, unknown>> | undefined = keys.slice(i, i + 100);
+    while (pending?.length) {
+      const out: BatchGetCommandOutput = await doc.send(
+        new BatchGetCommand({ RequestItems: { [TableName]: { Keys: pending } } }),
+      );
+      for (const item of out.Responses?.[TableName] ?? []) found.set(id(item), item);
+      pending = out.UnprocessedKeys?.[TableName]?.Keys;
+    }
+  }
+  return keys.flatMap((k) => {
+    const item = found.get(id(k));
+    return item ? [item] : [];
+  });
+}
+
 export function analyticsQueries(doc: DynamoDBDocumentClient, tables: TableNames): AnalyticsQueries {
+  // A fan-out over shards or months runs 16 queries at a time.
+  const limit = pLimit(16);
   const get = async <T>(TableName: string, Key: Record<string, string>) =>
     view<T>((await doc.send(new GetCommand({ TableName, Key }))).Item);
-  const many = async <T>(input: QueryCommandInput) =>
-    (await queryAll(doc, input)).map((i) => view<T>(i) as T);
+  /** An index query (keys only), then the items from the table. */
+  const viaIndex = async <T>(
+    TableName: string,
+    keyNames: string[],
+    queries: Array<Omit<QueryCommandInput, "TableName">>,
+  ) => {
+    const keys = (
+      await Promise.all(queries.map((q) => limit(() => queryAll(doc, { TableName, ...q }))))
+    ).flat();
+    const items = await getAll(
+      doc,
+      TableName,
+      keys.map((k) => Object.fromEntries(keyNames.map((n) => [n, k[n]]))),
+      keyNames,
+    );
+    return items.map((i) => view<T>(i) as T);
+  };
   const currentOnly = (items: MembershipView[], includeFormer?: boolean) =>
     includeFormer ? items : items.filter((m) => m.status === "member");
   const bySessionTime = (a: SessionView, b: SessionView) =>
@@ -85,59 +142,82 @@ export function analyticsQueries(doc: DynamoDBDocumentClient, tables: TableNames
   return {
     group: (appId, guid) => get<GroupView>(tables.groups, { pk: appKey(appId, guid) }),
     async members(appId, guid, options = {}) {
-      const items = await many<MembershipView>({
-        TableName: tables.memberships,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": appKey(appId, guid) },
-      });
+      const items = (
+        await queryAll(doc, {
+          TableName: tables.memberships,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": appKey(appId, guid) },
+        })
+      ).map((i) => view<MembershipView>(i) as MembershipView);
       return currentOnly(items, options.includeFormer);
     },
     async groupsOf(appId, uid, options = {}) {
-      const items = await many<MembershipView>({
-        TableName: tables.memberships,
-        IndexName: "byUser",
-        KeyConditionExpression: "userKey = :u",
-        ExpressionAttributeValues: { ":u": appKey(appId, uid) },
-      });
+      const items = await viaIndex<MembershipView>(
+        tables.memberships,
+        ["pk", "uid"],
+        [
+          {
+            IndexName: "byUser",
+            KeyConditionExpression: "userKey = :u",
+            ExpressionAttributeValues: { ":u": appKey(appId, uid) },
+          },
+        ],
+      );
       return currentOnly(items, options.includeFormer);
     },
     presence: (appId, uid) => get<PresenceView>(tables.presence, { pk: appKey(appId, uid) }),
-    online: (appId) =>
-      many<PresenceView>({
-        TableName: tables.presence,
-        IndexName: "online",
-        KeyConditionExpression: "onlineApp = :a",
-        ExpressionAttributeValues: { ":a": appId },
-      }),
+    async online(appId) {
+      const users = await viaIndex<PresenceView>(
+        tables.presence,
+        ["pk"],
+        shardKeys(appId, ONLINE_SHARDS).map((shard) => ({
+          IndexName: "online",
+          KeyConditionExpression: "onlineShard = :s",
+          ExpressionAttributeValues: { ":s": shard },
+        })),
+      );
+      // The index is eventually consistent: keep only who the item itself says is online.
+      return users.filter((p) => p.status === "online").sort((a, b) => a.uid.localeCompare(b.uid));
+    },
     session: (appId, sessionId) => get<SessionView>(tables.sessions, { pk: appKey(appId, sessionId) }),
-    sessionsBetween: (appId, fromMs, toMs) =>
-      many<SessionView>({
-        TableName: tables.sessions,
-        IndexName: "byTime",
-        KeyConditionExpression: "appId = :a AND sessionTime BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":a": appId, ":from": fromMs, ":to": toMs },
-      }),
+    async sessionsBetween(appId, fromMs, toMs) {
+      const sessions = await viaIndex<SessionView>(
+        tables.sessions,
+        ["pk"],
+        // No session starts in the future: the range stops a day past now.
+        monthBuckets(appId, fromMs, Math.min(toMs, Date.now() + 86_400_000)).map((bucket) => ({
+          IndexName: "byTime",
+          KeyConditionExpression: "timeBucket = :b AND sessionTime BETWEEN :from AND :to",
+          ExpressionAttributeValues: { ":b": bucket, ":from": fromMs, ":to": toMs },
+        })),
+      );
+      return sessions.sort(bySessionTime);
+    },
     async sessionsOf(appId, uid) {
-      const query = (IndexName: string, attribute: string) =>
-        many<SessionView>({
-          TableName: tables.sessions,
-          IndexName,
-          KeyConditionExpression: `${attribute} = :u`,
-          ExpressionAttributeValues: { ":u": appKey(appId, uid) },
-        });
-      const [initiated, received] = await Promise.all([
-        query("byInitiator", "initiatorKey"),
-        query("byReceiver", "receiverKey"),
-      ]);
-      const unique = new Map([...initiated, ...received].map((s) => [s.sessionId, s]));
+      const query = (IndexName: string, attribute: string) => ({
+        IndexName,
+        KeyConditionExpression: `${attribute} = :u`,
+        ExpressionAttributeValues: { ":u": appKey(appId, uid) },
+      });
+      const sessions = await viaIndex<SessionView>(
+        tables.sessions,
+        ["pk"],
+        [query("byInitiator", "initiatorKey"), query("byReceiver", "receiverKey")],
+      );
+      const unique = new Map(sessions.map((s) => [s.sessionId, s]));
       return [...unique.values()].sort(bySessionTime);
     },
-    recordings: (appId) =>
-      many<SessionView>({
-        TableName: tables.sessions,
-        IndexName: "withRecording",
-        KeyConditionExpression: "recordingApp = :a",
-        ExpressionAttributeValues: { ":a": appId },
-      }),
+    async recordings(appId) {
+      const sessions = await viaIndex<SessionView>(
+        tables.sessions,
+        ["pk"],
+        shardKeys(appId, RECORDING_SHARDS).map((shard) => ({
+          IndexName: "withRecording",
+          KeyConditionExpression: "recordingShard = :s",
+          ExpressionAttributeValues: { ":s": shard },
+        })),
+      );
+      return sessions.sort(bySessionTime);
+    },
   };
 }
