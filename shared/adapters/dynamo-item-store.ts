@@ -70,13 +70,19 @@ export function dynamoItemStore<S extends object>(
   options: DynamoItemStoreOptions = {},
 ): ItemStore<S> {
   const limit = pLimit(options.concurrency ?? 16);
-  const consumed = (capacity: ConsumedCapacity | undefined) => {
-    if (capacity)
-      options.onCapacity?.({
-        table: tableName,
-        readUnits: capacity.ReadCapacityUnits ?? 0,
-        writeUnits: capacity.WriteCapacityUnits ?? 0,
-      });
+  // Total units of the call, index copies included (`INDEXES` on writes): reads and writes are
+  // told apart by the call, as DynamoDB Local reports only CapacityUnits.
+  const consumed = (capacity: ConsumedCapacity | undefined, kind: "read" | "write") => {
+    if (!capacity) return;
+    const units =
+      (kind === "read" ? capacity.ReadCapacityUnits : capacity.WriteCapacityUnits) ??
+      capacity.CapacityUnits ??
+      0;
+    options.onCapacity?.({
+      table: tableName,
+      readUnits: kind === "read" ? units : 0,
+      writeUnits: kind === "write" ? units : 0,
+    });
   };
   const keyOf = (key: ItemKey) => {
     const sortKey = table.sortKey;
@@ -100,7 +106,7 @@ export function dynamoItemStore<S extends object>(
         ReturnConsumedCapacity: "TOTAL",
       }),
     );
-    consumed(out.ConsumedCapacity);
+    consumed(out.ConsumedCapacity, "read");
     return stored(out.Item);
   };
   /** Reads many items in BatchGetItem requests of up to 100 keys, following UnprocessedKeys. */
@@ -117,7 +123,7 @@ export function dynamoItemStore<S extends object>(
             ReturnConsumedCapacity: "TOTAL",
           }),
         );
-        for (const capacity of out.ConsumedCapacity ?? []) consumed(capacity);
+        for (const capacity of out.ConsumedCapacity ?? []) consumed(capacity, "read");
         for (const item of out.Responses?.[tableName] ?? []) found.set(idOf(item), item);
         pending = out.UnprocessedKeys?.[tableName]?.Keys;
       }
@@ -134,10 +140,10 @@ export function dynamoItemStore<S extends object>(
           ConditionExpression: state === null ? "attribute_not_exists(#pk)" : "#rev = :rev",
           ExpressionAttributeNames: state === null ? { "#pk": table.partitionKey.name } : { "#rev": "rev" },
           ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
-          ReturnConsumedCapacity: "TOTAL",
+          ReturnConsumedCapacity: "INDEXES",
         }),
       );
-      consumed(out.ConsumedCapacity);
+      consumed(out.ConsumedCapacity, "write");
       return true;
     } catch (error) {
       if (!isConflict(error)) throw error;

@@ -35,7 +35,7 @@ export interface Projection<S extends { pk: string }, E extends KnownEvent = Kno
  * Kept on items written by events without a payload time, whose version is the edge's receipt
  * time: a platform retry of the same bytes gets a new receipt time, and must not count as newer.
  */
-export type SeenEvents = Record<string, Version>;
+export type SeenEvents = Record<string, number | Version>;
 
 export interface ItemKey {
   pk: string;

@@ -19,6 +19,11 @@ export function isNewer(current: Version | undefined, candidate: Version): boole
   return current === undefined || candidate > current;
 }
 
+/** The same version at another time (the tie-breaking hash kept). */
+export function versionAt(version: Version, eventTimeMs: number): Version {
+  return `${Math.max(0, Math.trunc(eventTimeMs)).toString().padStart(15, "0")}${version.slice(15)}`;
+}
+
 /** The event time (ms) a version was made from. */
 export function versionTime(version: Version): number {
   return Number(version.slice(0, 15));

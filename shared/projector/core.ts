@@ -13,7 +13,7 @@ import { type MembershipState, membershipsProjection } from "../projections/memb
 import { type PresenceState, presenceProjection } from "../projections/presence";
 import { type SessionState, sessionsProjection } from "../projections/sessions";
 import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../projections/types";
-import { type Version, versionOf, versionTime } from "../projections/version";
+import { versionAt, versionOf, versionTime } from "../projections/version";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
 
@@ -50,12 +50,29 @@ export function projectionInput(event: KnownEvent, eventId: string, receivedAt: 
 }
 
 /** How many recent event ids an item remembers (the platform retries twice within 40 s). */
-export const SEEN_EVENTS_KEPT = 16;
+export const SEEN_EVENTS_KEPT = 8;
 
-/** Adds an event id to an item's memory, keeping the most recent by version. */
-export function rememberEvent(seen: SeenEvents | undefined, eventId: string, version: Version): SeenEvents {
-  const entries = Object.entries({ ...seen, [eventId]: version });
-  entries.sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : a[0].localeCompare(b[0])));
+/** An item remembers an event by the first 64 bits of its id: enough to tell its last few events apart. */
+function seenId(eventId: string): string {
+  return eventId.slice(0, 16);
+}
+
+/** The receipt time an item remembers for an event (items written before ids were shortened kept versions). */
+function seenAt(seen: SeenEvents | undefined, eventId: string): number | undefined {
+  const value = seen?.[seenId(eventId)] ?? seen?.[eventId];
+  return typeof value === "string" ? versionTime(value) : value;
+}
+
+/**
+ * Adds an event to an item's memory (its short id and first receipt time, ~35 bytes), keeping the
+ * most recent `SEEN_EVENTS_KEPT`: the memory is written with every write of the item, so it is kept
+ * small (an item over 1 KB costs a write unit per KB).
+ */
+export function rememberEvent(seen: SeenEvents | undefined, eventId: string, receivedAt: number): SeenEvents {
+  const entries = Object.entries({ ...seen, [seenId(eventId)]: receivedAt }).map(
+    ([id, at]) => [id, typeof at === "string" ? versionTime(at) : at] as const,
+  );
+  entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   return Object.fromEntries(entries.slice(0, SEEN_EVENTS_KEPT));
 }
 
@@ -71,10 +88,13 @@ export function evolveOnce<S extends { pk: string; seen?: SeenEvents }, E extend
 ): (state: S | null) => S {
   return (state) => {
     if (input.timeSource !== "receivedAt") return projection.evolve(state, input, key);
-    const prior = state?.seen?.[input.eventId];
-    const effective = prior ? { ...input, version: prior, eventTimeMs: versionTime(prior) } : input;
+    const prior = seenAt(state?.seen, input.eventId);
+    const effective =
+      prior === undefined
+        ? input
+        : { ...input, version: versionAt(input.version, prior), eventTimeMs: prior };
     const next = projection.evolve(state, effective, key);
-    return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.version) };
+    return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.eventTimeMs) };
   };
 }
 
