@@ -81,7 +81,10 @@ export class WebhookBackendStack extends Stack {
       }),
       tables: new ProjectionTables(this, "Tables"),
       events: new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
-        visibilityTimeout: Duration.seconds(TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR),
+        // AWS's guidance for an SQS event source: 6 × the function's timeout, plus the batching window.
+        visibilityTimeout: Duration.seconds(
+          TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR + config.projectorBatchingWindowSeconds,
+        ),
         maxReceiveCount: config.eventsMaxReceiveCount,
       }),
       recordings: new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {

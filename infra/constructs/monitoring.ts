@@ -178,7 +178,19 @@ export class Monitoring extends Construct {
           }),
           new GraphWidget({
             title: "Ingest outcomes",
-            left: outcome("ingest"),
+            // Accepted events are the events queue's sends; the other outcomes are metrics of the ingest.
+            left: [
+              ...(props.queues.Events
+                ? [
+                    props.queues.Events.queue.metricNumberOfMessagesSent({
+                      label: "accepted",
+                      statistic: "Sum",
+                      period: Duration.minutes(1),
+                    }),
+                  ]
+                : []),
+              ...outcome("ingest").filter((m) => m.label !== "accepted"),
+            ],
             width: 8,
           }),
         ],

@@ -72,10 +72,10 @@ describe("the CDK stack", () => {
 
   it("reports batch item failures from both SQS event sources, with batching and maximum concurrency", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      BatchSize: 10,
+      BatchSize: 100,
       MaximumBatchingWindowInSeconds: 1,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      ScalingConfig: { MaximumConcurrency: 10 },
+      ScalingConfig: { MaximumConcurrency: 5 },
     });
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       BatchSize: 1,
@@ -84,9 +84,9 @@ describe("the CDK stack", () => {
     });
   });
 
-  it("gives each queue a DLQ, SSE, and a visibility timeout of 6× its consumer's timeout", () => {
+  it("gives each queue a DLQ, SSE, and a visibility timeout of 6× its consumer's timeout (plus the batching window)", () => {
     template.hasResourceProperties("AWS::SQS::Queue", {
-      VisibilityTimeout: 180,
+      VisibilityTimeout: 181,
       SqsManagedSseEnabled: true,
       RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
     });

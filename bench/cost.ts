@@ -1,0 +1,278 @@
+/**
+ * npm run bench:cost — what a million events cost, from requests counted on the simulator's mix.
+ *
+ * The real handlers run unchanged against the emulators, behind counting proxies (every SQS, S3
+ * and DynamoDB request they make is counted by operation); DynamoDB write and read units come from
+ * the projector's own ProjectorWriteUnits/ReadUnits metrics (ReturnConsumedCapacity, index copies
+ * included); log bytes are the functions' own output at the deployed log level (INFO) with their
+ * metrics (EMF), plus the API access log line per request. A poller plays Lambda's SQS event
+ * source (batch 100, 1 s window). Priced at us-east-1 list prices, next to the floor of the
+ * architecture: one HTTP API request, one ingest invocation and one SQS send per event.
+ * Recordings are counted (jobs sent) but not fetched: their cost follows their bytes, not the events.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { ACCESS_LOG_FORMAT } from "../infra/constructs/webhook-ingest";
+import { ingestEnvironment, projectorEnvironment } from "../shared/platform/environment";
+import { emulatorClients } from "../tools/local/clients";
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
+import { SqsPoller } from "../tools/local/poller";
+import { createProjectionTables, localTableNames } from "../tools/local/provision";
+import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
+import { startFauxqsProcess } from "./support";
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
+
+/** us-east-1 list prices, USD. */
+const PRICE = {
+  httpApiRequest: 1.0 / 1e6,
+  lambdaRequest: 0.2 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  s3Put: 0.005 / 1000,
+  s3Get: 0.0004 / 1000,
+  dynamoWriteUnit: 0.625 / 1e6,
+  dynamoReadUnit: 0.125 / 1e6,
+  logGb: 0.5,
+};
+
+/** A proxy that counts the AWS operations passing through it. */
+async function countingProxy(target: string) {
+  const counts = new Map<string, number>();
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const amzTarget = req.headers["x-amz-target"];
+    let op: string;
+    if (typeof amzTarget === "string") op = amzTarget.split(".").pop() ?? amzTarget;
+    else {
+      // S3 (REST): PUT, COPY, POST and LIST are priced as PUTs; GET and HEAD as GETs.
+      const list = req.method === "GET" && /[?&](list-type|prefix)=/.test(req.url ?? "");
+      op = list ? "s3:List" : `s3:${req.method}`;
+    }
+    // Bodies fauxqs refuses (characters outside the BMP, which real SQS accepts) take the S3
+    // path: those sends and oversize objects are the emulator's, not AWS's, and counted apart.
+    if (op.startsWith("s3:") && (req.url ?? "").includes("/oversize/")) op = "s3:emulator-oversize";
+    const forward = http.request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        const name = (answer.statusCode ?? 500) >= 400 ? `${op}:refused` : op;
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        res.writeHead(answer.statusCode ?? 500, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on("error", () => res.writeHead(502).end());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Counts the bytes of the functions' log lines (JSON and EMF) written while `run` runs, and keeps them off the terminal. */
+async function capturingLogs<T>(run: () => Promise<T>) {
+  const bytes = { logs: 0, writeUnits: 0, readUnits: 0 };
+  const tap = (stream: NodeJS.WriteStream) => {
+    const original = stream.write.bind(stream);
+    stream.write = ((chunk: string | Uint8Array) => {
+      const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+      for (const line of text.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        bytes.logs += Buffer.byteLength(line) + 1;
+        const entry = JSON.parse(line) as { ProjectorWriteUnits?: number; ProjectorReadUnits?: number };
+        bytes.writeUnits += entry.ProjectorWriteUnits ?? 0;
+        bytes.readUnits += entry.ProjectorReadUnits ?? 0;
+      }
+      return true;
+    }) as typeof stream.write;
+    return () => {
+      stream.write = original;
+    };
+  };
+  const restores = [tap(process.stdout), tap(process.stderr)];
+  try {
+    return { result: await run(), ...bytes };
+  } finally {
+    for (const restore of restores) restore();
+  }
+}
+
+/** The access log line API Gateway writes for a request (the stack's format, typical values). */
+function accessLogBytes(): number {
+  const line = Object.fromEntries(
+    Object.entries(ACCESS_LOG_FORMAT).map(([k, v]) => [k, SAMPLE[v as keyof typeof SAMPLE] ?? "-"]),
+  );
+  return Buffer.byteLength(JSON.stringify(line)) + 1;
+}
+
+const SAMPLE = {
+  "$context.requestId": "Jx2aBhO5IAMEVfQ=",
+  "$context.identity.sourceIp": "203.0.113.40",
+  "$context.requestTimeEpoch": "1795358700123",
+  "$context.status": "200",
+  "$context.responseLatency": "23",
+  "$context.integrationErrorMessage": "-",
+};
+
+function apiEvent(body: string, receivedAt: number): APIGatewayProxyEventV2 {
+  return {
+    version: "2.0",
+    routeKey: "POST /webhook",
+    rawPath: "/webhook",
+    rawQueryString: "",
+    headers: {
+      authorization: `Basic ${Buffer.from("bench:bench-password").toString("base64")}`,
+      "content-type": "application/json",
+    },
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      http: { method: "POST" },
+      timeEpoch: receivedAt,
+    } as APIGatewayProxyEventV2["requestContext"],
+  };
+}
+
+async function main() {
+  const [dynamoLocal, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqsProcess()]);
+  const aws = await countingProxy(fauxqs.endpoint);
+  const dynamodb = await countingProxy(dynamoLocal.endpoint);
+  const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
+  try {
+    const tables = localTableNames("cost");
+    await createProjectionTables(direct.dynamo, tables);
+    await direct.s3.send(new CreateBucketCommand({ Bucket: "cost" }));
+    const events = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-events" }));
+    const recordings = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-recordings" }));
+    const eventsArn =
+      (
+        await direct.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: events.QueueUrl, AttributeNames: ["QueueArn"] }),
+        )
+      ).Attributes?.QueueArn ?? "";
+    Object.assign(process.env, {
+      AWS_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      LOCAL_AWS_ENDPOINT: aws.endpoint,
+      LOCAL_DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      ...ingestEnvironment({
+        eventsQueueUrl: events.QueueUrl ?? "",
+        dataBucket: "cost",
+        localCredentials: { username: "bench", password: "bench-password" },
+        allowedAppIds: [],
+      }),
+      ...projectorEnvironment({ tables, dataBucket: "cost", recordingsQueueUrl: recordings.QueueUrl ?? "" }),
+      POWERTOOLS_LOG_LEVEL: "INFO",
+      POWERTOOLS_METRICS_NAMESPACE: "WebhookBackend",
+    });
+    const ingest = (await import("../functions/ingest/handler")).handler;
+    const projector = (await import("../functions/projector/handler")).handler as (
+      e: SQSEvent,
+      c: Context,
+    ) => Promise<SQSBatchResponse>;
+
+    const history = generateHistory({ events: EVENTS, seed: 7, apps: ["cost-app"] });
+    const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
+    let projectorInvocations = 0;
+    const run = await capturingLogs(async () => {
+      for (const [i, delivery] of plan.entries()) {
+        const response = await ingest(apiEvent(delivery.body, delivery.at + 200 + i));
+        if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
+      }
+      const poller = new SqsPoller({
+        sqs: emulatorClients({ aws: aws.endpoint }).sqs,
+        queueUrl: events.QueueUrl ?? "",
+        queueArn: eventsArn,
+        region: LOCAL_REGION,
+        handler: (e, c) => {
+          projectorInvocations++;
+          return projector(e, c);
+        },
+        functionName: "projector",
+        batchSize: 100,
+        batchingWindowMs: 1000,
+        concurrency: 1,
+      });
+      poller.start();
+      for (;;) {
+        const a = (
+          await direct.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: events.QueueUrl,
+              AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+            }),
+          )
+        ).Attributes;
+        if (Number(a?.ApproximateNumberOfMessages) + Number(a?.ApproximateNumberOfMessagesNotVisible) === 0)
+          break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await poller.stop();
+    });
+
+    const n = plan.length;
+    const count = (map: Map<string, number>, ...ops: string[]) =>
+      ops.reduce((s, op) => s + (map.get(op) ?? 0), 0);
+    const sqsSends = count(aws.counts, "SendMessage", "SendMessageBatch");
+    const sqsOther = count(
+      aws.counts,
+      "ReceiveMessage",
+      "DeleteMessageBatch",
+      "DeleteMessage",
+      "ChangeMessageVisibility",
+    );
+    const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
+    const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
+    const logBytes = run.logs + n * accessLogBytes();
+    const lines = [
+      { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
+      { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
+      { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
+      { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
+      { item: "projector invocations", perEvent: projectorInvocations / n, usd: PRICE.lambdaRequest },
+      { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
+      { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
+      { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
+      { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
+      { item: "log bytes (functions and access log)", perEvent: logBytes / n, usd: PRICE.logGb / 1024 ** 3 },
+    ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+    const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
+    const total = lines.reduce((s, l) => s + l.perMillion, 0);
+    console.log(
+      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered); batch 100`,
+    );
+    console.table(
+      lines.map((l) => ({
+        "per event": l.item,
+        count: Number(l.perEvent.toFixed(4)),
+        "$ per million events": Number(l.perMillion.toFixed(4)),
+      })),
+    );
+    console.log(
+      `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
+    );
+    console.log(
+      `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
+    );
+    console.log("requests counted:", Object.fromEntries([...aws.counts, ...dynamodb.counts].sort()));
+  } finally {
+    direct.destroy();
+    await Promise.all([aws.close(), dynamodb.close()]);
+    await Promise.all([dynamoLocal.stop(), fauxqs.stop()]);
+  }
+}
+
+await main();
+process.exit(0);
