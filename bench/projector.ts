@@ -201,7 +201,7 @@ async function main() {
       dynamo.destroy();
     }
     rows.push({
-      projector: "baseline: one write per touched item",
+      projector: "baseline: one write request per touched item (requests, not units)",
       "write units": naive,
       "write units / delivery": (naive / deliveries.length).toFixed(3),
       "read units / delivery": "-",
