@@ -264,7 +264,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         functionName: definition.id.toLowerCase(),
         batchSize: definition.batchSize,
         batchingWindowMs: definition.batchingWindowSeconds * 1000,
-        concurrency: 2,
+        // One batch at a time for events: a batch of 100 is ~1,000 events/s, plenty here, and the
+        // queue's order stays the order of receipt, so the simulator's duplicates (sent a few ms
+        // after their original, where a platform retry comes 10 s after) never overtake it.
+        // Recordings: two downloads at once.
+        concurrency: definition.id === "Events" ? 1 : 2,
         onError: pollerError(definition.id === "Events" ? "projector" : "recorder"),
       });
     const pollers = [poller(EVENTS_QUEUE, events, projector), poller(RECORDINGS_QUEUE, recordings, recorder)];
