@@ -10,6 +10,7 @@ const COMMANDS = {
   query: "../tools/query/cli.ts",
   redrive: "../tools/ops/redrive.ts",
   replay: "../tools/ops/replay.ts",
+  reconcile: "../tools/ops/reconcile.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

@@ -209,7 +209,7 @@ export class WebhookBackendStack extends Stack {
 
   /** What the platform's settings, the CLIs (`--stack`) and an operator need. */
   private outputs(
-    { data, tables, events, recordings }: Resources,
+    { config, data, tables, events, recordings }: Resources,
     edge: WebhookIngest,
     credentials: ISecret,
     monitoring: Monitoring,
@@ -232,6 +232,12 @@ export class WebhookBackendStack extends Stack {
     output("RecordingsQueueUrl", recordings.queue.queueUrl, "recordings queue");
     output("RecordingsDeadLetterQueueUrl", recordings.deadLetterQueue.queueUrl, "recordings DLQ");
     output("AlarmTopic", monitoring.topic.topicArn, "alarms are published here");
+    if (config.recordingApiKeysSecretArn)
+      output(
+        "RecordingApiKeysSecret",
+        config.recordingApiKeysSecretArn,
+        "per-app API keys: token-protected recordings and npm run reconcile",
+      );
   }
 }
 

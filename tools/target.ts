@@ -15,6 +15,8 @@ export interface Target {
   tables: TableNames;
   bucket?: string;
   queues?: Record<"events" | "recordings", { url: string; deadLetterUrl: string }>;
+  /** The deployed stack's per-app API-keys secret, when it has one. */
+  apiKeysSecretArn?: string;
   dynamo: DynamoDBClient;
   s3: S3Client;
   sqs: SQSClient;
@@ -55,6 +57,7 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
         sessions: outputs.SessionsTable ?? "",
       },
       bucket: outputs.DataBucket,
+      apiKeysSecretArn: outputs.RecordingApiKeysSecret || undefined,
       queues: {
         events: { url: outputs.EventsQueueUrl ?? "", deadLetterUrl: outputs.EventsDeadLetterQueueUrl ?? "" },
         recordings: {

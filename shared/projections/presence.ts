@@ -19,6 +19,11 @@ export interface PresenceState {
   appId: string;
   uid: string;
   name?: string;
+  /** The user's profile as the latest event (or platform listing) gave it. */
+  avatar?: string;
+  role?: string;
+  /** Epoch seconds, as the platform reports it. */
+  lastActiveAt?: number;
   status: string;
   since: number;
   firstSeen: number;
@@ -51,6 +56,9 @@ export function evolvePresence(
         appId: event.appId,
         uid: data.user.uid,
         name: data.user.name ?? state?.name,
+        avatar: data.user.avatar ?? state?.avatar,
+        role: data.user.role ?? state?.role,
+        lastActiveAt: data.user.lastActiveAt ?? state?.lastActiveAt,
         status: data.status,
         since: eventTimeMs,
         firstSeen: eventTimeMs,

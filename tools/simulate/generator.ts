@@ -16,6 +16,8 @@ export interface GeneratedEvent {
 }
 
 export interface ExpectedApp {
+  /** Every user of the app, as the platform lists them (`GET /v3/users`). */
+  users: Array<{ uid: string; name: string }>;
   groups: Map<string, { name: string; owner: string; deleted: boolean; members: Map<string, string> }>;
   online: Set<string>;
   sessions: Map<string, { kind: "call" | "meet"; ended: boolean; stints: number; recordings: number }>;
@@ -487,6 +489,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     for (const [id, s] of app.sessions)
       sessions.set(id, { kind: s.kind, ended: false, stints: s.stints, recordings: 0 });
     expected.set(app.appId, {
+      users: app.users,
       groups: new Map(
         [...app.groups].map(([guid, g]) => [
           guid,

@@ -1,0 +1,33 @@
+import { type DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { ONLINE_SHARDS, shardKeys } from "../platform/tables";
+
+/**
+ * The uids an app holds online now: one Query per shard of the presence table's `online` index
+ * (keys only; the uid is the sort key). Never a Scan.
+ *
+ * @example await onlineUids(documentClient(client), names.presence, "app1") // ["u1", "u7"]
+ */
+export async function onlineUids(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  appId: string,
+): Promise<string[]> {
+  const uids: string[] = [];
+  for (const shard of shardKeys(appId, ONLINE_SHARDS)) {
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: "online",
+          KeyConditionExpression: "onlineShard = :s",
+          ExpressionAttributeValues: { ":s": shard },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of out.Items ?? []) if (typeof item.uid === "string") uids.push(item.uid);
+      ExclusiveStartKey = out.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+  }
+  return uids;
+}
