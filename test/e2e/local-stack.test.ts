@@ -18,6 +18,7 @@ import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { redrive, replayArchive } from "../../tools/ops/operations";
 import { runQueryCli } from "../../tools/query/commands";
 import { analyticsQueries } from "../../tools/query/queries";
+import { simulatedApiKey, startPlatformApi } from "../../tools/simulate/platform-api";
 import { runSimulation, type SimulationReport, waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
 
@@ -237,6 +238,39 @@ describe("the local stack end to end", () => {
       now: Date.now,
     });
     expect(again.outcomes.projected).toBe(0);
+  });
+
+  it("reconciles presence from the simulated platform through `npx webhook reconcile`: nobody's status was wrong, and a second run changes nothing", async () => {
+    const api = await startPlatformApi(report.history.expected);
+    try {
+      const app = APPS[0] ?? "";
+      const args = [
+        "reconcile",
+        "--app",
+        app,
+        "--platform-url",
+        api.baseUrl(app),
+        "--api-key",
+        simulatedApiKey(app),
+        "--per-page",
+        "7",
+        "--state-dir",
+        dir,
+        "--json",
+      ];
+      const first = await cli(args);
+      expect(first.code).toBe(0);
+      // Users who never connected get a presence item, offline; nobody is set online or offline otherwise.
+      const online = await analyticsQueries(documentClient(stack.clients.dynamo), stack.info.tables).online(
+        app,
+      );
+      expect(JSON.parse(first.stdout)).toMatchObject({ appId: app, seen: 30, setOnline: 0, complete: true });
+      expect(new Set(online.map((p) => p.uid))).toEqual(report.history.expected.get(app)?.online);
+      const second = JSON.parse((await cli(args)).stdout);
+      expect(second).toMatchObject({ seen: 30, setOnline: 0, setOffline: 0, unchanged: 30 });
+    } finally {
+      await api.close();
+    }
   });
 
   it("prints pure JSON with --json through `npx webhook` (no npm banner on stdout)", async () => {
