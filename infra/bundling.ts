@@ -24,6 +24,7 @@ export const FUNCTION_ENTRIES = {
   ingest: fileURLToPath(new URL("../functions/ingest/handler.ts", import.meta.url)),
   projector: fileURLToPath(new URL("../functions/projector/handler.ts", import.meta.url)),
   recorder: fileURLToPath(new URL("../functions/recorder/handler.ts", import.meta.url)),
+  reconciler: fileURLToPath(new URL("../functions/reconciler/handler.ts", import.meta.url)),
 } as const;
 
 /** The esbuild options of a function bundle, for the benchmarks that build one as the CDK app does. */

@@ -30,6 +30,13 @@ const contextSchema = z.object({
   projectorMaxConcurrency: z._default(z.number(), 5),
   recorderMaxConcurrency: z._default(z.number(), 5),
   maxRecordingBytes: z._default(z.number(), 5 * 1024 ** 3),
+  /**
+   * Reconcile presence with the platform's user listing every this many minutes (off when unset):
+   * the apps of `reconcileApps`, with their keys from `recordingApiKeysSecretArn`.
+   */
+  reconcileEveryMinutes: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(1440))),
+  /** `{"<appId>": "us" | "eu" | "in"}`: the apps the schedule reconciles, and the region of each. */
+  reconcileApps: z._default(z.record(z.string(), z.enum(["us", "eu", "in"])), {}),
   /** Alarm when the oldest message of a queue is older than this many seconds. */
   queueAgeAlarmSeconds: z._default(z.number(), 300),
   /** Alarm when more than this percentage of requests answer 5xx over 5 minutes. */
@@ -43,8 +50,8 @@ export function readDeploymentConfig(get: (key: string) => unknown): DeploymentC
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(contextSchema.shape)) {
     let value = get(key);
-    // `-c key=value` gives strings: accept JSON for lists and numbers.
-    if (typeof value === "string" && /^[[\d]/.test(value)) {
+    // `-c key=value` gives strings: accept JSON for lists, maps and numbers.
+    if (typeof value === "string" && /^[[{\d]/.test(value)) {
       try {
         value = JSON.parse(value);
       } catch {

@@ -1,10 +1,18 @@
 import { CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { Construct } from "constructs";
 import { S3_PREFIX } from "../shared/platform/constants";
-import { ingestEnvironment, projectorEnvironment, recorderEnvironment } from "../shared/platform/environment";
+import {
+  ingestEnvironment,
+  projectorEnvironment,
+  reconcilerEnvironment,
+  recorderEnvironment,
+} from "../shared/platform/environment";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
 import type { DeploymentConfig } from "./config";
@@ -111,6 +119,7 @@ export class WebhookBackendStack extends Stack {
       api5xxAlarmPercent: config.api5xxAlarmPercent,
       alarmEmail: config.alarmEmail,
     });
+    this.reconciler(resources);
     this.outputs(resources, edge, credentials, monitoring);
   }
 
@@ -205,6 +214,51 @@ export class WebhookBackendStack extends Stack {
     data.grantListPrefix(recorder, S3_PREFIX.recordings);
     apiKeys?.grantRead(recorder.function);
     return recorder;
+  }
+
+  /**
+   * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
+   * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
+   */
+  private reconciler({ config, logRetention, tables }: Resources): void {
+    if (config.reconcileEveryMinutes === undefined) return;
+    if (!config.recordingApiKeysSecretArn || Object.keys(config.reconcileApps).length === 0)
+      throw new Error(
+        'reconcileEveryMinutes needs recordingApiKeysSecretArn (the apps\' API keys) and reconcileApps ({"<appId>":"us|eu|in"})',
+      );
+    const apiKeys = Secret.fromSecretCompleteArn(this, "ReconcileApiKeys", config.recordingApiKeysSecretArn);
+    const reconciler = new BackendFunction(this, "Reconciler", {
+      service: "reconciler",
+      invokedBy: "schedule",
+      entry: FUNCTION_ENTRIES.reconciler,
+      description: "Reconciles presence with the platform's user listing",
+      memorySize: 256,
+      timeout: Duration.minutes(5),
+      logRetention,
+      environment: reconcilerEnvironment({
+        presenceTable: tables.names.presence,
+        apiKeysSecretId: apiKeys.secretArn,
+        apps: config.reconcileApps,
+      }),
+    });
+    tables.grantItemReadWrite(reconciler.function, ["Presence"]);
+    reconciler.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:Query"],
+        resources: [`${tables.tables.Presence.tableArn}/index/online`],
+      }),
+    );
+    apiKeys.grantRead(reconciler.function);
+    const schedule = new Rule(this, "ReconcileSchedule", {
+      description: "Reconciles presence with the platform's user listing",
+      schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
+      targets: [new LambdaFunction(reconciler.function, { retryAttempts: 0 })],
+    });
+    Validations.of(schedule).acknowledge({
+      id: "Serverless::Serverless-EventBusDLQ",
+      reason:
+        "A schedule tick carries no data: a missed one is superseded by the next, which re-reads the platform's listing. Nothing is lost to dead-letter.",
+    });
   }
 
   /** What the platform's settings, the CLIs (`--stack`) and an operator need. */

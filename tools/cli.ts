@@ -96,9 +96,13 @@ export function expectedMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const expected =
     error instanceof UserFacingError ||
-    ["PortInUseError", "StateDirInUseError", "NoLocalStackError", "ConfigurationError"].includes(
-      error.name,
-    ) ||
+    [
+      "PortInUseError",
+      "StateDirInUseError",
+      "NoLocalStackError",
+      "ConfigurationError",
+      "PlatformAuthError",
+    ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||
     // An AWS answer (access denied, a stack that does not exist) or no AWS credentials at all.

@@ -19,6 +19,12 @@ export interface BackendFunctionProps {
   readonly environment: Record<string, string | undefined>;
   /** Retention of the function's own log group. */
   readonly logRetention: RetentionDays;
+  /**
+   * How it is invoked: `api` and `sqs` are synchronous or queue-backed (failures stay in the queue);
+   * `schedule` is asynchronous, and idempotent: a failed run is superseded by the next.
+   * @default "sqs"
+   */
+  readonly invokedBy?: "api" | "sqs" | "schedule";
   /** @default - none: the function scales with its trigger's limits */
   readonly reservedConcurrentExecutions?: number;
 }
@@ -70,11 +76,11 @@ export class BackendFunction extends Construct {
         forceDockerBundling: false,
       },
     });
-    this.acknowledgeSharedFindings();
+    this.acknowledgeSharedFindings(props.invokedBy ?? "sqs");
   }
 
   /** The cdk-nag findings every function of this backend shares, each with its reason. */
-  private acknowledgeSharedFindings(): void {
+  private acknowledgeSharedFindings(invokedBy: "api" | "sqs" | "schedule"): void {
     const ack = (id: string, reason: string) => Validations.of(this.function).acknowledge({ id, reason });
     ack(
       "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
@@ -86,7 +92,9 @@ export class BackendFunction extends Construct {
     );
     ack(
       "Serverless::Serverless-LambdaDLQ",
-      "Invoked synchronously (API Gateway) or by an SQS event source whose queue has a DLQ; there are no asynchronous invocations to dead-letter.",
+      invokedBy === "schedule"
+        ? "Invoked by a schedule: each run reconciles from the platform's current listing, so a failed run is superseded by the next one, and its failure is logged and counted (ReconciledUsers failed)."
+        : "Invoked synchronously (API Gateway) or by an SQS event source whose queue has a DLQ; there are no asynchronous invocations to dead-letter.",
     );
     ack(
       "Serverless::Serverless-LambdaEventSourceMappingDestination",

@@ -211,6 +211,39 @@ export const recorderEnv = z.extend(awsEnv, {
   RECORDER_QUEUE_SIZE: positiveInt(4),
 });
 
+export interface ReconcilerConfig {
+  aws: AwsClientSettings;
+  presenceTable: string;
+  apiKeysSecretId: string;
+  /** The apps to reconcile, with the region of each (its chat API host). */
+  apps: Record<string, "us" | "eu" | "in">;
+}
+
+export const reconcilerEnv = z.extend(awsEnv, {
+  PRESENCE_TABLE: text,
+  RECORDING_API_KEYS_SECRET_ID: text,
+  /** JSON `{"<appId>": "us" | "eu" | "in"}`. */
+  RECONCILE_APPS: text,
+});
+
+/** Reads the scheduled reconciler's configuration. */
+export function loadReconcilerConfig(env: Env): ReconcilerConfig {
+  const e = parseEnv(reconcilerEnv, env);
+  const apps = z
+    .record(z.string().check(z.minLength(1)), z.enum(["us", "eu", "in"]))
+    .safeParse(jsonVariable("RECONCILE_APPS", e.RECONCILE_APPS));
+  if (!apps.success)
+    throw new ConfigurationError('RECONCILE_APPS must be a JSON object of appId to "us", "eu" or "in"', {
+      cause: apps.error,
+    });
+  return {
+    aws: awsSettings(e),
+    presenceTable: e.PRESENCE_TABLE,
+    apiKeysSecretId: e.RECORDING_API_KEYS_SECRET_ID,
+    apps: apps.data,
+  };
+}
+
 /** Reads the recorder function's configuration. */
 export function loadRecorderConfig(env: Env): RecorderConfig {
   const e = parseEnv(recorderEnv, env);

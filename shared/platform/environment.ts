@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { ingestEnv, projectorEnv, recorderEnv } from "./config";
+import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv } from "./config";
 import { RECORDINGS_QUEUE } from "./queues";
 import type { TableNames } from "./tables";
 
@@ -75,5 +75,19 @@ export function recorderEnvironment(e: RecorderEnvironment): EnvOf<typeof record
       RECORDINGS_QUEUE.consumerTimeoutSeconds * 1000 - RECORDER_DEADLINE_MARGIN_MS,
     ),
     ...(e.apiKeysSecretId ? { RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId } : {}),
+  };
+}
+
+export interface ReconcilerEnvironment {
+  presenceTable: string;
+  apiKeysSecretId: string;
+  apps: Record<string, "us" | "eu" | "in">;
+}
+
+export function reconcilerEnvironment(e: ReconcilerEnvironment): EnvOf<typeof reconcilerEnv> {
+  return {
+    PRESENCE_TABLE: e.presenceTable,
+    RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId,
+    RECONCILE_APPS: JSON.stringify(e.apps),
   };
 }

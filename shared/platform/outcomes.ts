@@ -38,10 +38,22 @@ export const RECORDER_OUTCOMES: readonly RecorderOutcome[] = [
   ...FETCH_FAILURE_REASONS.map((reason) => `failed-${reason}` as const),
 ];
 
+/** What a scheduled reconcile did to the users of an app (counts), or that it could not finish. */
+export const RECONCILER_OUTCOMES = [
+  "set-online",
+  "set-offline",
+  "unchanged",
+  "skipped",
+  "incomplete",
+  "failed",
+] as const;
+export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
+
 /** Each function's outcome metric (CloudWatch name, with an `outcome` dimension) and its vocabulary. */
 export const OUTCOME_METRICS = {
   ingest: { metric: "IngestRequests", outcomes: INGEST_OUTCOMES },
   projector: { metric: "ProjectorEvents", outcomes: PROJECTOR_OUTCOMES },
   recorder: { metric: "RecorderJobs", outcomes: RECORDER_OUTCOMES },
+  reconciler: { metric: "ReconciledUsers", outcomes: RECONCILER_OUTCOMES },
 } as const;
 export type ServiceName = keyof typeof OUTCOME_METRICS;

@@ -18,6 +18,7 @@ import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { redrive, replayArchive } from "../../tools/ops/operations";
 import { runQueryCli } from "../../tools/query/commands";
 import { analyticsQueries } from "../../tools/query/queries";
+import { checkTables } from "../../tools/simulate/check";
 import { simulatedApiKey, startPlatformApi } from "../../tools/simulate/platform-api";
 import { runSimulation, type SimulationReport, waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
@@ -270,6 +271,48 @@ describe("the local stack end to end", () => {
       expect(second).toMatchObject({ seen: 30, setOnline: 0, setOffline: 0, unchanged: 30 });
     } finally {
       await api.close();
+    }
+  });
+
+  it("end to end: a history delivered with a stretch of presence dropped is wrong about who is online, and `reconcile` against the simulated platform makes it right", async () => {
+    const dropped = await runSimulation({
+      url: stack.info.webhookUrl,
+      username: stack.info.credentials.username,
+      password: stack.info.credentials.password,
+      events: 400,
+      rate: 2000,
+      concurrency: 8,
+      seed: 21,
+      apps: ["e2e-reconcile"],
+      duplicateShare: 0,
+      reorderShare: 0,
+      dropPresence: 0.5,
+      platformPort: 0,
+      stack: stack.info,
+      settleTimeoutSeconds: 60,
+    });
+    const platform = dropped.platform;
+    if (!platform) throw new Error("no platform API");
+    try {
+      expect(dropped.dropped).toBeGreaterThan(0);
+      expect(dropped.problems?.some((p) => p.includes("should be"))).toBe(true);
+      const out = await cli([
+        "reconcile",
+        "--app",
+        "e2e-reconcile",
+        "--platform-url",
+        platform.baseUrl("e2e-reconcile"),
+        "--api-key",
+        simulatedApiKey("e2e-reconcile"),
+        "--state-dir",
+        dir,
+        "--json",
+      ]);
+      expect(out.code).toBe(0);
+      const queries = analyticsQueries(documentClient(stack.clients.dynamo), stack.info.tables);
+      expect(await checkTables(dropped.history, queries, { recordings: false })).toEqual([]);
+    } finally {
+      await platform.close();
     }
   });
 

@@ -234,3 +234,42 @@ describe("the CDK stack", () => {
     );
   });
 });
+
+describe("the opt-in reconcile schedule", () => {
+  it("adds a scheduled function with the apps and their regions, least privilege, and cdk-nag clean", () => {
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-reconcile-")),
+      context: {
+        stage: "rec",
+        reconcileEveryMinutes: "15",
+        reconcileApps: '{"app1":"eu"}',
+        recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:api-keys-AbCdEf",
+      },
+    });
+    const { stack } = buildApp(app);
+    app.synth();
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(15 minutes)" });
+    t.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ RECONCILE_APPS: '{"app1":"eu"}' }) },
+    });
+    const policy = Object.entries(t.findResources("AWS::IAM::Policy")).find(([id]) =>
+      id.startsWith("Reconciler"),
+    );
+    const statements = JSON.stringify(policy?.[1]);
+    expect(statements).toContain("dynamodb:Query");
+    expect(statements).toContain("/index/online");
+    expect(statements).not.toContain("s3:");
+    expect(t.findOutputs("RecordingApiKeysSecret")).not.toEqual({});
+  });
+
+  it("refuses a schedule without the apps or their keys, naming what is missing", () => {
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-reconcile-")),
+      context: { reconcileEveryMinutes: "15" },
+    });
+    expect(() => buildApp(app)).toThrow(
+      /reconcileEveryMinutes needs recordingApiKeysSecretArn .* and reconcileApps/,
+    );
+  });
+});

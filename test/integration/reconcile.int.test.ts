@@ -5,8 +5,9 @@ import { onlineUids } from "../../shared/adapters/dynamo-online-users";
 import { PRESENCE_TABLE, type TableNames } from "../../shared/platform/tables";
 import type { PresenceState } from "../../shared/projections/presence";
 import { projectionStores } from "../../shared/projector/stores";
-import { listPlatformUsers, PlatformAuthError } from "../../shared/reconcile/platform-users";
+import { listPlatformUsers, PlatformAuthError, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";
+import { reconcileAll } from "../../shared/reconcile/run";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { analyticsQueries } from "../../tools/query/queries";
 import { checkTables } from "../../tools/simulate/check";
@@ -260,5 +261,35 @@ describe("reconciling presence", () => {
       await api.close();
     }
     expect(await checkTables(history, queries, { recordings: false })).toEqual([]);
+  });
+
+  it("reconciles every app of the schedule, each at its region's host; an app that fails does not stop the others", async () => {
+    const app = uniqueName("sched");
+    const api = await startPlatformApi(new Map([[app, users(4, [0, 3])]]));
+    try {
+      const presence = dynamoItemStore<PresenceState>(doc, PRESENCE_TABLE, names.presence);
+      const results = await reconcileAll(
+        { "no-key-app": "us", [app]: "eu" },
+        {
+          doc,
+          presenceTable: names.presence,
+          presence,
+          apiKeyFor: async (id) => (id === app ? simulatedApiKey(app) : undefined),
+          now: Date.now,
+          // The platform's host for the app's region, answered by the stand-in.
+          fetch: (url, init) =>
+            fetch(String(url).replace(platformBaseUrl(app, "eu"), api.baseUrl(app)), init),
+        },
+      );
+      expect(
+        results.map((r) => [r.appId, r.summary?.setOnline, (r.error as Error | undefined)?.message]),
+      ).toEqual([
+        ["no-key-app", undefined, "the API-keys secret has no key for app no-key-app"],
+        [app, 2, undefined],
+      ]);
+      expect((await onlineUids(doc, names.presence, app)).sort()).toEqual(["u0", "u3"]);
+    } finally {
+      await api.close();
+    }
   });
 });

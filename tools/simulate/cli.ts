@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { decimal, integer, runProgram, UserFacingError } from "../cli";
 import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
 import type { GeneratedEvent, GeneratedHistory } from "./generator";
+import { simulatedApiKey } from "./platform-api";
 import { runSimulation, type SimulationReport } from "./run";
 
 interface SimulateOptions {
@@ -27,6 +28,9 @@ interface SimulateOptions {
   check: boolean;
   settleTimeout: number;
   stateDir?: string;
+  dropPresence: number;
+  platformPort?: number;
+  servePlatform?: boolean;
 }
 
 /** A history written by `--out`, its maps and sets restored. */
@@ -122,6 +126,8 @@ async function simulate(o: SimulateOptions): Promise<void> {
       out: o.out,
       replay: o.replay ? readHistory(o.replay) : undefined,
       signal: abort.signal,
+      dropPresence: o.dropPresence,
+      platformPort: o.servePlatform ? (o.platformPort ?? 0) : undefined,
       onProgress(sent, total) {
         if (!started) {
           bar.start(total, 0);
@@ -132,6 +138,18 @@ async function simulate(o: SimulateOptions): Promise<void> {
     });
     bar.stop();
     process.exitCode = summary(report, o.rate);
+    if (report.dropped) console.log(`${report.dropped} presence events were not delivered (--drop-presence)`);
+    if (report.platform) {
+      const { platform } = report;
+      console.log("\nThe simulated platform's API serves GET /v3/users until Ctrl-C. Reconcile with:");
+      for (const app of apps)
+        console.log(
+          `  npm run reconcile -- --app ${app} --platform-url ${platform.baseUrl(app)} --api-key ${simulatedApiKey(app)}`,
+        );
+      process.off("SIGINT", interrupt);
+      await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
+      await platform.close();
+    }
   } finally {
     bar.stop();
     process.off("SIGINT", interrupt);
@@ -168,6 +186,17 @@ const program = new Command("simulate")
     "the local stack's state directory (env LOCAL_STATE_DIR)",
     process.env.LOCAL_STATE_DIR,
   )
+  .option(
+    "--drop-presence <share>",
+    "share of presence events not delivered (a stretch: a receiver that was down)",
+    decimal(0, 1),
+    0,
+  )
+  .option(
+    "--serve-platform",
+    "serve the platform's GET /v3/users for the apps afterwards, for npm run reconcile",
+  )
+  .option("--platform-port <port>", "port of that API (default: any)", integer(0, 65535))
   .action((o: SimulateOptions) => simulate(o));
 
 const code = await runProgram(program, process.argv.slice(2));

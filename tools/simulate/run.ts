@@ -8,6 +8,7 @@ import { analyticsQueries } from "../query/queries";
 import { checkTables } from "./check";
 import { type FileServer, startFileServer } from "./file-server";
 import { deliveryPlan, type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";
+import { type PlatformApi, startPlatformApi } from "./platform-api";
 
 export interface SimulationOptions {
   url: string;
@@ -30,6 +31,10 @@ export interface SimulationOptions {
   onProgress?: (sent: number, total: number) => void;
   /** Stops the deliveries (Ctrl-C): the report then covers what was sent, without drain or check. */
   signal?: AbortSignal;
+  /** Share of the presence events not delivered: a stretch in the middle (a receiver that was down). */
+  dropPresence?: number;
+  /** Serve the platform's `GET /v3/users` for the apps (on this port, 0 for any): see `report.platform`. */
+  platformPort?: number;
   /** Write the generated history (events and delivery order) here. */
   out?: string;
   /** Replay a history written by --out instead of generating one. */
@@ -49,6 +54,19 @@ export interface SimulationReport {
   history: GeneratedHistory;
   /** The deliveries were stopped before the end. */
   interrupted: boolean;
+  /** Presence events left out (`dropPresence`). */
+  dropped: number;
+  /** The simulated platform's API, still serving: the caller closes it. */
+  platform?: PlatformApi;
+}
+
+/** The plan without a stretch of `share` of its presence events, from the middle. */
+function dropPresenceStretch(plan: GeneratedEvent[], share: number): GeneratedEvent[] {
+  const presence = plan.flatMap((e, i) => (e.trigger === "user_connection_status_changed" ? [i] : []));
+  const count = Math.round(presence.length * share);
+  const start = Math.floor((presence.length - count) / 2);
+  const dropped = new Set(presence.slice(start, start + count));
+  return plan.filter((_, i) => !dropped.has(i));
 }
 
 /** Sends one delivery; returns the HTTP status (0 for a network failure). */
@@ -123,13 +141,18 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         apps: options.apps,
         recordingBaseUrl: files.url,
       });
-    const plan =
+    const fullPlan =
       options.replay?.plan ??
       deliveryPlan(history.events, {
         seed: options.seed,
         duplicateShare: options.duplicateShare,
         reorderShare: options.reorderShare,
       });
+    const plan = options.dropPresence ? dropPresenceStretch(fullPlan, options.dropPresence) : fullPlan;
+    const platform =
+      options.platformPort === undefined
+        ? undefined
+        : await startPlatformApi(history.expected, { port: options.platformPort });
     if (options.out) {
       writeFileSync(
         options.out,
@@ -182,6 +205,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       deliveriesPerSecond: sent / seconds,
       history,
       interrupted: Boolean(options.signal?.aborted),
+      dropped: fullPlan.length - plan.length,
+      ...(platform ? { platform } : {}),
     };
     if (options.stack && !report.interrupted) {
       report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);
