@@ -5,14 +5,17 @@ import { WebhookBackendStack } from "./stack";
 
 /** Builds the CDK app: one stack per stage, checked by cdk-nag's AwsSolutions and Serverless packs. */
 export function buildApp(app = new App()): { app: App; stack: WebhookBackendStack } {
-  const config = readDeploymentConfig((key) => app.node.tryGetContext(key));
+  const config = readDeploymentConfig(app.node.getAllContext());
   const stack = new WebhookBackendStack(app, `WebhookBackend-${config.stage}`, {
     config,
     description: "Receives the chat platform's webhooks, projects them into DynamoDB and archives them in S3",
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
-  Tags.of(stack).add("application", "webhook-backend");
-  Tags.of(stack).add("stage", config.stage);
+  // Not on the dashboard: cfn-lint's schema refuses Tags on AWS::CloudWatch::Dashboard in
+  // us-east-1 and other regions (E3002).
+  const tagging = { excludeResourceTypes: ["AWS::CloudWatch::Dashboard"] };
+  Tags.of(stack).add("application", "webhook-backend", tagging);
+  Tags.of(stack).add("stage", config.stage, tagging);
   if (!process.env.NO_NAG)
     Validations.of(app).addPlugins(
       new AwsSolutionsChecks(app, { verbose: true }),

@@ -1,70 +1,134 @@
 import * as z from "zod/mini";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 
+/** A whole number in [min, max]; the error shows the expected form. */
+const int = (fallback: number, min: number, max: number) =>
+  z._default(
+    z.number().check(z.int(`expected a whole number from ${min} to ${max}`), z.minimum(min), z.maximum(max)),
+    fallback,
+  );
+const arn = (service: string) =>
+  z
+    .string()
+    .check(z.regex(new RegExp(`^arn:aws[a-z-]*:${service}:`), `expected an ARN (arn:aws:${service}:…)`));
+
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field
- * has a safe default; the README lists them with a worked `cdk deploy` example.
+ * has a safe default; the README lists them with a worked `cdk deploy` example. The schema is
+ * strict: a key it does not know is an error that names the closest one it does.
  */
-const contextSchema = z.object({
+const contextSchema = z.strictObject({
   /** Name of the stage: part of the stack name and of every resource's logical scope. */
-  stage: z._default(z.string().check(z.regex(/^[a-z][a-z0-9-]{0,20}$/)), "prod"),
+  stage: z._default(
+    z
+      .string()
+      .check(z.regex(/^[a-z][a-z0-9-]{0,20}$/, "expected lower-case letters, digits and -, up to 21")),
+    "prod",
+  ),
   /** App ids this deployment accepts (empty: any app the credentials allow). */
-  allowedAppIds: z._default(z.array(z.string()), []),
+  allowedAppIds: z._default(z.array(z.string().check(z.minLength(1))), []),
   /** Import an existing credentials secret instead of creating one. */
-  credentialsSecretArn: z.optional(z.string()),
-  /** A secret `{"<appId>":"<apiKey>"}` for token-protected recording downloads. */
-  recordingApiKeysSecretArn: z.optional(z.string()),
+  credentialsSecretArn: z.optional(arn("secretsmanager")),
+  /** A secret `{"<appId>":"<apiKey>"}` for token-protected recording downloads (and reconcile). */
+  recordingApiKeysSecretArn: z.optional(arn("secretsmanager")),
+  /** The customer-managed KMS key of the imported secrets, if they use one: the functions may decrypt with it. */
+  secretsKmsKeyArn: z.optional(arn("kms")),
   /** Where alarms are e-mailed (none: subscribe to the topic yourself). */
-  alarmEmail: z.optional(z.string()),
-  logRetentionDays: z._default(z.number(), 30),
+  alarmEmail: z.optional(
+    z.string().check(z.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, "expected an e-mail address (name@example.com)")),
+  ),
+  logRetentionDays: int(30, 1, 3653),
   /** Days before raw archive and quarantine objects move to Infrequent Access, then to Glacier IR. */
-  archiveInfrequentAccessDays: z._default(z.number(), 30),
-  archiveGlacierDays: z._default(z.number(), 180),
-  throttleRateLimit: z._default(z.number(), 500),
-  throttleBurstLimit: z._default(z.number(), 1000),
-  eventsMaxReceiveCount: z._default(z.number(), EVENTS_QUEUE.maxReceiveCount),
-  recordingsMaxReceiveCount: z._default(z.number(), RECORDINGS_QUEUE.maxReceiveCount),
-  projectorBatchSize: z._default(z.number(), EVENTS_QUEUE.batchSize),
-  projectorBatchingWindowSeconds: z._default(z.number(), EVENTS_QUEUE.batchingWindowSeconds),
+  archiveInfrequentAccessDays: int(30, 30, 3650),
+  archiveGlacierDays: int(180, 90, 3650),
+  throttleRateLimit: int(500, 1, 10_000),
+  throttleBurstLimit: int(1000, 1, 5_000),
+  eventsMaxReceiveCount: int(EVENTS_QUEUE.maxReceiveCount, 1, 1000),
+  recordingsMaxReceiveCount: int(RECORDINGS_QUEUE.maxReceiveCount, 1, 1000),
+  projectorBatchSize: int(EVENTS_QUEUE.batchSize, 1, 10_000),
+  projectorBatchingWindowSeconds: int(EVENTS_QUEUE.batchingWindowSeconds, 0, 300),
   /** One folded invocation sustains ~1,000 events/s (bench:projector): 5 drain 10x the default API rate. */
-  projectorMaxConcurrency: z._default(z.number(), 5),
-  recorderMaxConcurrency: z._default(z.number(), 5),
-  maxRecordingBytes: z._default(z.number(), 5 * 1024 ** 3),
+  projectorMaxConcurrency: int(5, 2, 1000),
+  recorderMaxConcurrency: int(5, 2, 1000),
+  maxRecordingBytes: int(5 * 1024 ** 3, 1, 5 * 1024 ** 4),
   /**
    * Reconcile presence with the platform's user listing every this many minutes (off when unset):
    * the apps of `reconcileApps`, with their keys from `recordingApiKeysSecretArn`.
    */
-  reconcileEveryMinutes: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(1440))),
+  reconcileEveryMinutes: z.optional(
+    z.number().check(z.int("expected a whole number of minutes"), z.minimum(1), z.maximum(1440)),
+  ),
   /** `{"<appId>": "us" | "eu" | "in"}`: the apps the schedule reconciles, and the region of each. */
   reconcileApps: z._default(z.record(z.string(), z.enum(["us", "eu", "in"])), {}),
   /** Alarm when the oldest message of a queue is older than this many seconds. */
-  queueAgeAlarmSeconds: z._default(z.number(), 300),
+  queueAgeAlarmSeconds: int(300, 60, 1_209_600),
   /** Alarm when more than this percentage of requests answer 5xx over 5 minutes. */
-  api5xxAlarmPercent: z._default(z.number(), 1),
+  api5xxAlarmPercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 1),
 });
 
 export type DeploymentConfig = z.infer<typeof contextSchema>;
 
-/** Reads the configuration from a context getter (`node.tryGetContext`). */
-export function readDeploymentConfig(get: (key: string) => unknown): DeploymentConfig {
+/** The keys of the deployment's configuration. */
+export const CONTEXT_KEYS: readonly string[] = Object.keys(contextSchema.shape);
+
+/** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] ?? 0;
+      row[j] = Math.min(
+        current + 1,
+        (row[j - 1] ?? 0) + 1,
+        previous + (a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1),
+      );
+      previous = current;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The valid key closest to a misspelt one. */
+export function closestKey(key: string): string {
+  return [...CONTEXT_KEYS].sort((x, y) => distance(key, x) - distance(key, y))[0] ?? "";
+}
+
+/** Context that is the CDK's own (feature flags, `aws:cdk:` settings, the CLI's), not this app's. */
+function isCdkKey(key: string): boolean {
+  return key.startsWith("@") || key.includes(":") || key === "cli-telemetry";
+}
+
+/**
+ * Reads the configuration from the CDK context (`node.getAllContext()`). `-c key=value` gives
+ * strings: JSON is accepted for lists, maps and numbers. An unknown key is an error naming the
+ * closest valid key (a misspelt `allowedAppIds` must not deploy an open endpoint).
+ *
+ * @throws Error naming each problem and the expected form
+ */
+export function readDeploymentConfig(context: Record<string, unknown>): DeploymentConfig {
   const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(contextSchema.shape)) {
-    let value = get(key);
-    // `-c key=value` gives strings: accept JSON for lists, maps and numbers.
-    if (typeof value === "string" && /^[[{\d]/.test(value)) {
+  const problems: string[] = [];
+  for (const [key, given] of Object.entries(context)) {
+    if (isCdkKey(key)) continue;
+    if (!CONTEXT_KEYS.includes(key)) {
+      problems.push(`unknown key "${key}" (did you mean "${closestKey(key)}"?)`);
+      continue;
+    }
+    let value = given;
+    if (typeof value === "string" && /^[[{\d-]/.test(value)) {
       try {
         value = JSON.parse(value);
       } catch {
-        // keep the string; the schema will name the problem
+        // keep the string; the schema names the problem
       }
     }
     if (value !== undefined) raw[key] = value;
   }
   const parsed = contextSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(
-      `invalid CDK context: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-    );
-  }
-  return parsed.data;
+  if (!parsed.success)
+    problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`));
+  if (problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
+  return (parsed as { data: DeploymentConfig }).data;
 }

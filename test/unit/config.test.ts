@@ -82,7 +82,7 @@ describe("the functions' configuration (environment, read once at cold start)", 
 });
 
 describe("the deployment's configuration (CDK context)", () => {
-  const fromContext = (context: Record<string, unknown>) => readDeploymentConfig((key) => context[key]);
+  const fromContext = (context: Record<string, unknown>) => readDeploymentConfig(context);
 
   it("has a safe default for every key", () => {
     expect(fromContext({})).toMatchObject({
@@ -98,6 +98,31 @@ describe("the deployment's configuration (CDK context)", () => {
     expect(
       fromContext({ stage: "dev", allowedAppIds: '["2598234fa1e3b9c","app2"]', throttleRateLimit: "250" }),
     ).toMatchObject({ stage: "dev", allowedAppIds: ["2598234fa1e3b9c", "app2"], throttleRateLimit: 250 });
+  });
+
+  it("refuses an unknown key, naming the closest valid one (a misspelt allowlist must not deploy open)", () => {
+    expect(() => fromContext({ allowedAppId: '["a"]' })).toThrow(
+      'unknown key "allowedAppId" (did you mean "allowedAppIds"?)',
+    );
+    expect(() => fromContext({ alarmEmial: "ops@example.com" })).toThrow('did you mean "alarmEmail"?');
+    // The CDK's own context (feature flags, aws:cdk settings) is not ours to judge.
+    expect(
+      fromContext({
+        "@aws-cdk/aws-lambda-nodejs:useLatestRuntimeVersion": true,
+        "aws:cdk:enable-path-metadata": true,
+      }).stage,
+    ).toBe("prod");
+  });
+
+  it("wants whole numbers in range, an e-mail that looks like one, and ARNs, and says the expected form", () => {
+    expect(() => fromContext({ throttleRateLimit: "2.5" })).toThrow(
+      /throttleRateLimit: expected a whole number from 1 to 10000/,
+    );
+    expect(() => fromContext({ projectorMaxConcurrency: "1" })).toThrow(/projectorMaxConcurrency/);
+    expect(() => fromContext({ alarmEmail: "ops" })).toThrow(/alarmEmail: expected an e-mail address/);
+    expect(() => fromContext({ credentialsSecretArn: "my-secret" })).toThrow(
+      /expected an ARN \(arn:aws:secretsmanager:/,
+    );
   });
 
   it("names the key whose value is wrong", () => {
