@@ -62,6 +62,10 @@ const contextSchema = z.strictObject({
   reconcileApps: z._default(z.record(z.string(), z.enum(["us", "eu", "in"])), {}),
   /** Alarm when the oldest message of a queue is older than this many seconds. */
   queueAgeAlarmSeconds: int(300, 60, 1_209_600),
+  /** Alarm when this many events fail in the projector within 5 minutes (retried, not yet dead-lettered). */
+  projectorFailedAlarmCount: int(10, 1, 1_000_000),
+  /** Alarm when this many recordings fail within 15 minutes. */
+  recorderFailedAlarmCount: int(3, 1, 1_000_000),
   /** Alarm when more than this percentage of requests answer 5xx over 5 minutes. */
   api5xxAlarmPercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 1),
 });

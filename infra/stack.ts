@@ -5,6 +5,7 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
+import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import { S3_PREFIX } from "../shared/platform/constants";
 import {
@@ -117,6 +118,8 @@ export class WebhookBackendStack extends Stack {
       queues: { Events: resources.events, Recordings: resources.recordings },
       queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,
       api5xxAlarmPercent: config.api5xxAlarmPercent,
+      projectorFailedAlarmCount: config.projectorFailedAlarmCount,
+      recorderFailedAlarmCount: config.recorderFailedAlarmCount,
       alarmEmail: config.alarmEmail,
     });
     this.reconciler(resources);
@@ -140,8 +143,8 @@ export class WebhookBackendStack extends Stack {
         allowedAppIds: config.allowedAppIds,
       }),
     });
-    events.queue.grantSendMessages(ingest.function);
-    credentials.grantRead(ingest.function);
+    sendOnly(ingest, events.queue);
+    readSecret(ingest, credentials, config.credentialsSecretArn ? config.secretsKmsKeyArn : undefined);
     data.grantObjects(ingest, ["s3:PutObject"], [S3_PREFIX.oversize]);
     return ingest;
   }
@@ -172,7 +175,7 @@ export class WebhookBackendStack extends Stack {
     tables.grantItemReadWrite(projector.function);
     data.grantObjects(projector, ["s3:GetObject"], [S3_PREFIX.oversize]);
     data.grantObjects(projector, ["s3:PutObject"], [S3_PREFIX.raw, S3_PREFIX.quarantine]);
-    recordings.queue.grantSendMessages(projector.function);
+    sendOnly(projector, recordings.queue);
     return projector;
   }
 
@@ -207,12 +210,12 @@ export class WebhookBackendStack extends Stack {
     // Multipart upload, the in-place copy that adds size and checksum, and HEAD for idempotency.
     data.grantObjects(
       recorder,
-      ["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
+      ["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"],
       [S3_PREFIX.recordings],
     );
     // Listing its own prefix only: the idempotency check finds an already archived recording.
     data.grantListPrefix(recorder, S3_PREFIX.recordings);
-    apiKeys?.grantRead(recorder.function);
+    if (apiKeys) readSecret(recorder, apiKeys, config.secretsKmsKeyArn);
     return recorder;
   }
 
@@ -248,7 +251,7 @@ export class WebhookBackendStack extends Stack {
         resources: [`${tables.tables.Presence.tableArn}/index/online`],
       }),
     );
-    apiKeys.grantRead(reconciler.function);
+    readSecret(reconciler, apiKeys, config.secretsKmsKeyArn);
     const schedule = new Rule(this, "ReconcileSchedule", {
       description: "Reconciles presence with the platform's user listing",
       schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
@@ -293,6 +296,37 @@ export class WebhookBackendStack extends Stack {
         "per-app API keys: token-protected recordings and npm run reconcile",
       );
   }
+}
+
+/**
+ * `sqs:SendMessage` on one queue, and nothing else: CDK's `grantSendMessages` adds attribute and
+ * URL reads that a sender with the queue's URL never makes.
+ */
+function sendOnly(fn: BackendFunction, queue: IQueue): void {
+  fn.function.addToRolePolicy(
+    new PolicyStatement({ actions: ["sqs:SendMessage"], resources: [queue.queueArn] }),
+  );
+}
+
+/**
+ * `secretsmanager:GetSecretValue` on one secret (CDK's `grantRead` adds DescribeSecret, which the
+ * functions never call), and `kms:Decrypt` through Secrets Manager when an imported secret is
+ * encrypted with a customer-managed key (`secretsKmsKeyArn`).
+ */
+function readSecret(fn: BackendFunction, secret: ISecret, kmsKeyArn: string | undefined): void {
+  fn.function.addToRolePolicy(
+    new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [secret.secretArn] }),
+  );
+  if (kmsKeyArn)
+    fn.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["kms:Decrypt"],
+        resources: [kmsKeyArn],
+        conditions: {
+          StringEquals: { "kms:ViaService": `secretsmanager.${Stack.of(fn).region}.amazonaws.com` },
+        },
+      }),
+    );
 }
 
 function retention(days: number): RetentionDays {

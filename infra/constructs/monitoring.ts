@@ -18,7 +18,7 @@ import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
-import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
+import { OUTCOME_METRICS, RECORDER_OUTCOMES, type ServiceName } from "../../shared/platform/outcomes";
 
 export interface MonitoringProps {
   readonly api: HttpApi;
@@ -32,6 +32,10 @@ export interface MonitoringProps {
   readonly api5xxAlarmPercent?: number;
   /** @default - no subscription: subscribe to `topic` yourself */
   readonly alarmEmail?: string;
+  /** Alarm when this many events fail in the projector within 5 minutes. @default 10 */
+  readonly projectorFailedAlarmCount?: number;
+  /** Alarm when this many recordings fail within 15 minutes. @default 3 */
+  readonly recorderFailedAlarmCount?: number;
 }
 
 /**
@@ -131,6 +135,40 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
     }
+    // A batch whose records all fail does not fail the function (they are reported, and retried):
+    // only these outcome metrics see it before the DLQ does, five receives later.
+    const outcomeSum = (service: ServiceName, outcome: string, period: Duration) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: OUTCOME_METRICS[service].metric,
+        dimensionsMap: { service, outcome },
+        statistic: "Sum",
+        period,
+      });
+    alarm("ProjectorFailures", {
+      alarmDescription:
+        "Events fail in the projector (DynamoDB, S3 or SQS errors): they are retried, and dead-lettered after 5 receives. See the WARN lines 'event failed'.",
+      metric: outcomeSum("projector", "failed", Duration.minutes(5)),
+      threshold: props.projectorFailedAlarmCount ?? 10,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    const recorderFailures = RECORDER_OUTCOMES.filter((o) => o.startsWith("failed-"));
+    alarm("RecorderFailures", {
+      alarmDescription:
+        "Recordings fail to archive: the reason is on the session and in the WARN lines 'recording failed'.",
+      metric: new MathExpression({
+        expression: recorderFailures.map((_, i) => `f${i}`).join(" + "),
+        usingMetrics: Object.fromEntries(
+          recorderFailures.map((o, i) => [`f${i}`, outcomeSum("recorder", o, Duration.minutes(15))]),
+        ),
+        period: Duration.minutes(15),
+        label: "failed recordings",
+      }),
+      threshold: props.recorderFailedAlarmCount ?? 3,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
     alarm("Api5xxRate", {

@@ -1,4 +1,5 @@
-import { mkdtempSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { App } from "aws-cdk-lib";
@@ -6,6 +7,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
+import { PROJECTOR_OUTCOMES, RECORDER_OUTCOMES } from "../../shared/platform/outcomes";
 import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 
 let template: Template;
@@ -178,8 +180,10 @@ describe("the CDK stack", () => {
 
   it("grants each function only what it uses", () => {
     const ingest = policyOf("IngestFunctionServiceRoleDefaultPolicy");
-    expect(ingest).toContain("sqs:SendMessage");
-    expect(ingest).toContain("secretsmanager:GetSecretValue");
+    expect(ingest).toContain('"Action":"sqs:SendMessage"');
+    expect(ingest).toContain('"Action":"secretsmanager:GetSecretValue"');
+    // Nothing a sender or a secret reader does not call.
+    expect(ingest).not.toMatch(/sqs:GetQueueAttributes|sqs:GetQueueUrl|secretsmanager:DescribeSecret/);
     expect(ingest).toMatch(/s3:PutObject.*oversize\/\*/);
     expect(ingest).not.toContain("dynamodb:");
     expect(ingest).not.toContain("s3:GetObject");
@@ -193,6 +197,7 @@ describe("the CDK stack", () => {
 
     const recorder = policyOf("RecorderFunctionServiceRoleDefaultPolicy");
     expect(recorder).toMatch(/recordings\/\*/);
+    expect(recorder).not.toContain("s3:ListMultipartUploadParts");
     expect(recorder).not.toMatch(/raw\/\*|quarantine\/\*|secretsmanager/);
   });
 
@@ -218,7 +223,27 @@ describe("the CDK stack", () => {
         Match.objectLike({ Expression: "IF(requests > 0, 100 * errors / requests, 0)" }),
       ]),
     });
-    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+    // Failures that a batch reports (retried, not yet dead-lettered): the projector's and the recorder's.
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ProjectorEvents",
+      Dimensions: Match.arrayWith([{ Name: "outcome", Value: "failed" }]),
+      Threshold: 10,
+      Period: 300,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Threshold: 3,
+      Metrics: Match.arrayWith([
+        Match.objectLike({
+          MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: "RecorderJobs" }) }),
+        }),
+      ]),
+    });
+    // The dashboard graphs every outcome of every vocabulary, and carries no Tags (cfn-lint E3002).
+    const dashboard = Object.values(template.findResources("AWS::CloudWatch::Dashboard"))[0];
+    expect(dashboard?.Properties?.Tags).toBeUndefined();
+    const body = JSON.stringify(dashboard?.Properties?.DashboardBody);
+    for (const outcome of [...PROJECTOR_OUTCOMES, ...RECORDER_OUTCOMES])
+      expect(body).toContain(`\\"${outcome}\\"`);
   });
 
   it("outputs the webhook URL, the tables, the bucket and the queues", () => {
@@ -271,5 +296,57 @@ describe("the opt-in reconcile schedule", () => {
     expect(() => buildApp(app)).toThrow(
       /reconcileEveryMinutes needs recordingApiKeysSecretArn .* and reconcileApps/,
     );
+  });
+});
+
+describe("imported secrets encrypted with a customer-managed key", () => {
+  it("lets exactly the functions that read them decrypt with that key, through Secrets Manager only", () => {
+    const key = "arn:aws:kms:eu-west-1:111111111111:key/0b2f5a4c-1d2e-4f60-9a7b-3c4d5e6f7a8b";
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-kms-")),
+      context: {
+        stage: "kms",
+        credentialsSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:creds-AbCdEf",
+        recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:keys-AbCdEf",
+        secretsKmsKeyArn: key,
+      },
+    });
+    const { stack } = buildApp(app);
+    app.synth();
+    const policies = Object.entries(Template.fromStack(stack).findResources("AWS::IAM::Policy"));
+    const policy = (prefix: string) => JSON.stringify(policies.find(([id]) => id.startsWith(prefix))?.[1]);
+    for (const reader of ["IngestFunction", "RecorderFunction"]) {
+      expect(policy(reader)).toContain(`"Action":"kms:Decrypt"`);
+      expect(policy(reader)).toContain(key);
+      expect(policy(reader)).toContain("kms:ViaService");
+    }
+    expect(policy("ProjectorFunction")).not.toContain("kms:");
+  });
+});
+
+// cfn-lint is a pip package (not installed by npm ci): the test runs where it is on PATH.
+const cfnLint = spawnSync("cfn-lint", ["--version"], { encoding: "utf8" });
+describe.skipIf(cfnLint.status !== 0)("cfn-lint", () => {
+  it("reports no error on the synthesized template in any commercial region", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "cfn-lint-")), "template.json");
+    writeFileSync(file, json);
+    const regions = [
+      "us-east-1",
+      "us-east-2",
+      "us-west-1",
+      "us-west-2",
+      "eu-west-1",
+      "eu-central-1",
+      "ap-south-1",
+      "ap-southeast-1",
+      "ap-northeast-1",
+      "sa-east-1",
+      "ca-central-1",
+    ];
+    const run = spawnSync("cfn-lint", ["--regions", ...regions, "--format", "parseable", "--", file], {
+      encoding: "utf8",
+    });
+    const errors = run.stdout.split("\n").filter((line) => /:E\d{4}:/.test(line));
+    expect(errors).toEqual([]);
   });
 });
