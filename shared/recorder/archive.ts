@@ -3,8 +3,10 @@ import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
   CopyObjectCommand,
+  GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
@@ -31,7 +33,19 @@ export interface RecorderLimits {
   /** Multipart part size (bytes); memory is about partSize × queueSize. */
   partSize: number;
   queueSize: number;
+  /**
+   * Largest object the in-place CopyObject (which stamps size and checksum) may copy: S3's limit
+   * for one copy request. Above it the checksum goes in a manifest object beside the recording.
+   * @default COPY_OBJECT_LIMIT
+   */
+  copyLimitBytes?: number;
 }
+
+/** S3 copies at most 5 GB in one CopyObject request. */
+export const COPY_OBJECT_LIMIT = 5_000_000_000;
+
+/** The manifest beside a recording too large to stamp in place: `<key>.manifest.json`. */
+const MANIFEST_SUFFIX = ".manifest.json";
 
 export interface RecorderDependencies {
   s3: S3Client;
@@ -120,12 +134,20 @@ async function alreadyArchived(
   const listed = await deps.s3.send(
     new ListObjectsV2Command({ Bucket: deps.bucket, Prefix: recordingKeyStem(job) }),
   );
-  for (const object of listed.Contents ?? []) {
-    if (!object.Key) continue;
-    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: object.Key }));
-    const sha256 = head.Metadata?.sha256;
-    if (!sha256 || head.Metadata?.["source-url"] !== source) continue;
-    const size = Number(head.Metadata?.size ?? head.ContentLength ?? 0);
+  const keys = new Set((listed.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
+  for (const key of keys) {
+    if (key.endsWith(MANIFEST_SUFFIX)) continue;
+    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: key }));
+    // The checksum is on the object, or (above the copy limit) in its manifest.
+    const stamp = head.Metadata?.sha256
+      ? head.Metadata
+      : keys.has(`${key}${MANIFEST_SUFFIX}`)
+        ? await readManifest(key, deps)
+        : undefined;
+    const sha256 = stamp?.sha256;
+    if (!sha256 || stamp?.["source-url"] !== source) continue;
+    const object = { Key: key };
+    const size = Number(stamp?.size ?? head.ContentLength ?? 0);
     await record(
       job,
       {
@@ -223,12 +245,37 @@ async function streamToBucket(
  * Size and checksum are only known at the end: copies the object onto itself with them added to
  * its metadata. Resolves to the object's time (what a later relink from S3 reads back).
  */
+async function readManifest(
+  key: string,
+  deps: RecorderDependencies,
+): Promise<Record<string, string> | undefined> {
+  const out = await deps.s3.send(
+    new GetObjectCommand({ Bucket: deps.bucket, Key: `${key}${MANIFEST_SUFFIX}` }),
+  );
+  const parsed = JSON.parse((await out.Body?.transformToString()) ?? "{}") as unknown;
+  return parsed && typeof parsed === "object" ? (parsed as Record<string, string>) : undefined;
+}
+
 async function stampChecksum(
   job: RecordingJob,
   stored: { key: string; sha256: string; size: number },
   contentType: string,
   deps: RecorderDependencies,
 ): Promise<number> {
+  if (stored.size > (deps.limits.copyLimitBytes ?? COPY_OBJECT_LIMIT)) {
+    // Too large for one CopyObject: the same metadata, in a manifest beside the recording.
+    await deps.s3.send(
+      new PutObjectCommand({
+        Bucket: deps.bucket,
+        Key: `${stored.key}${MANIFEST_SUFFIX}`,
+        ContentType: "application/json",
+        Body: JSON.stringify({ ...sourceMetadata(job), sha256: stored.sha256, size: String(stored.size) }),
+      }),
+    );
+    // The recording's own time, as a relink reads it back (HeadObject).
+    const head = await deps.s3.send(new HeadObjectCommand({ Bucket: deps.bucket, Key: stored.key }));
+    return wholeSeconds(head.LastModified?.getTime() ?? deps.now());
+  }
   const copied = await deps.s3.send(
     new CopyObjectCommand({
       Bucket: deps.bucket,

@@ -282,6 +282,39 @@ describe("the recorder against fauxqs S3 and a local file server (local allowanc
     await expect(s3.send(new DeleteBucketCommand({ Bucket: bucket }))).resolves.toBeDefined();
   });
 
+  it("above S3's one-request copy limit, keeps size and checksum in a manifest beside the recording, and relinks from it", async () => {
+    // Prepare: a copy limit of 1 MiB stands in for S3's 5 GB (a 5 GB file is no test fixture).
+    const { deps, bucket } = await setup({ copyLimitBytes: MiB });
+    const job = await pendingJob(deps, "app-big", `/recordings/big-${2 * MiB}.mp4`);
+
+    // Act
+    const first = await archiveRecording(job, 1, deps);
+    const again = await archiveRecording(job, 2, deps);
+
+    // Assess
+    expect(first).toMatchObject({
+      status: "archived",
+      size: 2 * MiB,
+      skipped: false,
+      sha256: await fileSha256(2 * MiB),
+    });
+    const key = first.status === "archived" ? first.key : "";
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    expect(head.Metadata?.sha256).toBeUndefined();
+    const manifest = JSON.parse(
+      (await (
+        await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `${key}.manifest.json` }))
+      ).Body?.transformToString()) ?? "{}",
+    );
+    expect(manifest).toMatchObject({
+      sha256: await fileSha256(2 * MiB),
+      size: String(2 * MiB),
+      "source-url": expect.stringContaining("/recordings/big-"),
+    });
+    expect(again).toMatchObject({ status: "archived", key, skipped: true });
+    expect(await recordingOf(deps, job)).toMatchObject({ status: "archived", key, size: 2 * MiB });
+  });
+
   it("archives again when the archived object has disappeared", async () => {
     const { deps, bucket } = await setup();
     const job = await pendingJob(deps, "app-g", `/recordings/again-${MiB}.mp4`);
