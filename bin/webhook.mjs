@@ -11,6 +11,7 @@ const COMMANDS = {
   redrive: "../tools/ops/redrive.ts",
   replay: "../tools/ops/replay.ts",
   reconcile: "../tools/ops/reconcile.ts",
+  resend: "../tools/ops/resend.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

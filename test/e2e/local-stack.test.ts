@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { PurgeQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -15,6 +16,7 @@ import { systemResolver } from "../../shared/recorder/safe-fetch";
 import { freePort } from "../../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { readStats } from "../../tools/local/state";
 import { redrive, replayArchive } from "../../tools/ops/operations";
 import { runQueryCli } from "../../tools/query/commands";
 import { analyticsQueries } from "../../tools/query/queries";
@@ -22,6 +24,7 @@ import { checkTables } from "../../tools/simulate/check";
 import { simulatedApiKey, startPlatformApi } from "../../tools/simulate/platform-api";
 import { runSimulation, type SimulationReport, waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
+import { basic } from "../support/ingest";
 
 const dir = mkdtempSync(join(tmpdir(), "local-stack-"));
 let stack: LocalStack;
@@ -143,6 +146,73 @@ describe("the local stack end to end", () => {
     expect(missing.err).toContain("--app");
     const nothing = await query(["group", "no-such-group", "--app", app ?? "", "--json"]);
     expect(nothing.out).toBe("null");
+  });
+
+  it("shows an invalid event in the quarantine with its error, and finds it to resend; shows dead letters without consuming them", async () => {
+    // An invalid event: accepted at the edge (it is JSON with a trigger), refused by its schema.
+    const invalid = fixture("group_member_scope_changed");
+    invalid.appId = "e2e-ops";
+    delete invalid.data.members["cometchat-uid-2"].scope;
+    const body = JSON.stringify(invalid);
+    const { credentials, webhookUrl } = stack.info;
+    const accepted = await fetch(webhookUrl, {
+      method: "POST",
+      headers: {
+        authorization: basic(credentials.username, credentials.password),
+        "content-type": "application/json",
+      },
+      body,
+    });
+    const { eventId } = (await accepted.json()) as { eventId: string };
+    await waitForDrain(stack.info, 60);
+    const quarantined = JSON.parse(
+      (await cli(["query", "quarantine", "--app", "e2e-ops", "--json", "--state-dir", dir])).stdout,
+    );
+    expect(quarantined).toEqual([
+      expect.objectContaining({
+        eventId,
+        trigger: "group_member_scope_changed",
+        appId: "e2e-ops",
+        error: expect.stringContaining("scope"),
+      }),
+    ]);
+    const resend = await cli(["resend", eventId, "--app", "e2e-ops", "--dry-run", "--state-dir", dir]);
+    expect(resend.stdout).toContain(`would resend ${eventId}: group_member_scope_changed of e2e-ops`);
+    expect(resend.stdout).toContain("from the quarantine");
+
+    // A poisoned message in the DLQ: listed with its attributes and receive count, and still there.
+    await stack.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.info.queues.events.deadLetterUrl,
+        MessageBody: "{}",
+        MessageAttributes: {
+          trigger: { DataType: "String", StringValue: "group_created" },
+          appId: { DataType: "String", StringValue: "e2e-poison" },
+        },
+      }),
+    );
+    const dlq = JSON.parse((await cli(["query", "dlq", "--json", "--state-dir", dir])).stdout);
+    expect(dlq).toEqual([
+      expect.objectContaining({ attributes: { trigger: "group_created", appId: "e2e-poison" }, body: "{}" }),
+    ]);
+    expect((await cli(["redrive", "--queue", "events", "--dry-run", "--state-dir", dir])).stdout).toContain(
+      "events: would move 1 message(s)",
+    );
+    expect(JSON.parse((await cli(["query", "dlq", "--json", "--state-dir", dir])).stdout)).toHaveLength(1);
+    // Clear it (it would fail again): the next test uses the DLQ.
+    await stack.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.info.queues.events.deadLetterUrl }));
+
+    // A valid event resent from the raw archive is projected again: stale, as it is already in the tables.
+    const delivered = report.history.events.find((e) => e.trigger === "group_created" && e.appId === APPS[0]);
+    const archivedId = createHash("sha256")
+      .update(delivered?.body ?? "")
+      .digest("hex");
+    const staleBefore = readStats(dir).apps[APPS[0] ?? ""]?.projector?.stale ?? 0;
+    const sent = await cli(["resend", archivedId, "--app", APPS[0] ?? "", "--state-dir", dir]);
+    expect(sent.stdout).toContain(`resent ${archivedId}: group_created of ${APPS[0]}`);
+    expect(sent.stdout).toContain("from the archive");
+    await waitForDrain(stack.info, 60);
+    expect(readStats(dir).apps[APPS[0] ?? ""]?.projector?.stale).toBe(staleBefore + 1);
   });
 
   it("redrives a dead-lettered event and projects it", async () => {

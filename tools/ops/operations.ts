@@ -69,9 +69,15 @@ export interface ReplayOptions {
   /** Dates (YYYY-MM-DD, the receipt date), inclusive. */
   from?: string;
   to?: string;
+  /** Only these triggers. */
+  triggers?: readonly string[];
+  /** Read and count, project nothing. */
+  dryRun?: boolean;
 }
 
 export interface ReplayReport {
+  /** Nothing was projected: `projected` counts the known events that would have been. */
+  dryRun?: boolean;
   objects: number;
   events: number;
   duplicates: number;
@@ -123,9 +129,9 @@ export async function replayArchive(
       if (!known || entry.receivedAt < known.receivedAt) events.set(entry.eventId, entry);
     }
   }
-  const ordered = [...events.values()].sort(
-    (a, b) => a.receivedAt - b.receivedAt || a.eventId.localeCompare(b.eventId),
-  );
+  const ordered = [...events.values()]
+    .filter((e) => !options.triggers?.length || options.triggers.includes(e.trigger))
+    .sort((a, b) => a.receivedAt - b.receivedAt || a.eventId.localeCompare(b.eventId));
   const outcomes: ReplayReport["outcomes"] = {
     projected: 0,
     stale: 0,
@@ -144,7 +150,14 @@ export async function replayArchive(
     const parsed = parseWebhookEvent(json);
     if (parsed.kind === "invalid") outcomes.invalid++;
     else if (parsed.kind === "unknown") outcomes["archived-only"]++;
+    else if (options.dryRun) outcomes.projected++;
     else outcomes[await projectKnownEvent(parsed.event, entry, deps)]++;
   }
-  return { objects: keys.length, events: ordered.length, duplicates: lines - ordered.length, outcomes };
+  return {
+    objects: keys.length,
+    events: ordered.length,
+    duplicates: lines - events.size,
+    outcomes,
+    ...(options.dryRun ? { dryRun: true } : {}),
+  };
 }

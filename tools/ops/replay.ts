@@ -14,6 +14,8 @@ interface ReplayCliOptions {
   stack?: string;
   stateDir?: string;
   recordings?: boolean;
+  trigger?: string[];
+  dryRun?: boolean;
 }
 
 async function run(o: ReplayCliOptions): Promise<void> {
@@ -34,10 +36,10 @@ async function run(o: ReplayCliOptions): Promise<void> {
             : { send: async () => undefined },
         now: Date.now,
       },
-      { appId: o.app, from: o.from, to: o.to },
+      { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
     );
     console.log(
-      `replayed ${report.events} events from ${report.objects} archive objects (${report.duplicates} duplicate lines skipped)`,
+      `${o.dryRun ? "would replay" : "replayed"} ${report.events} events from ${report.objects} archive objects (${report.duplicates} duplicate lines skipped)`,
     );
     console.table(report.outcomes);
   } finally {
@@ -51,6 +53,8 @@ const program = withTarget(
     .option("--app <appId>", "one app (default: all)")
     .option("--from <date>", "first receipt date, YYYY-MM-DD", isoDate)
     .option("--to <date>", "last receipt date, YYYY-MM-DD", isoDate)
+    .option("--trigger <trigger...>", "only these triggers")
+    .option("--dry-run", "read the archive and count, project nothing")
     .option(
       "--recordings",
       "re-send recording jobs: the recorder links the recordings already in the bucket (no re-download)",

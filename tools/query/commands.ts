@@ -3,8 +3,9 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { ONLINE_SHARDS, RECORDING_SHARDS, shardKeys } from "../../shared/platform/tables";
-import { expectedMessage, VERSION } from "../cli";
+import { expectedMessage, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
+import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { resolveTarget, type Target } from "../target";
 import { cloudWatchOutcomes } from "./cloudwatch";
 import { type AnalyticsQueries, analyticsQueries } from "./queries";
@@ -300,6 +301,55 @@ export async function runQueryCli(
       };
     }),
   );
+  program
+    .command("quarantine")
+    .description("the quarantined events, newest first, with why each was refused")
+    .option("--app <appId>", "one app")
+    .option("--date <day>", "one receipt day, YYYY-MM-DD (with --app)", isoDate)
+    .option("--json", "one JSON value on stdout")
+    .action(
+      run(async (_q, o, target) => {
+        if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+        const events = await listQuarantine(target.s3, target.bucket, {
+          appId: o.app as string | undefined,
+          date: o.date as string | undefined,
+        });
+        return {
+          json: events,
+          rows: events.map((e) => ({
+            eventId: e.eventId.slice(0, 16),
+            trigger: e.trigger,
+            appId: e.appId,
+            receivedAt: iso(e.receivedAt),
+            error: e.error,
+          })),
+        };
+      }),
+    );
+  program
+    .command("dlq")
+    .description("the dead-lettered messages, with their attributes and receive counts (not consumed)")
+    .option("--queue <name>", "events or recordings", oneOf("events", "recordings"), "events")
+    .option("--json", "one JSON value on stdout")
+    .action(
+      run(async (_q, o, target) => {
+        const queue = target.queues?.[o.queue as "events" | "recordings"];
+        if (!queue?.deadLetterUrl)
+          throw new UserFacingError(`no ${String(o.queue)} dead-letter queue on this target`);
+        const letters = await peekDeadLetters(target.sqs, queue.deadLetterUrl);
+        return {
+          json: letters,
+          rows: letters.map((l) => ({
+            messageId: l.messageId,
+            receives: l.receiveCount,
+            sentAt: l.sentAt,
+            trigger: l.attributes.trigger,
+            appId: l.attributes.appId,
+            eventId: l.attributes.eventId?.slice(0, 16),
+          })),
+        };
+      }),
+    );
   program
     .command("stats")
     .description("item counts and projector/recorder outcome counts")

@@ -1,0 +1,231 @@
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  dayOfKey,
+  oversizeKey,
+  type QuarantineRecord,
+  quarantineRecordSchema,
+  type RawArchiveLine,
+  rawArchiveAppPrefix,
+  rawArchiveLineSchema,
+} from "../../shared/contracts/bucket-layout";
+import {
+  BODY_LOCATION_S3,
+  eventMessageAttributes,
+  parseJsonContract,
+  type StampedEventAttributes,
+} from "../../shared/contracts/queue-messages";
+import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
+
+/**
+ * What an operator looks at: the quarantine, the dead letters (without consuming them), and one
+ * event put back on its queue. Local stack and deployed stacks alike (any S3 and SQS API).
+ */
+
+async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    keys.push(...(page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
+    token = page.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
+  return (
+    (await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString()) ??
+    ""
+  );
+}
+
+export interface Filter {
+  appId?: string;
+  /** Receipt day, YYYY-MM-DD. */
+  date?: string;
+}
+
+function prefixOf(root: string, filter: Filter): string {
+  return filter.appId
+    ? `${root}app=${encodeURIComponent(filter.appId)}/${filter.date ? `date=${filter.date}/` : ""}`
+    : root;
+}
+
+const onDay = (filter: Filter) => (key: string) => !filter.date || dayOfKey(key) === filter.date;
+
+/** A quarantined event, as an operator reads it. */
+export interface QuarantinedEvent {
+  eventId: string;
+  trigger: string;
+  appId?: string;
+  receivedAt: number;
+  quarantinedAt: number;
+  error: string;
+  key: string;
+}
+
+/**
+ * The quarantined events, newest first, each with why it was refused.
+ *
+ * @example await listQuarantine(s3, bucket, { appId: "app1" }) // [{ eventId, trigger, error, … }]
+ */
+export async function listQuarantine(
+  s3: S3Client,
+  bucket: string,
+  filter: Filter = {},
+): Promise<QuarantinedEvent[]> {
+  const keys = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).filter(onDay(filter));
+  const records = await Promise.all(
+    keys.map(async (key) => {
+      const r: QuarantineRecord = parseJsonContract(
+        quarantineRecordSchema,
+        await getText(s3, bucket, key),
+        `quarantine record ${key}`,
+      );
+      return {
+        eventId: r.eventId,
+        trigger: r.trigger,
+        appId: r.appId,
+        receivedAt: r.receivedAt,
+        quarantinedAt: r.quarantinedAt,
+        error: r.error,
+        key,
+      };
+    }),
+  );
+  return records.sort((a, b) => b.quarantinedAt - a.quarantinedAt || b.receivedAt - a.receivedAt);
+}
+
+/** A dead-lettered message, as an operator reads it. */
+export interface DeadLetter {
+  messageId: string;
+  receiveCount: number;
+  sentAt?: string;
+  attributes: Record<string, string | undefined>;
+  /** The first 200 characters of the body. */
+  body: string;
+}
+
+/**
+ * The messages of a dead-letter queue, without consuming them: received with a zero visibility
+ * timeout (they stay visible, and are not deleted), until a receive brings nothing new. Each look
+ * adds one to a message's receive count, which a DLQ does not act on.
+ */
+export async function peekDeadLetters(sqs: SQSClient, queueUrl: string, max = 100): Promise<DeadLetter[]> {
+  const seen = new Map<string, Message>();
+  for (let idle = 0; idle < 3 && seen.size < max; ) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 0,
+        MessageAttributeNames: ["All"],
+        MessageSystemAttributeNames: ["All"],
+      }),
+    );
+    const fresh = (out.Messages ?? []).filter((m) => m.MessageId && !seen.has(m.MessageId));
+    for (const m of fresh) seen.set(m.MessageId ?? "", m);
+    idle = fresh.length === 0 ? idle + 1 : 0;
+  }
+  return [...seen.values()].slice(0, max).map((m) => ({
+    messageId: m.MessageId ?? "",
+    receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 0),
+    sentAt: m.Attributes?.SentTimestamp
+      ? new Date(Number(m.Attributes.SentTimestamp)).toISOString()
+      : undefined,
+    attributes: Object.fromEntries(
+      Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]),
+    ),
+    body: (m.Body ?? "").slice(0, 200),
+  }));
+}
+
+/** Where an event was found: the quarantine or the raw archive, with its body as it was received. */
+export interface FoundEvent {
+  source: "quarantine" | "archive";
+  key: string;
+  line: RawArchiveLine;
+  error?: string;
+}
+
+/** Finds an event by its id: in the quarantine first, else in the raw archive (narrowed by app and day). */
+export async function findEvent(
+  s3: S3Client,
+  bucket: string,
+  eventId: string,
+  filter: Filter = {},
+): Promise<FoundEvent | undefined> {
+  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).find((k) =>
+    k.endsWith(`/${eventId}.json`),
+  );
+  if (quarantined) {
+    const r = parseJsonContract(
+      quarantineRecordSchema,
+      await getText(s3, bucket, quarantined),
+      "quarantine record",
+    );
+    return { source: "quarantine", key: quarantined, line: r, error: r.error };
+  }
+  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
+  for (const key of (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
+    for (const text of (await getText(s3, bucket, key)).split("\n")) {
+      if (!text.includes(eventId)) continue;
+      const line = parseJsonContract(rawArchiveLineSchema, text, `raw archive line in ${key}`);
+      if (line.eventId === eventId) return { source: "archive", key, line };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Puts an event back on the events queue as the ingest would have (its attributes, its first
+ * receipt time; through S3 when too large for SQS). Projection is idempotent: an event already
+ * projected comes out stale.
+ */
+export async function resendEvent(
+  sqs: SQSClient,
+  s3: S3Client,
+  bucket: string,
+  queueUrl: string,
+  line: RawArchiveLine,
+): Promise<void> {
+  const attributes: StampedEventAttributes = {
+    trigger: line.trigger,
+    appId: line.appId,
+    receivedAt: line.receivedAt,
+    eventId: line.eventId,
+  };
+  const send = (body: string, extra: Partial<StampedEventAttributes> = {}) =>
+    sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        MessageAttributes: Object.fromEntries(
+          Object.entries(eventMessageAttributes({ ...attributes, ...extra })).map(([k, v]) => [
+            k,
+            typeof v === "number"
+              ? { DataType: "Number", StringValue: String(v) }
+              : { DataType: "String", StringValue: v },
+          ]),
+        ),
+      }),
+    );
+  if (Buffer.byteLength(line.body) <= SQS_INLINE_BODY_LIMIT_BYTES) {
+    try {
+      await send(line.body);
+      return;
+    } catch (error) {
+      if (!(error as { name?: string }).name?.endsWith("InvalidMessageContents")) throw error;
+    }
+  }
+  const key = oversizeKey(line.appId, line.receivedAt, line.eventId);
+  await s3.send(
+    new PutObjectCommand({ Bucket: bucket, Key: key, Body: line.body, ContentType: "application/json" }),
+  );
+  await send(JSON.stringify({ bucket, key, size: Buffer.byteLength(line.body), eventId: line.eventId }), {
+    bodyLocation: BODY_LOCATION_S3,
+  });
+}
