@@ -176,6 +176,15 @@ describe("the local stack end to end", () => {
         error: expect.stringContaining("scope"),
       }),
     ]);
+    const traced = JSON.parse((await cli(["query", "event", eventId, "--json", "--state-dir", dir])).stdout);
+    expect(traced).toMatchObject({
+      eventId,
+      trigger: "group_member_scope_changed",
+      appId: "e2e-ops",
+      outcome: "quarantined",
+      error: expect.stringContaining("scope"),
+    });
+    expect(traced.receivedAt).toBeGreaterThan(0);
     const resend = await cli(["resend", eventId, "--app", "e2e-ops", "--dry-run", "--state-dir", dir]);
     expect(resend.stdout).toContain(`would resend ${eventId}: group_member_scope_changed of e2e-ops`);
     expect(resend.stdout).toContain("from the quarantine");
@@ -188,13 +197,23 @@ describe("the local stack end to end", () => {
         MessageAttributes: {
           trigger: { DataType: "String", StringValue: "group_created" },
           appId: { DataType: "String", StringValue: "e2e-poison" },
+          eventId: { DataType: "String", StringValue: "d".repeat(64) },
         },
       }),
     );
     const dlq = JSON.parse((await cli(["query", "dlq", "--json", "--state-dir", dir])).stdout);
     expect(dlq).toEqual([
-      expect.objectContaining({ attributes: { trigger: "group_created", appId: "e2e-poison" }, body: "{}" }),
+      expect.objectContaining({
+        attributes: { trigger: "group_created", appId: "e2e-poison", eventId: "d".repeat(64) },
+        body: "{}",
+      }),
     ]);
+    expect(
+      JSON.parse((await cli(["query", "event", "d".repeat(64), "--json", "--state-dir", dir])).stdout),
+    ).toMatchObject({
+      outcome: "dead-lettered",
+      appId: "e2e-poison",
+    });
     expect((await cli(["redrive", "--queue", "events", "--dry-run", "--state-dir", dir])).stdout).toContain(
       "events: would move 1 message(s)",
     );
@@ -213,6 +232,15 @@ describe("the local stack end to end", () => {
     expect(sent.stdout).toContain("from the archive");
     await waitForDrain(stack.info, 60);
     expect(readStats(dir).apps[APPS[0] ?? ""]?.projector?.stale).toBe(staleBefore + 1);
+    // The pure projections say what it did: the group item holds its creation.
+    const projected = JSON.parse(
+      (await cli(["query", "event", archivedId, "--app", APPS[0] ?? "", "--json", "--state-dir", dir]))
+        .stdout,
+    );
+    expect(projected).toMatchObject({ eventId: archivedId, trigger: "group_created", outcome: "projected" });
+    expect(projected.items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ table: "groups", state: "includes it" })]),
+    );
   });
 
   it("redrives a dead-lettered event and projects it", async () => {

@@ -3,9 +3,11 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { ONLINE_SHARDS, RECORDING_SHARDS, shardKeys } from "../../shared/platform/tables";
+import { projectionStores } from "../../shared/projector/stores";
 import { expectedMessage, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
+import { traceEvent } from "../ops/trace";
 import { resolveTarget, type Target } from "../target";
 import { cloudWatchOutcomes } from "./cloudwatch";
 import { type AnalyticsQueries, analyticsQueries } from "./queries";
@@ -301,6 +303,36 @@ export async function runQueryCli(
       };
     }),
   );
+  program
+    .command("event <eventId>")
+    .description("where an event is and what it did: its outcome, and each item it touches")
+    .option("--app <appId>", "where to look (faster)")
+    .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
+    .option("--json", "one JSON value on stdout")
+    .action(
+      run(async (_q, o, target) => {
+        if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+        const trace = await traceEvent(
+          target,
+          target.bucket,
+          target.queues?.events.deadLetterUrl,
+          projectionStores(target.dynamo, target.tables),
+          arg(o),
+          { appId: o.app as string | undefined, date: o.date as string | undefined },
+        );
+        const { items, ...summary } = trace;
+        return {
+          json: trace,
+          rows: [
+            { ...summary, receivedAt: iso(trace.receivedAt) },
+            ...(items ?? []).map((i) => ({
+              item: `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`,
+              state: i.state,
+            })),
+          ],
+        };
+      }),
+    );
   program
     .command("quarantine")
     .description("the quarantined events, newest first, with why each was refused")

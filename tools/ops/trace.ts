@@ -1,0 +1,131 @@
+import type { S3Client } from "@aws-sdk/client-s3";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { KnownEvent } from "../../shared/events/schemas";
+import { parseWebhookEvent } from "../../shared/events/schemas";
+import { canonicalJson } from "../../shared/projections/canonical-json";
+import { groupsProjection } from "../../shared/projections/groups";
+import { membershipsProjection } from "../../shared/projections/memberships";
+import { presenceProjection } from "../../shared/projections/presence";
+import { sessionsProjection } from "../../shared/projections/sessions";
+import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../../shared/projections/types";
+import { evolveOnce, type ProjectionStores, projectionInput } from "../../shared/projector/core";
+import { type Filter, findEvent, peekDeadLetters } from "./inspect";
+
+/** What became of one event, as `npm run query -- event <id>` tells it. */
+export interface EventTrace {
+  eventId: string;
+  trigger?: string;
+  appId?: string;
+  receivedAt?: number;
+  outcome: "projected" | "stale" | "archived-only" | "quarantined" | "dead-lettered" | "pending";
+  /** Where it is kept: the archive or quarantine object. */
+  key?: string;
+  error?: string;
+  /** Each item it touches, and whether the item's state holds it, or a newer fact. */
+  items?: Array<{
+    table: string;
+    key: ItemKey;
+    state: "includes it" | "newer fact supersedes it" | "does not have it yet";
+  }>;
+  note?: string;
+}
+
+function withoutSeen(state: object): string {
+  const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
+  return canonicalJson(rest);
+}
+
+/** Whether an item's state carries this event's version in one of its parts (or remembers the event). */
+function holds(state: object, input: ProjectionInput): boolean {
+  const { versions, seen } = state as { versions?: Record<string, unknown>; seen?: SeenEvents };
+  const versioned = Object.values(versions ?? {}).some(
+    (v) => typeof v === "string" && v.endsWith(input.version),
+  );
+  return versioned || Object.keys(seen ?? {}).some((id) => input.eventId.startsWith(id));
+}
+
+async function itemStates<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
+  projection: Projection<S, E>,
+  store: { get(key: ItemKey): Promise<S | null> },
+  input: ProjectionInput,
+): Promise<NonNullable<EventTrace["items"]>> {
+  if (!projection.handles(input.event)) return [];
+  const typed = input as ProjectionInput<E>;
+  return Promise.all(
+    projection.keys(typed).map(async (key) => {
+      const state = await store.get(key);
+      // The pure projection decides: applying the event again changes nothing once the item holds it or newer.
+      const applied = state === null ? null : evolveOnce(projection, typed, key)(state);
+      const current = state !== null && applied !== null && withoutSeen(applied) === withoutSeen(state);
+      return {
+        table: projection.name,
+        key,
+        state:
+          !current || state === null
+            ? "does not have it yet"
+            : holds(state, input)
+              ? "includes it"
+              : "newer fact supersedes it",
+      } as const;
+    }),
+  );
+}
+
+/**
+ * Where an event is and what it did, from what the stack already has: the quarantine, the DLQ,
+ * the raw archive, and the items it touches judged by the pure projections (nothing is stored per
+ * event for this).
+ */
+export async function traceEvent(
+  clients: { s3: S3Client; sqs: SQSClient },
+  bucket: string,
+  deadLetterUrl: string | undefined,
+  stores: ProjectionStores,
+  eventId: string,
+  filter: Filter = {},
+): Promise<EventTrace> {
+  const found = await findEvent(clients.s3, bucket, eventId, filter);
+  const line = found?.line;
+  const base = {
+    eventId,
+    trigger: line?.trigger,
+    appId: line?.appId,
+    receivedAt: line?.receivedAt,
+    key: found?.key,
+  };
+  if (found?.source === "quarantine") return { ...base, outcome: "quarantined", error: found.error };
+  const dead = deadLetterUrl
+    ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).find(
+        (l) => l.attributes.eventId === eventId,
+      )
+    : undefined;
+  if (dead)
+    return {
+      ...base,
+      trigger: base.trigger ?? dead.attributes.trigger,
+      appId: base.appId ?? dead.attributes.appId,
+      outcome: "dead-lettered",
+      note: `${dead.receiveCount} receives`,
+    };
+  if (!line)
+    return {
+      ...base,
+      outcome: "pending",
+      note: "in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted)",
+    };
+  const parsed = parseWebhookEvent(JSON.parse(line.body));
+  if (parsed.kind !== "known") return { ...base, outcome: "archived-only" };
+  const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
+  const items = (
+    await Promise.all([
+      itemStates(groupsProjection, stores.groups, input),
+      itemStates(membershipsProjection, stores.memberships, input),
+      itemStates(presenceProjection, stores.presence, input),
+      itemStates(sessionsProjection, stores.sessions, input),
+    ])
+  ).flat();
+  if (items.length === 0) return { ...base, outcome: "archived-only" };
+  if (items.some((i) => i.state === "does not have it yet"))
+    return { ...base, outcome: "pending", items, note: "archived, not (yet) in every item it touches" };
+  return { ...base, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale", items };
+}
