@@ -22,7 +22,8 @@ import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/co
  * event put back on its queue. Local stack and deployed stacks alike (any S3 and SQS API).
  */
 
-async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+/** Every key under a prefix, following the listing's pages. */
+export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {

@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
 import {
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
@@ -17,6 +17,7 @@ import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
+import { listKeys } from "./inspect";
 
 /**
  * Moves every message of a dead-letter queue back to its queue, body and attributes intact.
@@ -82,19 +83,6 @@ export interface ReplayReport {
   events: number;
   duplicates: number;
   outcomes: Record<ProjectionOutcome | "invalid", number>;
-}
-
-async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-    );
-    keys.push(...(page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
-    token = page.NextContinuationToken;
-  } while (token);
-  return keys;
 }
 
 /**
