@@ -120,6 +120,7 @@ export class WebhookBackendStack extends Stack {
       api5xxAlarmPercent: config.api5xxAlarmPercent,
       projectorFailedAlarmCount: config.projectorFailedAlarmCount,
       recorderFailedAlarmCount: config.recorderFailedAlarmCount,
+      reconciler: config.reconcileEveryMinutes !== undefined,
       alarmEmail: config.alarmEmail,
     });
     this.reconciler(resources);

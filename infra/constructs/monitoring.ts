@@ -36,6 +36,8 @@ export interface MonitoringProps {
   readonly projectorFailedAlarmCount?: number;
   /** Alarm when this many recordings fail within 15 minutes. @default 3 */
   readonly recorderFailedAlarmCount?: number;
+  /** Graph the scheduled reconciler's outcomes too (when it is deployed). @default false */
+  readonly reconciler?: boolean;
 }
 
 /**
@@ -252,6 +254,9 @@ export class Monitoring extends Construct {
             width: 8,
           }),
         ],
+        ...(props.reconciler
+          ? [[new GraphWidget({ title: "Reconciled users", left: outcome("reconciler"), width: 8 })]]
+          : []),
       ],
     });
   }

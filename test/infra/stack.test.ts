@@ -7,7 +7,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
-import { PROJECTOR_OUTCOMES, RECORDER_OUTCOMES } from "../../shared/platform/outcomes";
+import { PROJECTOR_OUTCOMES, RECONCILER_OUTCOMES, RECORDER_OUTCOMES } from "../../shared/platform/outcomes";
 import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 
 let template: Template;
@@ -286,6 +286,10 @@ describe("the opt-in reconcile schedule", () => {
     expect(statements).toContain("/index/online");
     expect(statements).not.toContain("s3:");
     expect(t.findOutputs("RecordingApiKeysSecret")).not.toEqual({});
+    const body = JSON.stringify(
+      Object.values(t.findResources("AWS::CloudWatch::Dashboard"))[0]?.Properties?.DashboardBody,
+    );
+    for (const outcome of RECONCILER_OUTCOMES) expect(body).toContain(`\\"${outcome}\\"`);
   });
 
   it("refuses a schedule without the apps or their keys, naming what is missing", () => {
