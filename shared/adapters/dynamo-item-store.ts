@@ -3,19 +3,14 @@ import {
   type ConsumedCapacity,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
-import { ItemContentionError, StorageError } from "../platform/errors";
+import { ItemContentionError } from "../platform/errors";
 import type { TableDefinition } from "../platform/tables";
 import type { ApplyResult, ItemStore } from "../ports/item-store";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
+import { batchGetAll } from "./dynamo-reads";
 
 /** Builds the DocumentClient every projection store shares (undefined values are dropped). */
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
@@ -44,9 +39,6 @@ export interface DynamoItemStoreOptions {
   /** Conditional writes in flight at once in `applyMany`. @default 16 */
   concurrency?: number;
 }
-
-/** BatchGetItem's limit of keys per request. */
-const BATCH_GET_KEYS = 100;
 
 function isConflict(error: unknown): boolean {
   return (
@@ -109,27 +101,9 @@ export function dynamoItemStore<S extends object>(
     consumed(out.ConsumedCapacity, "read");
     return stored(out.Item);
   };
-  /** Reads many items in BatchGetItem requests of up to 100 keys, following UnprocessedKeys. */
-  const readMany = async (keys: readonly ItemKey[]) => {
-    const found = new Map<string, Record<string, unknown>>();
-    for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
-      let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_KEYS).map(keyOf);
-      for (let attempt = 0; pending?.length; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-        if (attempt > 8) throw new StorageError(`${tableName}: ${pending.length} keys stayed unprocessed`);
-        const out: BatchGetCommandOutput = await doc.send(
-          new BatchGetCommand({
-            RequestItems: { [tableName]: { Keys: pending } },
-            ReturnConsumedCapacity: "TOTAL",
-          }),
-        );
-        for (const capacity of out.ConsumedCapacity ?? []) consumed(capacity, "read");
-        for (const item of out.Responses?.[tableName] ?? []) found.set(idOf(item), item);
-        pending = out.UnprocessedKeys?.[tableName]?.Keys;
-      }
-    }
-    return found;
-  };
+  /** Reads many items at once (BatchGetItem), by their id. */
+  const readMany = (keys: readonly ItemKey[]) =>
+    batchGetAll(doc, tableName, keys.map(keyOf), idOf, (capacity) => consumed(capacity, "read"));
   /** One conditional write of `next` over the state read at `rev`; false when someone wrote in between. */
   const write = async (key: ItemKey, state: S | null, rev: number, next: S): Promise<boolean> => {
     try {

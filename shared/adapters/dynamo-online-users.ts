@@ -1,5 +1,6 @@
-import { type DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { ONLINE_SHARDS, shardKeys } from "../platform/tables";
+import { queryAll } from "./dynamo-reads";
 
 /**
  * The uids an app holds online now: one Query per shard of the presence table's `online` index
@@ -14,20 +15,13 @@ export async function onlineUids(
 ): Promise<string[]> {
   const uids: string[] = [];
   for (const shard of shardKeys(appId, ONLINE_SHARDS)) {
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: "online",
-          KeyConditionExpression: "onlineShard = :s",
-          ExpressionAttributeValues: { ":s": shard },
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of out.Items ?? []) if (typeof item.uid === "string") uids.push(item.uid);
-      ExclusiveStartKey = out.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const keys = await queryAll(doc, {
+      TableName: tableName,
+      IndexName: "online",
+      KeyConditionExpression: "onlineShard = :s",
+      ExpressionAttributeValues: { ":s": shard },
+    });
+    for (const item of keys) if (typeof item.uid === "string") uids.push(item.uid);
   }
   return uids;
 }

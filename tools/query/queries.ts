@@ -1,12 +1,6 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  type QueryCommandInput,
-} from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
+import { batchGetAll, queryAll } from "../../shared/adapters/dynamo-reads";
 import {
   appKey,
   monthBuckets,
@@ -72,22 +66,7 @@ function view<T>(item: Record<string, unknown> | undefined): T | undefined {
   return rest as T;
 }
 
-/** Runs a Query to the end, following LastEvaluatedKey. */
-async function queryAll(
-  doc: DynamoDBDocumentClient,
-  input: QueryCommandInput,
-): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const out = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey }));
-    items.push(...(out.Items ?? []));
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return items;
-}
-
-/** Reads the items of the given keys (BatchGetItem, 100 keys a request), in the keys' order. */
+/** Reads the items of the given keys (BatchGetItem), in the keys' order; keys without an item are left out. */
 async function getAll(
   doc: DynamoDBDocumentClient,
   TableName: string,
@@ -95,17 +74,7 @@ async function getAll(
   keyNames: string[],
 ): Promise<Record<string, unknown>[]> {
   const id = (k: Record<string, unknown>) => keyNames.map((n) => String(k[n])).join("|");
-  const found = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: Array<Record<string, unknown>> | undefined = keys.slice(i, i + 100);
-    while (pending?.length) {
-      const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({ RequestItems: { [TableName]: { Keys: pending } } }),
-      );
-      for (const item of out.Responses?.[TableName] ?? []) found.set(id(item), item);
-      pending = out.UnprocessedKeys?.[TableName]?.Keys;
-    }
-  }
+  const found = await batchGetAll(doc, TableName, keys, id);
   return keys.flatMap((k) => {
     const item = found.get(id(k));
     return item ? [item] : [];
