@@ -98,8 +98,8 @@ export function evolveOnce<S extends { pk: string; seen?: SeenEvents }, E extend
   };
 }
 
-/** The state without the memory of seen event ids (which a stale event also updates). */
-function withoutSeen(state: object): string {
+/** The state, as comparable text, without the memory of seen event ids (which a stale event also updates). */
+export function withoutSeen(state: object): string {
   const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
   return canonicalJson(rest);
 }
@@ -157,10 +157,14 @@ async function foldProjection<S extends { pk: string; seen?: SeenEvents }, E ext
         update: (state: S | null) => {
           const changed = new Set<number>();
           let current = state;
+          // Each state is serialised once: the text of one step's result is the next step's "before".
+          let currentText = current === null ? undefined : withoutSeen(current);
           for (const { index, input } of item.inputs) {
             const next = evolveOnce(projection, input, item.key)(current);
-            if (current === null || withoutSeen(current) !== withoutSeen(next)) changed.add(index);
+            const nextText = withoutSeen(next);
+            if (currentText !== nextText) changed.add(index);
             current = next;
+            currentText = nextText;
           }
           changedBy.set(id, changed);
           return current as S;
@@ -258,8 +262,8 @@ async function sendRecordingJob(
   await deps.recordingJobs.send({ body: JSON.stringify(job), attributes: recordingJobAttributes(job) });
 }
 
-/** Why a body is refused: not JSON, or the schema's readable error. */
-function parseBody(body: string): ParsedEvent {
+/** A raw body as an event: known, unknown (archived only), or invalid with why (not JSON, or the schema's error). */
+export function parseEventBody(body: string): ParsedEvent {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -283,7 +287,7 @@ export async function projectBatch(
   const known: Array<{ index: number; input: ProjectionInput }> = [];
   await Promise.all(
     events.map(async (queued, index) => {
-      const parsed = parseBody(queued.body);
+      const parsed = parseEventBody(queued.body);
       if (parsed.kind === "known") {
         known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
         return;

@@ -12,11 +12,10 @@ import {
   rawArchiveLineSchema,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
-import { parseWebhookEvent } from "../../shared/events/schemas";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
+import { type ProjectorDependencies, parseEventBody, projectKnownEvent } from "../../shared/projector/core";
 import { listKeys } from "./inspect";
 
 /**
@@ -128,14 +127,7 @@ export async function replayArchive(
     invalid: 0,
   };
   for (const entry of ordered) {
-    let json: unknown;
-    try {
-      json = JSON.parse(entry.body);
-    } catch {
-      outcomes.invalid++;
-      continue;
-    }
-    const parsed = parseWebhookEvent(json);
+    const parsed = parseEventBody(entry.body);
     if (parsed.kind === "invalid") outcomes.invalid++;
     else if (parsed.kind === "unknown") outcomes["archived-only"]++;
     else if (options.dryRun) outcomes.projected++;

@@ -1,14 +1,18 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { KnownEvent } from "../../shared/events/schemas";
-import { parseWebhookEvent } from "../../shared/events/schemas";
-import { canonicalJson } from "../../shared/projections/canonical-json";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import { presenceProjection } from "../../shared/projections/presence";
 import { sessionsProjection } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../../shared/projections/types";
-import { evolveOnce, type ProjectionStores, projectionInput } from "../../shared/projector/core";
+import {
+  evolveOnce,
+  type ProjectionStores,
+  parseEventBody,
+  projectionInput,
+  withoutSeen,
+} from "../../shared/projector/core";
 import { type Filter, findEvent, peekDeadLetters } from "./inspect";
 
 /** What became of one event, as `npm run query -- event <id>` tells it. */
@@ -28,11 +32,6 @@ export interface EventTrace {
     state: "includes it" | "newer fact supersedes it" | "does not have it yet";
   }>;
   note?: string;
-}
-
-function withoutSeen(state: object): string {
-  const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
-  return canonicalJson(rest);
 }
 
 /** Whether an item's state carries this event's version in one of its parts (or remembers the event). */
@@ -113,7 +112,14 @@ export async function traceEvent(
       outcome: "pending",
       note: "in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted)",
     };
-  const parsed = parseWebhookEvent(JSON.parse(line.body));
+  const parsed = parseEventBody(line.body);
+  if (parsed.kind === "invalid")
+    return {
+      ...base,
+      outcome: "pending",
+      error: parsed.error,
+      note: "archived, to be quarantined (invalid)",
+    };
   if (parsed.kind !== "known") return { ...base, outcome: "archived-only" };
   const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
   const items = (
