@@ -254,24 +254,33 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           error: errorSummary(error),
         }),
       );
-    const poller = (definition: QueueDefinition, queue: typeof events, handler: SqsHandler) =>
+    const poller = (
+      definition: QueueDefinition,
+      queue: typeof events,
+      handler: SqsHandler,
+      functionName: "projector" | "recorder",
+      concurrency: number,
+    ) =>
       new SqsPoller({
         sqs,
         queueUrl: queue.url,
         queueArn: queue.arn,
         region: LOCAL_REGION,
         handler,
-        functionName: definition.id.toLowerCase(),
+        functionName,
         batchSize: definition.batchSize,
         batchingWindowMs: definition.batchingWindowSeconds * 1000,
-        // One batch at a time for events: a batch of 100 is ~1,000 events/s, plenty here, and the
-        // queue's order stays the order of receipt, so the simulator's duplicates (sent a few ms
-        // after their original, where a platform retry comes 10 s after) never overtake it.
-        // Recordings: two downloads at once.
-        concurrency: definition.id === "Events" ? 1 : 2,
-        onError: pollerError(definition.id === "Events" ? "projector" : "recorder"),
+        concurrency,
+        onError: pollerError(functionName),
       });
-    const pollers = [poller(EVENTS_QUEUE, events, projector), poller(RECORDINGS_QUEUE, recordings, recorder)];
+    const pollers = [
+      // One batch at a time for events: a batch of 100 is ~1,000 events/s, plenty here, and the
+      // queue's order stays the order of receipt, so the simulator's duplicates (sent a few ms
+      // after their original, where a platform retry comes 10 s after) never overtake it.
+      poller(EVENTS_QUEUE, events, projector, "projector", 1),
+      // Two downloads at once.
+      poller(RECORDINGS_QUEUE, recordings, recorder, "recorder", 2),
+    ];
     for (const p of pollers) p.start();
 
     const base = `http://${host}:${gateway.port}`;
