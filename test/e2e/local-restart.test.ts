@@ -13,7 +13,7 @@ import { type LocalStackInfo, readStats } from "../../tools/local/state";
 import { redrive } from "../../tools/ops/operations";
 import { waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
-import { basic } from "../support/ingest";
+import { postWebhook } from "../support/ingest";
 
 // `npm start` as a user runs it: its own process (and process group), killed and restarted.
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -77,22 +77,6 @@ async function stop(s: Started, signal: NodeJS.Signals = "SIGINT"): Promise<numb
   return exited(s.child);
 }
 
-async function deliver(info: LocalStackInfo, body: string): Promise<{ status: number; eventId?: string }> {
-  try {
-    const response = await fetch(info.webhookUrl, {
-      method: "POST",
-      headers: {
-        authorization: basic(info.credentials.username, info.credentials.password),
-        "content-type": "application/json",
-      },
-      body,
-    });
-    return { status: response.status, eventId: ((await response.json()) as { eventId?: string }).eventId };
-  } catch {
-    return { status: 0 };
-  }
-}
-
 function memberEvent(app: string, i: number): string {
   const e = fixture("group_member_added");
   e.appId = app;
@@ -139,7 +123,7 @@ describe("npm start keeps every acknowledged event", () => {
     let sending = true;
     const traffic = (async () => {
       for (let i = 0; sending; i++) {
-        const { status, eventId } = await deliver(first.info, memberEvent("kill-app", i));
+        const { status, eventId } = await postWebhook(first.info, memberEvent("kill-app", i));
         if (status === 200 && eventId) acked.add(eventId);
       }
     })();
@@ -180,7 +164,7 @@ describe("npm start keeps every acknowledged event", () => {
     const port = await freePort();
     const first = await start(dir, port);
     const body = JSON.stringify({ ...fixture("group_created"), appId: "hup-app" });
-    expect((await deliver(first.info, body)).status).toBe(200);
+    expect((await postWebhook(first.info, body)).status).toBe(200);
     await waitForDrain(first.info, 30);
 
     // A closed terminal sends SIGHUP to the whole foreground process group.

@@ -24,7 +24,7 @@ import { checkTables } from "../../tools/simulate/check";
 import { simulatedApiKey, startPlatformApi } from "../../tools/simulate/platform-api";
 import { runSimulation, type SimulationReport, waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
-import { basic } from "../support/ingest";
+import { postWebhook } from "../support/ingest";
 
 const dir = mkdtempSync(join(tmpdir(), "local-stack-"));
 let stack: LocalStack;
@@ -154,16 +154,7 @@ describe("the local stack end to end", () => {
     invalid.appId = "e2e-ops";
     delete invalid.data.members["cometchat-uid-2"].scope;
     const body = JSON.stringify(invalid);
-    const { credentials, webhookUrl } = stack.info;
-    const accepted = await fetch(webhookUrl, {
-      method: "POST",
-      headers: {
-        authorization: basic(credentials.username, credentials.password),
-        "content-type": "application/json",
-      },
-      body,
-    });
-    const { eventId } = (await accepted.json()) as { eventId: string };
+    const { eventId = "" } = await postWebhook(stack.info, body);
     await waitForDrain(stack.info, 60);
     const quarantined = JSON.parse(
       (await cli(["query", "quarantine", "--app", "e2e-ops", "--json", "--state-dir", dir])).stdout,

@@ -8,7 +8,7 @@ import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { analyticsQueries } from "../../tools/query/queries";
 import { waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
-import { basic } from "../support/ingest";
+import { postWebhook } from "../support/ingest";
 
 // A stack of its own (vitest runs each file in its own process; the handlers read their
 // configuration once): the local stack with the recording policy AWS runs.
@@ -41,17 +41,9 @@ describe("the local stack with the deployed recording policy", () => {
     event.appId = "policy-app";
     event.data.sessionId = `s-${reason}-${url.length}`;
     event.data.recording_url = url;
-    const { credentials, webhookUrl } = stack.info;
 
     // Act
-    const response = await fetch(webhookUrl, {
-      method: "POST",
-      headers: {
-        authorization: basic(credentials.username, credentials.password),
-        "content-type": "application/json",
-      },
-      body: JSON.stringify(event),
-    });
+    const response = await postWebhook(stack.info, JSON.stringify(event));
     await waitForDrain(stack.info, 60);
 
     // Assess

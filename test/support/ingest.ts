@@ -60,3 +60,26 @@ export function ingestDeps(overrides: Partial<IngestDependencies> = {}) {
   };
   return { deps, queue, oversizeStore };
 }
+
+/**
+ * POSTs a body to a running local stack's webhook with its credentials, as the platform would.
+ * Resolves to the status and the eventId answered (status 0 when the stack did not answer).
+ */
+export async function postWebhook(
+  stack: { webhookUrl: string; credentials: { username: string; password: string } },
+  body: string,
+): Promise<{ status: number; eventId?: string }> {
+  try {
+    const response = await fetch(stack.webhookUrl, {
+      method: "POST",
+      headers: {
+        authorization: basic(stack.credentials.username, stack.credentials.password),
+        "content-type": "application/json",
+      },
+      body,
+    });
+    return { status: response.status, eventId: ((await response.json()) as { eventId?: string }).eventId };
+  } catch {
+    return { status: 0 };
+  }
+}
