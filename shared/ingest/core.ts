@@ -175,13 +175,17 @@ function readBody(request: IngestRequest, limits: IngestLimits): { bytes: Buffer
 /**
  * Stores the event durably: inline in SQS, or in S3 with a pointer in SQS when it is too large
  * or holds characters SQS refuses. Resolves to whether it went through S3; throws if nothing
- * accepted it.
+ * accepted it. The ingest's path, and `resend`'s.
+ *
+ * @example await storeEvent(bytes, text, { trigger, receivedAt, eventId }, { queue, oversizeStore, limits })
  */
-async function storeEvent(
+export async function storeEvent(
   bytes: Buffer,
   text: string,
   attributes: StampedEventAttributes,
-  deps: IngestDependencies,
+  deps: Pick<IngestDependencies, "queue" | "oversizeStore"> & {
+    limits: Pick<IngestLimits, "inlineBodyLimitBytes">;
+  },
 ): Promise<boolean> {
   const viaS3 = async () => {
     const stored = await deps.oversizeStore.put(

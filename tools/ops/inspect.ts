@@ -1,20 +1,17 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type Message, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import {
   dayOfKey,
-  oversizeKey,
   type QuarantineRecord,
   quarantineRecordSchema,
   type RawArchiveLine,
   rawArchiveAppPrefix,
   rawArchiveLineSchema,
 } from "../../shared/contracts/bucket-layout";
-import {
-  BODY_LOCATION_S3,
-  eventMessageAttributes,
-  parseJsonContract,
-  type StampedEventAttributes,
-} from "../../shared/contracts/queue-messages";
+import { parseJsonContract } from "../../shared/contracts/queue-messages";
+import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
 
 /**
@@ -193,40 +190,15 @@ export async function resendEvent(
   queueUrl: string,
   line: RawArchiveLine,
 ): Promise<void> {
-  const attributes: StampedEventAttributes = {
-    trigger: line.trigger,
-    appId: line.appId,
-    receivedAt: line.receivedAt,
-    eventId: line.eventId,
-  };
-  const send = (body: string, extra: Partial<StampedEventAttributes> = {}) =>
-    sqs.send(
-      new SendMessageCommand({
-        QueueUrl: queueUrl,
-        MessageBody: body,
-        MessageAttributes: Object.fromEntries(
-          Object.entries(eventMessageAttributes({ ...attributes, ...extra })).map(([k, v]) => [
-            k,
-            typeof v === "number"
-              ? { DataType: "Number", StringValue: String(v) }
-              : { DataType: "String", StringValue: v },
-          ]),
-        ),
-      }),
-    );
-  if (Buffer.byteLength(line.body) <= SQS_INLINE_BODY_LIMIT_BYTES) {
-    try {
-      await send(line.body);
-      return;
-    } catch (error) {
-      if (!(error as { name?: string }).name?.endsWith("InvalidMessageContents")) throw error;
-    }
-  }
-  const key = oversizeKey(line.appId, line.receivedAt, line.eventId);
-  await s3.send(
-    new PutObjectCommand({ Bucket: bucket, Key: key, Body: line.body, ContentType: "application/json" }),
+  const { trigger, appId, receivedAt, eventId } = line;
+  await storeEvent(
+    Buffer.from(line.body, "utf8"),
+    line.body,
+    { trigger, appId, receivedAt, eventId },
+    {
+      queue: sqsMessageQueue(sqs, queueUrl),
+      oversizeStore: s3BlobStore(s3, bucket),
+      limits: { inlineBodyLimitBytes: SQS_INLINE_BODY_LIMIT_BYTES },
+    },
   );
-  await send(JSON.stringify({ bucket, key, size: Buffer.byteLength(line.body), eventId: line.eventId }), {
-    bodyLocation: BODY_LOCATION_S3,
-  });
 }
