@@ -73,7 +73,7 @@ const contextSchema = z.strictObject({
 export type DeploymentConfig = z.infer<typeof contextSchema>;
 
 /** The keys of the deployment's configuration. */
-export const CONTEXT_KEYS: readonly string[] = Object.keys(contextSchema.shape);
+const CONTEXT_KEYS: readonly string[] = Object.keys(contextSchema.shape);
 
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
@@ -95,7 +95,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The valid key closest to a misspelt one. */
-export function closestKey(key: string): string {
+function closestKey(key: string): string {
   return [...CONTEXT_KEYS].sort((x, y) => distance(key, x) - distance(key, y))[0] ?? "";
 }
 

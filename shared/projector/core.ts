@@ -50,7 +50,7 @@ export function projectionInput(event: KnownEvent, eventId: string, receivedAt: 
 }
 
 /** How many recent event ids an item remembers (the platform retries twice within 40 s). */
-export const SEEN_EVENTS_KEPT = 8;
+const SEEN_EVENTS_KEPT = 8;
 
 /** An item remembers an event by the first 64 bits of its id: enough to tell its last few events apart. */
 function seenId(eventId: string): string {

@@ -24,7 +24,7 @@ export interface ReconcileSummary {
 }
 
 /** The platform's statuses: `available` and `online` are online; `offline` is offline. */
-export function presenceOf(status: string | undefined): "online" | "offline" | undefined {
+function presenceOf(status: string | undefined): "online" | "offline" | undefined {
   if (status === "online" || status === "available") return "online";
   if (status === "offline") return "offline";
   return undefined;
@@ -36,7 +36,7 @@ export function presenceOf(status: string | undefined): "online" | "offline" | u
  * later webhook event still wins; an older one arriving later does not undo it). It keeps the
  * platform, agent and app version the item knows, and says it changed presence only if it did.
  */
-export function reconcileFact(
+function reconcileFact(
   appId: string,
   user: Pick<ListedUser, "uid" | "name" | "avatar" | "role" | "lastActiveAt">,
   status: "online" | "offline",

@@ -42,7 +42,7 @@ export interface RecorderLimits {
 }
 
 /** S3 copies at most 5 GB in one CopyObject request. */
-export const COPY_OBJECT_LIMIT = 5_000_000_000;
+const COPY_OBJECT_LIMIT = 5_000_000_000;
 
 /** The manifest beside a recording too large to stamp in place: `<key>.manifest.json`. */
 const MANIFEST_SUFFIX = ".manifest.json";

@@ -29,7 +29,7 @@ export function clientsFor(settings: AwsClientSettings): Clients {
 }
 
 /** Settings that point every client at the emulators (which accept any credentials). */
-export function emulatorSettings(endpoints: { aws?: string; dynamodb?: string }): AwsClientSettings {
+function emulatorSettings(endpoints: { aws?: string; dynamodb?: string }): AwsClientSettings {
   return {
     endpoint: endpoints.aws,
     dynamoEndpoint: endpoints.dynamodb,

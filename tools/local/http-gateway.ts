@@ -38,7 +38,7 @@ function bodyField(
 }
 
 /** The path as sent, before the query: API Gateway matches routes on it literally (no dot-segment or %-decoding). */
-export function rawPathOf(url: string | undefined): string {
+function rawPathOf(url: string | undefined): string {
   const raw = url ?? "/";
   const query = raw.indexOf("?");
   return query < 0 ? raw : raw.slice(0, query);

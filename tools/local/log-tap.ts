@@ -3,7 +3,7 @@ import type { LedgerEntry } from "./state";
 
 export type LogMode = "readable" | "json" | "silent";
 
-export interface PowertoolsLine {
+interface PowertoolsLine {
   level: string;
   message: string;
   service: string;
@@ -27,7 +27,7 @@ function parse(line: string): PowertoolsLine | undefined {
  * The outcome a function's log line reports, if any: the `outcome` field of a line from one of
  * the functions, checked against that function's vocabulary (`shared/platform/outcomes.ts`).
  */
-export function outcomeOf(entry: PowertoolsLine): { service: ServiceName; outcome: string } | undefined {
+function outcomeOf(entry: PowertoolsLine): { service: ServiceName; outcome: string } | undefined {
   const service = entry.service as ServiceName;
   const vocabulary: readonly string[] | undefined = OUTCOME_METRICS[service]?.outcomes;
   const outcome = entry.outcome;

@@ -83,7 +83,7 @@ function bump(counters: Record<string, Record<string, number>>, service: string,
 }
 
 /** Adds one ledger entry to the counters. */
-export function countEntry(stats: LocalStats, entry: LedgerEntry): void {
+function countEntry(stats: LocalStats, entry: LedgerEntry): void {
   if (entry[0] === "failure") {
     bump(stats.failures, entry[1], entry[2]);
     return;
