@@ -5,17 +5,24 @@
  * and DynamoDB request they make is counted by operation); DynamoDB write and read units come from
  * the projector's own ProjectorWriteUnits/ReadUnits metrics (ReturnConsumedCapacity, index copies
  * included); log bytes are the functions' own output at the deployed log level (INFO) with their
- * metrics (EMF), plus the API access log line per request. A poller plays Lambda's SQS event
- * source (batch 100, 1 s window). Priced at us-east-1 list prices, next to the floor of the
- * architecture: one HTTP API request, one ingest invocation and one SQS send per event.
+ * metrics (EMF), plus the API access log line per request and Lambda's own start and report lines
+ * per invocation at each function's deployed system log level. X-Ray traces are priced at Lambda's
+ * sampling (the first invocation each second, then 5%) at BENCH_RATE events/s, for the functions
+ * the stack traces. A poller plays Lambda's SQS event source (batch 100, 1 s window). Priced at
+ * us-east-1 list prices, next to the floor of the architecture: one HTTP API request, one ingest
+ * invocation and one SQS send per event; and next to the previous defaults (the ingest traced and
+ * its start and report lines logged).
  * Recordings are counted (jobs sent) but not fetched: their cost follows their bytes, not the events.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { readDeploymentConfig } from "../infra/config";
 import { ACCESS_LOG_FORMAT } from "../infra/constructs/webhook-ingest";
+import { INGEST_SYSTEM_LOG_LEVEL } from "../infra/stack";
 import { ingestEnvironment, projectorEnvironment } from "../shared/platform/environment";
 import { emulatorClients } from "../tools/local/clients";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
@@ -25,6 +32,8 @@ import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
 import { startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
+/** The steady traffic at which X-Ray's sampling is priced (100/s: 8.6 million events a day). */
+const RATE = Number(process.env.BENCH_RATE ?? 100);
 
 /** us-east-1 list prices, USD. */
 const PRICE = {
@@ -36,7 +45,40 @@ const PRICE = {
   dynamoWriteUnit: 0.625 / 1e6,
   dynamoReadUnit: 0.125 / 1e6,
   logGb: 0.5,
+  xrayTrace: 5.0 / 1e6,
 };
+
+/** Lambda's own lines per invocation at system log level INFO, in the JSON log format (typical values). */
+const PLATFORM_LINES = [
+  {
+    time: "2026-11-22T16:00:05.123Z",
+    type: "platform.start",
+    record: { requestId: "6d68ca91-49c9-448d-89b8-7ca3e6dc66aa", version: "$LATEST" },
+  },
+  {
+    time: "2026-11-22T16:00:05.141Z",
+    type: "platform.report",
+    record: {
+      requestId: "6d68ca91-49c9-448d-89b8-7ca3e6dc66aa",
+      metrics: { durationMs: 17.52, billedDurationMs: 18, memorySizeMB: 256, maxMemoryUsedMB: 94 },
+      tracing: {
+        spanId: "3b5f3ad6a1b8e2c4",
+        type: "X-Amzn-Trace-Id",
+        value: "Root=1-6740a9e5-1d3b6a0f4c2e8b7d9a5f3c1e;Parent=3b5f3ad6a1b8e2c4;Sampled=1",
+      },
+      status: "success",
+    },
+  },
+];
+const PLATFORM_BYTES_PER_INVOCATION = PLATFORM_LINES.reduce(
+  (s, l) => s + Buffer.byteLength(JSON.stringify(l)) + 1,
+  0,
+);
+
+/** Traces per invocation when a function is invoked `perSecond` times a second (Lambda's default sampling). */
+function sampledShare(perSecond: number): number {
+  return perSecond <= 1 ? 1 : (1 + 0.05 * (perSecond - 1)) / perSecond;
+}
 
 /** A proxy that counts the AWS operations passing through it. */
 async function countingProxy(target: string) {
@@ -235,21 +277,38 @@ async function main() {
     );
     const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
     const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
-    const logBytes = run.logs + n * accessLogBytes();
-    const lines = [
-      { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
-      { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
-      { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
-      { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
-      { item: "projector invocations", perEvent: projectorInvocations / n, usd: PRICE.lambdaRequest },
-      { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
-      { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
-      { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
-      { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
-      { item: "log bytes (functions and access log)", perEvent: logBytes / n, usd: PRICE.logGb / 1024 ** 3 },
-    ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+    const perInvocation = projectorInvocations / n;
+    const deployed = readDeploymentConfig({});
+    /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
+    const platform = (ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) => ({
+      logBytes:
+        ((ingest.systemLogLevel === SystemLogLevel.WARN ? 0 : 1) + perInvocation) *
+        PLATFORM_BYTES_PER_INVOCATION,
+      traces: (ingest.traced ? sampledShare(RATE) : 0) + perInvocation * sampledShare(RATE * perInvocation),
+    });
+    const costLines = (p: { logBytes: number; traces: number }) =>
+      [
+        { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
+        { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
+        { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
+        { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
+        { item: "projector invocations", perEvent: perInvocation, usd: PRICE.lambdaRequest },
+        { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
+        { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
+        { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
+        { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
+        { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logGb / 1024 ** 3 },
+        { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logGb / 1024 ** 3 },
+        { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logGb / 1024 ** 3 },
+        { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
+      ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+    const lines = costLines(
+      platform({ systemLogLevel: INGEST_SYSTEM_LOG_LEVEL, traced: deployed.ingestTracing }),
+    );
+    const previous = costLines(platform({ systemLogLevel: SystemLogLevel.INFO, traced: true }));
     const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
-    const total = lines.reduce((s, l) => s + l.perMillion, 0);
+    const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
+    const total = sum(lines);
     console.log(
       `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered); batch 100`,
     );
@@ -262,6 +321,9 @@ async function main() {
     );
     console.log(
       `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
+    );
+    console.log(
+      `previous defaults (the ingest traced, its start and report lines logged): ${sum(previous).toFixed(2)}; ratio ${(sum(previous) / floor).toFixed(2)}`,
     );
     console.log(
       `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,

@@ -38,6 +38,11 @@ const contextSchema = z.strictObject({
     z.string().check(z.regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, "expected an e-mail address (name@example.com)")),
   ),
   logRetentionDays: int(30, 1, 3653),
+  /**
+   * X-Ray traces of the ingest. Off by default: it runs once per event, and X-Ray's price per
+   * trace (sampled at 1/s plus 5%) would be paid per event (~$0.30 per million at 100/s). The workers are traced per batch.
+   */
+  ingestTracing: z._default(z.boolean(), false),
   /** Days before raw archive and quarantine objects move to Infrequent Access, then to Glacier IR. */
   archiveInfrequentAccessDays: int(30, 30, 3650),
   archiveGlacierDays: int(180, 90, 3650),
@@ -106,7 +111,7 @@ function isCdkKey(key: string): boolean {
 
 /**
  * Reads the configuration from the CDK context (`node.getAllContext()`). `-c key=value` gives
- * strings: JSON is accepted for lists, maps and numbers. An unknown key is an error naming the
+ * strings: JSON is accepted for lists, maps, numbers and booleans. An unknown key is an error naming the
  * closest valid key (a misspelt `allowedAppIds` must not deploy an open endpoint).
  *
  * @throws Error naming each problem and the expected form
@@ -121,7 +126,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       continue;
     }
     let value = given;
-    if (typeof value === "string" && /^[[{\d-]/.test(value)) {
+    if (typeof value === "string" && /^([[{\d-]|true$|false$)/.test(value)) {
       try {
         value = JSON.parse(value);
       } catch {

@@ -2,6 +2,7 @@ import { CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cd
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -23,6 +24,9 @@ import { Monitoring } from "./constructs/monitoring";
 import { ProjectionTables } from "./constructs/projection-tables";
 import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
 import { WebhookIngest } from "./constructs/webhook-ingest";
+
+/** The ingest runs once per event: Lambda's start and report lines would be ~500 bytes of logs per event. */
+export const INGEST_SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
 
 export interface WebhookBackendStackProps extends StackProps {
   readonly config: DeploymentConfig;
@@ -137,6 +141,8 @@ export class WebhookBackendStack extends Stack {
       memorySize: 256,
       timeout: TIMEOUTS.ingest,
       logRetention,
+      systemLogLevel: INGEST_SYSTEM_LOG_LEVEL,
+      tracing: config.ingestTracing,
       environment: ingestEnvironment({
         eventsQueueUrl: events.queue.queueUrl,
         dataBucket: data.bucket.bucketName,

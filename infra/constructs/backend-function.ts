@@ -1,5 +1,12 @@
 import { type Duration, RemovalPolicy, Validations } from "aws-cdk-lib";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import {
+  ApplicationLogLevel,
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+} from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
@@ -27,12 +34,26 @@ export interface BackendFunctionProps {
   readonly invokedBy?: "api" | "sqs" | "schedule";
   /** @default - none: the function scales with its trigger's limits */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Whether X-Ray records the function's invocations (traces are priced per trace: a function
+   * invoked once per event pays it per event).
+   * @default true
+   */
+  readonly tracing?: boolean;
+  /**
+   * Lambda's own lines: at INFO, a start and a report line per invocation (~500 bytes of logs);
+   * at WARN, only what went wrong. CloudWatch's Duration, Errors and Throttles metrics are kept
+   * either way.
+   * @default SystemLogLevel.INFO
+   */
+  readonly systemLogLevel?: SystemLogLevel;
 }
 
 /**
  * A function of this backend with the defaults every one shares: bundled locally by esbuild (no
  * Docker), minified, with source maps, AWS SDK included; arm64 on the latest Node runtime; X-Ray
- * tracing; its own log group with a retention period.
+ * tracing; JSON logs (Powertools' lines as they are, Lambda's own filtered by level) in its own log
+ * group with a retention period.
  */
 export class BackendFunction extends Construct {
   public readonly function: NodejsFunction;
@@ -52,8 +73,12 @@ export class BackendFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
-      tracing: Tracing.ACTIVE,
+      tracing: (props.tracing ?? true) ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
       logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      // The same level as POWERTOOLS_LOG_LEVEL: Powertools follows Lambda's level when both are set.
+      applicationLogLevelV2: ApplicationLogLevel.INFO,
+      systemLogLevelV2: props.systemLogLevel ?? SystemLogLevel.INFO,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: {
         NODE_OPTIONS: "--enable-source-maps",
@@ -77,6 +102,12 @@ export class BackendFunction extends Construct {
       },
     });
     this.acknowledgeSharedFindings(props.invokedBy ?? "sqs");
+    if (props.tracing === false)
+      Validations.of(this.function).acknowledge({
+        id: "Serverless::Serverless-LambdaTracing",
+        reason:
+          "Invoked once per event: X-Ray's price per trace would be paid per event (bench:cost prices it). Its metrics, logs and the API's access log remain; the deployment can turn tracing on (ingestTracing).",
+      });
   }
 
   /** The cdk-nag findings every function of this backend shares, each with its reason. */

@@ -59,17 +59,38 @@ describe("the CDK stack", () => {
     });
   });
 
-  it("runs every function on arm64, the latest Node runtime, traced, with log retention", () => {
-    const functions = resourcesOf("AWS::Lambda::Function").filter((f) => f.props.Runtime !== undefined);
+  it("runs every function on arm64, the latest Node runtime, with JSON logs and log retention; the workers traced", () => {
+    const functions = resourcesOf("AWS::Lambda::Function").filter((f) =>
+      String(f.props.Runtime).startsWith("nodejs"),
+    );
     expect(functions.length).toBeGreaterThanOrEqual(3);
-    for (const f of functions.filter((x) => String(x.props.Runtime).startsWith("nodejs"))) {
+    for (const f of functions) {
+      const perEvent = String(f.props.Description).startsWith("Authenticates");
       expect(f.props).toMatchObject({
         Runtime: "nodejs24.x",
         Architectures: ["arm64"],
-        TracingConfig: { Mode: "Active" },
+        // The ingest runs once per event: no trace, and none of Lambda's start/report lines.
+        TracingConfig: { Mode: perEvent ? "PassThrough" : "Active" },
+        LoggingConfig: {
+          LogFormat: "JSON",
+          ApplicationLogLevel: "INFO",
+          SystemLogLevel: perEvent ? "WARN" : "INFO",
+        },
       });
     }
     template.allResourcesProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
+  });
+
+  it("traces the ingest when the deployment asks for it", () => {
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-traced-")),
+      context: { stage: "traced", ingestTracing: "true" },
+    });
+    const traced = Template.fromStack(buildApp(app).stack);
+    traced.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("^Authenticates"),
+      TracingConfig: { Mode: "Active" },
+    });
   });
 
   it("reports batch item failures from both SQS event sources, with batching and maximum concurrency", () => {

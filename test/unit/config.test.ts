@@ -91,6 +91,7 @@ describe("the deployment's configuration (CDK context)", () => {
       throttleRateLimit: 500,
       eventsMaxReceiveCount: 5,
       logRetentionDays: 30,
+      ingestTracing: false,
     });
   });
 
@@ -98,6 +99,9 @@ describe("the deployment's configuration (CDK context)", () => {
     expect(
       fromContext({ stage: "dev", allowedAppIds: '["2598234fa1e3b9c","app2"]', throttleRateLimit: "250" }),
     ).toMatchObject({ stage: "dev", allowedAppIds: ["2598234fa1e3b9c", "app2"], throttleRateLimit: 250 });
+    expect(fromContext({ ingestTracing: "true" }).ingestTracing).toBe(true);
+    expect(fromContext({ ingestTracing: "false" }).ingestTracing).toBe(false);
+    expect(() => fromContext({ ingestTracing: "yes" })).toThrow(/ingestTracing/);
   });
 
   it("refuses an unknown key, naming the closest valid one (a misspelt allowlist must not deploy open)", () => {
