@@ -44,7 +44,7 @@ const PRICE = {
   s3Get: 0.0004 / 1000,
   dynamoWriteUnit: 0.625 / 1e6,
   dynamoReadUnit: 0.125 / 1e6,
-  logGb: 0.5,
+  logByte: 0.5 / 1024 ** 3,
   xrayTrace: 5.0 / 1e6,
 };
 
@@ -297,9 +297,9 @@ async function main() {
         { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
         { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
         { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
-        { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logGb / 1024 ** 3 },
-        { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logGb / 1024 ** 3 },
-        { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logGb / 1024 ** 3 },
+        { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logByte },
+        { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
+        { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
         { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
       ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
     const lines = costLines(

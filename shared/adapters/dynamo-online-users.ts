@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { ONLINE_SHARDS, shardKeys } from "../platform/tables";
+import { shardQueries } from "../platform/tables";
 import { queryAll } from "./dynamo-reads";
 
 /**
@@ -14,13 +14,8 @@ export async function onlineUids(
   appId: string,
 ): Promise<string[]> {
   const uids: string[] = [];
-  for (const shard of shardKeys(appId, ONLINE_SHARDS)) {
-    const keys = await queryAll(doc, {
-      TableName: tableName,
-      IndexName: "online",
-      KeyConditionExpression: "onlineShard = :s",
-      ExpressionAttributeValues: { ":s": shard },
-    });
+  for (const query of shardQueries(appId, "online")) {
+    const keys = await queryAll(doc, { TableName: tableName, ...query });
     for (const item of keys) if (typeof item.uid === "string") uids.push(item.uid);
   }
   return uids;

@@ -118,6 +118,28 @@ export function shardKeys(appId: string, shards: number): string[] {
   return Array.from({ length: shards }, (_, n) => appKey(appId, String(n)));
 }
 
+/** The indexes whose partition key is a shard of the app, and how many shards each has. */
+const SHARDED_INDEXES = {
+  online: { table: PRESENCE_TABLE, shards: ONLINE_SHARDS },
+  withRecording: { table: SESSIONS_TABLE, shards: RECORDING_SHARDS },
+} as const;
+
+/**
+ * One Query per shard of a sharded index of an app: the index, its key condition and value (the
+ * caller adds the table name, and paging or `Select`).
+ *
+ * @example shardQueries("app1", "online")[0] // { IndexName: "online", KeyConditionExpression: "onlineShard = :s", ExpressionAttributeValues: { ":s": "app1#0" } }
+ */
+export function shardQueries(appId: string, indexName: keyof typeof SHARDED_INDEXES) {
+  const { table, shards } = SHARDED_INDEXES[indexName];
+  const attribute = table.indexes.find((i) => i.name === indexName)?.partitionKey.name;
+  return shardKeys(appId, shards).map((shard) => ({
+    IndexName: indexName,
+    KeyConditionExpression: `${attribute} = :s`,
+    ExpressionAttributeValues: { ":s": shard },
+  }));
+}
+
 /** `<appId>#<yyyy-mm>`: the UTC month bucket of a time (ms). */
 export function monthBucket(appId: string, ms: number): string {
   return appKey(appId, new Date(ms).toISOString().slice(0, 7));

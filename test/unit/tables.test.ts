@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { monthBuckets, ONLINE_SHARDS, shardKey, shardKeys } from "../../shared/platform/tables";
+import {
+  monthBuckets,
+  ONLINE_SHARDS,
+  RECORDING_SHARDS,
+  shardKey,
+  shardKeys,
+  shardQueries,
+} from "../../shared/platform/tables";
 
 describe("the index keys that spread a large app", () => {
   it("puts a time range into its UTC month buckets, across a year's end", () => {
@@ -17,5 +24,18 @@ describe("the index keys that spread a large app", () => {
     expect(shardKey("app", "u1", ONLINE_SHARDS)).toBe(shardKey("app", "u1", ONLINE_SHARDS));
     const used = new Set(Array.from({ length: 500 }, (_, i) => shardKey("app", `u${i}`, ONLINE_SHARDS)));
     expect([...used].sort()).toEqual(shardKeys("app", ONLINE_SHARDS).sort());
+  });
+
+  it("queries every shard of a sharded index by the index's own partition key", () => {
+    expect(shardQueries("app", "online")).toEqual(
+      shardKeys("app", ONLINE_SHARDS).map((shard) => ({
+        IndexName: "online",
+        KeyConditionExpression: "onlineShard = :s",
+        ExpressionAttributeValues: { ":s": shard },
+      })),
+    );
+    expect(shardQueries("app", "withRecording").map((q) => q.KeyConditionExpression)).toEqual(
+      Array(RECORDING_SHARDS).fill("recordingShard = :s"),
+    );
   });
 });

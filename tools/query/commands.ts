@@ -2,7 +2,7 @@ import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { ONLINE_SHARDS, RECORDING_SHARDS, shardKeys } from "../../shared/platform/tables";
+import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { expectedMessage, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
@@ -84,24 +84,14 @@ async function stats(target: Target, appId: string | undefined, dir: string | un
   const items: Record<string, number> = {};
   if (appId) {
     // Counted over the sharded indexes (a query per shard, Select COUNT): never a Scan.
-    const countShards = async (table: string, IndexName: string, attribute: string, shards: number) => {
+    const countShards = async (table: string, index: Parameters<typeof shardQueries>[1]) => {
       let n = 0;
-      for (const shard of shardKeys(appId, shards))
-        n += await countQuery(target, {
-          TableName: table,
-          IndexName,
-          KeyConditionExpression: `${attribute} = :s`,
-          ExpressionAttributeValues: { ":s": shard },
-        });
+      for (const query of shardQueries(appId, index))
+        n += await countQuery(target, { TableName: table, ...query });
       return n;
     };
-    items.sessionsWithRecordings = await countShards(
-      target.tables.sessions,
-      "withRecording",
-      "recordingShard",
-      RECORDING_SHARDS,
-    );
-    items.onlineUsers = await countShards(target.tables.presence, "online", "onlineShard", ONLINE_SHARDS);
+    items.sessionsWithRecordings = await countShards(target.tables.sessions, "withRecording");
+    items.onlineUsers = await countShards(target.tables.presence, "online");
   } else {
     for (const [name, tableName] of Object.entries(target.tables)) {
       // DescribeTable's ItemCount: live on DynamoDB Local, refreshed about every six hours in AWS.

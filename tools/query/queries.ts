@@ -1,14 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 import { batchGetAll, queryAll } from "../../shared/adapters/dynamo-reads";
-import {
-  appKey,
-  monthBuckets,
-  ONLINE_SHARDS,
-  RECORDING_SHARDS,
-  shardKeys,
-  type TableNames,
-} from "../../shared/platform/tables";
+import { appKey, monthBuckets, shardQueries, type TableNames } from "../../shared/platform/tables";
 import type { GroupState } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";
 import type { PresenceState } from "../../shared/projections/presence";
@@ -136,15 +129,7 @@ export function analyticsQueries(doc: DynamoDBDocumentClient, tables: TableNames
     },
     presence: (appId, uid) => get<PresenceView>(tables.presence, { pk: appKey(appId, uid) }),
     async online(appId) {
-      const users = await viaIndex<PresenceView>(
-        tables.presence,
-        ["pk"],
-        shardKeys(appId, ONLINE_SHARDS).map((shard) => ({
-          IndexName: "online",
-          KeyConditionExpression: "onlineShard = :s",
-          ExpressionAttributeValues: { ":s": shard },
-        })),
-      );
+      const users = await viaIndex<PresenceView>(tables.presence, ["pk"], shardQueries(appId, "online"));
       // The index is eventually consistent: keep only who the item itself says is online.
       return users.filter((p) => p.status === "online").sort((a, b) => a.uid.localeCompare(b.uid));
     },
@@ -180,11 +165,7 @@ export function analyticsQueries(doc: DynamoDBDocumentClient, tables: TableNames
       const sessions = await viaIndex<SessionView>(
         tables.sessions,
         ["pk"],
-        shardKeys(appId, RECORDING_SHARDS).map((shard) => ({
-          IndexName: "withRecording",
-          KeyConditionExpression: "recordingShard = :s",
-          ExpressionAttributeValues: { ":s": shard },
-        })),
+        shardQueries(appId, "withRecording"),
       );
       return sessions.sort(bySessionTime);
     },
