@@ -37,9 +37,7 @@ export interface GroupState {
 }
 
 function isDeleted(versions: GroupState["versions"]): boolean {
-  return (
-    versions.deleted !== undefined && (versions.created === undefined || versions.created < versions.deleted)
-  );
+  return versions.deleted !== undefined && isNewer(versions.created, versions.deleted);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { EventOf, KnownEvent } from "../events/schemas";
 import { appKey, ONLINE_SHARDS, shardKey } from "../platform/tables";
-import type { Projection, ProjectionInput } from "./types";
+import type { Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
 
 type PresenceEvent = EventOf<"user_connection_status_changed">;
@@ -34,6 +34,7 @@ export interface PresenceState {
   appVersion?: string;
   onlineShard?: string;
   versions: { status: Version; change?: Version };
+  seen?: SeenEvents;
 }
 
 /**

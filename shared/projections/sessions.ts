@@ -1,7 +1,7 @@
 import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
 import type { Occupant } from "../events/resources";
 import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "../platform/tables";
-import type { Projection, ProjectionInput } from "./types";
+import type { Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version } from "./version";
 
 /** One stint of one occupant: occupants have names, not uids; a name may join several times. */
@@ -75,6 +75,7 @@ export interface SessionState {
   timeBucket?: string;
   recordingShard?: string;
   versions: { initiation?: Version; outcome?: Version; end?: Version };
+  seen?: SeenEvents;
 }
 
 function toParticipant(occupant: Occupant): Participant {

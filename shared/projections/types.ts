@@ -6,13 +6,13 @@ export interface ProjectionInput<E extends KnownEvent = KnownEvent> {
   event: E;
   /** SHA-256 of the raw body. */
   eventId: string;
-  /** Edge receipt time, ms. */
+  /** Edge receipt time of the event's first delivery, ms (what the item remembers, else this delivery's). */
   receivedAt: number;
   /** Event time, ms (payload field, or receivedAt). */
   eventTimeMs: number;
   /** Where the event time came from: a payload path, or "receivedAt". */
   timeSource: string;
-  /** `versionOf(eventTimeMs, dedupeKey)`. */
+  /** `versionOf`: event time, lifecycle rank, first receipt, event id. */
   version: Version;
 }
 
@@ -31,9 +31,9 @@ export interface Projection<S extends { pk: string }, E extends KnownEvent = Kno
 }
 
 /**
- * Event ids (body hashes) recently applied to an item, with the version they were applied at.
- * Kept on items written by events without a payload time, whose version is the edge's receipt
- * time: a platform retry of the same bytes gets a new receipt time, and must not count as newer.
+ * Event ids (a 64-bit prefix of the body hash) recently applied to an item, with their first
+ * receipt time (ms; items written by older versions may hold a version string). Kept on every
+ * item: a platform retry of the same bytes gets a new receipt time, and must rank at its first.
  */
 export type SeenEvents = Record<string, number | Version>;
 

@@ -1,6 +1,5 @@
 import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
-import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
 import { type KnownEvent, type ParsedEvent, parseWebhookEvent } from "../events/schemas";
 import type { ProjectionOutcome } from "../platform/outcomes";
@@ -13,7 +12,7 @@ import { type MembershipState, membershipsProjection } from "../projections/memb
 import { type PresenceState, presenceProjection } from "../projections/presence";
 import { type SessionState, sessionsProjection } from "../projections/sessions";
 import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../projections/types";
-import { versionAt, versionOf, versionTime } from "../projections/version";
+import { lifecycleRank, type Version, versionOf, versionTime } from "../projections/version";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
 
@@ -33,9 +32,10 @@ export interface ProjectorDependencies {
 }
 
 /**
- * What the projections are given for an event: its time (payload or receipt) and its version.
+ * What the projections are given for an event received (first) at `receivedAt`: its time
+ * (payload, or that receipt) and its version (`versionOf`: time, lifecycle rank, receipt, id).
  *
- * @example projectionInput(event, eventId, receivedAt).version // "001696932915000.5f0c…"
+ * @example projectionInput(groupDeleted, eventId, receivedAt).version // "0mhwsoi682…"
  */
 export function projectionInput(event: KnownEvent, eventId: string, receivedAt: number): ProjectionInput {
   const time = eventTime(event, receivedAt);
@@ -45,56 +45,89 @@ export function projectionInput(event: KnownEvent, eventId: string, receivedAt: 
     receivedAt,
     eventTimeMs: time.ms,
     timeSource: time.source,
-    version: versionOf(time.ms, dedupeKey(event, eventId)),
+    version: versionOf({
+      eventTimeMs: time.ms,
+      rank: lifecycleRank(event.trigger),
+      firstReceivedAt: receivedAt,
+      eventId,
+    }),
   };
 }
 
-/** How many recent event ids an item remembers (the platform retries twice within 40 s). */
+/** How many recent event ids an item remembers at most (the platform retries twice within 40 s). */
 const SEEN_EVENTS_KEPT = 8;
+/**
+ * How long (ms of receipt time) an item remembers an event: the platform's retries come 10 s and
+ * 30 s after a failed delivery, so five minutes covers them with room; a quiet item keeps few ids.
+ */
+const SEEN_EVENTS_WINDOW_MS = 5 * 60_000;
 
 /** An item remembers an event by the first 64 bits of its id: enough to tell its last few events apart. */
 function seenId(eventId: string): string {
   return eventId.slice(0, 16);
 }
 
-/** The receipt time an item remembers for an event (items written before ids were shortened kept versions). */
-function seenAt(seen: SeenEvents | undefined, eventId: string): number | undefined {
+/** The first receipt time an item remembers for an event (items written before ids were shortened kept versions). */
+export function seenAt(seen: SeenEvents | undefined, eventId: string): number | undefined {
   const value = seen?.[seenId(eventId)] ?? seen?.[eventId];
   return typeof value === "string" ? versionTime(value) : value;
 }
 
 /**
- * Adds an event to an item's memory (its short id and first receipt time, ~35 bytes), keeping the
- * most recent `SEEN_EVENTS_KEPT`: the memory is written with every write of the item, so it is kept
- * small (an item over 1 KB costs a write unit per KB).
+ * Adds an event to an item's memory: its short id and its first receipt time (the earliest of the
+ * receipts seen, ~30 bytes), keeping the `SEEN_EVENTS_KEPT` most recent within
+ * `SEEN_EVENTS_WINDOW_MS` of the newest. The memory is written with every write of the item, so it
+ * is kept small (an item over 1 KB costs a write unit per KB). What it keeps depends only on the
+ * set of events applied, not on their order.
  */
 export function rememberEvent(seen: SeenEvents | undefined, eventId: string, receivedAt: number): SeenEvents {
-  const entries = Object.entries({ ...seen, [seenId(eventId)]: receivedAt }).map(
+  const first = Math.min(seenAt(seen, eventId) ?? receivedAt, receivedAt);
+  const entries = Object.entries({ ...seen, [seenId(eventId)]: first }).map(
     ([id, at]) => [id, typeof at === "string" ? versionTime(at) : at] as const,
   );
   entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  return Object.fromEntries(entries.slice(0, SEEN_EVENTS_KEPT));
+  const newest = entries[0]?.[1] ?? first;
+  return Object.fromEntries(
+    entries.filter(([, at]) => at >= newest - SEEN_EVENTS_WINDOW_MS).slice(0, SEEN_EVENTS_KEPT),
+  );
+}
+
+/** An item whose parts each keep the version of the fact that wrote them. */
+export type VersionedItem = { pk: string; seen?: SeenEvents; versions: Partial<Record<string, Version>> };
+
+/** The item with the parts that `version` wrote (plain, or behind a `<rank>.` prefix) left unversioned. */
+function releaseParts<S extends VersionedItem>(state: S, version: Version): S {
+  const versions = Object.fromEntries(
+    Object.entries(state.versions).filter(([, v]) => v !== version && !v?.endsWith(`.${version}`)),
+  );
+  // Only the versions change: a released part is re-taken by the next evolve of the same fact.
+  return { ...state, versions } as S;
 }
 
 /**
- * Wraps a projection's evolve for one event. For an event versioned by its receipt time, an event
- * id the item has already applied is re-applied at its first version, so a platform retry (same
- * bytes, later receipt) changes nothing.
+ * Wraps a projection's evolve for one event, at its first receipt:
+ * - an event id the item remembers from an earlier delivery is applied at that delivery's receipt
+ *   (and, for an event without a payload time, at that time), so a platform retry (same bytes,
+ *   later receipt) ranks where its first delivery did and never overrides a fact received between;
+ * - a delivery earlier than the one the item remembers (the retry was projected first, while the
+ *   original waited in the queue) re-takes the parts the later one wrote, at this first receipt.
  */
-export function evolveOnce<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
+export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
   projection: Projection<S, E>,
   input: ProjectionInput<E>,
   key: ItemKey,
 ): (state: S | null) => S {
   return (state) => {
-    if (input.timeSource !== "receivedAt") return projection.evolve(state, input, key);
     const prior = seenAt(state?.seen, input.eventId);
+    const atPrior = prior === undefined ? undefined : projectionInput(input.event, input.eventId, prior);
     const effective =
-      prior === undefined
-        ? input
-        : { ...input, version: versionAt(input.version, prior), eventTimeMs: prior };
-    const next = projection.evolve(state, effective, key);
-    return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.eventTimeMs) };
+      atPrior && atPrior.receivedAt < input.receivedAt ? (atPrior as ProjectionInput<E>) : input;
+    const base =
+      state && atPrior && atPrior.receivedAt > input.receivedAt
+        ? releaseParts(state, atPrior.version)
+        : state;
+    const next = projection.evolve(base, effective, key);
+    return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.receivedAt) };
   };
 }
 
@@ -123,7 +156,7 @@ interface EventTrack {
  * applied in receipt order, so that of two copies of one event the first counts as projected and
  * the second as stale. Returns the items' final states (the sessions feed the recording jobs).
  */
-async function foldProjection<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
+async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
   projection: Projection<S, E>,
   store: ItemStore<S>,
   inputs: readonly BatchInput[],

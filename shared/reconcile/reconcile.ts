@@ -1,10 +1,11 @@
+import { createHash } from "node:crypto";
 import { type KnownEvent, parseWebhookEvent } from "../events/schemas";
 import { appKey } from "../platform/tables";
 import type { ItemStore } from "../ports/item-store";
 import type { PresenceState } from "../projections/presence";
 import { presenceProjection } from "../projections/presence";
 import type { ProjectionInput } from "../projections/types";
-import { versionOf } from "../projections/version";
+import { lifecycleRank, versionOf } from "../projections/version";
 import type { ListedUser, UserListing } from "./platform-users";
 
 /** What a reconcile changed. */
@@ -65,13 +66,22 @@ function reconcileFact(
   if (parsed.kind !== "known")
     throw new Error(`reconcile fact for ${user.uid} is not an event: ${JSON.stringify(parsed)}`);
   const event: KnownEvent = parsed.event;
+  // A fact observed at the fetch time, ordered like any other (a middle-rank fact received then).
+  const eventId = createHash("sha256")
+    .update(`${appId}|reconcile|${fetchedAt}|${user.uid}|${status}`)
+    .digest("hex");
   return {
     event,
-    eventId: `reconcile:${fetchedAt}:${user.uid}`,
+    eventId,
     receivedAt: fetchedAt,
     eventTimeMs: fetchedAt,
     timeSource: "reconcile (fetch time)",
-    version: versionOf(fetchedAt, `${appId}|reconcile|${user.uid}|${status}`),
+    version: versionOf({
+      eventTimeMs: fetchedAt,
+      rank: lifecycleRank(event.trigger),
+      firstReceivedAt: fetchedAt,
+      eventId,
+    }),
   };
 }
 

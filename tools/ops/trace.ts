@@ -5,12 +5,14 @@ import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import { presenceProjection } from "../../shared/projections/presence";
 import { sessionsProjection } from "../../shared/projections/sessions";
-import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../../shared/projections/types";
+import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
   evolveOnce,
   type ProjectionStores,
   parseEventBody,
   projectionInput,
+  seenAt,
+  type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
 import { type Filter, findEvent, peekDeadLetters } from "./inspect";
@@ -34,16 +36,20 @@ export interface EventTrace {
   note?: string;
 }
 
-/** Whether an item's state carries this event's version in one of its parts (or remembers the event). */
-function holds(state: object, input: ProjectionInput): boolean {
-  const { versions, seen } = state as { versions?: Record<string, unknown>; seen?: SeenEvents };
-  const versioned = Object.values(versions ?? {}).some(
-    (v) => typeof v === "string" && v.endsWith(input.version),
-  );
-  return versioned || Object.keys(seen ?? {}).some((id) => input.eventId.startsWith(id));
+/**
+ * Whether an item's state carries this event's version (at the first receipt the item remembers
+ * for it) in one of its parts.
+ */
+function holds(state: VersionedItem, input: ProjectionInput): boolean {
+  const first = seenAt(state.seen, input.eventId);
+  const version =
+    first !== undefined && first < input.receivedAt
+      ? projectionInput(input.event, input.eventId, first).version
+      : input.version;
+  return Object.values(state.versions).some((v) => v?.endsWith(version));
 }
 
-async function itemStates<S extends { pk: string; seen?: SeenEvents }, E extends KnownEvent>(
+async function itemStates<S extends VersionedItem, E extends KnownEvent>(
   projection: Projection<S, E>,
   store: { get(key: ItemKey): Promise<S | null> },
   input: ProjectionInput,
