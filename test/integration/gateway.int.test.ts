@@ -86,6 +86,20 @@ describe("the local API Gateway stand-in", () => {
     expect(queue.sent.length).toBe(before);
   });
 
+  it("stamps every delivery with its own receipt time, in the order they arrive, even within one millisecond", async () => {
+    const before = queue.sent.length;
+    const bodies = Array.from({ length: 40 }, (_, i) =>
+      Buffer.from(fixtureText("group_member_joined").replace("cometchat-uid-2", `burst-${i}`)),
+    );
+    const answers = await Promise.all(bodies.map((body) => send("POST", "/webhook", body)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const stamps = queue.sent.slice(before).map((m) => Number(m.attributes?.receivedAt));
+    expect(new Set(stamps).size).toBe(bodies.length);
+    // Enqueued in the order the ingest finished, stamped in the order the requests arrived: each
+    // stamp is distinct, and none is more than a few ms ahead of the clock.
+    expect(Math.max(...stamps)).toBeLessThanOrEqual(Date.now() + bodies.length);
+  });
+
   it.each([
     ["POST", "/%2e%2e/webhook"],
     ["POST", "/./webhook"],

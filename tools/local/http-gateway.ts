@@ -96,6 +96,21 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
+/**
+ * The edge's receipt clock: epoch ms, strictly increasing across the requests of this gateway, so
+ * that two deliveries received in the same millisecond still rank in the order they arrived (a
+ * tie of facts at the same instant falls to the first receipt). It runs at most a few ms ahead of
+ * the wall clock under a burst. API Gateway's own `timeEpoch` is per request: deployed, two
+ * deliveries in the same ms reach different function instances and rank by event id.
+ */
+function receiptClock(now: () => number = Date.now): () => number {
+  let last = 0;
+  return () => {
+    last = Math.max(now(), last + 1);
+    return last;
+  };
+}
+
 /** The one route the CDK app deploys. */
 const WEBHOOK_ROUTE = "POST /webhook";
 
@@ -105,8 +120,9 @@ const WEBHOOK_ROUTE = "POST /webhook";
  * Found"}`, as deployed); `/health` (200 once everything is ready) is the stand-in's own.
  */
 export async function startGateway(options: GatewayOptions): Promise<{ server: http.Server; port: number }> {
+  const stamp = receiptClock();
   const server = http.createServer((req, res) => {
-    const started = Date.now();
+    const started = stamp();
     const path = rawPathOf(req.url);
     if (path === "/health") {
       const ready = options.isReady();
