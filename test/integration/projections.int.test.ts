@@ -28,7 +28,13 @@ import { analyticsQueries } from "../../tools/query/queries";
 import { checkTables } from "../../tools/simulate/check";
 import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
-import { type Delivery, type History, historyArbitrary } from "../support/histories";
+import {
+  type Delivery,
+  type History,
+  historyArbitrary,
+  SAME_INSTANT_SEEDS,
+  sameInstantExample,
+} from "../support/histories";
 import { projectAll, projectInBatches } from "../support/projection";
 
 const { dynamo, s3, sqs } = testClients();
@@ -131,7 +137,14 @@ describe("projections on DynamoDB Local", () => {
           expect(await readTables(c, history.deliveries)).toBe(expected);
         },
       ),
-      { numRuns: 25 },
+      {
+        numRuns: 25,
+        examples: SAME_INSTANT_SEEDS.slice(0, 4).map((seed) => [
+          sameInstantExample(`app-${randomUUID().slice(0, 8)}`, seed),
+          [5, 11],
+          2,
+        ]),
+      },
     );
   });
 
@@ -149,7 +162,12 @@ describe("projections on DynamoDB Local", () => {
           await assertAccessPatterns(analyticsQueries(documentClient(dynamo), names), history);
         },
       ),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 10) },
+      {
+        numRuns: Number(process.env.PROPERTY_RUNS ?? 10),
+        examples: SAME_INSTANT_SEEDS.map((seed) => [
+          sameInstantExample(`app-${randomUUID().slice(0, 8)}`, seed),
+        ]),
+      },
     );
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
-import { type GeneratedHistory, generateHistory } from "../../tools/simulate/generator";
+import { deliveryPlan, type GeneratedHistory, generateHistory } from "../../tools/simulate/generator";
 
 /**
  * The property tests' histories come from the product's simulator (`tools/simulate/generator.ts`),
@@ -18,7 +18,7 @@ export interface Delivery {
 export interface History {
   appId: string;
   generated: GeneratedHistory;
-  /** In event order, each received a little after it happened (receipt times strictly increase). */
+  /** In the order received, each a little after it happened (receipt times strictly increase). */
   deliveries: Delivery[];
 }
 
@@ -26,13 +26,22 @@ function delivery(body: string, receivedAt: number): Delivery {
   return { body, receivedAt, eventId: createHash("sha256").update(body).digest("hex") };
 }
 
-/** A simulated history of one app with `events` events (a few more: sessions end whole). */
+/**
+ * A simulated history of one app with `events` events (a few more: sessions end whole), received
+ * in the simulator's delivery order: a share of neighbours swapped in transit (never two that the
+ * receipt must order), each at least 300 ms after it happened, receipts strictly increasing.
+ */
 export function simulatedHistory(appId: string, seed: number, events: number): History {
   const generated = generateHistory({ events, seed, apps: [appId] });
+  const received = deliveryPlan(generated.events, { seed, duplicateShare: 0, reorderShare: 0.3 });
+  let last = 0;
   return {
     appId,
     generated,
-    deliveries: generated.events.map((e, i) => delivery(e.body, e.at + 300 + i)),
+    deliveries: received.map((e) => {
+      last = Math.max(last + 1, e.at + 300);
+      return delivery(e.body, last);
+    }),
   };
 }
 
@@ -53,3 +62,19 @@ export const historyArbitrary = (appId: fc.Arbitrary<string>, maxEvents = 30) =>
         })
         .map((shuffled) => ({ history, shuffled })),
     );
+
+/**
+ * Histories in which the simulator makes facts at the same instant (found by scanning its seeds:
+ * a group created and deleted in one second, two renames, two owner transfers, presence flapping
+ * within one ms, a call busy, rejected or unanswered within the second it was initiated, a call
+ * started and ended in one second), with each of the issue's and fast-check's counterexamples.
+ * The property tests check them on every run, delivered in reverse with every delivery twice.
+ */
+export const SAME_INSTANT_SEEDS = [83, 0, 30, 1, 77, 214, 366, 320, 397, 29] as const;
+
+/** A fixed example of `historyArbitrary`'s values: seed, 30 events, delivered in reverse, each twice. */
+export function sameInstantExample(appId: string, seed: number) {
+  const history = simulatedHistory(appId, seed, 30);
+  const reversed = [...history.deliveries].reverse();
+  return { history, shuffled: [...reversed, ...reversed] };
+}

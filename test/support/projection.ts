@@ -1,6 +1,10 @@
 import { parseWebhookEvent } from "../../shared/events/schemas";
 import type { ItemStore } from "../../shared/ports/item-store";
 import { canonicalJson } from "../../shared/projections/canonical-json";
+import type { GroupState } from "../../shared/projections/groups";
+import type { MembershipState } from "../../shared/projections/memberships";
+import type { PresenceState } from "../../shared/projections/presence";
+import type { SessionState } from "../../shared/projections/sessions";
 import type { ProjectionInput } from "../../shared/projections/types";
 import {
   type ProjectionStores,
@@ -9,6 +13,7 @@ import {
   projectionInput,
   projectKnownEvent,
 } from "../../shared/projector/core";
+import type { TableChecks } from "../../tools/simulate/check";
 import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";
 
@@ -114,4 +119,23 @@ export async function projectInBatches(
       }
     }),
   );
+}
+
+/**
+ * The access patterns the simulator's check reads, over in-memory stores: the same answers as the
+ * DynamoDB queries (current members only, users online), for property tests that run hundreds of
+ * histories. The DynamoDB Local suite checks the real queries.
+ */
+export function memoryChecks(stores: ReturnType<typeof memoryStores>): TableChecks {
+  const all = <S>(name: keyof ProjectionStores) => [...stores[name].items.values()] as S[];
+  const members = () => all<MembershipState>("memberships").filter((m) => m.status === "member");
+  return {
+    group: async (appId, guid) => all<GroupState>("groups").find((g) => g.appId === appId && g.guid === guid),
+    members: async (appId, guid) => members().filter((m) => m.appId === appId && m.guid === guid),
+    groupsOf: async (appId, uid) => members().filter((m) => m.appId === appId && m.uid === uid),
+    online: async (appId) =>
+      all<PresenceState>("presence").filter((p) => p.appId === appId && p.status === "online"),
+    session: async (appId, sessionId) =>
+      all<SessionState>("sessions").find((s) => s.appId === appId && s.sessionId === sessionId),
+  };
 }

@@ -17,10 +17,12 @@ import {
 } from "../../shared/projections/sessions";
 import type { Projection, ProjectionInput } from "../../shared/projections/types";
 import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
+import { checkTables } from "../../tools/simulate/check";
 import { fixture, type Loose } from "../support/fixtures";
-import { historyArbitrary } from "../support/histories";
+import { historyArbitrary, SAME_INSTANT_SEEDS, sameInstantExample } from "../support/histories";
 import {
   inputOf,
+  memoryChecks,
   memoryDeps,
   memoryStores,
   projectAll,
@@ -346,7 +348,7 @@ describe("projector core (in memory)", () => {
     );
   });
 
-  it("is order-independent, idempotent and batch-independent over generated histories (pure, many runs)", async () => {
+  it("is order-independent, idempotent and batch-independent over generated histories, and shows what they imply (pure, many runs)", async () => {
     await fc.assert(
       fc.asyncProperty(
         historyArbitrary(fc.constant(APP)),
@@ -354,6 +356,10 @@ describe("projector core (in memory)", () => {
         async ({ history, shuffled }, sizes) => {
           const ordered = memoryStores();
           await projectAll(history.deliveries, memoryDeps(ordered));
+          // The simulator's own check: groups, members, who is online, sessions and how they ended.
+          expect(await checkTables(history.generated, memoryChecks(ordered), { recordings: false })).toEqual(
+            [],
+          );
           const chaotic = memoryStores();
           await projectAll(shuffled, memoryDeps(chaotic));
           const batched = memoryStores();
@@ -362,7 +368,15 @@ describe("projector core (in memory)", () => {
           expect(snapshot(batched)).toBe(snapshot(ordered));
         },
       ),
-      { numRuns: 300 },
+      // 300 runs: a defect that one history in 100 shows fails 19 CI runs in 20. fast-check prints
+      // the seed and the shrunk counterexample of a failure; each one found becomes an example here.
+      {
+        numRuns: 300,
+        examples: SAME_INSTANT_SEEDS.flatMap((seed) => [
+          [sameInstantExample(APP, seed), [1]],
+          [sameInstantExample(APP, seed), [7, 3]],
+        ]),
+      },
     );
   });
 

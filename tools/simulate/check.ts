@@ -2,6 +2,9 @@ import type { AnalyticsQueries } from "../query/queries";
 import { fileSha256 } from "./file-server";
 import type { GeneratedHistory } from "./generator";
 
+/** The access patterns the check reads through. */
+export type TableChecks = Pick<AnalyticsQueries, "group" | "members" | "groupsOf" | "online" | "session">;
+
 /**
  * Compares the tables with what a generated history implies, through the query layer (the same
  * access patterns the CLI serves). Returns the differences, one line each; empty when all match.
@@ -9,7 +12,7 @@ import type { GeneratedHistory } from "./generator";
  */
 export async function checkTables(
   history: GeneratedHistory,
-  queries: AnalyticsQueries,
+  queries: TableChecks,
   options: { recordings?: boolean } = {},
 ): Promise<string[]> {
   const problems: string[] = [];
@@ -58,8 +61,15 @@ export async function checkTables(
       }
       if (actual.kind !== session.kind)
         problems.push(`${appId} session ${sessionId}: kind ${actual.kind}, expected ${session.kind}`);
-      if (session.ended && actual.endedAt === undefined && actual.outcome === "initiated")
-        problems.push(`${appId} session ${sessionId}: not ended`);
+      // An ended session shows how it ended (a call rejected or ended within the second it was
+      // initiated included); one in progress shows no outcome, or that it was initiated.
+      const outcome = session.ended ? session.outcome : undefined;
+      if (
+        outcome !== undefined ? actual.outcome !== outcome : (actual.outcome ?? "initiated") !== "initiated"
+      )
+        problems.push(
+          `${appId} session ${sessionId}: outcome ${actual.outcome}, expected ${outcome ?? "initiated"}`,
+        );
       const stints = Object.keys(actual.participants ?? {}).length;
       if (stints !== session.stints)
         problems.push(

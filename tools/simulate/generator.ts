@@ -1,3 +1,4 @@
+import { lifecycleRank } from "../../shared/projections/version";
 import { Random } from "./random";
 import { type Template, template } from "./templates";
 
@@ -11,6 +12,12 @@ export interface GeneratedEvent {
   appId: string;
   /** Event time (ms) as the platform saw it. */
   at: number;
+  /**
+   * The item whose state the event's order decides (`group:<guid>` for group and membership
+   * events, `presence:<uid>`, `session:<id>`): two deliveries about one item at the same instant
+   * must be received in the order they were sent, since the first receipt breaks their tie.
+   */
+  item?: string;
   /** For recording_generated: the file the local file server serves. */
   recording?: { path: string; bytes: number };
 }
@@ -20,7 +27,10 @@ export interface ExpectedApp {
   users: Array<{ uid: string; name: string }>;
   groups: Map<string, { name: string; owner: string; deleted: boolean; members: Map<string, string> }>;
   online: Set<string>;
-  sessions: Map<string, { kind: "call" | "meet"; ended: boolean; stints: number; recordings: number }>;
+  sessions: Map<
+    string,
+    { kind: "call" | "meet"; ended: boolean; outcome?: string; stints: number; recordings: number }
+  >;
 }
 
 export interface GeneratedHistory {
@@ -63,7 +73,9 @@ interface AppState {
   >;
   online: Set<string>;
   sessions: Map<string, Session>;
-  ended: Map<string, { kind: "call" | "meet"; stints: number; recordings: number }>;
+  ended: Map<string, { kind: "call" | "meet"; outcome: string; stints: number; recordings: number }>;
+  /** Each user's latest presence time (ms): a user's presence events never go back in time. */
+  presenceAt: Map<string, number>;
   messages: string[];
   nextGroup: number;
   nextSession: number;
@@ -109,6 +121,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     online: new Set(),
     sessions: new Map(),
     ended: new Map(),
+    presenceAt: new Map(),
     messages: [],
     nextGroup: 1,
     nextSession: 1,
@@ -136,6 +149,8 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     envelope(app, e);
     events.push({ body: JSON.stringify(e), trigger: e.trigger, appId: app.appId, at: t * 1000, ...extra });
   };
+  /** Renames so far: each rename names the group differently, even within one second. */
+  let renames = 0;
   const groupPayload = (app: AppState, guid: string, extra: Template = {}) => {
     const g = app.groups.get(guid);
     if (!g) throw new Error(`no group ${guid}`);
@@ -150,30 +165,66 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       ...extra,
     };
   };
+  /** A presence event of user `u` at `ms`: the opposite of the user's current status. */
+  const emitPresence = (app: AppState, u: string, ms: number) => {
+    const online = !app.online.has(u);
+    if (online) app.online.add(u);
+    else app.online.delete(u);
+    app.presenceAt.set(u, ms);
+    const e = template("user_connection_status_changed");
+    e.data = {
+      timestamp: ms,
+      user: user(app, u),
+      status: online ? "online" : "offline",
+      currentConnection: {
+        action: online ? "connected" : "disconnected",
+        platform: random.pick(PLATFORMS),
+        userAgent: "Mozilla/5.0 (simulator)",
+        connectedAt: ms - random.int(0, 60_000),
+        appInfo: { version: `4.${random.int(0, 3)}.0`, apiVersion: "v3.0", uts: ms - 10 },
+      },
+      userPresenceChanged: true,
+    };
+    emit(app, e, { at: ms, item: `presence:${u}` });
+  };
+  const renameGroup = (app: AppState, guid: string) => {
+    const g = app.groups.get(guid);
+    if (!g) return;
+    // A counter keeps two renames in one second apart (the same name twice would be one fact).
+    g.name = `Group ${guid} v${t}.${++renames}`;
+    const e = template("group_updated");
+    e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
+    emit(app, e, { item: `group:${guid}` });
+  };
+  const deleteGroup = (app: AppState, guid: string) => {
+    const g = app.groups.get(guid);
+    if (!g) return;
+    const e = template("group_deleted");
+    e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
+    g.deleted = true;
+    emit(app, e, { item: `group:${guid}` });
+  };
+  const transferOwner = (app: AppState, guid: string): boolean => {
+    const g = app.groups.get(guid);
+    const candidates = g ? [...g.members.keys()].filter((u) => u !== g.owner) : [];
+    if (!g || candidates.length === 0) return false;
+    const oldOwner = g.owner;
+    g.owner = random.pick(candidates);
+    const e = template("group_owner_transferred");
+    e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: oldOwner, oldOwner }) };
+    emit(app, e, { item: `group:${guid}` });
+    return true;
+  };
   const liveGroups = (app: AppState) => [...app.groups].filter(([, g]) => !g.deleted).map(([guid]) => guid);
 
   const actions: Record<keyof typeof WEIGHTS, (app: AppState) => boolean> = {
     presence(app) {
       const u = random.pick(app.users).uid;
-      const online = !app.online.has(u);
-      const e = template("user_connection_status_changed");
-      const ms = t * 1000 + random.int(0, 999);
-      if (online) app.online.add(u);
-      else app.online.delete(u);
-      e.data = {
-        timestamp: ms,
-        user: user(app, u),
-        status: online ? "online" : "offline",
-        currentConnection: {
-          action: online ? "connected" : "disconnected",
-          platform: random.pick(PLATFORMS),
-          userAgent: "Mozilla/5.0 (simulator)",
-          connectedAt: ms - random.int(0, 60_000),
-          appInfo: { version: `4.${random.int(0, 3)}.0`, apiVersion: "v3.0", uts: ms - 10 },
-        },
-        userPresenceChanged: true,
-      };
-      emit(app, e);
+      // Strictly after the user's previous presence event: the platform's clock does not go back.
+      const ms = Math.max(t * 1000 + random.int(0, 999), (app.presenceAt.get(u) ?? 0) + 1);
+      emitPresence(app, u, ms);
+      // Now and then the user flaps within one millisecond: two facts at the same instant.
+      if (random.chance(0.05)) emitPresence(app, u, ms);
       return true;
     },
     message(app) {
@@ -278,39 +329,30 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         createdAt: t,
       };
       e.data.members = { [owner]: user(app, owner) };
-      emit(app, e);
+      emit(app, e, { item: `group:${guid}` });
+      // Now and then a group is gone within the second it was made: a tie the lifecycle decides.
+      if (app.groups.size > 3 && random.chance(0.1)) deleteGroup(app, guid);
       return true;
     },
     groupUpdate(app) {
       const guid = liveGroups(app).length ? random.pick(liveGroups(app)) : undefined;
-      const g = guid ? app.groups.get(guid) : undefined;
-      if (!guid || !g) return false;
-      g.name = `Group ${guid} v${t}`;
-      const e = template("group_updated");
-      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
-      emit(app, e);
+      if (!guid) return false;
+      renameGroup(app, guid);
+      // Two renames in one second: the one received later wins.
+      if (random.chance(0.3)) renameGroup(app, guid);
       return true;
     },
     groupDelete(app) {
       const guid = liveGroups(app).length > 2 ? random.pick(liveGroups(app)) : undefined;
-      const g = guid ? app.groups.get(guid) : undefined;
-      if (!guid || !g) return false;
-      const e = template("group_deleted");
-      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
-      g.deleted = true;
-      emit(app, e);
+      if (!guid) return false;
+      deleteGroup(app, guid);
       return true;
     },
     owner(app) {
       const guid = liveGroups(app).length ? random.pick(liveGroups(app)) : undefined;
-      const g = guid ? app.groups.get(guid) : undefined;
-      const candidates = g ? [...g.members.keys()].filter((u) => u !== g.owner) : [];
-      if (!guid || !g || candidates.length === 0) return false;
-      const oldOwner = g.owner;
-      g.owner = random.pick(candidates);
-      const e = template("group_owner_transferred");
-      e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: oldOwner, oldOwner }) };
-      emit(app, e);
+      if (!guid || !transferOwner(app, guid)) return false;
+      // Ownership passed on twice in one second (ha → hb → hc).
+      if (random.chance(0.3)) transferOwner(app, guid);
       return true;
     },
     member(app) {
@@ -344,7 +386,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       e.data.group = groupPayload(app, guid);
       e.data.members = { [u]: member };
       if ("by" in e.data) e.data.by = user(app, g.owner);
-      emit(app, e);
+      emit(app, e, { item: `group:${guid}` });
       return true;
     },
     call(app) {
@@ -374,10 +416,10 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
           sender: a.uid,
           receiver: b.uid,
         });
-        emit(app, e);
+        emit(app, e, { item: `session:${id}` });
         if (random.chance(0.1)) {
-          // Not answered: the session ends there.
-          t += 1;
+          // Not answered: the session ends there, often within the second it was initiated.
+          if (random.chance(0.5)) t += 1;
           const outcome = template(
             random.pick(["call_busy", "call_rejected", "call_unanswered", "call_cancelled"]),
           );
@@ -387,9 +429,9 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
             updatedAt: t,
             data: { ...e.data.call.data, action: outcome.trigger.slice(5) },
           };
-          emit(app, outcome);
+          emit(app, outcome, { item: `session:${id}` });
           app.sessions.delete(id);
-          app.ended.set(id, { kind, stints: 0, recordings: 0 });
+          app.ended.set(id, { kind, outcome: outcome.trigger.slice(5), stints: 0, recordings: 0 });
           return true;
         }
       }
@@ -397,7 +439,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       const started = template(kind === "call" ? "call_started" : "meeting_started");
       started.data = { created_at: t, sessionId: id };
       session.startedAt = t;
-      emit(app, started);
+      emit(app, started, { item: `session:${id}` });
       return true;
     },
     participant(app) {
@@ -412,7 +454,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         e.data.sessionId = session.id;
         session.present.set(name, t);
         session.stints++;
-        emit(app, e);
+        emit(app, e, { item: `session:${session.id}` });
       } else {
         const e = template(`${prefix}_participant_left`);
         e.data = {
@@ -425,7 +467,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
           sessionId: session.id,
         };
         session.present.delete(name);
-        emit(app, e);
+        emit(app, e, { item: `session:${session.id}` });
       }
       return true;
     },
@@ -445,10 +487,15 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         created_at: session.startedAt,
         sessionId: session.id,
       };
-      emit(app, e);
+      emit(app, e, { item: `session:${session.id}` });
       app.sessions.delete(session.id);
       const recorded = session.stints > 0 && random.chance(0.5);
-      app.ended.set(session.id, { kind: session.kind, stints: session.stints, recordings: recorded ? 1 : 0 });
+      app.ended.set(session.id, {
+        kind: session.kind,
+        outcome: "ended",
+        stints: session.stints,
+        recordings: recorded ? 1 : 0,
+      });
       if (recorded) {
         t += 2;
         const bytes = random.int(minBytes, maxBytes);
@@ -461,7 +508,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
           sessionId: session.id,
           recording_url: `${baseUrl}${path}?token=${random.int(1, 1e9)}`,
         };
-        emit(app, r, { recording: { path, bytes } });
+        emit(app, r, { recording: { path, bytes }, item: `session:${session.id}` });
       }
       return true;
     },
@@ -483,7 +530,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   for (const app of apps) {
     const sessions = new Map<
       string,
-      { kind: "call" | "meet"; ended: boolean; stints: number; recordings: number }
+      { kind: "call" | "meet"; ended: boolean; outcome?: string; stints: number; recordings: number }
     >();
     for (const [id, s] of app.ended) sessions.set(id, { ...s, ended: true });
     for (const [id, s] of app.sessions)
@@ -515,8 +562,25 @@ export interface DeliveryPlanOptions {
 }
 
 /**
+ * Whether two events must be received in the order they were sent: two without an event time
+ * (nothing in their payloads could restore their order), or two about one item at the same
+ * instant and the same lifecycle rank (their first receipts break the tie). A terminal step may
+ * arrive before the opening step of its second: the rank puts them back in order.
+ */
+function receiptOrdered(a: GeneratedEvent, b: GeneratedEvent): boolean {
+  if (UNORDERED.test(a.trigger) && UNORDERED.test(b.trigger)) return true;
+  return (
+    a.item !== undefined &&
+    a.item === b.item &&
+    a.at === b.at &&
+    lifecycleRank(a.trigger) === lifecycleRank(b.trigger)
+  );
+}
+
+/**
  * The order deliveries go out in: duplicates re-sent 20 to 60 deliveries later, and some
- * neighbours swapped. Events without an event time never overtake each other.
+ * neighbours swapped. Events that must be received in the order they were sent
+ * (`receiptOrdered`) never overtake each other.
  */
 export function deliveryPlan(
   events: readonly GeneratedEvent[],
@@ -528,16 +592,20 @@ export function deliveryPlan(
     if (!random.chance(options.reorderShare)) continue;
     const j = Math.min(order.length - 1, i + random.int(1, 8));
     const [a, b] = [order[i] as GeneratedEvent, order[j] as GeneratedEvent];
-    if (UNORDERED.test(a.trigger) && UNORDERED.test(b.trigger)) continue;
-    // Swapping must not make two unordered events cross: check what lies between.
-    const between = order.slice(i + 1, j);
-    if (
-      (UNORDERED.test(a.trigger) || UNORDERED.test(b.trigger)) &&
-      between.some((e) => UNORDERED.test(e.trigger))
-    )
-      continue;
+    // Swapping moves a past everything up to b, and b back past everything from a.
+    const crossed = order.slice(i + 1, j);
+    if (receiptOrdered(a, b) || crossed.some((e) => receiptOrdered(a, e) || receiptOrdered(e, b))) continue;
     order[i] = b;
     order[j] = a;
+  }
+  // Facts of one instant whose lifecycle orders them (created and deleted in one second, a call
+  // initiated and rejected) often arrive the other way round: half of them swap in transit.
+  for (let i = 1; i < order.length && options.reorderShare > 0; i++) {
+    const [a, b] = [order[i - 1] as GeneratedEvent, order[i] as GeneratedEvent];
+    if (a.item === undefined || a.item !== b.item || a.at !== b.at || !random.chance(0.5)) continue;
+    if (lifecycleRank(a.trigger) === lifecycleRank(b.trigger)) continue;
+    order[i - 1] = b;
+    order[i] = a;
   }
   const plan: GeneratedEvent[] = [];
   const pending: Array<{ at: number; event: GeneratedEvent }> = [];

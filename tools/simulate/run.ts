@@ -178,6 +178,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const started = performance.now();
     let next = 0;
     let sent = 0;
+    // The last delivery about each item: the next one about it waits for its answer, so that the
+    // edge receives them in the order they were sent (concurrent requests may overtake each other).
+    const lastAbout = new Map<string, Promise<unknown>>();
     await Promise.all(
       Array.from({ length: options.concurrency }, async () => {
         for (;;) {
@@ -185,10 +188,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           const index = next++;
           const delivery = plan[index];
           if (!delivery) return;
-          const due = started + index * interval;
-          const wait = due - performance.now();
-          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          const status = await deliver(options.url, authorization, delivery.body);
+          const previous = delivery.item ? lastAbout.get(delivery.item) : undefined;
+          const answered = (async () => {
+            const due = started + index * interval;
+            const wait = due - performance.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+            await previous;
+            return deliver(options.url, authorization, delivery.body);
+          })();
+          if (delivery.item) lastAbout.set(delivery.item, answered);
+          const status = await answered;
           byStatus[status] = (byStatus[status] ?? 0) + 1;
           byTrigger[delivery.trigger] = (byTrigger[delivery.trigger] ?? 0) + 1;
           sent++;
