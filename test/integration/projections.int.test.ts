@@ -30,10 +30,10 @@ import { createBucket, createQueue, testClients, uniqueName } from "../support/a
 import { fixture } from "../support/fixtures";
 import {
   type Delivery,
+  FIXED_HISTORIES,
+  fixedExample,
   type History,
   historyArbitrary,
-  SAME_INSTANT_SEEDS,
-  sameInstantExample,
 } from "../support/histories";
 import { projectAll, projectInBatches } from "../support/projection";
 
@@ -139,8 +139,8 @@ describe("projections on DynamoDB Local", () => {
       ),
       {
         numRuns: 25,
-        examples: SAME_INSTANT_SEEDS.slice(0, 4).map((seed) => [
-          sameInstantExample(`app-${randomUUID().slice(0, 8)}`, seed),
+        examples: FIXED_HISTORIES.slice(0, 4).map((fixed) => [
+          fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed),
           [5, 11],
           2,
         ]),
@@ -164,9 +164,7 @@ describe("projections on DynamoDB Local", () => {
       ),
       {
         numRuns: Number(process.env.PROPERTY_RUNS ?? 10),
-        examples: SAME_INSTANT_SEEDS.map((seed) => [
-          sameInstantExample(`app-${randomUUID().slice(0, 8)}`, seed),
-        ]),
+        examples: FIXED_HISTORIES.map((fixed) => [fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed)]),
       },
     );
   });

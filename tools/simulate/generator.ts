@@ -59,6 +59,8 @@ interface Session {
   kind: "call" | "meet";
   startedAt: number;
   present: Map<string, number>;
+  /** When each name last joined: an occupant is known by name and join second, so a name rejoins in a later second. */
+  joined: Map<string, number>;
   stints: number;
   /** A 1:1 call's two parties (by name): only they join it. Meetings take anyone. */
   parties?: string[];
@@ -393,7 +395,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       if (app.sessions.size >= 3) return false;
       const kind = random.chance(0.6) ? "call" : "meet";
       const id = `v1.eu.${app.appId}.s${app.nextSession++}`;
-      const session: Session = { id, kind, startedAt: t, present: new Map(), stints: 0 };
+      const session: Session = { id, kind, startedAt: t, present: new Map(), joined: new Map(), stints: 0 };
       app.sessions.set(id, session);
       if (kind === "call") {
         const a = random.pick(app.users);
@@ -449,6 +451,8 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       const prefix = session.kind === "call" ? "call" : "meeting";
       const since = session.present.get(name);
       if (since === undefined) {
+        if (session.joined.get(name) === t) return false;
+        session.joined.set(name, t);
         const e = template(`${prefix}_participant_joined`);
         e.data.occupant = { joined_at: t, audio_call: session.kind === "call" ? "true" : "false", name };
         e.data.sessionId = session.id;
