@@ -66,19 +66,32 @@ interface Session {
   parties?: string[];
 }
 
+/** A group as the simulator knows it. */
+interface GroupModel {
+  name: string;
+  owner: string;
+  members: Map<string, string>;
+  banned: Set<string>;
+  deleted: boolean;
+  /**
+   * Facts already sent about the group this second (`<from>><to>` transfers, member uids): the
+   * same fact twice in one second has the same bytes, which no receiver can tell from a retry.
+   */
+  thisSecond: { at: number; facts: Set<string> };
+}
+
 interface AppState {
   appId: string;
   users: Array<{ uid: string; name: string }>;
-  groups: Map<
-    string,
-    { name: string; owner: string; members: Map<string, string>; banned: Set<string>; deleted: boolean }
-  >;
+  groups: Map<string, GroupModel>;
   online: Set<string>;
   sessions: Map<string, Session>;
   ended: Map<string, { kind: "call" | "meet"; outcome: string; stints: number; recordings: number }>;
   /** Each user's latest presence time (ms): a user's presence events never go back in time. */
   presenceAt: Map<string, number>;
   messages: string[];
+  /** Receipts sent, by trigger, message and user. */
+  receipts: Set<string>;
   nextGroup: number;
   nextSession: number;
   nextMessage: number;
@@ -125,6 +138,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     ended: new Map(),
     presenceAt: new Map(),
     messages: [],
+    receipts: new Set(),
     nextGroup: 1,
     nextSession: 1,
     nextMessage: 1,
@@ -208,15 +222,24 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   };
   const transferOwner = (app: AppState, guid: string): boolean => {
     const g = app.groups.get(guid);
-    const candidates = g ? [...g.members.keys()].filter((u) => u !== g.owner) : [];
+    const candidates = g
+      ? [...g.members.keys()].filter((u) => u !== g.owner && !sentThisSecond(g, `${g.owner}>${u}`))
+      : [];
     if (!g || candidates.length === 0) return false;
     const oldOwner = g.owner;
     g.owner = random.pick(candidates);
+    thisSecond(g).add(`${oldOwner}>${g.owner}`);
     const e = template("group_owner_transferred");
     e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: oldOwner, oldOwner }) };
     emit(app, e, { item: `group:${guid}` });
     return true;
   };
+  /** The facts sent about a group this second. */
+  const thisSecond = (g: GroupModel) => {
+    if (g.thisSecond.at !== t) g.thisSecond = { at: t, facts: new Set() };
+    return g.thisSecond.facts;
+  };
+  const sentThisSecond = (g: GroupModel, fact: string) => thisSecond(g).has(fact);
   const liveGroups = (app: AppState) => [...app.groups].filter(([, g]) => !g.deleted).map(([guid]) => guid);
 
   const actions: Record<keyof typeof WEIGHTS, (app: AppState) => boolean> = {
@@ -287,6 +310,10 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       e.data.body.user = user(app, u.uid);
       e.data.body.timestamp = t;
       e.data.sender = u.uid;
+      // A user delivers or reads a message once: a second receipt would be the same fact.
+      const fact = `${e.trigger}|${e.data.body.messageId}|${u.uid}`;
+      if (app.receipts.has(fact)) return false;
+      app.receipts.add(fact);
       emit(app, e);
       return true;
     },
@@ -320,6 +347,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         owner,
         members: new Map([[owner, "admin"]]),
         banned: new Set(),
+        thisSecond: { at: t, facts: new Set() },
         deleted: false,
       });
       const e = template("group_created");
@@ -363,6 +391,8 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       if (!guid || !g) return false;
       const u = random.pick(app.users).uid;
       if (u === g.owner) return false;
+      if (sentThisSecond(g, u)) return false;
+      thisSecond(g).add(u);
       const isMember = g.members.has(u);
       const banned = g.banned.has(u);
       const options: string[] = banned
