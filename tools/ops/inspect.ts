@@ -4,11 +4,11 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import {
   dayOfKey,
+  parseRawArchiveObject,
   type QuarantineRecord,
   quarantineRecordSchema,
   type RawArchiveLine,
   rawArchiveAppPrefix,
-  rawArchiveLineSchema,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
@@ -169,11 +169,10 @@ export async function findEvent(
   }
   const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
   for (const key of (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
-    for (const text of (await getText(s3, bucket, key)).split("\n")) {
-      if (!text.includes(eventId)) continue;
-      const line = parseJsonContract(rawArchiveLineSchema, text, `raw archive line in ${key}`);
-      if (line.eventId === eventId) return { source: "archive", key, line };
-    }
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+    const line = parseRawArchiveObject(bytes, key).find((l) => l.eventId === eventId);
+    if (line) return { source: "archive", key, line };
   }
   return undefined;
 }
