@@ -20,6 +20,8 @@ export interface SimulationOptions {
   concurrency: number;
   seed: number;
   apps: string[];
+  /** Epoch seconds of the history's first event (the generator's default: a fixed day in 2025). */
+  startAt?: number;
   duplicateShare: number;
   reorderShare: number;
   /** The running local stack: enables the settle wait and the table check. */
@@ -140,6 +142,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         seed: options.seed,
         apps: options.apps,
         recordingBaseUrl: files.url,
+        ...(options.startAt === undefined ? {} : { startAt: options.startAt }),
       });
     const fullPlan =
       options.replay?.plan ??
