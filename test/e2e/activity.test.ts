@@ -63,6 +63,8 @@ beforeAll(async () => {
     apps: [APP],
     // Event times around now, so the days recomputed are the days received.
     startAt: Math.floor(Date.now() / 1000) - 900,
+    // simulate --activity: after the table check, recompute the days and check the activity items.
+    activity: true,
     duplicateShare: 0.05,
     reorderShare: 0.1,
     stack: stack.info,
