@@ -40,13 +40,17 @@ export function daysInRange(from: string, to: string): string[] {
 
 /**
  * The receipt days whose partitions a day's recompute reads: the day itself; the next one, for
- * the facts that arrive late (up to the grace period, at most a day); and the previous one, for
- * the first copies of facts whose event time is their receipt (membership events, blocks): a
- * platform retry received after midnight must find the copy received before, or it would count
- * on both days. A fact is counted once, at its first receipt.
+ * the facts that arrive late (up to the grace period, at most a day); and, once the day is over,
+ * the previous one, for the first copies of facts whose event time is their receipt (membership
+ * events, blocks): a platform retry received after midnight must find the copy received before,
+ * or it would count on both days. While the day is still open (today, recomputed every few
+ * minutes) that read is skipped: its figures are provisional anyway, and the recomputes after its
+ * end, which make it final, read it. A fact is counted once, at its first receipt.
+ *
+ * @example partitionsOf("2026-01-02", { closed: true }) // { first: "2026-01-01", last: "2026-01-03" }
  */
-export function partitionsOf(day: string): { first: string; last: string } {
-  return { first: utcDay(dayStart(day) - DAY_MS), last: utcDay(dayStart(day) + DAY_MS) };
+export function partitionsOf(day: string, { closed }: { closed: boolean }): { first: string; last: string } {
+  return { first: closed ? utcDay(dayStart(day) - DAY_MS) : day, last: utcDay(dayStart(day) + DAY_MS) };
 }
 
 /**
@@ -72,7 +76,7 @@ export async function rollupDay(
   }
   const computedAt = deps.now();
   const start = dayStart(day);
-  const { first, last } = partitionsOf(day);
+  const { first, last } = partitionsOf(day, { closed: computedAt >= start + DAY_MS });
   const app = appSegment(appId);
   const result = await deps.engine.query(
     readQuery("day-activity"),

@@ -73,7 +73,7 @@ function queued(e: GeneratedEvent, receivedAt: number): QueuedEvent {
 
 async function figuresFromArchive(appId: string, day: string) {
   const engine = duckDbEngine({ s3, bucket });
-  const { first, last } = partitionsOf(day);
+  const { first, last } = partitionsOf(day, { closed: true });
   const app = appSegment(appId);
   const result = await engine.query(
     readQuery("day-activity"),
