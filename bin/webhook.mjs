@@ -12,6 +12,8 @@ const COMMANDS = {
   replay: "../tools/ops/replay.ts",
   reconcile: "../tools/ops/reconcile.ts",
   resend: "../tools/ops/resend.ts",
+  rollup: "../tools/analytics/rollup.ts",
+  sql: "../tools/analytics/sql.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

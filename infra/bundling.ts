@@ -25,7 +25,11 @@ export const FUNCTION_ENTRIES = {
   projector: fileURLToPath(new URL("../functions/projector/handler.ts", import.meta.url)),
   recorder: fileURLToPath(new URL("../functions/recorder/handler.ts", import.meta.url)),
   reconciler: fileURLToPath(new URL("../functions/reconciler/handler.ts", import.meta.url)),
+  rollup: fileURLToPath(new URL("../functions/rollup/handler.ts", import.meta.url)),
 } as const;
+
+/** The query files the rollup reads at run time (`shared/analytics/queries.ts`), copied beside its bundle. */
+export const SQL_DIR = fileURLToPath(new URL("../shared/analytics/sql", import.meta.url));
 
 /** The esbuild options of a function bundle, for the benchmarks that build one as the CDK app does. */
 export function lambdaBuildOptions(entry: string): BuildOptions {

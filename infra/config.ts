@@ -65,6 +65,12 @@ const contextSchema = z.strictObject({
   ),
   /** `{"<appId>": "us" | "eu" | "in"}`: the apps the schedule reconciles, and the region of each. */
   reconcileApps: z._default(z.record(z.string(), z.enum(["us", "eu", "in"])), {}),
+  /** The activity rollup recomputes today and yesterday every this many minutes (EventBridge). */
+  activityEveryMinutes: int(15, 1, 1440),
+  /** A day is final (no longer recomputed) this many minutes after its end: late events are awaited until then. */
+  activityGraceMinutes: int(120, 0, 1440),
+  /** Athena cancels a query (the rollup's or `webhook sql --stack`'s) that would scan more than this (MB). */
+  athenaBytesScannedCutoffMb: int(10_240, 10, 10_000_000),
   /** Alarm when the oldest message of a queue is older than this many seconds. */
   queueAgeAlarmSeconds: int(300, 60, 1_209_600),
   /** Alarm when this many events fail in the projector within 5 minutes (retried, not yet dead-lettered). */

@@ -18,6 +18,7 @@ import {
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
 import type { DeploymentConfig } from "./config";
+import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { BackendFunction } from "./constructs/backend-function";
 import { DataBucket } from "./constructs/data-bucket";
 import { Monitoring } from "./constructs/monitoring";
@@ -128,7 +129,27 @@ export class WebhookBackendStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
     this.reconciler(resources);
+    const analytics = new ActivityAnalytics(this, "Analytics", {
+      data: resources.data,
+      logRetention: resources.logRetention,
+      everyMinutes: config.activityEveryMinutes,
+      graceMinutes: config.activityGraceMinutes,
+      bytesScannedCutoffMb: config.athenaBytesScannedCutoffMb,
+      alarmTopic: monitoring.topic,
+    });
     this.outputs(resources, edge, credentials, monitoring);
+    new CfnOutput(this, "ActivityTable", {
+      value: analytics.table.tableName,
+      description: "activity figures",
+    });
+    new CfnOutput(this, "AthenaWorkGroup", {
+      value: analytics.workGroup.ref,
+      description: "SQL over the archive",
+    });
+    new CfnOutput(this, "GlueDatabase", {
+      value: analytics.database.ref,
+      description: "holds archive_events",
+    });
   }
 
   /** The ingest: sends to the events queue, reads the credentials, writes oversize bodies. */

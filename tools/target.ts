@@ -4,6 +4,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { TableNames } from "../shared/platform/tables";
 import { clientsFor, emulatorClients } from "./local/clients";
+import { localActivityTableName } from "./local/provision";
 import { readStackInfo, stateDir } from "./local/state";
 
 /**
@@ -21,6 +22,9 @@ export interface Target {
   s3: S3Client;
   sqs: SQSClient;
   stackName?: string;
+  /** The activity table and the engine SQL over the archive runs on (#20). */
+  activityTable?: string;
+  athena?: { workGroup: string; database: string };
   destroy(): void;
 }
 
@@ -58,6 +62,10 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       },
       bucket: outputs.DataBucket,
       apiKeysSecretArn: outputs.RecordingApiKeysSecret || undefined,
+      activityTable: outputs.ActivityTable || undefined,
+      ...(outputs.AthenaWorkGroup && outputs.GlueDatabase
+        ? { athena: { workGroup: outputs.AthenaWorkGroup, database: outputs.GlueDatabase } }
+        : {}),
       queues: {
         events: { url: outputs.EventsQueueUrl ?? "", deadLetterUrl: outputs.EventsDeadLetterQueueUrl ?? "" },
         recordings: {
@@ -80,5 +88,6 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
     tables: info.tables,
     bucket: info.bucket,
     queues: info.queues,
+    activityTable: info.activityTable ?? localActivityTableName("local"),
   };
 }

@@ -47,6 +47,8 @@ export interface BackendFunctionProps {
    * @default SystemLogLevel.INFO
    */
   readonly systemLogLevel?: SystemLogLevel;
+  /** A directory copied into the bundle (`to`, beside the handler): files the code reads at run time. */
+  readonly bundledFiles?: { from: string; to: string };
 }
 
 /**
@@ -99,6 +101,7 @@ export class BackendFunction extends Construct {
         externalModules: [],
         esbuildArgs: Object.fromEntries(Object.entries(ALIASES).map(([from, to]) => [`--alias:${from}`, to])),
         forceDockerBundling: false,
+        ...(props.bundledFiles ? { commandHooks: copyInto(props.bundledFiles) } : {}),
       },
     });
     this.acknowledgeSharedFindings(props.invokedBy ?? "sqs");
@@ -132,4 +135,16 @@ export class BackendFunction extends Construct {
       "SQS event sources do not take on-failure destinations: failed messages go back to the queue and, after maxReceiveCount, to its DLQ.",
     );
   }
+}
+
+/** Bundling hooks that copy a directory beside the bundled handler. */
+function copyInto({ from, to }: { from: string; to: string }) {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_input: string, output: string) => [
+      `mkdir -p "${output}/${to}"`,
+      `cp -R "${from}/." "${output}/${to}/"`,
+    ],
+  };
 }

@@ -29,5 +29,10 @@ export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
       if (!out.Body) throw new StorageError(`s3://${bucket}/${key} has no body`);
       return out.Body.transformToString("utf8");
     },
+    async getBytes(key) {
+      const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      if (!out.Body) throw new StorageError(`s3://${bucket}/${key} has no body`);
+      return out.Body.transformToByteArray();
+    },
   };
 }

@@ -1,5 +1,7 @@
+import { gunzipSync } from "node:zlib";
 import * as z from "zod/mini";
 import { S3_PREFIX } from "../platform/constants";
+import { parseJsonContract } from "./queue-messages";
 
 /**
  * What the data bucket holds and where, defined once: the projector writes the raw archive and
@@ -14,8 +16,35 @@ export const rawArchiveLineSchema = z.object({
   appId: z.optional(z.string()),
   /** The raw body, as the platform sent it. */
   body: z.string(),
+  /**
+   * The facts about the event computed once, at archive time, so that SQL over the archive never
+   * re-derives them (absent on lines archived before, and on a body that fails its schema):
+   * its event time (ms, `eventTime`), natural key (`dedupeKey`) and lifecycle rank (`lifecycleRank`).
+   */
+  eventTime: z.optional(z.number()),
+  naturalKey: z.optional(z.string()),
+  rank: z.optional(z.number()),
 });
 export type RawArchiveLine = z.infer<typeof rawArchiveLineSchema>;
+
+/** A raw-archive object is gzip-compressed NDJSON (`.ndjson.gz`); objects written before are plain `.ndjson`. */
+export const RAW_ARCHIVE_SUFFIX = ".ndjson.gz";
+
+/**
+ * The lines of a raw-archive object, plain or gzip-compressed (told by gzip's magic bytes, so a
+ * key's suffix cannot mislead it), each parsed by its contract.
+ *
+ * @example parseRawArchiveObject(await blobs.getBytes(key), key) // [{ eventId, receivedAt, … }]
+ * @throws ContractViolationError naming the key when a line breaks the contract
+ */
+export function parseRawArchiveObject(bytes: Uint8Array, key: string): RawArchiveLine[] {
+  const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
+  const text = Buffer.from(gzip ? gunzipSync(bytes) : bytes).toString("utf8");
+  return text
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => parseJsonContract(rawArchiveLineSchema, line, `raw archive line in ${key}`));
+}
 
 /** A quarantined event: the raw line, the queue message it came in, and why it was refused. */
 export const quarantineRecordSchema = z.extend(rawArchiveLineSchema, {

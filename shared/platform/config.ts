@@ -276,3 +276,34 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
     },
   };
 }
+
+export interface RollupConfig {
+  aws: AwsClientSettings;
+  activityTable: string;
+  dataBucket: string;
+  athenaWorkGroup: string;
+  glueDatabase: string;
+  /** How long after a day's end late events are awaited (ms). */
+  graceMs: number;
+}
+
+export const rollupEnv = z.extend(awsEnv, {
+  ACTIVITY_TABLE: text,
+  DATA_BUCKET: text,
+  ATHENA_WORKGROUP: text,
+  GLUE_DATABASE: text,
+  ACTIVITY_GRACE_MINUTES: positiveInt(120),
+});
+
+/** Reads the scheduled activity rollup's configuration. */
+export function loadRollupConfig(env: Env): RollupConfig {
+  const e = parseEnv(rollupEnv, env);
+  return {
+    aws: awsSettings(e),
+    activityTable: e.ACTIVITY_TABLE,
+    dataBucket: e.DATA_BUCKET,
+    athenaWorkGroup: e.ATHENA_WORKGROUP,
+    glueDatabase: e.GLUE_DATABASE,
+    graceMs: e.ACTIVITY_GRACE_MINUTES * 60_000,
+  };
+}

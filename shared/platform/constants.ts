@@ -30,4 +30,6 @@ export const S3_PREFIX = {
   raw: "raw/",
   quarantine: "quarantine/",
   recordings: "recordings/",
+  /** Athena's query results (the activity rollup and `webhook sql --stack`), expired after a week. */
+  athenaResults: "athena-results/",
 } as const;

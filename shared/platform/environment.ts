@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv } from "./config";
+import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv, rollupEnv } from "./config";
 import { RECORDINGS_QUEUE } from "./queues";
 import type { TableNames } from "./tables";
 
@@ -89,5 +89,23 @@ export function reconcilerEnvironment(e: ReconcilerEnvironment): EnvOf<typeof re
     PRESENCE_TABLE: e.presenceTable,
     RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId,
     RECONCILE_APPS: JSON.stringify(e.apps),
+  };
+}
+
+export interface RollupEnvironment {
+  activityTable: string;
+  dataBucket: string;
+  athenaWorkGroup: string;
+  glueDatabase: string;
+  graceMinutes: number;
+}
+
+export function rollupEnvironment(e: RollupEnvironment): EnvOf<typeof rollupEnv> {
+  return {
+    ACTIVITY_TABLE: e.activityTable,
+    DATA_BUCKET: e.dataBucket,
+    ATHENA_WORKGROUP: e.athenaWorkGroup,
+    GLUE_DATABASE: e.glueDatabase,
+    ACTIVITY_GRACE_MINUTES: String(e.graceMinutes),
   };
 }

@@ -78,3 +78,18 @@ export function errorSummary(error: unknown): { name: string; message: string } 
     ? { name: error.name, message: error.message }
     : { name: "Error", message: String(error) };
 }
+
+/**
+ * An SQL query over the archive failed (a syntax error, a missing column, a bytes-scanned cutoff)
+ * or was cancelled: `message` is the engine's reason on one line; `state` Athena's final state.
+ */
+export class SqlQueryError extends BackendError {
+  override name = "SqlQueryError";
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly state: "FAILED" | "CANCELLED" | "REFUSED" = "FAILED",
+  ) {
+    super(message);
+  }
+}

@@ -49,11 +49,16 @@ export const RECONCILER_OUTCOMES = [
 ] as const;
 export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 
+/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup.ts`). */
+export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "failed"] as const;
+export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
+
 /** Each function's outcome metric (CloudWatch name, with an `outcome` dimension) and its vocabulary. */
 export const OUTCOME_METRICS = {
   ingest: { metric: "IngestRequests", outcomes: INGEST_OUTCOMES },
   projector: { metric: "ProjectorEvents", outcomes: PROJECTOR_OUTCOMES },
   recorder: { metric: "RecorderJobs", outcomes: RECORDER_OUTCOMES },
   reconciler: { metric: "ReconciledUsers", outcomes: RECONCILER_OUTCOMES },
+  rollup: { metric: "ActivityRollups", outcomes: ROLLUP_OUTCOMES },
 } as const;
 export type ServiceName = keyof typeof OUTCOME_METRICS;

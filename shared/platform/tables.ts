@@ -84,6 +84,21 @@ export const SESSIONS_TABLE: TableDefinition = {
   ],
 };
 
+/**
+ * activity: the figures the rollup computes from the raw archive (`shared/analytics`), replaced
+ * as a whole day at a time. Not a projection: the projector never writes it.
+ * - pk `<appId>#days`, sk `<yyyy-mm-dd>`: a day's figures (an app's days in a range: one Query);
+ * - pk `<appId>#<yyyy-mm-dd>`, sk `hour#<hh>`: its hours (one Query, `begins_with(sk, "hour#")`);
+ * - same pk, sk `top#groups#<rank>` / `top#users#<rank>`: its busiest groups and users, rank
+ *   001 first (one Query with a Limit).
+ */
+export const ACTIVITY_TABLE: Omit<TableDefinition, "id"> & { id: "Activity" } = {
+  id: "Activity",
+  partitionKey: S("pk"),
+  sortKey: S("sk"),
+  indexes: [],
+};
+
 export const TABLE_DEFINITIONS: readonly TableDefinition[] = [
   GROUPS_TABLE,
   MEMBERSHIPS_TABLE,

@@ -15,4 +15,5 @@ export interface BlobStore {
   readonly bucket: string;
   put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<StoredObject>;
   getText(key: string): Promise<string>;
+  getBytes(key: string): Promise<Uint8Array>;
 }

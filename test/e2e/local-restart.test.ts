@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
+import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
 import { emulatorClients } from "../../tools/local/clients";
 import { freePort } from "../../tools/local/emulators";
 import { alive } from "../../tools/local/lock";
@@ -96,10 +97,11 @@ async function archivedEventIds(info: LocalStackInfo): Promise<Set<string>> {
         new ListObjectsV2Command({ Bucket: info.bucket, Prefix: "raw/", ContinuationToken: token }),
       );
       for (const o of page.Contents ?? []) {
-        const text = await (
+        const bytes = await (
           await s3.send(new GetObjectCommand({ Bucket: info.bucket, Key: o.Key }))
-        ).Body?.transformToString();
-        for (const line of (text ?? "").split("\n")) if (line) ids.add(JSON.parse(line).eventId);
+        ).Body?.transformToByteArray();
+        for (const line of parseRawArchiveObject(bytes ?? new Uint8Array(), o.Key ?? ""))
+          ids.add(line.eventId);
       }
       token = page.NextContinuationToken;
     } while (token);

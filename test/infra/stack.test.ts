@@ -128,7 +128,8 @@ describe("the CDK stack", () => {
 
   it("creates the tables from the shared definitions: on demand, PITR, encrypted, retained", () => {
     const tables = Object.values(template.findResources("AWS::DynamoDB::Table"));
-    expect(tables).toHaveLength(TABLE_DEFINITIONS.length);
+    // The projection tables and the activity table (analytics).
+    expect(tables).toHaveLength(TABLE_DEFINITIONS.length + 1);
     for (const table of tables) {
       expect(table.DeletionPolicy).toBe("Retain");
       expect(table.Properties).toMatchObject({

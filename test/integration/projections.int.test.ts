@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { parseRawArchiveObject, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { parseWebhookEvent } from "../../shared/events/schemas";
 import type { TableNames } from "../../shared/platform/tables";
 import { canonicalJson } from "../../shared/projections/canonical-json";
@@ -283,17 +284,12 @@ describe("the projector handler over the emulators", () => {
     expect(record.error).toContain("group_member_scope_changed: data.members.cometchat-uid-2.scope");
     expect(record.body).toBe(JSON.stringify(invalid));
     const raw = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `raw/app=${app}/` }));
-    const lines: Array<{ body: string }> = [];
+    const lines: RawArchiveLine[] = [];
     for (const object of raw.Contents ?? []) {
-      const text = await (
+      const bytes = await (
         await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
-      ).Body?.transformToString();
-      lines.push(
-        ...(text ?? "")
-          .trim()
-          .split("\n")
-          .map((l) => JSON.parse(l)),
-      );
+      ).Body?.transformToByteArray();
+      lines.push(...parseRawArchiveObject(bytes ?? new Uint8Array(), object.Key ?? ""));
     }
     expect(lines.map((l) => l.body).sort()).toEqual(
       [

@@ -43,6 +43,11 @@ export function memoryStore(): BlobStore & { objects: Map<string, Uint8Array> } 
       if (!bytes) throw new Error(`no object ${key}`);
       return Buffer.from(bytes).toString("utf8");
     },
+    async getBytes(key) {
+      const bytes = objects.get(key);
+      if (!bytes) throw new Error(`no object ${key}`);
+      return bytes;
+    },
   };
 }
 

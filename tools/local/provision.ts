@@ -1,5 +1,10 @@
 import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
-import { TABLE_DEFINITIONS, type TableDefinition, type TableNames } from "../../shared/platform/tables";
+import {
+  ACTIVITY_TABLE,
+  TABLE_DEFINITIONS,
+  type TableDefinition,
+  type TableNames,
+} from "../../shared/platform/tables";
 
 const NAME_OF: Record<TableDefinition["id"], keyof TableNames> = {
   Groups: "groups",
@@ -19,7 +24,7 @@ export function localTableNames(prefix: string): TableNames {
 }
 
 /** CreateTable input from a shared definition: the same keys and indexes the CDK app deploys. */
-export function createTableInput(definition: TableDefinition, tableName: string) {
+export function createTableInput(definition: Omit<TableDefinition, "id">, tableName: string) {
   const attributes = new Map<string, "S" | "N">();
   const keySchema = (pk: { name: string; type: "S" | "N" }, sk?: { name: string; type: "S" | "N" }) => {
     attributes.set(pk.name, pk.type);
@@ -49,12 +54,22 @@ export function createTableInput(definition: TableDefinition, tableName: string)
 
 /** Creates the four projection tables if they do not exist yet. */
 export async function createProjectionTables(client: DynamoDBClient, names: TableNames): Promise<void> {
-  for (const definition of TABLE_DEFINITIONS) {
-    const name = names[NAME_OF[definition.id]];
-    try {
-      await client.send(new CreateTableCommand(createTableInput(definition, name)));
-    } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw error;
-    }
+  for (const definition of TABLE_DEFINITIONS)
+    await createTable(client, definition, names[NAME_OF[definition.id]]);
+}
+
+/** The local activity table's name: `<prefix>-activity`. */
+export const localActivityTableName = (prefix: string): string => `${prefix}-activity`;
+
+/** Creates the activity table (the rollup's figures) if it does not exist yet. */
+export async function createActivityTable(client: DynamoDBClient, name: string): Promise<void> {
+  await createTable(client, ACTIVITY_TABLE, name);
+}
+
+async function createTable(client: DynamoDBClient, definition: Omit<TableDefinition, "id">, name: string) {
+  try {
+    await client.send(new CreateTableCommand(createTableInput(definition, name)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
   }
 }

@@ -10,6 +10,7 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import {
   ingestEnvironment,
   projectorEnvironment,
@@ -17,6 +18,7 @@ import {
 } from "../../shared/platform/environment";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
+import { startLocalRollups } from "../analytics/local-rollup";
 import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
@@ -29,7 +31,12 @@ import { type HttpApiHandler, startGateway } from "./http-gateway";
 import { acquireStateLock } from "./lock";
 import { type LogMode, tapFunctionLogs } from "./log-tap";
 import { type SqsHandler, SqsPoller } from "./poller";
-import { createProjectionTables, localTableNames } from "./provision";
+import {
+  createActivityTable,
+  createProjectionTables,
+  localActivityTableName,
+  localTableNames,
+} from "./provision";
 import {
   appendLedger,
   compactStats,
@@ -70,6 +77,8 @@ export interface LocalStackOptions {
   recordingPolicy?: "local" | "deployed";
   /** App ids the ingest accepts (as the `allowedAppIds` context key deployed). @default - any */
   allowedAppIds?: readonly string[];
+  /** Recompute today's activity figures every this many minutes (0 or absent: never). */
+  activityEveryMinutes?: number;
   /** Emulator ports (default: free ones). */
   dynamoPort?: number;
   fauxqsPort?: number;
@@ -201,6 +210,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const bucket = "local-data";
     const retry = options.retrySeconds ?? DEFAULT_LOCAL_RETRY_SECONDS;
     await createProjectionTables(dynamo, tables);
+    const activityTable = localActivityTableName("local");
+    await createActivityTable(dynamo, activityTable);
     await ensureBucket(s3, bucket);
     const events = await ensureQueuePair(sqs, EVENTS_QUEUE, retry);
     const recordings = await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6);
@@ -282,6 +293,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       poller(RECORDINGS_QUEUE, recordings, recorder, "recorder", 2),
     ];
     for (const p of pollers) p.start();
+    const stopRollups = options.activityEveryMinutes
+      ? startLocalRollups({
+          s3,
+          bucket,
+          doc: documentClient(dynamo),
+          activityTable,
+          everyMs: options.activityEveryMinutes * 60_000,
+          graceMs: 2 * 3_600_000,
+        })
+      : async () => undefined;
 
     const base = `http://${host}:${gateway.port}`;
     const info: LocalStackInfo = {
@@ -291,6 +312,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       region: LOCAL_REGION,
       endpoints: { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint },
       tables,
+      activityTable,
       bucket,
       queues: { events, recordings },
       credentials: { username, password },
@@ -308,7 +330,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           (gateway.server as http.Server).closeAllConnections();
         });
         // Drain: the batches in flight finish while the emulators still run.
-        await Promise.all(pollers.map((p) => p.stop()));
+        await Promise.all([...pollers.map((p) => p.stop()), stopRollups()]);
         removeStackInfo(options.stateDir);
         untap();
         clients.destroy();

@@ -21,6 +21,7 @@ interface StartOptions {
   jsonLogs?: boolean;
   retrySeconds: number;
   deployedRecordingPolicy?: boolean;
+  activityEvery: number;
 }
 
 function banner(stack: LocalStack, o: StartOptions, startedAt: number, recordingPolicy: string) {
@@ -44,6 +45,8 @@ In another terminal:
   npm run simulate -- --events 2000 --rate 200        realistic traffic, then a check of the tables
   npm run query -- group cometchat-guid-1 --app 2598234fa1e3b9c
   npm run query -- stats
+  npx webhook query activity --app <appId> --from <day> --to <day>   figures (today's recomputed every minute)
+  npx webhook sql "SELECT trigger, count(*) AS n FROM archive_events GROUP BY trigger"
 
 Ctrl-C stops everything (in-flight batches are finished first).
 `;
@@ -65,6 +68,7 @@ async function run(o: StartOptions): Promise<void> {
     logMode: o.jsonLogs ? "json" : "readable",
     retrySeconds: o.retrySeconds,
     recordingPolicy,
+    activityEveryMinutes: o.activityEvery,
   });
   console.log(banner(stack, o, startedAt, recordingPolicy));
   let signals = 0;
@@ -106,6 +110,12 @@ const program = new Command("start")
   .option(
     "--deployed-recording-policy",
     "fetch recordings as deployed: https and public addresses only (env LOCAL_RECORDING_POLICY=deployed)",
+  )
+  .option(
+    "--activity-every <minutes>",
+    "recompute today's activity figures every this many minutes; 0: never (env LOCAL_ACTIVITY_EVERY_MINUTES)",
+    integer(0, 1440),
+    Number(process.env.LOCAL_ACTIVITY_EVERY_MINUTES ?? 1),
   )
   .action((o: StartOptions) => run(o));
 

@@ -23,6 +23,8 @@ export interface LocalStackInfo {
   region: string;
   endpoints: { aws: string; dynamodb: string };
   tables: TableNames;
+  /** The activity table (#20); absent in a state file written before. */
+  activityTable?: string;
   bucket: string;
   queues: Record<"events" | "recordings", { url: string; arn: string; deadLetterUrl: string }>;
   credentials: { username: string; password: string };

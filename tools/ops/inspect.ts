@@ -1,14 +1,15 @@
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type Message, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { listObjects } from "../../shared/adapters/s3-listing";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import {
   dayOfKey,
+  parseRawArchiveObject,
   type QuarantineRecord,
   quarantineRecordSchema,
   type RawArchiveLine,
   rawArchiveAppPrefix,
-  rawArchiveLineSchema,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
@@ -21,16 +22,7 @@ import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/co
 
 /** Every key under a prefix, following the listing's pages. */
 export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-    );
-    keys.push(...(page.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
-    token = page.NextContinuationToken;
-  } while (token);
-  return keys;
+  return (await listObjects(s3, bucket, prefix)).map((o) => o.key);
 }
 
 async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
@@ -169,11 +161,10 @@ export async function findEvent(
   }
   const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
   for (const key of (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
-    for (const text of (await getText(s3, bucket, key)).split("\n")) {
-      if (!text.includes(eventId)) continue;
-      const line = parseJsonContract(rawArchiveLineSchema, text, `raw archive line in ${key}`);
-      if (line.eventId === eventId) return { source: "archive", key, line };
-    }
+    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+    const line = parseRawArchiveObject(bytes, key).find((l) => l.eventId === eventId);
+    if (line) return { source: "archive", key, line };
   }
   return undefined;
 }

@@ -7,11 +7,10 @@ import {
 } from "@aws-sdk/client-sqs";
 import {
   dayOfKey,
+  parseRawArchiveObject,
   type RawArchiveLine,
   rawArchiveAppPrefix,
-  rawArchiveLineSchema,
 } from "../../shared/contracts/bucket-layout";
-import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
@@ -85,7 +84,7 @@ export interface ReplayReport {
 }
 
 /**
- * Re-projects events from the raw archive (`raw/app=<app>/date=<day>/*.ndjson`) through the same
+ * Re-projects events from the raw archive (`raw/app=<app>/date=<day>/*.ndjson[.gz]`) through the same
  * projector core, in receipt order, each event once at its first receipt (the archive holds a
  * platform retry again, with a later receipt time). The
  * projections are idempotent and order-independent, so replaying over the current tables leaves
@@ -106,10 +105,8 @@ export async function replayArchive(
   const events = new Map<string, RawArchiveLine>();
   let lines = 0;
   for (const key of keys) {
-    for (const line of (await archive.getText(key)).split("\n")) {
-      if (!line.trim()) continue;
+    for (const entry of parseRawArchiveObject(await archive.getBytes(key), key)) {
       lines++;
-      const entry = parseJsonContract(rawArchiveLineSchema, line, `raw archive line in ${key}`);
       // A platform retry is archived again with a later receipt time: the first receipt is the
       // event's (it is the version the live projector used).
       const known = events.get(entry.eventId);

@@ -4,7 +4,9 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
-import { expectedMessage, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
+import { activityView } from "../analytics/activity-view";
+import { activityStoreFor } from "../analytics/engines";
+import { expectedMessage, integer, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
@@ -372,6 +374,29 @@ export async function runQueryCli(
         };
       }),
     );
+  withApp(
+    program
+      .command("activity")
+      .description(
+        "an app's activity figures per day, or per hour, or its top groups or users (the rollup's)",
+      )
+      .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
+      .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
+      .option("--hourly", "each day's hours")
+      .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
+      .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
+  ).action(
+    run(async (_q, o, target) =>
+      activityView(activityStoreFor(target), {
+        app: app(o),
+        from: String(o.from),
+        to: String(o.to),
+        hourly: Boolean(o.hourly),
+        top: o.top as "groups" | "users" | undefined,
+        limit: Number(o.limit),
+      }),
+    ),
+  );
   program
     .command("stats")
     .description("item counts and projector/recorder outcome counts")

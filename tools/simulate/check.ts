@@ -1,6 +1,9 @@
+import { FIGURE_NAMES } from "../../shared/analytics/figures";
+import type { ActivityStore } from "../../shared/ports/activity-store";
 import type { AnalyticsQueries } from "../query/queries";
+import { expectedActivity } from "./expected-activity";
 import { fileSha256 } from "./file-server";
-import type { GeneratedHistory } from "./generator";
+import type { GeneratedEvent, GeneratedHistory } from "./generator";
 
 /** The access patterns the check reads through. */
 export type TableChecks = Pick<AnalyticsQueries, "group" | "members" | "groupsOf" | "online" | "session">;
@@ -83,6 +86,43 @@ export async function checkTables(
         else if (recording.size !== bytes || recording.sha256 !== (await fileSha256(bytes)))
           problems.push(`${appId} session ${sessionId}: archived recording differs from the source`);
       }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Compares the activity table with the figures a history implies (`expectedActivity`), day by
+ * day: every figure, every hour, the top groups and users. `receivedAt` gives each event's first
+ * receipt (events without a payload time fall on it). Returns the differences, one line each.
+ */
+export async function checkActivity(
+  history: GeneratedHistory,
+  store: ActivityStore,
+  receivedAt: (e: GeneratedEvent) => number,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [appId, days] of expectedActivity(history.events, receivedAt)) {
+    for (const [day, want] of days) {
+      const stored = await store.day(appId, day);
+      if (!stored) {
+        problems.push(`${appId} ${day}: no activity item`);
+        continue;
+      }
+      for (const name of FIGURE_NAMES)
+        if (stored.figures[name] !== want.figures[name])
+          problems.push(`${appId} ${day}: ${name} ${stored.figures[name]}, expected ${want.figures[name]}`);
+      const hours = await store.hours(appId, day);
+      for (const { hour, figures } of want.hours)
+        for (const name of FIGURE_NAMES) {
+          const got = hours.find((h) => h.hour === hour)?.figures[name];
+          if (got !== figures[name])
+            problems.push(`${appId} ${day} hour ${hour}: ${name} ${got}, expected ${figures[name]}`);
+        }
+      const top = JSON.stringify(await store.topUsers(appId, day, 25));
+      if (top !== JSON.stringify(want.topUsers)) problems.push(`${appId} ${day}: top users ${top}`);
+      const groups = JSON.stringify(await store.topGroups(appId, day, 25));
+      if (groups !== JSON.stringify(want.topGroups)) problems.push(`${appId} ${day}: top groups ${groups}`);
     }
   }
   return problems;

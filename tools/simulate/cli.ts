@@ -31,6 +31,7 @@ interface SimulateOptions {
   dropPresence: number;
   platformPort?: number;
   servePlatform?: boolean;
+  activity?: boolean;
 }
 
 /** A history written by `--out`, its maps and sets restored. */
@@ -118,6 +119,8 @@ async function simulate(o: SimulateOptions): Promise<void> {
       concurrency: o.concurrency,
       seed: o.seed,
       apps,
+      // Activity figures are recomputed for the days the events happen on: make them today.
+      ...(o.activity ? { startAt: Math.floor(Date.now() / 1000) - 60, activity: true } : {}),
       duplicateShare: o.duplicates,
       reorderShare: o.reorder,
       stack: o.check && (!o.url || o.url === stack?.webhookUrl) ? stack : undefined,
@@ -176,6 +179,10 @@ const program = new Command("simulate")
     "port of the recordings file server the history's URLs point to",
     integer(0, 65535),
     8099,
+  )
+  .option(
+    "--activity",
+    "events at the current time; after the check, recompute their days and check the activity figures too",
   )
   .option("--out <file>", "write the generated history to a file")
   .option("--replay <file>", "replay a history written by --out")

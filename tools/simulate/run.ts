@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { rollupAndCheckActivity } from "../analytics/verify";
 import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { analyticsQueries } from "../query/queries";
@@ -20,6 +21,10 @@ export interface SimulationOptions {
   concurrency: number;
   seed: number;
   apps: string[];
+  /** Epoch seconds of the history's first event (the generator's default: a fixed day in 2025). */
+  startAt?: number;
+  /** With `stack`: recompute the history's days and check the activity table too (#20). */
+  activity?: boolean;
   duplicateShare: number;
   reorderShare: number;
   /** The running local stack: enables the settle wait and the table check. */
@@ -140,6 +145,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         seed: options.seed,
         apps: options.apps,
         recordingBaseUrl: files.url,
+        ...(options.startAt === undefined ? {} : { startAt: options.startAt }),
       });
     const fullPlan =
       options.replay?.plan ??
@@ -228,6 +234,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       } finally {
         dynamo.destroy();
       }
+      if (options.activity) report.problems.push(...(await rollupAndCheckActivity(options.stack, history)));
     }
     return report;
   } finally {

@@ -1,0 +1,48 @@
+import { AthenaClient } from "@aws-sdk/client-athena";
+import { athenaEngine } from "../../shared/adapters/athena-sql-engine";
+import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { scheduledRollup } from "../../shared/analytics/rollup";
+import { dynamoClient, s3Client } from "../../shared/platform/aws-clients";
+import { loadRollupConfig } from "../../shared/platform/config";
+import { errorSummary } from "../../shared/platform/errors";
+import { countOutcome, observability } from "../../shared/platform/observability";
+
+// Cold start: configuration and clients are built once per container.
+const config = loadRollupConfig(process.env);
+const { logger, metrics } = observability("rollup");
+const s3 = s3Client(config.aws);
+const deps = {
+  engine: athenaEngine({
+    client: new AthenaClient({}),
+    workGroup: config.athenaWorkGroup,
+    database: config.glueDatabase,
+  }),
+  store: dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable),
+  now: Date.now,
+  graceMs: config.graceMs,
+};
+
+/**
+ * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
+ * archive. A day that fails is counted (`ActivityRollups` failed: the alarm) and left as it was;
+ * the run then fails too, so Lambda's Errors metric shows it.
+ */
+export const handler = async () => {
+  const report = await scheduledRollup(await listArchiveApps(s3, config.dataBucket), deps);
+  for (const r of report.rollups) {
+    countOutcome(metrics, "rollup", r.outcome);
+    logger.info("rollup", { ...r });
+  }
+  for (const f of report.failures) {
+    countOutcome(metrics, "rollup", "failed");
+    logger.error("rollup failed", {
+      appId: f.appId,
+      day: f.day,
+      outcome: "failed",
+      error: errorSummary(f.error),
+    });
+  }
+  if (report.failures.length) throw new Error(`${report.failures.length} day(s) could not be recomputed`);
+};

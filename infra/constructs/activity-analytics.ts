@@ -1,0 +1,229 @@
+import { Duration, RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import { CfnWorkGroup } from "aws-cdk-lib/aws-athena";
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
+import { CfnDatabase, CfnTable } from "aws-cdk-lib/aws-glue";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import type { RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { ITopic } from "aws-cdk-lib/aws-sns";
+import { Construct } from "constructs";
+import { ARCHIVE_COLUMNS } from "../../shared/analytics/dialect";
+import { S3_PREFIX } from "../../shared/platform/constants";
+import { rollupEnvironment } from "../../shared/platform/environment";
+import { METRICS_NAMESPACE } from "../../shared/platform/observability";
+import { OUTCOME_METRICS } from "../../shared/platform/outcomes";
+import { ACTIVITY_TABLE } from "../../shared/platform/tables";
+import { FUNCTION_ENTRIES, SQL_DIR } from "../bundling";
+import { BackendFunction } from "./backend-function";
+import type { DataBucket } from "./data-bucket";
+
+export interface ActivityAnalyticsProps {
+  readonly data: DataBucket;
+  readonly logRetention: RetentionDays;
+  /** Recompute today and yesterday every this many minutes. @default 15 */
+  readonly everyMinutes?: number;
+  /** A day is final this long after its end. @default 120 */
+  readonly graceMinutes?: number;
+  /** Athena cancels a query that would scan more (MB). @default 10240 */
+  readonly bytesScannedCutoffMb?: number;
+  /** Where the failed-rollup alarm goes. */
+  readonly alarmTopic: ITopic;
+}
+
+/** Glue column types of the archive lines (the partition columns app and date aside). */
+const COLUMN_TYPES: Record<string, string> = {
+  event_id: "string",
+  received_at: "bigint",
+  event_time: "bigint",
+  rank: "int",
+  trigger: "string",
+  natural_key: "string",
+  app_id: "string",
+  body: "string",
+};
+/** The JSON field of each column (the OpenX SerDe matches lower-cased keys). */
+const JSON_FIELDS: Record<string, string> = {
+  event_id: "eventid",
+  received_at: "receivedat",
+  event_time: "eventtime",
+  natural_key: "naturalkey",
+  app_id: "appid",
+};
+
+/**
+ * Activity analytics: the raw archive as an Athena table (`archive_events`, Glue, partition
+ * projection over app and receipt date: no crawler, no partitions to add), a workgroup with
+ * encrypted results and a bytes-scanned cutoff, the activity table, and the rollup function on
+ * a schedule, with an alarm when a day fails.
+ */
+export class ActivityAnalytics extends Construct {
+  public readonly table: Table;
+  public readonly database: CfnDatabase;
+  public readonly workGroup: CfnWorkGroup;
+  public readonly rollup: BackendFunction;
+
+  constructor(scope: Construct, id: string, props: ActivityAnalyticsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const bucket = props.data.bucket;
+    this.table = new Table(this, "Activity", {
+      partitionKey: { name: ACTIVITY_TABLE.partitionKey.name, type: AttributeType.STRING },
+      sortKey: { name: ACTIVITY_TABLE.sortKey?.name ?? "sk", type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const databaseName = `${stack.stackName.toLowerCase().replace(/[^a-z0-9_]/g, "_")}_archive`;
+    this.database = new CfnDatabase(this, "Database", {
+      catalogId: stack.account,
+      databaseInput: { name: databaseName, description: "The webhook backend's raw archive" },
+    });
+    const archive = new CfnTable(this, "ArchiveEvents", {
+      catalogId: stack.account,
+      databaseName,
+      tableInput: {
+        name: "archive_events",
+        description: "The raw archive: one row per archived line (shared/contracts/bucket-layout.ts)",
+        tableType: "EXTERNAL_TABLE",
+        partitionKeys: [
+          { name: "app", type: "string", comment: ARCHIVE_COLUMNS.app },
+          { name: "date", type: "string", comment: ARCHIVE_COLUMNS.date },
+        ],
+        parameters: {
+          classification: "json",
+          "projection.enabled": "true",
+          "projection.app.type": "injected",
+          "projection.date.type": "date",
+          "projection.date.format": "yyyy-MM-dd",
+          "projection.date.range": "2024-01-01,NOW",
+          "projection.date.interval": "1",
+          "projection.date.interval.unit": "DAYS",
+          "storage.location.template": `s3://${bucket.bucketName}/${S3_PREFIX.raw}app=\${app}/date=\${date}/`,
+        },
+        storageDescriptor: {
+          location: `s3://${bucket.bucketName}/${S3_PREFIX.raw}`,
+          inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
+          outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+          serdeInfo: {
+            serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
+            parameters: {
+              "case.insensitive": "true",
+              ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
+            },
+          },
+          columns: Object.entries(COLUMN_TYPES).map(([name, type]) => ({
+            name,
+            type,
+            comment: ARCHIVE_COLUMNS[name as keyof typeof ARCHIVE_COLUMNS],
+          })),
+        },
+      },
+    });
+    archive.node.addDependency(this.database);
+
+    this.workGroup = new CfnWorkGroup(this, "WorkGroup", {
+      name: `${stack.stackName}-activity`,
+      description: "Activity rollups and ad-hoc SQL over the raw archive",
+      recursiveDeleteOption: true,
+      workGroupConfiguration: {
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: (props.bytesScannedCutoffMb ?? 10_240) * 1024 * 1024,
+        engineVersion: { selectedEngineVersion: "Athena engine version 3" },
+        resultConfiguration: {
+          outputLocation: `s3://${bucket.bucketName}/${S3_PREFIX.athenaResults}`,
+          encryptionConfiguration: { encryptionOption: "SSE_S3" },
+        },
+      },
+    });
+    bucket.addLifecycleRule({ prefix: S3_PREFIX.athenaResults, expiration: Duration.days(7) });
+
+    this.rollup = new BackendFunction(this, "Rollup", {
+      service: "rollup",
+      invokedBy: "schedule",
+      entry: FUNCTION_ENTRIES.rollup,
+      description: "Recomputes today's and yesterday's activity figures from the raw archive (Athena)",
+      memorySize: 256,
+      timeout: Duration.minutes(10),
+      logRetention: props.logRetention,
+      // One run at a time: a slow run is not overtaken by the next tick.
+      reservedConcurrentExecutions: 1,
+      bundledFiles: { from: SQL_DIR, to: "sql" },
+      environment: rollupEnvironment({
+        activityTable: this.table.tableName,
+        dataBucket: bucket.bucketName,
+        athenaWorkGroup: this.workGroup.ref,
+        glueDatabase: databaseName,
+        graceMinutes: props.graceMinutes ?? 120,
+      }),
+    });
+    const fn = this.rollup.function;
+    const arn = (service: string, resource: string) =>
+      `arn:${stack.partition}:${service}:${stack.region}:${stack.account}:${resource}`;
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["athena:StartQueryExecution", "athena:GetQueryExecution", "athena:GetQueryResults"],
+        resources: [arn("athena", `workgroup/${this.workGroup.ref}`)],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["glue:GetDatabase", "glue:GetTable"],
+        resources: [
+          arn("glue", "catalog"),
+          arn("glue", `database/${databaseName}`),
+          arn("glue", `table/${databaseName}/archive_events`),
+        ],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+        resources: [this.table.tableArn],
+      }),
+    );
+    // Athena reads the archive and writes its results with the caller's permissions.
+    props.data.grantObjects(this.rollup, ["s3:GetObject"], [S3_PREFIX.raw]);
+    props.data.grantObjects(
+      this.rollup,
+      ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
+      [S3_PREFIX.athenaResults],
+    );
+    props.data.grantListPrefix(this.rollup, S3_PREFIX.raw);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
+    );
+
+    const schedule = new Rule(this, "Schedule", {
+      description: "Recomputes today's and yesterday's activity figures",
+      schedule: Schedule.rate(Duration.minutes(props.everyMinutes ?? 15)),
+      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+    });
+    Validations.of(schedule).acknowledge({
+      id: "Serverless::Serverless-EventBusDLQ",
+      reason:
+        "A schedule tick carries no data: a missed or failed run is superseded by the next, which recomputes the same days from the archive. Nothing is lost to dead-letter.",
+    });
+    const failed = new Alarm(this, "RollupFailed", {
+      alarmDescription:
+        "An activity rollup failed (a query failed or was cancelled, or the write did not go through): the day keeps its previous figures. See the rollup function's logs.",
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: OUTCOME_METRICS.rollup.metric,
+        dimensionsMap: { service: "rollup", outcome: "failed" },
+        statistic: "Sum",
+        period: Duration.minutes(Math.max(5, props.everyMinutes ?? 15)),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    failed.addAlarmAction(new SnsAction(props.alarmTopic));
+  }
+}

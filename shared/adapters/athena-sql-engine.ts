@@ -1,0 +1,109 @@
+import {
+  type AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  type GetQueryResultsCommandOutput,
+  StartQueryExecutionCommand,
+} from "@aws-sdk/client-athena";
+import { athenaLiteral, bindNamed, type SqlValue } from "../analytics/dialect";
+import { SqlQueryError } from "../platform/errors";
+import type { SqlEngine } from "../ports/sql-engine";
+
+export interface AthenaEngineOptions {
+  client: AthenaClient;
+  /** The workgroup: its result location (encrypted) and bytes-scanned cutoff apply. */
+  workGroup: string;
+  /** The Glue database holding the `archive_events` table. */
+  database: string;
+  /** Waits between status polls (injected: tests pass one that does not wait). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Poll interval, ms. @default 500 */
+  pollMs?: number;
+}
+
+const NUMERIC = new Set(["tinyint", "smallint", "integer", "bigint", "double", "float", "real", "decimal"]);
+
+/**
+ * Athena as the `SqlEngine` of a deployed stack: the same query text, parameters bound as
+ * `ExecutionParameters` (SQL literals), run in the stack's workgroup, polled until it ends, the
+ * results read page by page. A failed or cancelled query (a syntax error, the bytes-scanned
+ * cutoff) is a `SqlQueryError` with Athena's reason; `bytesScanned` is Athena's
+ * `DataScannedInBytes`, what it bills.
+ *
+ * @example await athenaEngine({ client: new AthenaClient({}), workGroup, database }).query(sql, params)
+ */
+export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  return {
+    name: "athena",
+    async query(sql, params = {}) {
+      const bound = bindNamed(sql, params);
+      const started = await options.client.send(
+        new StartQueryExecutionCommand({
+          QueryString: bound.text,
+          WorkGroup: options.workGroup,
+          QueryExecutionContext: { Database: options.database },
+          ...(bound.values.length ? { ExecutionParameters: bound.values.map(athenaLiteral) } : {}),
+        }),
+      );
+      const id = started.QueryExecutionId;
+      if (!id) throw new SqlQueryError("Athena started no query", true);
+      for (;;) {
+        const { QueryExecution: execution } = await options.client.send(
+          new GetQueryExecutionCommand({ QueryExecutionId: id }),
+        );
+        const state = execution?.Status?.State;
+        if (state === "SUCCEEDED") {
+          const result = await readResults(options.client, id);
+          return { ...result, bytesScanned: execution?.Statistics?.DataScannedInBytes ?? 0 };
+        }
+        if (state === "FAILED" || state === "CANCELLED") {
+          const reason = execution?.Status?.StateChangeReason ?? state.toLowerCase();
+          const category = execution?.Status?.AthenaError?.ErrorCategory;
+          // Category 1 is a system error (worth retrying); 2 the user's query, 3 other.
+          throw new SqlQueryError(
+            `Athena query ${state.toLowerCase()}: ${reason.split("\n")[0]}`,
+            category === 1,
+            state,
+          );
+        }
+        await sleep(options.pollMs ?? 500);
+      }
+    },
+  };
+}
+
+async function readResults(client: AthenaClient, id: string) {
+  let columns: string[] = [];
+  let types: string[] = [];
+  const rows: Array<Record<string, SqlValue | null>> = [];
+  let token: string | undefined;
+  let first = true;
+  do {
+    const page: GetQueryResultsCommandOutput = await client.send(
+      new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token }),
+    );
+    if (first) {
+      const info = page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? [];
+      columns = info.map((c) => c.Name ?? "");
+      types = info.map((c) => (c.Type ?? "varchar").toLowerCase());
+    }
+    const data = page.ResultSet?.Rows ?? [];
+    // A SELECT's first page starts with a row of column names.
+    for (const row of first ? data.slice(1) : data) {
+      const values = row.Data ?? [];
+      rows.push(
+        Object.fromEntries(
+          columns.map((c, i) => {
+            const text = values[i]?.VarCharValue;
+            if (text === undefined) return [c, null];
+            return [c, NUMERIC.has((types[i] ?? "").replace(/\(.*$/, "")) ? Number(text) : text];
+          }),
+        ),
+      );
+    }
+    first = false;
+    token = page.NextToken;
+  } while (token);
+  return { columns, rows };
+}

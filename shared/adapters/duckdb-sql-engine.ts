@@ -1,0 +1,107 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { DuckDBConnection } from "@duckdb/node-api";
+import { bindNamed, DUCKDB_MACROS, duckDbArchiveView, type SqlValue } from "../analytics/dialect";
+import { dayOfKey } from "../contracts/bucket-layout";
+import { S3_PREFIX } from "../platform/constants";
+import { SqlQueryError } from "../platform/errors";
+import type { ArchiveScope, SqlEngine, SqlResult } from "../ports/sql-engine";
+import { listObjects } from "./s3-listing";
+
+export interface DuckDbEngineOptions {
+  /** The S3 API the archive is read through (fauxqs locally). */
+  s3: S3Client;
+  bucket: string;
+  /** Where archive objects are copied for DuckDB to read (a fresh temporary directory each query). */
+  workDir?: string;
+}
+
+/** A DuckDB value as a JSON-friendly value: BIGINTs and HUGEINTs (sums) as numbers, the rest as text. */
+function plain(value: unknown): SqlValue | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "bigint") return Number(value);
+  if (typeof value === "number" || typeof value === "string") return value;
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+
+/**
+ * DuckDB, embedded, as the `SqlEngine` of the local stack. Each query copies the archive objects
+ * in its scope through the S3 API into a temporary directory laid out as the bucket is (so the
+ * emulator's in-memory mode and a state directory work alike, and Hive partitions come from the
+ * paths), defines `archive_events` over them, runs, and removes the copy. `bytesScanned` is the
+ * bytes of the objects copied: what Athena would read for the same partitions.
+ *
+ * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { app: "a1" })
+ */
+export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
+  return {
+    name: "duckdb",
+    async query(sql, params = {}, scope = {}) {
+      const dir = mkdtempSync(join(options.workDir ?? tmpdir(), "archive-sql-"));
+      try {
+        const { files, bytes } = await copyArchive(options, scope, dir);
+        const { DuckDBInstance } = await import("@duckdb/node-api");
+        const instance = await DuckDBInstance.create(":memory:");
+        const connection = await instance.connect();
+        try {
+          for (const statement of [...DUCKDB_MACROS, duckDbArchiveView(files)])
+            await connection.run(statement);
+          return { ...(await run(connection, sql, params)), bytesScanned: bytes };
+        } finally {
+          connection.closeSync();
+          instance.closeSync();
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+async function run(
+  connection: DuckDBConnection,
+  sql: string,
+  params: Readonly<Record<string, SqlValue>>,
+): Promise<Omit<SqlResult, "bytesScanned">> {
+  const bound = bindNamed(sql, params);
+  try {
+    const reader = await connection.runAndReadAll(bound.text, bound.values);
+    const columns = reader.columnNames();
+    const rows = reader
+      .getRowObjectsJS()
+      .map((row) => Object.fromEntries(columns.map((c) => [c, plain(row[c])])));
+    return { columns, rows };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new SqlQueryError(message.split("\n")[0] ?? message, false);
+  }
+}
+
+/** Copies the archive objects of a scope into `dir`, keys as paths; returns the files and their bytes. */
+async function copyArchive(
+  options: DuckDbEngineOptions,
+  scope: ArchiveScope,
+  dir: string,
+): Promise<{ files: string[]; bytes: number }> {
+  const prefix = scope.app ? `${S3_PREFIX.raw}app=${scope.app}/` : S3_PREFIX.raw;
+  const objects = (await listObjects(options.s3, options.bucket, prefix)).filter(({ key }) => {
+    const day = dayOfKey(key);
+    if (!day || !/\.ndjson(\.gz)?$/.test(key)) return false;
+    return (!scope.from || day >= scope.from) && (!scope.to || day <= scope.to);
+  });
+  const files: string[] = [];
+  let bytes = 0;
+  for (const { key } of objects) {
+    const out = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
+    const body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+    const path = join(dir, key);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, body);
+    files.push(path);
+    bytes += body.byteLength;
+  }
+  return { files, bytes };
+}

@@ -1,0 +1,138 @@
+/**
+ * The one layer where DuckDB and Athena (Trino) differ, for the query files in `sql/`: those are
+ * written in Athena's dialect, with named parameters (`:app`), and run unchanged on both.
+ * - Parameters: `:name` becomes a positional `?`, bound by each engine's own mechanism (DuckDB's
+ *   prepared statements; Athena's `ExecutionParameters`, which take SQL literals).
+ * - Functions: DuckDB gets macros named after the Athena JSON functions the queries use.
+ * - The archive view `archive_events`: in Athena a Glue table with those columns; in DuckDB a
+ *   view over the archive files (`duckDbArchiveView`).
+ */
+
+export type SqlValue = string | number;
+
+/** A query ready for an engine: its text with `?` placeholders and the values, in order. */
+export interface BoundQuery {
+  text: string;
+  values: SqlValue[];
+}
+
+/**
+ * Replaces each `:name` outside string literals, quoted identifiers and comments by `?`, and
+ * lists the values in placeholder order (a name used twice is bound twice).
+ *
+ * @example bindNamed("SELECT * FROM t WHERE a = :app AND b = ':x'", { app: "a1" })
+ *   // { text: "SELECT * FROM t WHERE a = ? AND b = ':x'", values: ["a1"] }
+ * @throws Error naming a parameter the query uses but `params` lacks
+ */
+export function bindNamed(sql: string, params: Readonly<Record<string, SqlValue>>): BoundQuery {
+  const values: SqlValue[] = [];
+  let text = "";
+  let i = 0;
+  while (i < sql.length) {
+    const rest = sql.slice(i);
+    const skipped =
+      /^'(?:[^']|'')*'/.exec(rest) ??
+      /^"(?:[^"]|"")*"/.exec(rest) ??
+      /^--[^\n]*/.exec(rest) ??
+      /^::/.exec(rest);
+    if (skipped) {
+      text += skipped[0];
+      i += skipped[0].length;
+      continue;
+    }
+    const named = /^:([A-Za-z_][A-Za-z0-9_]*)/.exec(rest);
+    if (named) {
+      const name = named[1] as string;
+      if (!(name in params)) throw new Error(`query parameter :${name} has no value`);
+      values.push(params[name] as SqlValue);
+      text += "?";
+      i += named[0].length;
+      continue;
+    }
+    text += sql[i];
+    i++;
+  }
+  return { text, values };
+}
+
+/**
+ * A value as an Athena execution parameter (a SQL literal): strings quoted with `'` doubled,
+ * numbers as they are.
+ *
+ * @example athenaLiteral("it's") // "'it''s'"
+ */
+export function athenaLiteral(value: SqlValue): string {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+    return String(value);
+  }
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** DuckDB macros for the Athena functions the queries use (DuckDB names them differently). */
+export const DUCKDB_MACROS: readonly string[] = [
+  "CREATE OR REPLACE MACRO json_extract_scalar(j, p) AS json_extract_string(j, p)",
+  // Athena's json_size: the number of members of the object (or array) at the path.
+  `CREATE OR REPLACE MACRO json_size(j, p) AS CASE json_type(j, p)
+     WHEN 'OBJECT' THEN CAST(len(json_keys(j, p)) AS BIGINT)
+     WHEN 'ARRAY' THEN CAST(json_array_length(j, p) AS BIGINT)
+     ELSE CAST(0 AS BIGINT) END`,
+];
+
+/** The columns of the archive view, as both engines expose them. */
+export const ARCHIVE_COLUMNS = {
+  app: "the app segment of the key (URI-encoded appId)",
+  date: "the receipt day, YYYY-MM-DD (the partition)",
+  event_id: "SHA-256 of the raw body",
+  received_at: "edge receipt time, ms",
+  event_time: "event time, ms (archive lines written before #20: null)",
+  rank: "lifecycle rank: 0 opening, 1 other, 2 terminal",
+  trigger: "the envelope's trigger",
+  natural_key: "the dedupe key (null for an invalid body or an old line)",
+  app_id: "the envelope's appId",
+  body: "the raw body, as the platform sent it",
+} as const;
+
+/**
+ * DuckDB's `archive_events` over archive files laid out as in the bucket
+ * (`…/raw/app=<app>/date=<day>/<batch>.ndjson[.gz]`, gzip read by its suffix), with the columns
+ * Athena's Glue table has. No file: an empty view with the same columns.
+ */
+export function duckDbArchiveView(files: readonly string[]): string {
+  if (files.length === 0)
+    return `CREATE OR REPLACE TEMP VIEW archive_events AS SELECT * FROM (VALUES
+      (NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::INTEGER,
+       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
+      AS t(app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body) WHERE false`;
+  const list = files.map((f) => `'${f.replaceAll("'", "''")}'`).join(", ");
+  return `CREATE OR REPLACE TEMP VIEW archive_events AS
+    SELECT CAST(app AS VARCHAR) AS app, CAST(date AS VARCHAR) AS date, eventId AS event_id,
+      receivedAt AS received_at, eventTime AS event_time, rank, trigger, naturalKey AS natural_key,
+      appId AS app_id, body
+    FROM read_json([${list}], format = 'newline_delimited', hive_partitioning = true, hive_types_autocast = false,
+      columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
+        eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`;
+}
+
+/** Statement keywords that write or change the session, refused wherever they appear as words outside quotes. */
+const WRITES =
+  /\b(insert|update|delete|merge|create|drop|alter|truncate|copy|attach|detach|install|load|pragma|call|export|import|vacuum|checkpoint|grant|revoke|unload|msck|prepare|execute|deallocate|use|begin|commit|rollback)\b/i;
+
+/**
+ * Whether an ad-hoc statement only reads: one statement, starting with SELECT, WITH, VALUES,
+ * SHOW, DESCRIBE, EXPLAIN or FROM, with no writing keyword outside quotes (so `EXPLAIN ANALYZE
+ * INSERT …` and `WITH … INSERT` are refused too; a column named like one must be quoted).
+ *
+ * @example isReadOnlyStatement("DROP TABLE x") // false
+ */
+export function isReadOnlyStatement(sql: string): boolean {
+  const text = sql
+    .replace(/--[^\n]*/g, " ")
+    .replace(/\/\*[\s\S]*?\*\//g, " ")
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .replace(/"(?:[^"]|"")*"/g, '""')
+    .trim()
+    .replace(/;\s*$/, "");
+  if (!text || text.includes(";") || WRITES.test(text)) return false;
+  return /^\(?\s*(select|with|values|show|describe|explain|from)\b/i.test(text);
+}

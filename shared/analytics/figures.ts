@@ -1,0 +1,191 @@
+import type { SqlValue } from "./dialect";
+
+/**
+ * The activity figures of an app, per UTC day and hour, by the names the SQL gives them
+ * (`sql/day-activity.sql`) and the activity table stores. Each is a count over the facts of the
+ * day (each fact once, by its natural key, at its event time); the README's table is this one.
+ */
+export const FIGURES = {
+  messages: "messages sent (message_sent)",
+  messages_user: "messages sent to a user (receiverType user)",
+  messages_group: "messages sent to a group (receiverType group)",
+  edited: "messages edited",
+  deleted: "messages deleted",
+  reactions_added: "reactions added",
+  reactions_removed: "reactions removed",
+  mentions: "mentions (user_mentioned)",
+  delivery_receipts: "delivery receipts",
+  read_receipts: "read receipts",
+  active_senders: "distinct senders of messages",
+  active_users:
+    "distinct uids acting: senders, editors, reactors, readers, presence, call parties, group creators/owners/updaters",
+  users_online: "distinct users who came online",
+  peak_online: "most users online at once (presence transitions in the order of facts)",
+  online_at_start: "users online when the day (hour) began, as the day's transitions imply",
+  online_change: "net change of users online over the day (hour)",
+  groups_created: "groups created",
+  groups_deleted: "groups deleted",
+  member_joins: "members joined or added (members of each event)",
+  member_leaves: "members who left",
+  member_kicks: "members kicked",
+  member_bans: "members banned",
+  active_groups: "groups with at least one message",
+  calls_audio: "audio calls initiated",
+  calls_video: "video calls initiated",
+  calls_started: "calls started",
+  calls_busy: "calls busy",
+  calls_rejected: "calls rejected",
+  calls_cancelled: "calls cancelled",
+  calls_unanswered: "calls unanswered",
+  meetings_started: "meetings started",
+  call_seconds: "Σ (destroyed_at − created_at) of the calls that ended",
+  meeting_seconds: "Σ (destroyed_at − created_at) of the meetings that ended",
+  participant_seconds: "Σ (left_at − joined_at) of the participants who left (calls and meetings)",
+  participants_joined: "participants joined (calls and meetings)",
+  sessions_ended: "calls and meetings ended",
+  recordings: "recordings generated",
+  recording_seconds: "Σ duration of the recordings generated",
+} as const;
+
+export type FigureName = keyof typeof FIGURES;
+export type Figures = Record<FigureName, number>;
+export const FIGURE_NAMES = Object.keys(FIGURES) as FigureName[];
+
+/** The figures meant per hour (⏱); an hour's item holds every figure. */
+export const HOURLY_FIGURES: readonly FigureName[] = [
+  "messages",
+  "active_users",
+  "peak_online",
+  "calls_audio",
+  "calls_video",
+  "calls_started",
+  "calls_busy",
+  "calls_rejected",
+  "calls_cancelled",
+  "calls_unanswered",
+  "meetings_started",
+];
+
+/** The most entries of one top list a day keeps (its replace is one transaction: at most 100 actions). */
+export const TOP_LIMIT = 25;
+
+/** A group's day: its messages and the distinct members who sent them. */
+export interface GroupActivity {
+  groupId: string;
+  messages: number;
+  activeMembers: number;
+}
+
+/** A user's day: the messages they sent. */
+export interface UserActivity {
+  uid: string;
+  messages: number;
+}
+
+/** One day of an app: its figures, its hours, its busiest groups and users, its messages by kind. */
+export interface DayActivity {
+  figures: Figures;
+  /** Hours 0..23 (up to the hour of the computation, for the current day). */
+  hours: Array<{ hour: number; figures: Figures }>;
+  /** Most messages first, ties by id. */
+  topGroups: GroupActivity[];
+  topUsers: UserActivity[];
+  /** Messages by `<category>/<type>`. */
+  messageKinds: Record<string, number>;
+}
+
+/** The GROUPING(hour, group_id, sender, message_kind) value of each grouping set of the query. */
+const GROUPING_SET = { day: 15, hour: 7, group: 11, user: 13, messageKind: 14 } as const;
+
+type Row = Record<string, SqlValue | null>;
+
+/** Seconds to the millisecond. */
+export const roundMs = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+const num = (value: SqlValue | null | undefined): number =>
+  value === null || value === undefined ? 0 : Number(value);
+
+function figuresOf(row: Row | undefined): Figures {
+  return Object.fromEntries(FIGURE_NAMES.map((name) => [name, num(row?.[name])])) as Figures;
+}
+
+const byCountThenId =
+  <T>(count: (x: T) => number, id: (x: T) => string) =>
+  (a: T, b: T) =>
+    count(b) - count(a) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
+
+/**
+ * A day's activity from the rows of `day-activity.sql`. The query gives each hour the highest
+ * level of users online its transitions reached; an hour's peak is also at least the level it
+ * began with (carried from the transitions before it), which is filled in here.
+ *
+ * @example activityFromRows(rows, { hours: 24, top: 25 }).figures.messages // 737
+ */
+export function activityFromRows(rows: readonly Row[], options: { hours: number; top: number }): DayActivity {
+  const set = (row: Row) => num(row.grouping_set);
+  const dayRow = rows.find((r) => set(r) === GROUPING_SET.day);
+  const figures = figuresOf(dayRow);
+  // A sum of decimal durations: to the millisecond, whatever order the engine added them in.
+  figures.recording_seconds = roundMs(figures.recording_seconds);
+  const hasPresence = dayRow?.peak_online !== null && dayRow?.peak_online !== undefined;
+  figures.peak_online = hasPresence ? Math.max(figures.online_at_start, figures.peak_online) : 0;
+
+  const hourRows = new Map(rows.filter((r) => set(r) === GROUPING_SET.hour).map((r) => [num(r.hour), r]));
+  let level = figures.online_at_start;
+  const hours = Array.from({ length: options.hours }, (_, hour) => {
+    const row = hourRows.get(hour);
+    const hourFigures = figuresOf(row);
+    hourFigures.recording_seconds = roundMs(hourFigures.recording_seconds);
+    const reached =
+      row?.peak_online === null || row?.peak_online === undefined ? level : num(row.peak_online);
+    hourFigures.online_at_start = level;
+    hourFigures.peak_online = Math.max(level, reached);
+    level += hourFigures.online_change;
+    return { hour, figures: hourFigures };
+  });
+
+  const topGroups = rows
+    .filter((r) => set(r) === GROUPING_SET.group && r.group_id !== null)
+    .map((r) => ({
+      groupId: String(r.group_id),
+      messages: num(r.messages),
+      activeMembers: num(r.active_senders),
+    }))
+    .sort(
+      byCountThenId(
+        (g: GroupActivity) => g.messages,
+        (g) => g.groupId,
+      ),
+    )
+    .slice(0, options.top);
+  const topUsers = rows
+    .filter((r) => set(r) === GROUPING_SET.user && r.sender !== null)
+    .map((r) => ({ uid: String(r.sender), messages: num(r.messages) }))
+    .sort(
+      byCountThenId(
+        (u: UserActivity) => u.messages,
+        (u) => u.uid,
+      ),
+    )
+    .slice(0, options.top);
+  const messageKinds = Object.fromEntries(
+    rows
+      .filter((r) => set(r) === GROUPING_SET.messageKind && r.message_kind !== null)
+      .map((r) => [String(r.message_kind), num(r.messages)])
+      .sort(([a], [b]) => String(a).localeCompare(String(b))),
+  );
+  return { figures, hours, topGroups, topUsers, messageKinds };
+}
+
+/** Ratios shown beside the counts: calls answered per call initiated, participants per session. */
+export function derivedFigures(f: Figures): {
+  answer_rate: number | null;
+  average_participants: number | null;
+} {
+  const initiated = f.calls_audio + f.calls_video;
+  const sessions = f.calls_started + f.meetings_started;
+  return {
+    answer_rate: initiated ? f.calls_started / initiated : null,
+    average_participants: sessions ? f.participants_joined / sessions : null,
+  };
+}

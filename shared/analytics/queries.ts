@@ -1,0 +1,20 @@
+import { readFileSync } from "node:fs";
+
+/** The query files beside this module (`sql/<name>.sql`); the rollup function's bundle carries a copy. */
+export type QueryName = "day-activity";
+
+const cache = new Map<QueryName, string>();
+
+/**
+ * The text of a query file, read once.
+ *
+ * @example readQuery("day-activity") // "-- The activity of one app on one UTC day…"
+ */
+export function readQuery(name: QueryName): string {
+  let text = cache.get(name);
+  if (text === undefined) {
+    text = readFileSync(new URL(`./sql/${name}.sql`, import.meta.url), "utf8");
+    cache.set(name, text);
+  }
+  return text;
+}

@@ -1,0 +1,186 @@
+-- The activity of one app on one UTC day, in one scan of the archive (the same text on DuckDB
+-- and Athena; `dialect.ts` binds the :parameters and gives DuckDB Athena's JSON functions).
+--
+-- 1. copies: every archived line of the receipt days the day's facts and their first copies can
+--    be in (the day before, the day, the day after), numbered per natural key by first receipt:
+--    copy 1 is the fact, any other copy a platform retry, an SQS redelivery, a redrive or a line
+--    archived twice.
+-- 2. facts: the first copies whose event time is in the day, with what the figures need read
+--    from the body once (the actor, the 1:1 call's other party, the group of a group message…).
+-- 3. levels: presence transitions in the order of facts (event time, lifecycle rank, first
+--    receipt, event id), each with the number of users online after it.
+-- 4. one aggregation over grouping sets: the day, each hour, each group, each sender and each
+--    message kind (GROUPING(...) tells which). Each fact is joined with (1), (2) so that a call's
+--    two parties both count as active users; every other figure counts side 1 only.
+WITH copies AS (
+  SELECT
+    event_id,
+    received_at,
+    event_time,
+    rank,
+    trigger,
+    body,
+    row_number() OVER (PARTITION BY natural_key ORDER BY received_at, event_id) AS copy
+  FROM archive_events
+  WHERE app = :app
+    AND "date" BETWEEN :first_date AND :last_date
+    AND natural_key IS NOT NULL
+),
+facts AS (
+  SELECT
+    event_id,
+    received_at,
+    event_time,
+    rank,
+    trigger,
+    CAST(floor((event_time - :day_start) / 3600000.0) AS INTEGER) AS hour,
+    CASE
+      WHEN trigger IN ('message_sent', 'message_edited', 'message_deleted', 'user_mentioned')
+        THEN json_extract_scalar(body, '$.data.message.sender')
+      WHEN trigger IN ('message_reaction_added', 'message_reaction_removed')
+        THEN json_extract_scalar(body, '$.data.reaction.uid')
+      WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        THEN json_extract_scalar(body, '$.data.body.user.uid')
+      WHEN trigger = 'user_connection_status_changed'
+        THEN json_extract_scalar(body, '$.data.user.uid')
+      WHEN trigger IN ('call_initiated', 'call_busy', 'call_rejected', 'call_cancelled', 'call_unanswered')
+        THEN json_extract_scalar(body, '$.data.call.sender')
+      WHEN trigger IN ('group_created', 'group_owner_transferred')
+        THEN json_extract_scalar(body, '$.data.group.owner')
+      WHEN trigger IN ('group_updated', 'group_deleted')
+        THEN json_extract_scalar(body, '$.data.group.updatedBy')
+    END AS actor,
+    CASE
+      WHEN trigger IN ('call_initiated', 'call_busy', 'call_rejected', 'call_cancelled', 'call_unanswered')
+        AND json_extract_scalar(body, '$.data.call.receiverType') = 'user'
+        THEN json_extract_scalar(body, '$.data.call.receiver')
+    END AS party,
+    CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.receiverType') END
+      AS receiver_type,
+    CASE
+      WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'group'
+        THEN json_extract_scalar(body, '$.data.message.receiver')
+    END AS group_id,
+    CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.sender') END AS sender,
+    CASE
+      WHEN trigger = 'message_sent'
+        THEN concat(
+          coalesce(json_extract_scalar(body, '$.data.message.category'), '?'),
+          '/',
+          coalesce(json_extract_scalar(body, '$.data.message.type'), '?')
+        )
+    END AS message_kind,
+    CASE WHEN trigger = 'call_initiated' THEN json_extract_scalar(body, '$.data.call.type') END AS call_type,
+    CASE WHEN trigger = 'user_connection_status_changed' THEN json_extract_scalar(body, '$.data.status') END
+      AS presence_status,
+    CASE
+      WHEN trigger IN (
+        'group_member_joined', 'group_member_added', 'group_member_left', 'group_member_kicked', 'group_member_banned'
+      )
+        THEN json_size(body, '$.data.members')
+    END AS members,
+    CASE
+      WHEN trigger IN ('call_ended', 'meeting_ended')
+        THEN CAST(json_extract_scalar(body, '$.data.destroyed_at') AS BIGINT)
+          - CAST(json_extract_scalar(body, '$.data.created_at') AS BIGINT)
+    END AS session_seconds,
+    CASE
+      WHEN trigger IN ('call_participant_left', 'meeting_participant_left')
+        THEN CAST(json_extract_scalar(body, '$.data.occupant.left_at') AS BIGINT)
+          - CAST(json_extract_scalar(body, '$.data.occupant.joined_at') AS BIGINT)
+    END AS stint_seconds,
+    CASE WHEN trigger = 'recording_generated' THEN CAST(json_extract_scalar(body, '$.data.duration') AS DOUBLE) END
+      AS recording_seconds
+  FROM copies
+  WHERE copy = 1 AND event_time >= :day_start AND event_time < :day_end
+),
+transitions AS (
+  SELECT
+    f.*,
+    CASE WHEN presence_status = 'online' THEN 1 ELSE 0 END AS online,
+    lag(presence_status) OVER (
+      PARTITION BY trigger, actor ORDER BY event_time, rank, received_at, event_id
+    ) AS previous_status
+  FROM facts AS f
+),
+changes AS (
+  SELECT
+    t.*,
+    -- A user whose first transition of the day is "offline" was online when the day began.
+    CASE
+      WHEN trigger <> 'user_connection_status_changed' THEN NULL
+      WHEN previous_status IS NULL AND online = 0 THEN 1
+      ELSE 0
+    END AS online_at_start,
+    CASE
+      WHEN trigger <> 'user_connection_status_changed' THEN NULL
+      WHEN previous_status IS NULL THEN online - (1 - online)
+      WHEN previous_status = 'online' THEN online - 1
+      ELSE online
+    END AS delta
+  FROM transitions AS t
+),
+levels AS (
+  SELECT
+    c.*,
+    sum(online_at_start) OVER (PARTITION BY trigger) AS start_level,
+    sum(online_at_start) OVER (PARTITION BY trigger)
+      + sum(delta) OVER (
+        PARTITION BY trigger ORDER BY event_time, rank, received_at, event_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      ) AS level
+  FROM changes AS c
+),
+sides AS (
+  SELECT l.*, s.n, CASE WHEN s.n = 1 THEN actor ELSE party END AS uid
+  FROM levels AS l
+  CROSS JOIN (VALUES (1), (2)) AS s (n)
+)
+SELECT
+  GROUPING(hour, group_id, sender, message_kind) AS grouping_set,
+  hour,
+  group_id,
+  sender,
+  message_kind,
+  sum(CASE WHEN n = 1 AND trigger = 'message_sent' THEN 1 ELSE 0 END) AS messages,
+  sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'user' THEN 1 ELSE 0 END) AS messages_user,
+  sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'group' THEN 1 ELSE 0 END) AS messages_group,
+  sum(CASE WHEN n = 1 AND trigger = 'message_edited' THEN 1 ELSE 0 END) AS edited,
+  sum(CASE WHEN n = 1 AND trigger = 'message_deleted' THEN 1 ELSE 0 END) AS deleted,
+  sum(CASE WHEN n = 1 AND trigger = 'message_reaction_added' THEN 1 ELSE 0 END) AS reactions_added,
+  sum(CASE WHEN n = 1 AND trigger = 'message_reaction_removed' THEN 1 ELSE 0 END) AS reactions_removed,
+  sum(CASE WHEN n = 1 AND trigger = 'user_mentioned' THEN 1 ELSE 0 END) AS mentions,
+  sum(CASE WHEN n = 1 AND trigger = 'message_delivery_receipt' THEN 1 ELSE 0 END) AS delivery_receipts,
+  sum(CASE WHEN n = 1 AND trigger = 'message_read_receipt' THEN 1 ELSE 0 END) AS read_receipts,
+  count(DISTINCT sender) AS active_senders,
+  count(DISTINCT uid) AS active_users,
+  count(DISTINCT CASE WHEN presence_status = 'online' THEN actor END) AS users_online,
+  max(level) AS peak_online,
+  max(start_level) AS online_at_start,
+  sum(CASE WHEN n = 1 AND trigger = 'user_connection_status_changed' THEN delta ELSE 0 END) AS online_change,
+  sum(CASE WHEN n = 1 AND trigger = 'group_created' THEN 1 ELSE 0 END) AS groups_created,
+  sum(CASE WHEN n = 1 AND trigger = 'group_deleted' THEN 1 ELSE 0 END) AS groups_deleted,
+  sum(CASE WHEN n = 1 AND trigger IN ('group_member_joined', 'group_member_added') THEN members ELSE 0 END)
+    AS member_joins,
+  sum(CASE WHEN n = 1 AND trigger = 'group_member_left' THEN members ELSE 0 END) AS member_leaves,
+  sum(CASE WHEN n = 1 AND trigger = 'group_member_kicked' THEN members ELSE 0 END) AS member_kicks,
+  sum(CASE WHEN n = 1 AND trigger = 'group_member_banned' THEN members ELSE 0 END) AS member_bans,
+  count(DISTINCT group_id) AS active_groups,
+  sum(CASE WHEN n = 1 AND trigger = 'call_initiated' AND call_type = 'audio' THEN 1 ELSE 0 END) AS calls_audio,
+  sum(CASE WHEN n = 1 AND trigger = 'call_initiated' AND call_type = 'video' THEN 1 ELSE 0 END) AS calls_video,
+  sum(CASE WHEN n = 1 AND trigger = 'call_started' THEN 1 ELSE 0 END) AS calls_started,
+  sum(CASE WHEN n = 1 AND trigger = 'call_busy' THEN 1 ELSE 0 END) AS calls_busy,
+  sum(CASE WHEN n = 1 AND trigger = 'call_rejected' THEN 1 ELSE 0 END) AS calls_rejected,
+  sum(CASE WHEN n = 1 AND trigger = 'call_cancelled' THEN 1 ELSE 0 END) AS calls_cancelled,
+  sum(CASE WHEN n = 1 AND trigger = 'call_unanswered' THEN 1 ELSE 0 END) AS calls_unanswered,
+  sum(CASE WHEN n = 1 AND trigger = 'meeting_started' THEN 1 ELSE 0 END) AS meetings_started,
+  sum(CASE WHEN n = 1 AND trigger = 'call_ended' THEN session_seconds ELSE 0 END) AS call_seconds,
+  sum(CASE WHEN n = 1 AND trigger = 'meeting_ended' THEN session_seconds ELSE 0 END) AS meeting_seconds,
+  sum(CASE WHEN n = 1 THEN stint_seconds ELSE 0 END) AS participant_seconds,
+  sum(CASE WHEN n = 1 AND trigger IN ('call_participant_joined', 'meeting_participant_joined') THEN 1 ELSE 0 END)
+    AS participants_joined,
+  sum(CASE WHEN n = 1 AND trigger IN ('call_ended', 'meeting_ended') THEN 1 ELSE 0 END) AS sessions_ended,
+  sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
+  sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
+FROM sides
+GROUP BY GROUPING SETS ((), (hour), (group_id), (sender), (message_kind))

@@ -1,0 +1,166 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import { parseRawArchiveObject, utcDay } from "../../shared/contracts/bucket-layout";
+import { freePort } from "../../tools/local/emulators";
+import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { checkActivity } from "../../tools/simulate/check";
+import { runSimulation, type SimulationReport } from "../../tools/simulate/run";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), "activity-e2e-"));
+const APP = "e2e-activity";
+let stack: LocalStack;
+let report: SimulationReport;
+let firstReceipt: Map<string, number>;
+const DAY_MS = 86_400_000;
+const today = utcDay(Date.now());
+const [yesterday, tomorrow] = [utcDay(Date.now() - DAY_MS), utcDay(Date.now() + DAY_MS)];
+
+/** `npx webhook …` in its own process, against the local stack of `dir`. */
+async function cli(args: string[]) {
+  const child = spawn(
+    join(ROOT, "node_modules/.bin/node"),
+    [join(ROOT, "bin/webhook.mjs"), ...args, "--state-dir", dir],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  // The timer off: the test recomputes with the CLI (the timer runs the same rollupDay).
+  stack = await startLocalStack({
+    port: await freePort(),
+    stateDir: dir,
+    inMemory: true,
+    logMode: "silent",
+    activityEveryMinutes: 0,
+  });
+  report = await runSimulation({
+    url: stack.info.webhookUrl,
+    username: stack.info.credentials.username,
+    password: stack.info.credentials.password,
+    events: 600,
+    rate: 2000,
+    concurrency: 8,
+    seed: 9,
+    apps: [APP],
+    // Event times around now, so the days recomputed are the days received.
+    startAt: Math.floor(Date.now() / 1000) - 900,
+    // simulate --activity: after the table check, recompute the days and check the activity items.
+    activity: true,
+    duplicateShare: 0.05,
+    reorderShare: 0.1,
+    stack: stack.info,
+    settleTimeoutSeconds: 120,
+  });
+  // Each event's first receipt at the edge, as archived: membership events fall on it.
+  firstReceipt = new Map();
+  const { s3 } = stack.clients;
+  for (const { key } of await listObjects(s3, stack.info.bucket, `raw/app=${APP}/`)) {
+    const out = await s3.send(new GetObjectCommand({ Bucket: stack.info.bucket, Key: key }));
+    for (const line of parseRawArchiveObject(
+      (await out.Body?.transformToByteArray()) ?? new Uint8Array(),
+      key,
+    ))
+      firstReceipt.set(line.eventId, Math.min(firstReceipt.get(line.eventId) ?? Infinity, line.receivedAt));
+  }
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("activity analytics on the local stack", () => {
+  it("recomputes the simulated days with `webhook rollup`, and the activity table holds what the history implies", async () => {
+    // Act
+    const rollup = await cli(["rollup", "--app", APP, "--from", yesterday, "--to", tomorrow, "--json"]);
+
+    // Assess
+    expect(report.problems).toEqual([]);
+    expect(rollup.code).toBe(0);
+    const results = JSON.parse(rollup.stdout) as Array<{
+      day: string;
+      outcome: string;
+      bytesScanned: number;
+    }>;
+    expect(results.map((r) => r.outcome)).toEqual(["written", "written", "written"]);
+    expect(results.find((r) => r.day === today)?.bytesScanned).toBeGreaterThan(0);
+    const store = dynamoActivityStore(documentClient(stack.clients.dynamo), stack.info.activityTable ?? "");
+    const receivedAt = (e: { body: string }) =>
+      firstReceipt.get(createHash("sha256").update(e.body).digest("hex")) ?? Number.NaN;
+    expect(await checkActivity(report.history, store, receivedAt)).toEqual([]);
+  });
+
+  it("reads the figures back with `query activity`: each day with when it was computed and whether it is final", async () => {
+    const out = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, "--json"]);
+    expect(out.code).toBe(0);
+    const { days } = JSON.parse(out.stdout) as {
+      days: Array<{ day: string; final: boolean; computedAt: number; figures: { messages: number } }>;
+    };
+    expect(days).toHaveLength(1);
+    expect(days[0]).toMatchObject({ day: today, final: false });
+    expect(days[0]?.figures.messages).toBeGreaterThan(0);
+    const hourly = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, "--hourly"]);
+    expect(hourly.code).toBe(0);
+    expect(hourly.stdout).toMatch(/^day\s+hour\s+messages/);
+    const top = await cli([
+      "query",
+      "activity",
+      "--app",
+      APP,
+      "--from",
+      today,
+      "--to",
+      today,
+      "--top",
+      "users",
+      "--json",
+    ]);
+    expect(JSON.parse(top.stdout)[0].users.length).toBeGreaterThan(0);
+  });
+
+  it("answers ad-hoc SQL over the archive with `webhook sql`, as JSON and CSV; refuses a write and reports an error in one line (exit 2)", async () => {
+    const counted = await cli([
+      "sql",
+      `SELECT count(DISTINCT natural_key) AS facts, count(*) AS lines FROM archive_events WHERE app = '${APP}'`,
+      "--json",
+    ]);
+    expect(counted.code).toBe(0);
+    const [row] = JSON.parse(counted.stdout) as Array<{ facts: number; lines: number }>;
+    expect(row?.lines).toBeGreaterThanOrEqual(row?.facts ?? Infinity);
+    expect(row?.facts).toBeGreaterThan(0);
+
+    const csv = await cli([
+      "sql",
+      "SELECT trigger, count(*) AS n FROM archive_events GROUP BY trigger ORDER BY trigger",
+      "--csv",
+    ]);
+    expect(csv.stdout.split("\n")[0]).toBe("trigger,n");
+
+    const write = await cli(["sql", "DROP TABLE archive_events"]);
+    expect(write.code).toBe(2);
+    expect(write.stderr.trim().split("\n")).toHaveLength(1);
+
+    const broken = await cli(["sql", "SELECT nope FROM archive_events"]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr.trim().split("\n")).toHaveLength(1);
+    expect(broken.stderr).toMatch(/^error: .*nope/);
+  });
+});

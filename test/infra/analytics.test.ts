@@ -1,0 +1,97 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../infra/app";
+
+let template: Template;
+
+beforeAll(() => {
+  // A synth runs the cdk-nag packs: it throws on any unacknowledged finding of the analytics too.
+  const app = new App({
+    outdir: mkdtempSync(join(tmpdir(), "cdk-analytics-")),
+    context: {
+      stage: "test",
+      activityEveryMinutes: "30",
+      activityGraceMinutes: "90",
+      athenaBytesScannedCutoffMb: "2048",
+    },
+  });
+  const { stack } = buildApp(app);
+  app.synth();
+  template = Template.fromStack(stack);
+}, 120_000);
+
+const policyOf = (prefix: string) =>
+  JSON.stringify(
+    Object.entries(template.findResources("AWS::IAM::Policy")).find(([id]) => id.startsWith(prefix))?.[1],
+  );
+
+describe("activity analytics in the stack", () => {
+  it("declares the archive as a Glue table with partition projection over app and receipt date", () => {
+    template.hasResourceProperties("AWS::Glue::Table", {
+      TableInput: Match.objectLike({
+        Name: "archive_events",
+        PartitionKeys: [Match.objectLike({ Name: "app" }), Match.objectLike({ Name: "date" })],
+        Parameters: Match.objectLike({
+          "projection.enabled": "true",
+          "projection.app.type": "injected",
+          "projection.date.type": "date",
+          "projection.date.format": "yyyy-MM-dd",
+          "storage.location.template": Match.anyValue(),
+        }),
+        StorageDescriptor: Match.objectLike({
+          SerdeInfo: Match.objectLike({
+            SerializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
+            Parameters: Match.objectLike({
+              "mapping.event_time": "eventtime",
+              "mapping.natural_key": "naturalkey",
+            }),
+          }),
+          Columns: Match.arrayWith([Match.objectLike({ Name: "event_time", Type: "bigint" })]),
+        }),
+      }),
+    });
+  });
+
+  it("runs queries in a workgroup with encrypted results and the bytes-scanned cutoff, enforced", () => {
+    template.hasResourceProperties("AWS::Athena::WorkGroup", {
+      WorkGroupConfiguration: Match.objectLike({
+        EnforceWorkGroupConfiguration: true,
+        BytesScannedCutoffPerQuery: 2048 * 1024 * 1024,
+        ResultConfiguration: Match.objectLike({
+          EncryptionConfiguration: { EncryptionOption: "SSE_S3" },
+          OutputLocation: Match.anyValue(),
+        }),
+      }),
+    });
+  });
+
+  it("schedules the rollup every activityEveryMinutes, with the grace period in its environment", () => {
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(30 minutes)" });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Description: Match.stringLikeRegexp("activity figures"),
+      Environment: { Variables: Match.objectLike({ ACTIVITY_GRACE_MINUTES: "90" }) },
+      ReservedConcurrentExecutions: 1,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ActivityRollups",
+      Dimensions: Match.arrayWith([{ Name: "outcome", Value: "failed" }]),
+    });
+  });
+
+  it("grants the rollup only its workgroup, the archive table, the activity table and its prefixes", () => {
+    const policy = policyOf("AnalyticsRollupFunctionServiceRoleDefaultPolicy");
+    expect(policy).toContain("athena:StartQueryExecution");
+    expect(policy).toContain('["glue:GetDatabase","glue:GetTable"]');
+    expect(policy).toContain(
+      '["dynamodb:GetItem","dynamodb:Query","dynamodb:PutItem","dynamodb:DeleteItem"]',
+    );
+    expect(policy).toMatch(/raw\/\*/);
+    expect(policy).toMatch(/athena-results\/\*/);
+    expect(policy).not.toMatch(/"(athena|glue|dynamodb|s3):\*"/);
+    expect(policy).not.toMatch(/quarantine|recordings\//);
+  });
+});

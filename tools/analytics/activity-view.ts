@@ -1,0 +1,100 @@
+import { derivedFigures, type Figures, HOURLY_FIGURES } from "../../shared/analytics/figures";
+import { daysInRange } from "../../shared/analytics/rollup";
+import type { ActivityStore } from "../../shared/ports/activity-store";
+
+export interface ActivityViewOptions {
+  app: string;
+  from: string;
+  to: string;
+  hourly?: boolean;
+  top?: "groups" | "users";
+  limit: number;
+}
+
+type Row = Record<string, unknown>;
+
+/** The figures shown in a day's row of the readable table (all of them are in `--json`). */
+const DAY_COLUMNS: ReadonlyArray<keyof Figures> = [
+  "messages",
+  "active_users",
+  "active_senders",
+  "peak_online",
+  "groups_created",
+  "member_joins",
+  "calls_audio",
+  "calls_video",
+  "calls_started",
+  "call_seconds",
+  "meeting_seconds",
+  "recordings",
+];
+
+const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
+
+/**
+ * `query activity`: an app's days in a range (one Query), or one day's hours or top groups/users
+ * per day (one Query each), as `--json` and as table rows. Every day says when it was computed
+ * and whether it is final; a day the rollup has not computed yet is listed as missing.
+ */
+export async function activityView(
+  store: ActivityStore,
+  o: ActivityViewOptions,
+): Promise<{ json: unknown; rows: Row[] }> {
+  const days = await store.days(o.app, o.from, o.to);
+  const stamp = (d: (typeof days)[number]) => ({
+    computedAt: new Date(d.computedAt).toISOString(),
+    final: d.final,
+  });
+  if (o.hourly || o.top) {
+    const json = [];
+    const rows: Row[] = [];
+    for (const d of days) {
+      if (o.hourly) {
+        const hours = await store.hours(o.app, d.day);
+        json.push({ day: d.day, ...stamp(d), hours });
+        for (const h of hours)
+          rows.push({
+            day: d.day,
+            hour: String(h.hour).padStart(2, "0"),
+            ...Object.fromEntries(HOURLY_FIGURES.map((f) => [f, h.figures[f]])),
+            final: d.final,
+          });
+      } else {
+        const top =
+          o.top === "groups"
+            ? await store.topGroups(o.app, d.day, o.limit)
+            : await store.topUsers(o.app, d.day, o.limit);
+        json.push({ day: d.day, ...stamp(d), [o.top === "groups" ? "groups" : "users"]: top });
+        top.forEach((t, i) => {
+          rows.push({ day: d.day, rank: i + 1, ...t, final: d.final });
+        });
+      }
+    }
+    return { json, rows };
+  }
+  const known = new Set(days.map((d) => d.day));
+  const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
+  return {
+    json: {
+      days: days.map((d) => ({ ...d, derived: derivedFigures(d.figures) })),
+      ...(missing.length ? { notComputed: missing } : {}),
+    },
+    rows: [
+      ...days.map((d) => {
+        const derived = derivedFigures(d.figures);
+        return {
+          day: d.day,
+          ...Object.fromEntries(
+            DAY_COLUMNS.map((f) => [
+              f.replace("_seconds", "_minutes"),
+              f.endsWith("_seconds") ? minutes(d.figures[f]) : d.figures[f],
+            ]),
+          ),
+          answer_rate: derived.answer_rate === null ? "" : derived.answer_rate.toFixed(2),
+          ...stamp(d),
+        };
+      }),
+      ...missing.map((day) => ({ day, computedAt: "(not computed: npx webhook rollup)" })),
+    ],
+  };
+}

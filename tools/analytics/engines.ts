@@ -1,0 +1,26 @@
+import { AthenaClient } from "@aws-sdk/client-athena";
+import { athenaEngine } from "../../shared/adapters/athena-sql-engine";
+import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
+import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { ActivityStore } from "../../shared/ports/activity-store";
+import type { SqlEngine } from "../../shared/ports/sql-engine";
+import { UserFacingError } from "../cli";
+import type { Target } from "../target";
+
+/** SQL over the target's archive: DuckDB over the local stack's bucket, Athena for a deployed stack. */
+export function sqlEngineFor(target: Target): SqlEngine {
+  if (target.kind === "local") {
+    if (!target.bucket) throw new UserFacingError("the local stack has no data bucket");
+    return duckDbEngine({ s3: target.s3, bucket: target.bucket });
+  }
+  if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
+  return athenaEngine({ client: new AthenaClient({}), ...target.athena });
+}
+
+/** The target's activity table. */
+export function activityStoreFor(target: Target): ActivityStore {
+  if (!target.activityTable)
+    throw new UserFacingError("the target has no activity table (deployed before #20?)");
+  return dynamoActivityStore(documentClient(target.dynamo), target.activityTable);
+}

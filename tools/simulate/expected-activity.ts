@@ -1,0 +1,308 @@
+import { createHash } from "node:crypto";
+import {
+  type DayActivity,
+  FIGURE_NAMES,
+  type Figures,
+  type GroupActivity,
+  roundMs,
+  TOP_LIMIT,
+  type UserActivity,
+} from "../../shared/analytics/figures";
+import { utcDay } from "../../shared/contracts/bucket-layout";
+import { dedupeKey } from "../../shared/events/dedupe";
+import { eventTime } from "../../shared/events/event-time";
+import { parseWebhookEvent } from "../../shared/events/schemas";
+import { compareFacts, type FactOrder, lifecycleRank } from "../../shared/projections/version";
+import type { GeneratedEvent } from "./generator";
+
+/**
+ * The activity figures a generated history implies, computed here in TypeScript, fact by fact,
+ * independently of the SQL that the rollup runs (`shared/analytics/sql/day-activity.sql`): the
+ * simulator's check and the tests compare the two. A fact is an event by its natural key
+ * (`dedupeKey`), counted once, at the event time of its first receipt.
+ */
+
+type Json = Record<string, unknown>;
+
+const get = (value: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Json)[k] : undefined), value);
+const str = (value: unknown, path: string): string | undefined => {
+  const v = get(value, path);
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined;
+};
+const int = (value: unknown, path: string): number => Number(get(value, path) ?? 0);
+
+const CALL_MESSAGES = ["call_initiated", "call_busy", "call_rejected", "call_cancelled", "call_unanswered"];
+const COUNTED: Partial<Record<string, keyof Figures>> = {
+  message_sent: "messages",
+  message_edited: "edited",
+  message_deleted: "deleted",
+  message_reaction_added: "reactions_added",
+  message_reaction_removed: "reactions_removed",
+  user_mentioned: "mentions",
+  message_delivery_receipt: "delivery_receipts",
+  message_read_receipt: "read_receipts",
+  group_created: "groups_created",
+  group_deleted: "groups_deleted",
+  call_started: "calls_started",
+  call_busy: "calls_busy",
+  call_rejected: "calls_rejected",
+  call_cancelled: "calls_cancelled",
+  call_unanswered: "calls_unanswered",
+  meeting_started: "meetings_started",
+  recording_generated: "recordings",
+};
+const MEMBERS: Partial<Record<string, keyof Figures>> = {
+  group_member_joined: "member_joins",
+  group_member_added: "member_joins",
+  group_member_left: "member_leaves",
+  group_member_kicked: "member_kicks",
+  group_member_banned: "member_bans",
+};
+
+/** Who acts in an event, as the figures define it (membership and block events: nobody). */
+function actorOf(trigger: string, data: unknown): string | undefined {
+  if (["message_sent", "message_edited", "message_deleted", "user_mentioned"].includes(trigger))
+    return str(data, "message.sender");
+  if (trigger.startsWith("message_reaction_")) return str(data, "reaction.uid");
+  if (trigger === "message_delivery_receipt" || trigger === "message_read_receipt")
+    return str(data, "body.user.uid");
+  if (trigger === "user_connection_status_changed") return str(data, "user.uid");
+  if (CALL_MESSAGES.includes(trigger)) return str(data, "call.sender");
+  if (trigger === "group_created" || trigger === "group_owner_transferred") return str(data, "group.owner");
+  if (trigger === "group_updated" || trigger === "group_deleted") return str(data, "group.updatedBy");
+  return undefined;
+}
+
+interface Fact {
+  trigger: string;
+  data: unknown;
+  order: FactOrder;
+  day: string;
+  hour: number;
+}
+
+interface Bucket {
+  figures: Figures;
+  users: Set<string>;
+  senders: Set<string>;
+  online: Set<string>;
+  groups: Set<string>;
+}
+
+const zero = (): Figures => Object.fromEntries(FIGURE_NAMES.map((n) => [n, 0])) as Figures;
+const bucket = (): Bucket => ({
+  figures: zero(),
+  users: new Set(),
+  senders: new Set(),
+  online: new Set(),
+  groups: new Set(),
+});
+
+/** The facts of a history: each natural key once, at its first receipt. */
+function factsOf(
+  events: readonly GeneratedEvent[],
+  receivedAt: (e: GeneratedEvent) => number,
+): Map<string, Fact[]> {
+  const first = new Map<string, { event: GeneratedEvent; at: number; eventId: string }>();
+  for (const event of events) {
+    const eventId = createHash("sha256").update(event.body).digest("hex");
+    const parsed = parseWebhookEvent(JSON.parse(event.body));
+    if (parsed.kind !== "known") continue;
+    const key = dedupeKey(parsed.event, eventId);
+    const at = receivedAt(event);
+    const known = first.get(key);
+    if (!known || at < known.at || (at === known.at && eventId < known.eventId))
+      first.set(key, { event, at, eventId });
+  }
+  const byApp = new Map<string, Fact[]>();
+  for (const { event, at, eventId } of first.values()) {
+    const parsed = parseWebhookEvent(JSON.parse(event.body));
+    if (parsed.kind !== "known") continue;
+    const ms = eventTime(parsed.event, at).ms;
+    const day = utcDay(ms);
+    const fact: Fact = {
+      trigger: parsed.event.trigger,
+      data: (JSON.parse(event.body) as Json).data,
+      order: { eventTimeMs: ms, rank: lifecycleRank(parsed.event.trigger), firstReceivedAt: at, eventId },
+      day,
+      hour: Math.floor((ms - Date.parse(`${day}T00:00:00Z`)) / 3_600_000),
+    };
+    byApp.set(event.appId, [...(byApp.get(event.appId) ?? []), fact]);
+  }
+  return byApp;
+}
+
+function add(b: Bucket, fact: Fact): void {
+  const { trigger, data } = fact;
+  const f = b.figures;
+  const counted = COUNTED[trigger];
+  if (counted) f[counted]++;
+  const members = MEMBERS[trigger];
+  if (members) f[members] += Object.keys((get(data, "members") as Json | undefined) ?? {}).length;
+  const actor = actorOf(trigger, data);
+  if (actor) b.users.add(actor);
+  if (CALL_MESSAGES.includes(trigger) && str(data, "call.receiverType") === "user") {
+    const party = str(data, "call.receiver");
+    if (party) b.users.add(party);
+  }
+  if (trigger === "message_sent") {
+    const receiverType = str(data, "message.receiverType");
+    if (receiverType === "user") f.messages_user++;
+    if (receiverType === "group") {
+      f.messages_group++;
+      const group = str(data, "message.receiver");
+      if (group) b.groups.add(group);
+    }
+    if (actor) b.senders.add(actor);
+  }
+  if (trigger === "call_initiated") {
+    const type = str(data, "call.type");
+    if (type === "audio") f.calls_audio++;
+    if (type === "video") f.calls_video++;
+  }
+  if (trigger === "user_connection_status_changed" && str(data, "status") === "online" && actor)
+    b.online.add(actor);
+  if (trigger === "call_ended") f.call_seconds += int(data, "destroyed_at") - int(data, "created_at");
+  if (trigger === "meeting_ended") f.meeting_seconds += int(data, "destroyed_at") - int(data, "created_at");
+  if (trigger === "call_ended" || trigger === "meeting_ended") f.sessions_ended++;
+  if (trigger === "call_participant_left" || trigger === "meeting_participant_left")
+    f.participant_seconds += int(data, "occupant.left_at") - int(data, "occupant.joined_at");
+  if (trigger === "call_participant_joined" || trigger === "meeting_participant_joined")
+    f.participants_joined++;
+  if (trigger === "recording_generated") f.recording_seconds += Number(get(data, "duration") ?? 0);
+}
+
+function close(b: Bucket): Figures {
+  return {
+    ...b.figures,
+    active_users: b.users.size,
+    active_senders: b.senders.size,
+    users_online: b.online.size,
+    active_groups: b.groups.size,
+    recording_seconds: roundMs(b.figures.recording_seconds),
+  };
+}
+
+/**
+ * Users online through one day, from its presence facts in the order of facts: a user whose
+ * first transition is "offline" was online when the day began. Per hour: the level it began
+ * with, the highest level reached, and the net change.
+ */
+function presenceLevels(facts: readonly Fact[]) {
+  const transitions = facts
+    .filter((f) => f.trigger === "user_connection_status_changed")
+    .sort((a, b) => compareFacts(a.order, b.order));
+  const status = new Map<string, boolean>();
+  for (const t of transitions) {
+    const uid = str(t.data, "user.uid") ?? "";
+    if (!status.has(uid)) status.set(uid, str(t.data, "status") !== "online");
+  }
+  const atStart = [...status.values()].filter(Boolean).length;
+  let level = atStart;
+  const hours = Array.from({ length: 24 }, () => ({ start: 0, peak: 0, change: 0 }));
+  let peak = atStart;
+  let hour = 0;
+  hours[0] = { start: level, peak: level, change: 0 };
+  for (const t of transitions) {
+    while (hour < t.hour) {
+      hour++;
+      hours[hour] = { start: level, peak: level, change: 0 };
+    }
+    const uid = str(t.data, "user.uid") ?? "";
+    const online = str(t.data, "status") === "online";
+    const delta = (online ? 1 : 0) - (status.get(uid) ? 1 : 0);
+    status.set(uid, online);
+    level += delta;
+    const h = hours[hour] as { start: number; peak: number; change: number };
+    h.change += delta;
+    h.peak = Math.max(h.peak, level);
+    peak = Math.max(peak, level);
+  }
+  while (hour < 23) {
+    hour++;
+    hours[hour] = { start: level, peak: level, change: 0 };
+  }
+  return { atStart, peak: transitions.length ? peak : 0, change: level - atStart, hours };
+}
+
+const rankBy =
+  <T>(count: (x: T) => number, id: (x: T) => string) =>
+  (a: T, b: T) =>
+    count(b) - count(a) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
+
+/**
+ * The activity per app and UTC day a history implies, given when each event was first received
+ * (events without a payload time fall on their receipt).
+ *
+ * @example expectedActivity(history.events, (e) => e.at).get("app1")?.get("2026-01-02")?.figures.messages
+ */
+export function expectedActivity(
+  events: readonly GeneratedEvent[],
+  receivedAt: (e: GeneratedEvent) => number,
+): Map<string, Map<string, DayActivity>> {
+  const result = new Map<string, Map<string, DayActivity>>();
+  for (const [appId, facts] of factsOf(events, receivedAt)) {
+    const days = new Map<string, DayActivity>();
+    for (const day of new Set(facts.map((f) => f.day))) {
+      const ofDay = facts.filter((f) => f.day === day);
+      const dayBucket = bucket();
+      const hourBuckets = Array.from({ length: 24 }, bucket);
+      const groups = new Map<string, { messages: number; members: Set<string> }>();
+      const users = new Map<string, number>();
+      const kinds: Record<string, number> = {};
+      for (const fact of ofDay) {
+        add(dayBucket, fact);
+        add(hourBuckets[fact.hour] as Bucket, fact);
+        if (fact.trigger !== "message_sent") continue;
+        const sender = str(fact.data, "message.sender");
+        if (sender) users.set(sender, (users.get(sender) ?? 0) + 1);
+        const kind = `${str(fact.data, "message.category") ?? "?"}/${str(fact.data, "message.type") ?? "?"}`;
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+        const group = str(fact.data, "message.receiver");
+        if (str(fact.data, "message.receiverType") === "group" && group) {
+          const g = groups.get(group) ?? { messages: 0, members: new Set<string>() };
+          g.messages++;
+          if (sender) g.members.add(sender);
+          groups.set(group, g);
+        }
+      }
+      const presence = presenceLevels(ofDay);
+      const figures = {
+        ...close(dayBucket),
+        peak_online: presence.peak,
+        online_at_start: presence.atStart,
+        online_change: presence.change,
+      };
+      const hours = hourBuckets.map((b, hour) => {
+        const p = presence.hours[hour] as { start: number; peak: number; change: number };
+        return {
+          hour,
+          figures: { ...close(b), peak_online: p.peak, online_at_start: p.start, online_change: p.change },
+        };
+      });
+      const topGroups: GroupActivity[] = [...groups]
+        .map(([groupId, g]) => ({ groupId, messages: g.messages, activeMembers: g.members.size }))
+        .sort(
+          rankBy(
+            (g: GroupActivity) => g.messages,
+            (g) => g.groupId,
+          ),
+        )
+        .slice(0, TOP_LIMIT);
+      const topUsers: UserActivity[] = [...users]
+        .map(([uid, messages]) => ({ uid, messages }))
+        .sort(
+          rankBy(
+            (u: UserActivity) => u.messages,
+            (u) => u.uid,
+          ),
+        )
+        .slice(0, TOP_LIMIT);
+      const messageKinds = Object.fromEntries(Object.entries(kinds).sort(([a], [b]) => a.localeCompare(b)));
+      days.set(day, { figures, hours, topGroups, topUsers, messageKinds });
+    }
+    result.set(appId, days);
+  }
+  return result;
+}
