@@ -56,8 +56,13 @@ function historyOf(appId: string, events = 900, seed = 7): GeneratedEvent[] {
   return [...history.events, ...groupMessages];
 }
 
-/** Receipt: 300 ms after the event, but every 50th event arrives two hours late. */
-const receiptOf = (e: GeneratedEvent, i: number) => e.at + 300 + (i % 50 === 0 ? 2 * HOUR : 0);
+/**
+ * Receipt: 300 ms after the event and 1 ms per event sent before it (the edge's receipts are
+ * strictly increasing, so two facts of one instant rank in the order they were sent, whatever
+ * their ids: the property's runs rename the app, which changes every id), but every 50th event
+ * arrives two hours late.
+ */
+const receiptOf = (e: GeneratedEvent, i: number) => e.at + 300 + i + (i % 50 === 0 ? 2 * HOUR : 0);
 
 function queued(e: GeneratedEvent, receivedAt: number): QueuedEvent {
   const eventId = createHash("sha256").update(e.body).digest("hex");
