@@ -13,6 +13,7 @@ import {
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
+import { oneEventId } from "./event-id";
 
 /**
  * What an operator looks at: the quarantine, the dead letters (without consuming them), and one
@@ -149,33 +150,55 @@ export interface FoundEvent {
   error?: string;
 }
 
-/** Finds an event by its id: in the quarantine first, else in the raw archive (narrowed by app and day). */
+/**
+ * The events whose id starts with `prefix` (a full id, or a prefix: see `event-id.ts`): from the
+ * quarantine, else the raw archive at their first receipt (narrowed by app and day). A full id
+ * stops at the first archive object that holds it; a prefix reads every object under the filter,
+ * so that an ambiguous one is known.
+ */
+export async function findEvents(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+  filter: Filter = {},
+): Promise<FoundEvent[]> {
+  const found = new Map<string, FoundEvent>();
+  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).filter(
+    (k) => onDay(filter)(k) && (k.split("/").pop() ?? "").startsWith(prefix),
+  );
+  for (const key of quarantined) {
+    const r = parseJsonContract(quarantineRecordSchema, await getText(s3, bucket, key), "quarantine record");
+    found.set(r.eventId, { source: "quarantine", key, line: r, error: r.error });
+  }
+  const complete = () => prefix.length === 64 && found.size > 0;
+  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
+  for (const key of complete() ? [] : (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
+    for (const text of (await getText(s3, bucket, key)).split("\n")) {
+      if (!text.includes(prefix)) continue;
+      const line = parseJsonContract(rawArchiveLineSchema, text, `raw archive line in ${key}`);
+      const known = found.get(line.eventId);
+      if (!line.eventId.startsWith(prefix) || known?.source === "quarantine") continue;
+      if (!known || line.receivedAt < known.line.receivedAt)
+        found.set(line.eventId, { source: "archive", key, line });
+    }
+    if (complete()) break;
+  }
+  return [...found.values()];
+}
+
+/** The one event an id or prefix names (`findEvents`); `AmbiguousEventIdError` if it fits several. */
 export async function findEvent(
   s3: S3Client,
   bucket: string,
-  eventId: string,
+  prefix: string,
   filter: Filter = {},
 ): Promise<FoundEvent | undefined> {
-  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).find((k) =>
-    k.endsWith(`/${eventId}.json`),
+  const found = await findEvents(s3, bucket, prefix, filter);
+  const id = oneEventId(
+    prefix,
+    found.map((f) => f.line.eventId),
   );
-  if (quarantined) {
-    const r = parseJsonContract(
-      quarantineRecordSchema,
-      await getText(s3, bucket, quarantined),
-      "quarantine record",
-    );
-    return { source: "quarantine", key: quarantined, line: r, error: r.error };
-  }
-  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
-  for (const key of (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
-    for (const text of (await getText(s3, bucket, key)).split("\n")) {
-      if (!text.includes(eventId)) continue;
-      const line = parseJsonContract(rawArchiveLineSchema, text, `raw archive line in ${key}`);
-      if (line.eventId === eventId) return { source: "archive", key, line };
-    }
-  }
-  return undefined;
+  return found.find((f) => f.line.eventId === id);
 }
 
 /**

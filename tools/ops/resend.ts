@@ -6,6 +6,7 @@
 import { Command } from "commander";
 import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
 import { resolveTarget } from "../target";
+import { eventIdPrefix, shortId } from "./event-id";
 import { findEvent, resendEvent } from "./inspect";
 
 interface ResendOptions {
@@ -17,8 +18,6 @@ interface ResendOptions {
 }
 
 async function run(eventId: string, o: ResendOptions): Promise<void> {
-  if (!/^[0-9a-f]{64}$/.test(eventId))
-    throw new UserFacingError(`${eventId} is not an event id (64 hex characters)`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket || !target.queues)
@@ -28,13 +27,14 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
       throw new UserFacingError(
         `event ${eventId} is in neither the quarantine nor the raw archive${o.app ? ` of ${o.app}` : ""}`,
       );
+    const id = shortId(found.line.eventId);
     const what = `${found.line.trigger} of ${found.line.appId ?? "(no app)"} received ${new Date(found.line.receivedAt).toISOString()}, from the ${found.source}`;
     if (o.dryRun) {
-      console.log(`would resend ${eventId}: ${what}`);
+      console.log(`would resend ${id}: ${what}`);
       return;
     }
     await resendEvent(target.sqs, target.s3, target.bucket, target.queues.events.url, found.line);
-    console.log(`resent ${eventId}: ${what}`);
+    console.log(`resent ${id}: ${what}`);
   } finally {
     target.destroy();
   }
@@ -43,7 +43,11 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
 const program = withTarget(
   new Command("resend")
     .description("Put one event back on the events queue, from the quarantine or the raw archive")
-    .argument("<eventId>", "the event's id (the SHA-256 of its body, as the ingest answered)")
+    .argument(
+      "<eventId>",
+      "the event's id (the SHA-256 of its body), or a prefix of 12 or more hex characters",
+      eventIdPrefix,
+    )
     .option("--app <appId>", "where to look (faster)")
     .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
     .option("--dry-run", "find it and say what would be sent"),

@@ -15,7 +15,8 @@ import {
   type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
-import { type Filter, findEvent, peekDeadLetters } from "./inspect";
+import { oneEventId } from "./event-id";
+import { type Filter, findEvents, peekDeadLetters } from "./inspect";
 
 /** What became of one event, as `npm run query -- event <id>` tells it. */
 export interface EventTrace {
@@ -89,21 +90,28 @@ export async function traceEvent(
   eventId: string,
   filter: Filter = {},
 ): Promise<EventTrace> {
-  const found = await findEvent(clients.s3, bucket, eventId, filter);
+  // `eventId` may be a prefix (event-id.ts): the events it fits in the bucket and the DLQ name one.
+  const candidates = await findEvents(clients.s3, bucket, eventId, filter);
+  const letters = deadLetterUrl
+    ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).filter((l) =>
+        l.attributes.eventId?.startsWith(eventId),
+      )
+    : [];
+  const id = oneEventId(eventId, [
+    ...candidates.map((c) => c.line.eventId),
+    ...letters.map((l) => l.attributes.eventId),
+  ]);
+  const found = candidates.find((c) => c.line.eventId === id);
   const line = found?.line;
   const base = {
-    eventId,
+    eventId: id ?? eventId,
     trigger: line?.trigger,
     appId: line?.appId,
     receivedAt: line?.receivedAt,
     key: found?.key,
   };
   if (found?.source === "quarantine") return { ...base, outcome: "quarantined", error: found.error };
-  const dead = deadLetterUrl
-    ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).find(
-        (l) => l.attributes.eventId === eventId,
-      )
-    : undefined;
+  const dead = letters.find((l) => l.attributes.eventId === id);
   if (dead)
     return {
       ...base,

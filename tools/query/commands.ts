@@ -4,8 +4,9 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
-import { expectedMessage, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
+import { expectedMessage, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
 import { readStats, stateDir } from "../local/state";
+import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
 import { resolveTarget, type Target } from "../target";
@@ -147,7 +148,7 @@ export async function runQueryCli(
       try {
         const { json, rows } = await action(
           analyticsQueries(documentClient(target.dynamo), target.tables),
-          { ...o, args: command.args },
+          { ...o, args: command.processedArgs },
           target,
         );
         if (o.json) io.out(JSON.stringify(json, null, 2));
@@ -294,8 +295,9 @@ export async function runQueryCli(
     }),
   );
   program
-    .command("event <eventId>")
+    .command("event")
     .description("where an event is and what it did: its outcome, and each item it touches")
+    .argument("<eventId>", "its id, or a prefix of 12 or more hex characters", eventIdPrefix)
     .option("--app <appId>", "where to look (faster)")
     .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
     .option("--json", "one JSON value on stdout")
@@ -314,7 +316,7 @@ export async function runQueryCli(
         return {
           json: trace,
           rows: [
-            { ...summary, receivedAt: iso(trace.receivedAt) },
+            { ...summary, eventId: shortId(trace.eventId), receivedAt: iso(trace.receivedAt) },
             ...(items ?? []).map((i) => ({
               item: `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`,
               state: i.state,
@@ -339,7 +341,7 @@ export async function runQueryCli(
         return {
           json: events,
           rows: events.map((e) => ({
-            eventId: e.eventId.slice(0, 16),
+            eventId: shortId(e.eventId),
             trigger: e.trigger,
             appId: e.appId,
             receivedAt: iso(e.receivedAt),
@@ -367,7 +369,7 @@ export async function runQueryCli(
             sentAt: l.sentAt,
             trigger: l.attributes.trigger,
             appId: l.attributes.appId,
-            eventId: l.attributes.eventId?.slice(0, 16),
+            eventId: l.attributes.eventId && shortId(l.attributes.eventId),
           })),
         };
       }),
@@ -397,7 +399,7 @@ export async function runQueryCli(
     // Usage errors (unknown option, bad value, missing argument): 2; --help and --version: 0.
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     io.err(`error: ${expectedMessage(error)}`);
-    return 1;
+    return error instanceof UsageError ? 2 : 1;
   }
   return exitCode;
 }

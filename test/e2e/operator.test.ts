@@ -1,0 +1,102 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { quarantineKey } from "../../shared/contracts/bucket-layout";
+import { freePort } from "../../tools/local/emulators";
+import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { waitForDrain } from "../../tools/simulate/run";
+import { queryIn, webhookCli } from "../support/cli";
+import { fixture } from "../support/fixtures";
+import { postWebhook } from "../support/ingest";
+
+// What an operator types, against one local stack in this process (the commands in their own).
+const dir = mkdtempSync(join(tmpdir(), "operator-"));
+let stack: LocalStack;
+const ids: Record<string, string> = {};
+
+const cli = (...args: string[]) => webhookCli(args, { LOCAL_STATE_DIR: dir });
+const query = (...args: string[]) => queryIn(dir, args);
+
+async function post(name: string, event: Record<string, unknown>) {
+  const { status, eventId } = await postWebhook(stack.info, JSON.stringify(event));
+  expect(status).toBe(200);
+  ids[name] = eventId ?? "";
+}
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: await freePort(), stateDir: dir, inMemory: true, logMode: "silent" });
+  await post("created", { ...fixture("group_created"), appId: "op-a" });
+  const invalid = fixture("group_member_scope_changed");
+  invalid.appId = "op-a";
+  delete invalid.data.members["cometchat-uid-2"].scope;
+  await post("invalid", invalid);
+  await waitForDrain(stack.info, 60);
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("one event id everywhere", () => {
+  it("query event and resend take the printed form (the first 16 hex characters), and any prefix of 12 or more", async () => {
+    const printed = (ids.invalid ?? "").slice(0, 16);
+    const listed = await query("quarantine", "--app", "op-a");
+    expect(listed.out).toContain(printed);
+    expect(listed.out).not.toContain((ids.invalid ?? "").slice(0, 17));
+
+    const traced = await query("event", printed, "--json");
+    expect(traced.code).toBe(0);
+    expect(JSON.parse(traced.out)).toMatchObject({ eventId: ids.invalid, outcome: "quarantined" });
+    const byTwelve = await query("event", (ids.created ?? "").slice(0, 12), "--json");
+    expect(JSON.parse(byTwelve.out)).toMatchObject({ eventId: ids.created, outcome: "projected" });
+
+    const resend = await cli("resend", printed, "--dry-run");
+    expect(resend.code).toBe(0);
+    expect(resend.stdout).toContain(`would resend ${printed}: group_member_scope_changed of op-a`);
+  });
+
+  it.each([["nothex"], ["0123456789a"], ["0123456789abcdefg"]])(
+    "refuses %s (not hex, or shorter than 12) with exit code 2 in every command that takes an id",
+    async (id) => {
+      const traced = await query("event", id);
+      expect(traced.code).toBe(2);
+      expect(traced.err).toContain("12 to 64 hex characters");
+      const resend = await cli("resend", id);
+      expect(resend.code).toBe(2);
+      expect(resend.stderr).toContain("12 to 64 hex characters");
+    },
+  );
+
+  it("an ambiguous prefix is an error (exit code 2) that lists the matches", async () => {
+    const twins = ["a", "b"].map((c) => `0123456789ab${c.repeat(52)}`);
+    for (const eventId of twins) {
+      const receivedAt = Date.now();
+      await stack.clients.s3.send(
+        new PutObjectCommand({
+          Bucket: stack.info.bucket,
+          Key: quarantineKey("op-twins", receivedAt, eventId),
+          Body: JSON.stringify({
+            eventId,
+            receivedAt,
+            trigger: "group_created",
+            appId: "op-twins",
+            body: "{}",
+            messageId: "m",
+            error: "crafted",
+            quarantinedAt: receivedAt,
+          }),
+        }),
+      );
+    }
+    const traced = await query("event", "0123456789ab");
+    expect(traced.code).toBe(2);
+    for (const id of twins) expect(traced.err).toContain(id.slice(0, 16));
+    const resend = await cli("resend", "0123456789ab", "--dry-run");
+    expect(resend.code).toBe(2);
+    for (const id of twins) expect(resend.stderr).toContain(id.slice(0, 16));
+    // A longer prefix tells them apart.
+    expect((await query("event", "0123456789abb", "--json")).code).toBe(0);
+  });
+});
