@@ -100,3 +100,29 @@ describe("one event id everywhere", () => {
     expect((await query("event", "0123456789abb", "--json")).code).toBe(0);
   });
 });
+
+describe("errors a person can act on", () => {
+  it.each([
+    ["online", "--app", "op-nobody"],
+    ["group", "no-such-group", "--app", "op-a"],
+    ["members", "no-such-group", "--app", "op-a"],
+    ["sessions", "--app", "op-a", "--from", "0", "--to", "2100-01-01"],
+    ["quarantine", "--app", "op-nobody"],
+    ["event", "fedcba9876543210"],
+  ])(
+    "one rule for nothing found: %j exits 3 and says so on stderr, --json still prints its value",
+    async (...args) => {
+      const text = await query(...args);
+      expect(text.code).toBe(3);
+      expect(text.err).toMatch(/^nothing found: /);
+      const json = await query(...args, "--json");
+      expect(json.code).toBe(3);
+      expect(() => JSON.parse(json.out)).not.toThrow();
+    },
+  );
+
+  it("something found exits 0", async () => {
+    expect((await query("group", "cometchat-guid-1", "--app", "op-a")).code).toBe(0);
+    expect((await query("quarantine", "--app", "op-a")).code).toBe(0);
+  });
+});

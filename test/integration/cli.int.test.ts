@@ -40,6 +40,9 @@ describe("the command-line tools", () => {
     [["redrive", "--queue", "foo"], "--queue"],
     [["query", "sessions", "--app", "a", "--from", "yesterday", "--to", "1"], "--from"],
     [["query", "nonsense"], "unknown command"],
+    [["query", "sessions", "--app", "a", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
+    [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
+    [["reconcile", "--app", "a"], "--region"],
   ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
     const { code, stderr } = webhook(...args);
     expect(code).toBe(2);

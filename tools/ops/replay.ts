@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { projectionStores } from "../../shared/projector/stores";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
+import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli";
 import { resolveTarget } from "../target";
 import { replayArchive } from "./operations";
 
@@ -19,7 +19,8 @@ interface ReplayCliOptions {
 }
 
 async function run(o: ReplayCliOptions): Promise<void> {
-  if (o.from && o.to && o.from > o.to) throw new UserFacingError(`--from ${o.from} is after --to ${o.to}`);
+  if (o.from && o.to && o.from > o.to)
+    throw new UsageError(`--from ${o.from} is after --to ${o.to}: give the earlier day first`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");

@@ -135,7 +135,7 @@ export async function runQueryCli(
         q: AnalyticsQueries,
         o: Record<string, unknown>,
         target: Target,
-      ) => Promise<{ json: unknown; rows: Row[] }>,
+      ) => Promise<{ json: unknown; rows: Row[]; found?: boolean }>,
     ) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
@@ -146,14 +146,20 @@ export async function runQueryCli(
         stateDir: o.stateDir as string,
       });
       try {
-        const { json, rows } = await action(
+        const { json, rows, found } = await action(
           analyticsQueries(documentClient(target.dynamo), target.tables),
           { ...o, args: command.processedArgs },
           target,
         );
         if (o.json) io.out(JSON.stringify(json, null, 2));
         else table(rows, io);
-        if (json === null) exitCode = 3;
+        // One rule for every query: nothing found (null, an empty list, an id found nowhere) exits 3.
+        if (!(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)))) {
+          io.err(
+            `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
+          );
+          exitCode = 3;
+        }
       } finally {
         target.destroy();
       }
@@ -259,7 +265,12 @@ export async function runQueryCli(
       .command("sessions")
       .description("the sessions in a time range")
       .requiredOption("--from <time>", "ISO-8601 or epoch seconds", parseTime)
-      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime),
+      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime)
+      .hook("preAction", (command) => {
+        const { from, to } = command.opts<{ from: number; to: number }>();
+        if (from > to)
+          throw new UsageError(`--from ${iso(from)} is after --to ${iso(to)}: give the earlier time first`);
+      }),
   ).action(
     run(async (q, o) => {
       const s = await q.sessionsBetween(app(o), Number(o.from), Number(o.to));
@@ -314,6 +325,7 @@ export async function runQueryCli(
         );
         const { items, ...summary } = trace;
         return {
+          found: trace.key !== undefined || trace.outcome === "dead-lettered",
           json: trace,
           rows: [
             { ...summary, eventId: shortId(trace.eventId), receivedAt: iso(trace.receivedAt) },
