@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quarantineKey } from "../../shared/contracts/bucket-layout";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { type FileServer, startFileServer } from "../../tools/simulate/file-server";
 import { waitForDrain } from "../../tools/simulate/run";
 import { queryIn, webhookCli } from "../support/cli";
 import { fixture } from "../support/fixtures";
@@ -14,6 +15,7 @@ import { postWebhook } from "../support/ingest";
 // What an operator types, against one local stack in this process (the commands in their own).
 const dir = mkdtempSync(join(tmpdir(), "operator-"));
 let stack: LocalStack;
+let files: FileServer;
 const ids: Record<string, string> = {};
 
 const cli = (...args: string[]) => webhookCli(args, { LOCAL_STATE_DIR: dir });
@@ -32,10 +34,21 @@ beforeAll(async () => {
   invalid.appId = "op-a";
   delete invalid.data.members["cometchat-uid-2"].scope;
   await post("invalid", invalid);
+  files = await startFileServer();
+  const recording = (sessionId: string, path: string) => {
+    const e = fixture("recording_generated");
+    e.appId = "op-a";
+    e.data.sessionId = sessionId;
+    e.data.recording_url = `${files.url}${path}`;
+    return e;
+  };
+  await post("recorded", recording("op-rec-ok", "/recordings/op-2048.mp4"));
+  await post("unrecorded", recording("op-rec-404", "/missing.mp4"));
   await waitForDrain(stack.info, 60);
 }, 120_000);
 
 afterAll(async () => {
+  await files?.close();
   await stack?.stop();
 });
 
@@ -106,7 +119,7 @@ describe("errors a person can act on", () => {
     ["online", "--app", "op-nobody"],
     ["group", "no-such-group", "--app", "op-a"],
     ["members", "no-such-group", "--app", "op-a"],
-    ["sessions", "--app", "op-a", "--from", "0", "--to", "2100-01-01"],
+    ["sessions", "--app", "op-nobody", "--from", "0", "--to", "2100-01-01"],
     ["quarantine", "--app", "op-nobody"],
     ["event", "fedcba9876543210"],
   ])(
@@ -124,5 +137,29 @@ describe("errors a person can act on", () => {
   it("something found exits 0", async () => {
     expect((await query("group", "cometchat-guid-1", "--app", "op-a")).code).toBe(0);
     expect((await query("quarantine", "--app", "op-a")).code).toBe(0);
+  });
+});
+
+describe("query event for recordings", () => {
+  it("reports an archived recording (key, size) and judges its session, of which it is the only event, as including it", async () => {
+    const traced = JSON.parse((await query("event", ids.recorded ?? "", "--json")).out);
+    expect(traced).toMatchObject({
+      outcome: "projected",
+      items: [{ table: "sessions", state: "includes it" }],
+      recording: { status: "archived", size: 2048, key: expect.stringMatching(/^recordings\/op-a\/.*op-rec-ok/) },
+    });
+    const text = (await query("event", ids.recorded ?? "")).out;
+    expect(text).toMatch(/recording\s+archived .*recordings\/op-a\/.*2048 bytes/);
+  });
+
+  it("reports a recording whose archive failed, with the reason", async () => {
+    const traced = JSON.parse((await query("event", ids.unrecorded ?? "", "--json")).out);
+    expect(traced).toMatchObject({
+      outcome: "projected",
+      items: [{ table: "sessions", state: "includes it" }],
+      recording: { status: "failed", failureReason: expect.any(String) },
+    });
+    const text = (await query("event", ids.unrecorded ?? "")).out;
+    expect(text).toMatch(/recording\s+failed: \S+/);
   });
 });

@@ -1,10 +1,11 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { SessionEvent } from "../../shared/events/accessors";
 import type { KnownEvent } from "../../shared/events/schemas";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import { presenceProjection } from "../../shared/projections/presence";
-import { sessionsProjection } from "../../shared/projections/sessions";
+import { type RecordingState, sessionsProjection } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
   evolveOnce,
@@ -35,13 +36,29 @@ export interface EventTrace {
     state: "includes it" | "newer fact supersedes it" | "does not have it yet";
   }>;
   note?: string;
+  /** A `recording_generated`'s recording, as the session holds it: archived (key, size) or failed (why). */
+  recording?: Pick<
+    RecordingState,
+    "status" | "key" | "size" | "attempts" | "failureReason" | "failureDetail"
+  >;
 }
 
 /**
- * Whether an item's state carries this event's version (at the first receipt the item remembers
- * for it) in one of its parts.
+ * Whether an item's state carries this event: a part versioned by the event's version (at the
+ * first receipt the item remembers for it). An event that writes no versioned part of the item (a
+ * recording, a participant, a start: unions, minimums and maximums) is carried once applying it
+ * again changes nothing, which the caller checked.
  */
-function holds(state: VersionedItem, input: ProjectionInput): boolean {
+function holds<S extends VersionedItem, E extends KnownEvent>(
+  projection: Projection<S, E>,
+  state: VersionedItem,
+  input: ProjectionInput<E>,
+  key: ItemKey,
+): boolean {
+  const versioned = Object.values(evolveOnce(projection, input, key)(null).versions).some((v) =>
+    v?.endsWith(input.version),
+  );
+  if (!versioned) return true;
   const first = seenAt(state.seen, input.eventId);
   const version =
     first !== undefined && first < input.receivedAt
@@ -69,12 +86,34 @@ async function itemStates<S extends VersionedItem, E extends KnownEvent>(
         state:
           !current || state === null
             ? "does not have it yet"
-            : holds(state, input)
+            : holds(projection, state, typed, key)
               ? "includes it"
               : "newer fact supersedes it",
       } as const;
     }),
   );
+}
+
+/** The recording a `recording_generated` announced, as its session holds it (none for other events). */
+async function recordingOf(
+  event: KnownEvent,
+  input: ProjectionInput,
+  stores: ProjectionStores,
+): Promise<EventTrace["recording"]> {
+  if (event.trigger !== "recording_generated") return undefined;
+  const [key] = sessionsProjection.keys(input as ProjectionInput<SessionEvent>);
+  const session = key ? await stores.sessions.get(key) : null;
+  const r = session?.recordings[event.data.startTime];
+  return r
+    ? {
+        status: r.status,
+        key: r.key,
+        size: r.size,
+        attempts: r.attempts,
+        failureReason: r.failureReason,
+        failureDetail: r.failureDetail,
+      }
+    : undefined;
 }
 
 /**
@@ -145,7 +184,9 @@ export async function traceEvent(
     ])
   ).flat();
   if (items.length === 0) return { ...base, outcome: "archived-only" };
+  const recording = await recordingOf(parsed.event, input, stores);
+  const judged = { ...base, items, ...(recording ? { recording } : {}) };
   if (items.some((i) => i.state === "does not have it yet"))
-    return { ...base, outcome: "pending", items, note: "archived, not (yet) in every item it touches" };
-  return { ...base, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale", items };
+    return { ...judged, outcome: "pending", note: "archived, not (yet) in every item it touches" };
+  return { ...judged, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale" };
 }

@@ -5,6 +5,7 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { expectedMessage, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
+import { isoTime, keyValueLines, tableLines } from "../format";
 import { readStats, stateDir } from "../local/state";
 import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
@@ -27,30 +28,14 @@ export function parseTime(value: string): number {
   return ms;
 }
 
-function iso(ms: unknown): string {
-  return typeof ms === "number" ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
-}
+const iso = isoTime;
 
 type Row = Record<string, unknown>;
 
-/** A readable table (or "no results"): times in ISO, nested values as JSON. */
+/** A readable table, or "(no results)". */
 function table(rows: Row[], io: Io): void {
-  if (rows.length === 0) {
-    io.out("(no results)");
-    return;
-  }
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cell = (v: unknown) =>
-    v === undefined || v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) =>
-    values
-      .map((v, i) => v.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  io.out(line(columns));
-  io.out(line(widths.map((w) => "-".repeat(w))));
-  for (const r of rows) io.out(line(columns.map((c) => cell(r[c]))));
+  if (rows.length === 0) io.out("(no results)");
+  for (const line of tableLines(rows)) io.out(line);
 }
 
 const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[number]) => ({
@@ -135,7 +120,7 @@ export async function runQueryCli(
         q: AnalyticsQueries,
         o: Record<string, unknown>,
         target: Target,
-      ) => Promise<{ json: unknown; rows: Row[]; found?: boolean }>,
+      ) => Promise<{ json: unknown; rows: Row[]; found?: boolean; lines?: string[] }>,
     ) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
@@ -146,12 +131,13 @@ export async function runQueryCli(
         stateDir: o.stateDir as string,
       });
       try {
-        const { json, rows, found } = await action(
+        const { json, rows, found, lines } = await action(
           analyticsQueries(documentClient(target.dynamo), target.tables),
           { ...o, args: command.processedArgs },
           target,
         );
         if (o.json) io.out(JSON.stringify(json, null, 2));
+        else if (lines) for (const line of lines) io.out(line);
         else table(rows, io);
         // One rule for every query: nothing found (null, an empty list, an id found nowhere) exits 3.
         if (!(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)))) {
@@ -323,17 +309,33 @@ export async function runQueryCli(
           arg(o),
           { appId: o.app as string | undefined, date: o.date as string | undefined },
         );
-        const { items, ...summary } = trace;
+        const r = trace.recording;
         return {
           found: trace.key !== undefined || trace.outcome === "dead-lettered",
           json: trace,
-          rows: [
-            { ...summary, eventId: shortId(trace.eventId), receivedAt: iso(trace.receivedAt) },
-            ...(items ?? []).map((i) => ({
-              item: `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`,
-              state: i.state,
-            })),
-          ],
+          rows: [],
+          lines: keyValueLines([
+            ["event", shortId(trace.eventId)],
+            ["trigger", trace.trigger],
+            ["app", trace.appId],
+            ["received", iso(trace.receivedAt)],
+            ["outcome", trace.outcome],
+            ["error", trace.error],
+            ["note", trace.note],
+            ["object", trace.key],
+            [
+              "recording",
+              r &&
+                (r.status === "archived"
+                  ? `archived ${r.key} (${r.size} bytes)`
+                  : r.status === "failed"
+                    ? `failed: ${r.failureReason}${r.failureDetail ? ` (${r.failureDetail})` : ""} after ${r.attempts} attempt(s)`
+                    : "pending: not archived yet"),
+            ],
+            ...(trace.items ?? []).map(
+              (i) => [`${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`, i.state] as const,
+            ),
+          ]),
         };
       }),
     );
