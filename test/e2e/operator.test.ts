@@ -146,7 +146,11 @@ describe("query event for recordings", () => {
     expect(traced).toMatchObject({
       outcome: "projected",
       items: [{ table: "sessions", state: "includes it" }],
-      recording: { status: "archived", size: 2048, key: expect.stringMatching(/^recordings\/op-a\/.*op-rec-ok/) },
+      recording: {
+        status: "archived",
+        size: 2048,
+        key: expect.stringMatching(/^recordings\/op-a\/.*op-rec-ok/),
+      },
     });
     const text = (await query("event", ids.recorded ?? "")).out;
     expect(text).toMatch(/recording\s+archived .*recordings\/op-a\/.*2048 bytes/);
