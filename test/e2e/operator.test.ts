@@ -3,9 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { quarantineKey } from "../../shared/contracts/bucket-layout";
+import { projectionStores } from "../../shared/projector/stores";
 import { freePort } from "../../tools/local/emulators";
+import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { replayArchive } from "../../tools/ops/operations";
+import { analyticsQueries } from "../../tools/query/queries";
 import { type FileServer, startFileServer } from "../../tools/simulate/file-server";
 import { waitForDrain } from "../../tools/simulate/run";
 import { queryIn, webhookCli } from "../support/cli";
@@ -34,6 +40,7 @@ beforeAll(async () => {
   invalid.appId = "op-a";
   delete invalid.data.members["cometchat-uid-2"].scope;
   await post("invalid", invalid);
+  await post("message", { ...fixture("message_sent"), appId: "op-a" });
   files = await startFileServer();
   const recording = (sessionId: string, path: string) => {
     const e = fixture("recording_generated");
@@ -165,5 +172,55 @@ describe("query event for recordings", () => {
     });
     const text = (await query("event", ids.unrecorded ?? "")).out;
     expect(text).toMatch(/recording\s+failed: \S+/);
+  });
+});
+
+describe("honest dry runs", () => {
+  it("replay --dry-run predicts, with the projector's own core against the items as they are, what the replay then does", async () => {
+    const dry = await cli("replay", "--app", "op-a", "--dry-run", "--json");
+    expect(dry.code).toBe(0);
+    const predicted = JSON.parse(dry.stdout);
+    const real = JSON.parse((await cli("replay", "--app", "op-a", "--json")).stdout);
+    expect(predicted).toMatchObject({ dryRun: true, events: real.events });
+    expect(predicted.outcomes).toEqual(real.outcomes);
+    // Over the live tables: nothing new; the message has no table.
+    expect(real.outcomes).toMatchObject({ projected: 0, stale: 3, "archived-only": 1, invalid: 1 });
+    const one = JSON.parse(
+      (await cli("replay", "--app", "op-a", "--trigger", "group_created", "--dry-run", "--json")).stdout,
+    );
+    expect(one.outcomes).toMatchObject({ projected: 0, stale: 1 });
+  });
+
+  it("predicts into empty tables what a replay into them does, and writes nothing", async () => {
+    const fresh = localTableNames(`dry-${Date.now()}`);
+    await createProjectionTables(stack.clients.dynamo, fresh);
+    const archive = s3BlobStore(stack.clients.s3, stack.info.bucket);
+    const deps = {
+      stores: projectionStores(stack.clients.dynamo, fresh),
+      dataStore: archive,
+      recordingJobs: { send: async () => undefined },
+      now: Date.now,
+    };
+    const predicted = await replayArchive(stack.clients.s3, archive, deps, { appId: "op-a", dryRun: true });
+    expect(
+      await analyticsQueries(documentClient(stack.clients.dynamo), fresh).group("op-a", "cometchat-guid-1"),
+    ).toBeUndefined();
+    const real = await replayArchive(stack.clients.s3, archive, deps, { appId: "op-a" });
+    expect(predicted.outcomes).toEqual(real.outcomes);
+    expect(real.outcomes).toMatchObject({ projected: 3, "archived-only": 1 });
+  });
+
+  it("redrive and resend answer --json", async () => {
+    const redrive = await cli("redrive", "--dry-run", "--json");
+    expect(redrive.code).toBe(0);
+    expect(JSON.parse(redrive.stdout)).toEqual({ events: { wouldMove: 0 }, recordings: { wouldMove: 0 } });
+    const resend = await cli("resend", (ids.created ?? "").slice(0, 16), "--dry-run", "--json");
+    expect(JSON.parse(resend.stdout)).toMatchObject({
+      eventId: ids.created,
+      trigger: "group_created",
+      appId: "op-a",
+      source: "archive",
+      resent: false,
+    });
   });
 });

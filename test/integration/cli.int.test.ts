@@ -43,6 +43,7 @@ describe("the command-line tools", () => {
     [["query", "sessions", "--app", "a", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
     [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
     [["reconcile", "--app", "a"], "--region"],
+    [["replay", "--trigger", "group_craeted"], "group_created"],
   ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
     const { code, stderr } = webhook(...args);
     expect(code).toBe(2);
