@@ -12,6 +12,8 @@ const COMMANDS = {
   replay: "../tools/ops/replay.ts",
   reconcile: "../tools/ops/reconcile.ts",
   resend: "../tools/ops/resend.ts",
+  trigger: "../tools/ops/trigger.ts",
+  events: "../tools/ops/events.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

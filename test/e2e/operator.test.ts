@@ -14,7 +14,7 @@ import { replayArchive } from "../../tools/ops/operations";
 import { analyticsQueries } from "../../tools/query/queries";
 import { type FileServer, startFileServer } from "../../tools/simulate/file-server";
 import { waitForDrain } from "../../tools/simulate/run";
-import { queryIn, webhookCli } from "../support/cli";
+import { queryIn, spawnWebhook, webhookCli } from "../support/cli";
 import { fixture } from "../support/fixtures";
 import { postWebhook } from "../support/ingest";
 
@@ -222,5 +222,80 @@ describe("honest dry runs", () => {
       source: "archive",
       resent: false,
     });
+  });
+});
+
+describe("fire one event, see recent events", () => {
+  it("trigger posts a template to the running stack, with --app and --set, and prints its id", async () => {
+    const sent = await cli(
+      "trigger",
+      "group_created",
+      "--app",
+      "op-t",
+      "--set",
+      "data.group.name=Climbers",
+      "--set",
+      "data.group.membersCount=3",
+    );
+    expect(sent.code).toBe(0);
+    const id = /event ([0-9a-f]{16})\b/.exec(sent.stdout)?.[1];
+    expect(id).toBeDefined();
+    await waitForDrain(stack.info, 60);
+    const group = JSON.parse((await query("group", "cometchat-guid-1", "--app", "op-t", "--json")).out);
+    expect(group).toMatchObject({ name: "Climbers", membersCount: 3 });
+    expect(JSON.parse((await query("event", id ?? "", "--json")).out)).toMatchObject({
+      outcome: "projected",
+    });
+  });
+
+  it.each([
+    [["trigger", "group_craeted"], "group_created"],
+    [["trigger", "group_created", "--set", "data.group.name"], "--set"],
+  ])("trigger refuses %j with exit code 2, naming %s", async (args, named) => {
+    const out = await cli(...args);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain(named);
+  });
+
+  it("events lists the recent events newest first with id, time, trigger, app and outcome, from the archive and the quarantine", async () => {
+    const listed = await cli("events", "--app", "op-a", "--json");
+    expect(listed.code).toBe(0);
+    const events = JSON.parse(listed.stdout) as Array<{
+      eventId: string;
+      receivedAt: number;
+      outcome: string;
+    }>;
+    expect(events.map((e) => e.receivedAt)).toEqual(events.map((e) => e.receivedAt).sort((a, b) => b - a));
+    const outcome = (name: string) => events.find((e) => e.eventId === ids[name])?.outcome;
+    expect([outcome("created"), outcome("invalid"), outcome("message"), outcome("recorded")]).toEqual([
+      "projected",
+      "quarantined",
+      "archived-only",
+      "projected",
+    ]);
+    const text = await cli("events", "--app", "op-a", "--trigger", "recording_generated");
+    const lines = text.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^event\s+time\s+trigger\s+app\s+outcome/);
+    expect(lines.slice(2)).toHaveLength(2);
+    expect(text.stdout).toContain((ids.recorded ?? "").slice(0, 16));
+    expect(text.stdout).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/);
+  });
+
+  it("events --follow tails new events as they are archived", async () => {
+    const { child, written, exit } = spawnWebhook(["events", "--app", "op-f", "--follow"], {
+      LOCAL_STATE_DIR: dir,
+    });
+    try {
+      for (let i = 0; i < 100 && !written.stderr.includes("following"); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await post("followed", { ...fixture("group_created"), appId: "op-f" });
+      const printed = (ids.followed ?? "").slice(0, 16);
+      for (let i = 0; i < 150 && !written.stdout.includes(printed); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(written.stdout).toContain(printed);
+    } finally {
+      child.kill("SIGINT");
+      await exit;
+    }
   });
 });

@@ -22,7 +22,7 @@ function webhook(...args: string[]) {
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m);
 
 describe("the command-line tools", () => {
-  it.each(["start", "simulate", "query", "redrive", "replay"])(
+  it.each(["start", "simulate", "query", "redrive", "replay", "trigger", "events"])(
     "%s --version prints the version",
     (command) => {
       const { code, stdout } = webhook(command, "--version");

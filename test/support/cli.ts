@@ -4,23 +4,29 @@ import { runQueryCli } from "../../tools/query/commands";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** `npx webhook …` as a user runs it, in its own process (with `env` added to this one's). */
-export async function webhookCli(args: readonly string[], env: Record<string, string> = {}) {
+/** `npx webhook …` started in its own process (with `env` added to this one's), and what it wrote so far. */
+export function spawnWebhook(args: readonly string[], env: Record<string, string> = {}) {
   const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/webhook.mjs"), ...args], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });
-  let stdout = "";
-  let stderr = "";
+  const written = { stdout: "", stderr: "" };
   child.stdout.on("data", (c: Buffer) => {
-    stdout += c.toString();
+    written.stdout += c.toString();
   });
   child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString();
+    written.stderr += c.toString();
   });
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, stdout, stderr };
+  const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { child, written, exit };
+}
+
+/** `npx webhook …` as a user runs it, in its own process: its exit code and what it wrote. */
+export async function webhookCli(args: readonly string[], env: Record<string, string> = {}) {
+  const { written, exit } = spawnWebhook(args, env);
+  const code = await exit;
+  return { code, ...written };
 }
 
 /** The query CLI in this process against the local stack of `dir`: its exit code and what it wrote. */

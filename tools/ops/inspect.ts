@@ -34,7 +34,7 @@ export async function listKeys(s3: S3Client, bucket: string, prefix: string): Pr
   return keys;
 }
 
-async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
+export async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
   return (
     (await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString()) ??
     ""

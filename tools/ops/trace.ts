@@ -1,5 +1,6 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import type { SessionEvent } from "../../shared/events/accessors";
 import type { KnownEvent } from "../../shared/events/schemas";
 import { groupsProjection } from "../../shared/projections/groups";
@@ -165,15 +166,21 @@ export async function traceEvent(
       outcome: "pending",
       note: "in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted)",
     };
+  return { ...base, ...(await judgeArchived(line, stores)) };
+}
+
+/**
+ * What an archived event did, judged by the pure projections against the items as they are:
+ * archived-only, projected or stale (with each item it touches), or pending.
+ */
+export async function judgeArchived(
+  line: RawArchiveLine,
+  stores: ProjectionStores,
+): Promise<Omit<EventTrace, "eventId" | "trigger" | "appId" | "receivedAt" | "key">> {
   const parsed = parseEventBody(line.body);
   if (parsed.kind === "invalid")
-    return {
-      ...base,
-      outcome: "pending",
-      error: parsed.error,
-      note: "archived, to be quarantined (invalid)",
-    };
-  if (parsed.kind !== "known") return { ...base, outcome: "archived-only" };
+    return { outcome: "pending", error: parsed.error, note: "archived, to be quarantined (invalid)" };
+  if (parsed.kind !== "known") return { outcome: "archived-only" };
   const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
   const items = (
     await Promise.all([
@@ -183,9 +190,9 @@ export async function traceEvent(
       itemStates(sessionsProjection, stores.sessions, input),
     ])
   ).flat();
-  if (items.length === 0) return { ...base, outcome: "archived-only" };
+  if (items.length === 0) return { outcome: "archived-only" };
   const recording = await recordingOf(parsed.event, input, stores);
-  const judged = { ...base, items, ...(recording ? { recording } : {}) };
+  const judged = { items, ...(recording ? { recording } : {}) };
   if (items.some((i) => i.state === "does not have it yet"))
     return { ...judged, outcome: "pending", note: "archived, not (yet) in every item it touches" };
   return { ...judged, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale" };
