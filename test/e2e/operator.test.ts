@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { PurgeQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -297,5 +298,60 @@ describe("fire one event, see recent events", () => {
       child.kill("SIGINT");
       await exit;
     }
+  });
+});
+
+describe("output a person can read", () => {
+  it("shows one item as aligned key/value lines with ISO 8601 UTC times, and keeps epoch values in --json", async () => {
+    const text = await query("group", "cometchat-guid-1", "--app", "op-a");
+    expect(text.out).toMatch(/^name\s{2,}Hiking Group$/m);
+    expect(text.out).toMatch(/^createdAt\s{2,}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/m);
+    for (const line of text.out.split("\n")) expect(line.length).toBeLessThan(120);
+    const session = await query("session", "op-rec-ok", "--app", "op-a");
+    expect(session.out).toMatch(/^sessionId\s{2,}op-rec-ok$/m);
+    expect(session.out).toMatch(/^recording \d+\s{2,}archived /m);
+    const json = JSON.parse((await query("group", "cometchat-guid-1", "--app", "op-a", "--json")).out);
+    expect(typeof json.createdAt).toBe("number");
+  });
+
+  it("dead letters: ISO time in text, epoch in --json", async () => {
+    await stack.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.info.queues.events.deadLetterUrl, MessageBody: "{}" }),
+    );
+    try {
+      const json = JSON.parse((await query("dlq", "--json")).out);
+      expect(typeof json[0].sentAt).toBe("number");
+      expect((await query("dlq")).out).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z/);
+    } finally {
+      await stack.clients.sqs.send(
+        new PurgeQueueCommand({ QueueUrl: stack.info.queues.events.deadLetterUrl }),
+      );
+    }
+  });
+
+  it("simulate shows progress while it waits for the queues, explains its statuses, and --check-only checks again without sending", async () => {
+    const args = [
+      "simulate",
+      "--events",
+      "60",
+      "--rate",
+      "500",
+      "--apps",
+      "op-sim",
+      "--seed",
+      "3",
+      "--files-port",
+      "0",
+    ];
+    const first = await cli(...args);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain("waiting for the queues to drain");
+    expect(first.stdout).toMatch(/^\s*200\s+accepted\s+\d+$/m);
+    expect(first.stdout).toContain("check: the tables match the history");
+    const again = await cli(...args, "--check-only");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("check only: nothing sent");
+    expect(again.stdout).toContain("check: the tables match the history");
+    expect(again.stdout).not.toMatch(/^\s*200\s+accepted/m);
   });
 });

@@ -102,7 +102,8 @@ export async function listQuarantine(
 export interface DeadLetter {
   messageId: string;
   receiveCount: number;
-  sentAt?: string;
+  /** When it was first sent to its queue, epoch ms. */
+  sentAt?: number;
   attributes: Record<string, string | undefined>;
   /** The first 200 characters of the body. */
   body: string;
@@ -132,9 +133,7 @@ export async function peekDeadLetters(sqs: SQSClient, queueUrl: string, max = 10
   return [...seen.values()].slice(0, max).map((m) => ({
     messageId: m.MessageId ?? "",
     receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 0),
-    sentAt: m.Attributes?.SentTimestamp
-      ? new Date(Number(m.Attributes.SentTimestamp)).toISOString()
-      : undefined,
+    sentAt: m.Attributes?.SentTimestamp ? Number(m.Attributes.SentTimestamp) : undefined,
     attributes: Object.fromEntries(
       Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]),
     ),

@@ -38,6 +38,26 @@ function table(rows: Row[], io: Io): void {
   for (const line of tableLines(rows)) io.out(line);
 }
 
+/** One item as aligned key/value lines: nested values as JSON, bookkeeping left out by the queries. */
+function itemLines(item: object): string[] {
+  return keyValueLines(Object.entries(item));
+}
+
+/** A recording's archive status in a few words: archived where, or failed why. */
+function recordingStatus(r: {
+  status: string;
+  key?: string;
+  size?: number;
+  attempts: number;
+  failureReason?: string;
+  failureDetail?: string;
+}): string {
+  if (r.status === "archived") return `archived ${r.key} (${r.size} bytes)`;
+  if (r.status === "failed")
+    return `failed: ${r.failureReason}${r.failureDetail ? ` (${r.failureDetail})` : ""} after ${r.attempts} attempt(s)`;
+  return "pending: not archived yet";
+}
+
 const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[number]) => ({
   sessionId: s.sessionId,
   kind: s.kind,
@@ -160,7 +180,10 @@ export async function runQueryCli(
       const g = await q.group(app(o), arg(o));
       return {
         json: g ?? null,
-        rows: g ? [{ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) }] : [],
+        rows: [],
+        lines: g
+          ? itemLines({ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) })
+          : [],
       };
     }),
   );
@@ -204,19 +227,8 @@ export async function runQueryCli(
       const p = await q.presence(app(o), arg(o));
       return {
         json: p ?? null,
-        rows: p
-          ? [
-              {
-                uid: p.uid,
-                name: p.name,
-                status: p.status,
-                since: iso(p.since),
-                lastSeen: iso(p.lastSeen),
-                platform: p.platform,
-                appVersion: p.appVersion,
-              },
-            ]
-          : [],
+        rows: [],
+        lines: p ? itemLines({ ...p, since: iso(p.since), lastSeen: iso(p.lastSeen) }) : [],
       };
     }),
   );
@@ -237,13 +249,24 @@ export async function runQueryCli(
     run(async (q, o) => {
       const s = await q.session(app(o), arg(o));
       if (!s) return { json: null, rows: [] };
-      const participants = Object.values(s.participants ?? {}).map((p) => ({
-        sessionId: s.sessionId,
+      const { participants, recordings, finalOccupants: _final, ...rest } = s;
+      const lines = itemLines({
+        ...rest,
+        initiatedAt: iso(s.initiatedAt),
+        startedAt: iso(s.startedAt),
+        endedAt: iso(s.endedAt),
+        firstEventAt: iso(s.firstEventAt),
+        sessionTime: iso(s.sessionTime),
+      });
+      const recordingLines = keyValueLines(
+        Object.values(recordings ?? {}).map((r) => [`recording ${r.startTime}`, recordingStatus(r)] as const),
+      );
+      const stints = Object.values(participants ?? {}).map((p) => ({
         participant: p.name,
         joinedAt: iso(p.joinedAt),
         leftAt: iso(p.leftAt),
       }));
-      return { json: s, rows: [sessionRow(s), ...participants] };
+      return { json: s, rows: [], lines: [...lines, ...recordingLines, "", ...tableLines(stints)] };
     }),
   );
   withApp(
@@ -323,15 +346,7 @@ export async function runQueryCli(
             ["error", trace.error],
             ["note", trace.note],
             ["object", trace.key],
-            [
-              "recording",
-              r &&
-                (r.status === "archived"
-                  ? `archived ${r.key} (${r.size} bytes)`
-                  : r.status === "failed"
-                    ? `failed: ${r.failureReason}${r.failureDetail ? ` (${r.failureDetail})` : ""} after ${r.attempts} attempt(s)`
-                    : "pending: not archived yet"),
-            ],
+            ["recording", r && recordingStatus(r)],
             ...(trace.items ?? []).map(
               (i) => [`${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`, i.state] as const,
             ),
@@ -380,7 +395,7 @@ export async function runQueryCli(
           rows: letters.map((l) => ({
             messageId: l.messageId,
             receives: l.receiveCount,
-            sentAt: l.sentAt,
+            sentAt: iso(l.sentAt),
             trigger: l.attributes.trigger,
             appId: l.attributes.appId,
             eventId: l.attributes.eventId && shortId(l.attributes.eventId),
