@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
@@ -35,7 +35,8 @@ async function post(name: string, event: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: await freePort(), stateDir: dir, inMemory: true, logMode: "silent" });
+  // On disk, as `npm start` keeps it: the recordings are files under the state directory.
+  stack = await startLocalStack({ port: await freePort(), stateDir: dir, logMode: "silent" });
   await post("created", { ...fixture("group_created"), appId: "op-a" });
   const invalid = fixture("group_member_scope_changed");
   invalid.appId = "op-a";
@@ -353,5 +354,24 @@ describe("output a person can read", () => {
     expect(again.stdout).toContain("check only: nothing sent");
     expect(again.stdout).toContain("check: the tables match the history");
     expect(again.stdout).not.toMatch(/^\s*200\s+accepted/m);
+  });
+});
+
+describe("recordings locally", () => {
+  it("query recordings and query session show each recording's archive status and the file that holds it", async () => {
+    const json = JSON.parse((await query("recordings", "--app", "op-a", "--json")).out) as Array<{
+      sessionId: string;
+      status: string;
+      size?: number;
+      file?: string;
+    }>;
+    const archived = json.find((r) => r.sessionId === "op-rec-ok");
+    expect(archived).toMatchObject({ status: "archived", size: 2048, file: expect.stringContaining(dir) });
+    expect(statSync(archived?.file ?? "").size).toBe(2048);
+    expect(json.find((r) => r.sessionId === "op-rec-404")).toMatchObject({ status: "failed" });
+    expect(json.find((r) => r.sessionId === "op-rec-404")?.file).toBeUndefined();
+    const text = await query("recordings", "--app", "op-a");
+    expect(text.out).toContain(archived?.file);
+    expect((await query("session", "op-rec-ok", "--app", "op-a")).out).toContain(archived?.file);
   });
 });

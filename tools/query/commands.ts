@@ -6,7 +6,7 @@ import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { expectedMessage, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
 import { isoTime, keyValueLines, tableLines } from "../format";
-import { readStats, stateDir } from "../local/state";
+import { localObjectFile, readStats, stateDir } from "../local/state";
 import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
@@ -36,6 +36,15 @@ type Row = Record<string, unknown>;
 function table(rows: Row[], io: Io): void {
   if (rows.length === 0) io.out("(no results)");
   for (const line of tableLines(rows)) io.out(line);
+}
+
+/** Locally, the file that holds an archived object (`file`), for a person to open. */
+function withFile(target: Target, o: Record<string, unknown>, key: string | undefined): { file?: string } {
+  const file =
+    target.kind === "local" && target.bucket && key
+      ? localObjectFile(stateDir(o.stateDir as string | undefined), target.bucket, key)
+      : undefined;
+  return file ? { file } : {};
 }
 
 /** One item as aligned key/value lines: nested values as JSON, bookkeeping left out by the queries. */
@@ -246,7 +255,7 @@ export async function runQueryCli(
       .command("session <sessionId>")
       .description("a call or meeting with its participants and recording"),
   ).action(
-    run(async (q, o) => {
+    run(async (q, o, target) => {
       const s = await q.session(app(o), arg(o));
       if (!s) return { json: null, rows: [] };
       const { participants, recordings, finalOccupants: _final, ...rest } = s;
@@ -259,7 +268,10 @@ export async function runQueryCli(
         sessionTime: iso(s.sessionTime),
       });
       const recordingLines = keyValueLines(
-        Object.values(recordings ?? {}).map((r) => [`recording ${r.startTime}`, recordingStatus(r)] as const),
+        Object.values(recordings ?? {}).flatMap((r) => [
+          [`recording ${r.startTime}`, recordingStatus(r)] as const,
+          [`  file`, withFile(target, o, r.key).file] as const,
+        ]),
       );
       const stints = Object.values(participants ?? {}).map((p) => ({
         participant: p.name,
@@ -295,10 +307,14 @@ export async function runQueryCli(
     }),
   );
   withApp(program.command("recordings").description("the recordings, with their archive status")).action(
-    run(async (q, o) => {
+    run(async (q, o, target) => {
       const sessions = await q.recordings(app(o));
       const recordings = sessions.flatMap((s) =>
-        Object.values(s.recordings ?? {}).map((r) => ({ sessionId: s.sessionId, ...r })),
+        Object.values(s.recordings ?? {}).map((r) => ({
+          sessionId: s.sessionId,
+          ...r,
+          ...withFile(target, o, r.key),
+        })),
       );
       return {
         json: recordings,
@@ -310,6 +326,7 @@ export async function runQueryCli(
           key: r.key,
           size: r.size,
           failureReason: r.failureReason,
+          file: r.file,
         })),
       };
     }),
@@ -347,6 +364,7 @@ export async function runQueryCli(
             ["note", trace.note],
             ["object", trace.key],
             ["recording", r && recordingStatus(r)],
+            ["file", withFile(target, o, r?.key).file],
             ...(trace.items ?? []).map(
               (i) => [`${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`, i.state] as const,
             ),
