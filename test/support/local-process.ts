@@ -42,6 +42,7 @@ export async function startProcess(
           { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
         );
   running.add(child);
+  dynamoOf.set(child, dir);
   child.once("exit", () => running.delete(child));
   let output = "";
   child.stdout?.on("data", (c: Buffer) => {
@@ -72,9 +73,21 @@ export const exited = (child: ChildProcess) =>
     else child.once("exit", (code) => resolve(code));
   });
 
-/** Kills the groups of every stack process still running (an afterAll). */
+/** The DynamoDB Local of each state directory started here (its own process group). */
+const dynamoOf = new Map<ChildProcess, string>();
+
+/** Kills the groups of every stack process still running, and their DynamoDB Local (an afterAll). */
 export function killAll(): void {
-  for (const child of running) if (child.pid) process.kill(-child.pid, "SIGKILL");
+  for (const child of running) {
+    if (child.pid) process.kill(-child.pid, "SIGKILL");
+    const lock = dynamoOf.get(child);
+    try {
+      const { dynamoPid } = JSON.parse(readFileSync(join(lock ?? "", "lock.json"), "utf8"));
+      if (dynamoPid) process.kill(dynamoPid, "SIGKILL");
+    } catch {
+      // No lock left, or its DynamoDB Local already gone.
+    }
+  }
 }
 
 /** A distinct membership event of `app` (one group of seven, a new member each time). */
