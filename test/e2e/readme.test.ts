@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../tools/local/emulators";
 import { waitForDrain } from "../../tools/simulate/run";
 import { exited, killAll, type StartedProcess, startProcess } from "../support/local-process";
@@ -69,54 +69,65 @@ function shell(command: string, env: Record<string, string>) {
   return { child, exit, output: () => output };
 }
 
-describe("the README's commands", () => {
-  it("work, in order, on a fresh state directory; the reconcile recipe's differences are its dropped presence only, and reconcile makes them right", async () => {
-    const commands = readmeCommands();
+// One test per command (a test over 60 s makes vitest's worker RPC time out), in order, against
+// one stack started as the README says, on a fresh state directory.
+const dir = mkdtempSync(join(tmpdir(), "readme-"));
+const env = { LOCAL_STATE_DIR: dir };
+let port = 0;
+let stack: StartedProcess | undefined;
+
+beforeAll(async () => {
+  port = await freePort();
+  stack = await startProcess(dir, port, [], "npm");
+}, 120_000);
+
+afterAll(async () => {
+  // Ctrl-C, as the terminal sends it: to npm start's whole process group.
+  if (stack?.child.pid) {
+    process.kill(-stack.child.pid, "SIGINT");
+    await exited(stack.child);
+  }
+}, 60_000);
+
+describe("the README's commands, on a fresh state directory", () => {
+  const commands = readmeCommands();
+
+  it("are there", () => {
     expect(commands.length).toBeGreaterThan(8);
-    const dir = mkdtempSync(join(tmpdir(), "readme-"));
-    const port = await freePort();
-    const env = { LOCAL_STATE_DIR: dir };
-    let stack: StartedProcess | undefined;
-    try {
-      stack = await startProcess(dir, port, [], "npm");
+  });
+
+  it.each(commands)("%s", async (written) => {
+    const command = scaled(written, port);
+    if (command.includes("--serve-platform")) {
+      // Serves the platform until Ctrl-C: its differences are the dropped presence only; each
+      // reconcile command it prints works; then Ctrl-C (the recipe's next command checks again).
+      const sim = shell(command, env);
+      for (let i = 0; i < 600 && !sim.output().includes("Reconcile with:"); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500));
+      const reconciles = sim.output().match(/^\s+npm run reconcile -- .*$/gm) ?? [];
+      const differences =
+        sim
+          .output()
+          .match(/^ {2}\S.*$/gm)
+          ?.filter((l) => !l.includes("npm run")) ?? [];
       const failed: string[] = [];
-      for (const command of commands.map((c) => scaled(c, port))) {
-        if (command.includes("--serve-platform")) {
-          // Serves the platform until Ctrl-C: run each reconcile command it prints, then stop it.
-          const sim = shell(command, env);
-          for (let i = 0; i < 1200 && !sim.output().includes("Reconcile with:"); i++)
-            await new Promise((r) => setTimeout(r, 100));
-          await new Promise((r) => setTimeout(r, 500));
-          const reconciles = sim.output().match(/^\s+npm run reconcile -- .*$/gm) ?? [];
-          expect(reconciles.length).toBeGreaterThan(0);
-          const differences =
-            sim
-              .output()
-              .match(/^ {2}\S.*$/gm)
-              ?.filter((l) => !l.includes("npm run")) ?? [];
-          expect(differences.length).toBeGreaterThan(0);
-          expect(differences.filter((d) => !/should be (online|offline)$/.test(d))).toEqual([]);
-          for (const reconcile of reconciles) {
-            const r = shell(reconcile.trim(), env);
-            if ((await r.exit) !== 0) failed.push(`${reconcile.trim()}\n${r.output()}`);
-          }
-          if (sim.child.pid) process.kill(-sim.child.pid, "SIGINT");
-          await sim.exit;
-          continue;
-        }
-        const run = shell(command, env);
-        const code = await run.exit;
-        if (code !== 0) failed.push(`${command} → exit ${code}\n${run.output().slice(-1500)}`);
-        // A person reads the answer before typing the next command: the event is through by then.
-        if (/^curl |webhook trigger /.test(command)) await waitForDrain(stack.info, 60);
+      for (const reconcile of reconciles) {
+        const r = shell(reconcile.trim(), env);
+        if ((await r.exit) !== 0) failed.push(`${reconcile.trim()}\n${r.output()}`);
       }
+      if (sim.child.pid) process.kill(-sim.child.pid, "SIGINT");
+      await sim.exit;
+      expect(reconciles.length).toBeGreaterThan(0);
+      expect(differences.length).toBeGreaterThan(0);
+      expect(differences.filter((d) => !/should be (online|offline)$/.test(d))).toEqual([]);
       expect(failed).toEqual([]);
-    } finally {
-      // Ctrl-C, as the terminal sends it: to npm start's whole process group.
-      if (stack?.child.pid) {
-        process.kill(-stack.child.pid, "SIGINT");
-        await exited(stack.child);
-      }
+      return;
     }
-  }, 300_000);
+    const run = shell(command, env);
+    const code = await run.exit;
+    expect(code, run.output().slice(-1500)).toBe(0);
+    // A person reads the answer before typing the next command: the event is through by then.
+    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 60);
+  });
 });
