@@ -49,7 +49,9 @@ function withFile(target: Target, o: Record<string, unknown>, key: string | unde
 
 /** One item as aligned key/value lines: nested values as JSON, bookkeeping left out by the queries. */
 function itemLines(item: object): string[] {
-  return keyValueLines(Object.entries(item));
+  const first = ["appId", "guid", "uid", "sessionId", "name", "status"];
+  const rank = (k: string) => (first.includes(k) ? first.indexOf(k) : first.length);
+  return keyValueLines(Object.entries(item).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
 }
 
 /** A recording's archive status in a few words: archived where, or failed why. */
@@ -366,7 +368,8 @@ export async function runQueryCli(
             ["recording", r && recordingStatus(r)],
             ["file", withFile(target, o, r?.key).file],
             ...(trace.items ?? []).map(
-              (i) => [`${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`, i.state] as const,
+              (i) =>
+                ["touches", `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}: ${i.state}`] as const,
             ),
           ]),
         };
