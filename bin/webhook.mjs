@@ -14,6 +14,8 @@ const COMMANDS = {
   resend: "../tools/ops/resend.ts",
   rollup: "../tools/analytics/rollup.ts",
   sql: "../tools/analytics/sql.ts",
+  trigger: "../tools/ops/trigger.ts",
+  events: "../tools/ops/events.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

@@ -15,6 +15,11 @@ export class UserFacingError extends Error {
   override name = "UserFacingError";
 }
 
+/** A usage error found after parsing (options that contradict each other, an ambiguous id): one line, exit code 2. */
+export class UsageError extends UserFacingError {
+  override name = "UsageError";
+}
+
 /** A whole number in [min, max]. @example program.option("--port <port>", "…", integer(1, 65535)) */
 export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -87,7 +92,7 @@ export async function runProgram(
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     err(`error: ${expectedMessage(error)}`);
-    return 1;
+    return error instanceof UsageError ? 2 : 1;
   }
 }
 

@@ -1,119 +1,35 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
 import { emulatorClients } from "../../tools/local/clients";
 import { freePort } from "../../tools/local/emulators";
 import { alive } from "../../tools/local/lock";
-import { type LocalStackInfo, readStats } from "../../tools/local/state";
+import { readStats } from "../../tools/local/state";
 import { redrive } from "../../tools/ops/operations";
 import { waitForDrain } from "../../tools/simulate/run";
 import { fixture } from "../support/fixtures";
 import { postWebhook } from "../support/ingest";
+import {
+  archivedEventIds,
+  exited,
+  killAll,
+  memberEvent,
+  type StartedProcess,
+  startProcess,
+} from "../support/local-process";
 
-// `npm start` as a user runs it: its own process (and process group), killed and restarted.
-const ROOT = new URL("../../", import.meta.url).pathname;
-const running = new Set<ChildProcess>();
+afterAll(killAll);
 
-interface Started {
-  child: ChildProcess;
-  info: LocalStackInfo;
-  output: () => string;
-}
+const start = (dir: string, port: number) => startProcess(dir, port);
 
-async function start(dir: string, port: number, extra: string[] = []): Promise<Started> {
-  const child = spawn(
-    join(ROOT, "node_modules/.bin/tsx"),
-    [
-      "--no-warnings",
-      "tools/local/start.ts",
-      "--port",
-      String(port),
-      "--state-dir",
-      dir,
-      "--retry-seconds",
-      "1",
-      ...extra,
-    ],
-    { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let output = "";
-  child.stdout?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${output}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) {
-      const info = JSON.parse(readFileSync(join(dir, "stack.json"), "utf8")) as LocalStackInfo;
-      return { child, info, output: () => output };
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`npm start did not become ready: ${output}`);
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-    else child.once("exit", (code) => resolve(code));
-  });
-
-async function stop(s: Started, signal: NodeJS.Signals = "SIGINT"): Promise<number | null> {
+async function stop(s: StartedProcess, signal: NodeJS.Signals = "SIGINT"): Promise<number | null> {
   s.child.kill(signal);
   return exited(s.child);
 }
-
-function memberEvent(app: string, i: number): string {
-  const e = fixture("group_member_added");
-  e.appId = app;
-  e.data.group.guid = `g-${i % 7}`;
-  const [uid, member] = Object.entries(e.data.members)[0] as [string, Record<string, unknown>];
-  e.data.members = { [`${uid}-${i}`]: { ...member, uid: `${uid}-${i}` } };
-  return JSON.stringify(e);
-}
-
-async function archivedEventIds(info: LocalStackInfo): Promise<Set<string>> {
-  const { s3, destroy } = emulatorClients(info.endpoints);
-  const ids = new Set<string>();
-  try {
-    let token: string | undefined;
-    do {
-      const page = await s3.send(
-        new ListObjectsV2Command({ Bucket: info.bucket, Prefix: "raw/", ContinuationToken: token }),
-      );
-      for (const o of page.Contents ?? []) {
-        const bytes = await (
-          await s3.send(new GetObjectCommand({ Bucket: info.bucket, Key: o.Key }))
-        ).Body?.transformToByteArray();
-        for (const line of parseRawArchiveObject(bytes ?? new Uint8Array(), o.Key ?? ""))
-          ids.add(line.eventId);
-      }
-      token = page.NextContinuationToken;
-    } while (token);
-  } finally {
-    destroy();
-  }
-  return ids;
-}
-
-afterAll(async () => {
-  for (const child of running) if (child.pid) process.kill(-child.pid, "SIGKILL");
-});
 
 describe("npm start keeps every acknowledged event", () => {
   it("survives kill -9 of the whole stack mid-traffic: after a restart, every acknowledged event is archived and counted", async () => {
@@ -219,6 +135,9 @@ describe("npm start keeps every acknowledged event", () => {
       // Assess
       expect(seconds).toBeLessThan(60);
       expect(moved).toBe(1);
+      expect(stack.output()).toMatch(
+        new RegExp(`projector WARN dead-lettered after 5 failed receives .*event=${eventId.slice(0, 16)}`),
+      );
       expect(readStats(dir).failures.projector?.NoSuchKey).toBe(5);
       expect(readStats(dir).apps["dlq-app"]?.projector).toEqual({ failed: 5, projected: 1 });
       const dlq = await sqs.send(

@@ -22,7 +22,7 @@ function webhook(...args: string[]) {
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m);
 
 describe("the command-line tools", () => {
-  it.each(["start", "simulate", "query", "redrive", "replay"])(
+  it.each(["start", "simulate", "query", "redrive", "replay", "trigger", "events"])(
     "%s --version prints the version",
     (command) => {
       const { code, stdout } = webhook(command, "--version");
@@ -40,6 +40,10 @@ describe("the command-line tools", () => {
     [["redrive", "--queue", "foo"], "--queue"],
     [["query", "sessions", "--app", "a", "--from", "yesterday", "--to", "1"], "--from"],
     [["query", "nonsense"], "unknown command"],
+    [["query", "sessions", "--app", "a", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
+    [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
+    [["reconcile", "--app", "a"], "--region"],
+    [["replay", "--trigger", "group_craeted"], "group_created"],
   ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
     const { code, stderr } = webhook(...args);
     expect(code).toBe(2);

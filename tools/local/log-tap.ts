@@ -1,4 +1,5 @@
 import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
+import { shortId } from "../ops/event-id";
 import type { LedgerEntry } from "./state";
 
 export type LogMode = "readable" | "json" | "silent";
@@ -57,7 +58,7 @@ export function readableLine(entry: PowertoolsLine): string {
     .map((k) => {
       const value = entry[k];
       const text = typeof value === "object" ? JSON.stringify(value) : String(value);
-      return `${k === "eventId" ? "event" : k}=${k === "eventId" ? text.slice(0, 12) : text}`;
+      return `${k === "eventId" ? "event" : k}=${k === "eventId" ? shortId(text) : text}`;
     })
     .join(" ");
   const level = entry.level === "INFO" ? "" : ` ${entry.level}`;

@@ -23,6 +23,9 @@ export interface PollerOptions {
   /** Invocations at once (Lambda's maximum concurrency). */
   concurrency: number;
   onError?: (error: unknown) => void;
+  /** The queue's receives before the DLQ: a record that fails its last one is reported to `onDeadLetter`. */
+  maxReceiveCount?: number;
+  onDeadLetter?: (message: Message, receives: number) => void;
 }
 
 function lambdaContext(functionName: string): Context {
@@ -123,6 +126,13 @@ export class SqsPoller {
       failed = new Set(records.map((r) => r.messageId));
     }
     const done = messages.filter((m) => m.MessageId && !failed.has(m.MessageId));
+    const { maxReceiveCount, onDeadLetter } = this.options;
+    for (const m of messages) {
+      const receives = Number(m.Attributes?.ApproximateReceiveCount ?? 0);
+      // The queue's redrive policy moves it to the DLQ instead of its next delivery: say so now.
+      if (m.MessageId && failed.has(m.MessageId) && maxReceiveCount && receives >= maxReceiveCount)
+        onDeadLetter?.(m, receives);
+    }
     for (let i = 0; i < done.length; i += 10) {
       await sqs.send(
         new DeleteMessageBatchCommand({

@@ -283,6 +283,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         batchingWindowMs: definition.batchingWindowSeconds * 1000,
         concurrency,
         onError: pollerError(functionName),
+        maxReceiveCount: definition.maxReceiveCount,
+        onDeadLetter: (message, receives) =>
+          console.error(
+            JSON.stringify({
+              level: "WARN",
+              service: functionName,
+              message: `dead-lettered after ${receives} failed receives (npm run redrive brings it back)`,
+              timestamp: new Date().toISOString(),
+              reason: "dead-lettered",
+              ...Object.fromEntries(
+                ["trigger", "appId", "eventId"].map((k) => [k, message.MessageAttributes?.[k]?.StringValue]),
+              ),
+            }),
+          ),
       });
     const pollers = [
       // One batch at a time for events: a batch of 100 is ~1,000 events/s, plenty here, and the
@@ -332,9 +346,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         // Drain: the batches in flight finish while the emulators still run.
         await Promise.all([...pollers.map((p) => p.stop()), stopRollups()]);
         removeStackInfo(options.stateDir);
-        untap();
         clients.destroy();
         await cleanup();
+        // Last: a line written while the emulators stop is still a readable one.
+        untap();
       })();
       return stopping;
     };

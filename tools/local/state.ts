@@ -143,3 +143,23 @@ export function resetStats(dir: string): void {
   rmSync(join(dir, STATS_FILE), { force: true });
   rmSync(join(dir, LEDGER_FILE), { force: true });
 }
+
+/**
+ * Where the local stack keeps an object of its bucket, if it is there: fauxqs's file persistence
+ * writes `<state dir>/s3/buckets/<bucket>/objects/<key>.data` (its `/` as directories, characters
+ * unsafe in file names percent-encoded) beside a `.meta.json`. Undefined in memory or when absent.
+ *
+ * @example localObjectFile(".local", "local-data", "recordings/app1/2026/01/02/s1/1696937627.mp4")
+ *   // "/…/.local/s3/buckets/local-data/objects/recordings/app1/2026/01/02/s1/1696937627.mp4.data"
+ */
+export function localObjectFile(dir: string, bucket: string, key: string): string | undefined {
+  const encoded = [...key]
+    .map((c) =>
+      /[<>:"|?*\\%]/.test(c) || c.charCodeAt(0) < 0x20
+        ? `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`
+        : c,
+    )
+    .join("");
+  const file = join(resolve(dir), "s3", "buckets", bucket, "objects", ...encoded.split("/"));
+  return existsSync(`${file}.data`) ? `${file}.data` : undefined;
+}

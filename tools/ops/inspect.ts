@@ -14,6 +14,7 @@ import {
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
+import { oneEventId } from "./event-id";
 
 /**
  * What an operator looks at: the quarantine, the dead letters (without consuming them), and one
@@ -23,6 +24,12 @@ import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/co
 /** Every key under a prefix, following the listing's pages. */
 export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
   return (await listObjects(s3, bucket, prefix)).map((o) => o.key);
+}
+
+/** The lines of one raw-archive object (gzip or, written before, plain NDJSON). */
+export async function archiveLines(s3: S3Client, bucket: string, key: string): Promise<RawArchiveLine[]> {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return parseRawArchiveObject((await out.Body?.transformToByteArray()) ?? new Uint8Array(), key);
 }
 
 async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
@@ -93,7 +100,8 @@ export async function listQuarantine(
 export interface DeadLetter {
   messageId: string;
   receiveCount: number;
-  sentAt?: string;
+  /** When it was first sent to its queue, epoch ms. */
+  sentAt?: number;
   attributes: Record<string, string | undefined>;
   /** The first 200 characters of the body. */
   body: string;
@@ -123,9 +131,7 @@ export async function peekDeadLetters(sqs: SQSClient, queueUrl: string, max = 10
   return [...seen.values()].slice(0, max).map((m) => ({
     messageId: m.MessageId ?? "",
     receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 0),
-    sentAt: m.Attributes?.SentTimestamp
-      ? new Date(Number(m.Attributes.SentTimestamp)).toISOString()
-      : undefined,
+    sentAt: m.Attributes?.SentTimestamp ? Number(m.Attributes.SentTimestamp) : undefined,
     attributes: Object.fromEntries(
       Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue]),
     ),
@@ -141,32 +147,53 @@ export interface FoundEvent {
   error?: string;
 }
 
-/** Finds an event by its id: in the quarantine first, else in the raw archive (narrowed by app and day). */
+/**
+ * The events whose id starts with `prefix` (a full id, or a prefix: see `event-id.ts`): from the
+ * quarantine, else the raw archive at their first receipt (narrowed by app and day). A full id
+ * stops at the first archive object that holds it; a prefix reads every object under the filter,
+ * so that an ambiguous one is known.
+ */
+export async function findEvents(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+  filter: Filter = {},
+): Promise<FoundEvent[]> {
+  const found = new Map<string, FoundEvent>();
+  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).filter(
+    (k) => onDay(filter)(k) && (k.split("/").pop() ?? "").startsWith(prefix),
+  );
+  for (const key of quarantined) {
+    const r = parseJsonContract(quarantineRecordSchema, await getText(s3, bucket, key), "quarantine record");
+    found.set(r.eventId, { source: "quarantine", key, line: r, error: r.error });
+  }
+  const complete = () => prefix.length === 64 && found.size > 0;
+  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
+  for (const key of complete() ? [] : (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
+    for (const line of await archiveLines(s3, bucket, key)) {
+      const known = found.get(line.eventId);
+      if (!line.eventId.startsWith(prefix) || known?.source === "quarantine") continue;
+      if (!known || line.receivedAt < known.line.receivedAt)
+        found.set(line.eventId, { source: "archive", key, line });
+    }
+    if (complete()) break;
+  }
+  return [...found.values()];
+}
+
+/** The one event an id or prefix names (`findEvents`); `AmbiguousEventIdError` if it fits several. */
 export async function findEvent(
   s3: S3Client,
   bucket: string,
-  eventId: string,
+  prefix: string,
   filter: Filter = {},
 ): Promise<FoundEvent | undefined> {
-  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).find((k) =>
-    k.endsWith(`/${eventId}.json`),
+  const found = await findEvents(s3, bucket, prefix, filter);
+  const id = oneEventId(
+    prefix,
+    found.map((f) => f.line.eventId),
   );
-  if (quarantined) {
-    const r = parseJsonContract(
-      quarantineRecordSchema,
-      await getText(s3, bucket, quarantined),
-      "quarantine record",
-    );
-    return { source: "quarantine", key: quarantined, line: r, error: r.error };
-  }
-  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
-  for (const key of (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
-    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-    const line = parseRawArchiveObject(bytes, key).find((l) => l.eventId === eventId);
-    if (line) return { source: "archive", key, line };
-  }
-  return undefined;
+  return found.find((f) => f.line.eventId === id);
 }
 
 /**

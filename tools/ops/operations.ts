@@ -15,6 +15,7 @@ import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, parseEventBody, projectKnownEvent } from "../../shared/projector/core";
+import { dryRunStores } from "./dry-run";
 import { listKeys } from "./inspect";
 
 /**
@@ -70,12 +71,12 @@ export interface ReplayOptions {
   to?: string;
   /** Only these triggers. */
   triggers?: readonly string[];
-  /** Read and count, project nothing. */
+  /** Predict each outcome (the projector's core over the items as they are), write nothing. */
   dryRun?: boolean;
 }
 
 export interface ReplayReport {
-  /** Nothing was projected: `projected` counts the known events that would have been. */
+  /** Nothing was written: the outcomes are the ones the replay would have. */
   dryRun?: boolean;
   objects: number;
   events: number;
@@ -123,12 +124,15 @@ export async function replayArchive(
     quarantined: 0,
     invalid: 0,
   };
+  // A dry run is the same replay over stores that read the items and write nowhere, with no jobs sent.
+  const run: ProjectorDependencies = options.dryRun
+    ? { ...deps, stores: dryRunStores(deps.stores), recordingJobs: { send: async () => undefined } }
+    : deps;
   for (const entry of ordered) {
     const parsed = parseEventBody(entry.body);
     if (parsed.kind === "invalid") outcomes.invalid++;
     else if (parsed.kind === "unknown") outcomes["archived-only"]++;
-    else if (options.dryRun) outcomes.projected++;
-    else outcomes[await projectKnownEvent(parsed.event, entry, deps)]++;
+    else outcomes[await projectKnownEvent(parsed.event, entry, run)]++;
   }
   return {
     objects: keys.length,

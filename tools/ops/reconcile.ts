@@ -13,7 +13,7 @@ import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import type { PresenceState } from "../../shared/projections/presence";
 import { listPlatformUsers, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";
-import { integer, oneOf, runProgram, UserFacingError, withTarget } from "../cli";
+import { integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli";
 import { resolveTarget, type Target } from "../target";
 
 interface ReconcileOptions {
@@ -50,7 +50,7 @@ async function apiKeyFor(o: ReconcileOptions, target: Target): Promise<string> {
 
 async function run(o: ReconcileOptions): Promise<void> {
   if (!o.platformUrl && !o.region)
-    throw new UserFacingError("--region (us, eu or in) is required without --platform-url");
+    throw new UsageError("--region (us, eu or in) is required without --platform-url");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     const apiKey = await apiKeyFor(o, target);

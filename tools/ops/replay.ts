@@ -1,9 +1,12 @@
-/** `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--stack <name>]`. */
-import { Command } from "commander";
+/** `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`. */
+import { Command, InvalidArgumentError } from "commander";
+import { closest } from "fastest-levenshtein";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
+import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli";
+import { keyValueLines } from "../format";
 import { resolveTarget } from "../target";
 import { replayArchive } from "./operations";
 
@@ -16,10 +19,21 @@ interface ReplayCliOptions {
   recordings?: boolean;
   trigger?: string[];
   dryRun?: boolean;
+  json?: boolean;
+}
+
+/** A trigger the projector knows (commander's parser, repeatable): anything else names the closest one. */
+function knownTrigger(value: string, previous: string[] = []): string[] {
+  if (!KNOWN_TRIGGERS.has(value))
+    throw new InvalidArgumentError(
+      `unknown trigger "${value}" (did you mean "${closest(value, [...KNOWN_TRIGGERS])}"?)`,
+    );
+  return [...previous, value];
 }
 
 async function run(o: ReplayCliOptions): Promise<void> {
-  if (o.from && o.to && o.from > o.to) throw new UserFacingError(`--from ${o.from} is after --to ${o.to}`);
+  if (o.from && o.to && o.from > o.to)
+    throw new UsageError(`--from ${o.from} is after --to ${o.to}: give the earlier day first`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");
@@ -38,10 +52,14 @@ async function run(o: ReplayCliOptions): Promise<void> {
       },
       { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
     );
+    if (o.json) {
+      console.log(JSON.stringify(report));
+      return;
+    }
     console.log(
-      `${o.dryRun ? "would replay" : "replayed"} ${report.events} events from ${report.objects} archive objects (${report.duplicates} duplicate lines skipped)`,
+      `${o.dryRun ? "would replay" : "replayed"} ${report.events} events from ${report.objects} archive objects (${report.duplicates} duplicate lines skipped)${o.dryRun ? "; predicted against the items as they are, nothing written" : ""}`,
     );
-    console.table(report.outcomes);
+    for (const line of keyValueLines(Object.entries(report.outcomes))) console.log(`  ${line}`);
   } finally {
     target.destroy();
   }
@@ -53,8 +71,9 @@ const program = withTarget(
     .option("--app <appId>", "one app (default: all)")
     .option("--from <date>", "first receipt date, YYYY-MM-DD", isoDate)
     .option("--to <date>", "last receipt date, YYYY-MM-DD", isoDate)
-    .option("--trigger <trigger...>", "only these triggers")
-    .option("--dry-run", "read the archive and count, project nothing")
+    .option("--trigger <trigger...>", "only these triggers", knownTrigger)
+    .option("--dry-run", "predict each outcome against the items as they are, write nothing")
+    .option("--json", "one JSON object on stdout")
     .option(
       "--recordings",
       "re-send recording jobs: the recorder links the recordings already in the bucket (no re-download)",

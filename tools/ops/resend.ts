@@ -5,20 +5,21 @@
  */
 import { Command } from "commander";
 import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
+import { isoTime } from "../format";
 import { resolveTarget } from "../target";
+import { eventIdPrefix, shortId } from "./event-id";
 import { findEvent, resendEvent } from "./inspect";
 
 interface ResendOptions {
   app?: string;
   date?: string;
   dryRun?: boolean;
+  json?: boolean;
   stack?: string;
   stateDir?: string;
 }
 
 async function run(eventId: string, o: ResendOptions): Promise<void> {
-  if (!/^[0-9a-f]{64}$/.test(eventId))
-    throw new UserFacingError(`${eventId} is not an event id (64 hex characters)`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket || !target.queues)
@@ -28,13 +29,24 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
       throw new UserFacingError(
         `event ${eventId} is in neither the quarantine nor the raw archive${o.app ? ` of ${o.app}` : ""}`,
       );
-    const what = `${found.line.trigger} of ${found.line.appId ?? "(no app)"} received ${new Date(found.line.receivedAt).toISOString()}, from the ${found.source}`;
-    if (o.dryRun) {
-      console.log(`would resend ${eventId}: ${what}`);
+    const { eventId: fullId, trigger, appId, receivedAt } = found.line;
+    if (!o.dryRun)
+      await resendEvent(target.sqs, target.s3, target.bucket, target.queues.events.url, found.line);
+    if (o.json) {
+      console.log(
+        JSON.stringify({
+          eventId: fullId,
+          trigger,
+          appId,
+          receivedAt,
+          source: found.source,
+          resent: !o.dryRun,
+        }),
+      );
       return;
     }
-    await resendEvent(target.sqs, target.s3, target.bucket, target.queues.events.url, found.line);
-    console.log(`resent ${eventId}: ${what}`);
+    const what = `${trigger} of ${appId ?? "(no app)"} received ${isoTime(receivedAt)}, from the ${found.source}`;
+    console.log(`${o.dryRun ? "would resend" : "resent"} ${shortId(fullId)}: ${what}`);
   } finally {
     target.destroy();
   }
@@ -43,10 +55,15 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
 const program = withTarget(
   new Command("resend")
     .description("Put one event back on the events queue, from the quarantine or the raw archive")
-    .argument("<eventId>", "the event's id (the SHA-256 of its body, as the ingest answered)")
+    .argument(
+      "<eventId>",
+      "the event's id (the SHA-256 of its body), or a prefix of 12 or more hex characters",
+      eventIdPrefix,
+    )
     .option("--app <appId>", "where to look (faster)")
     .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
-    .option("--dry-run", "find it and say what would be sent"),
+    .option("--dry-run", "find it and say what would be sent")
+    .option("--json", "one JSON object on stdout"),
 ).action((eventId: string, o: ResendOptions) => run(eventId, o));
 
 process.exitCode = await runProgram(program, process.argv.slice(2));

@@ -1,10 +1,12 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
+import type { SessionEvent } from "../../shared/events/accessors";
 import type { KnownEvent } from "../../shared/events/schemas";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import { presenceProjection } from "../../shared/projections/presence";
-import { sessionsProjection } from "../../shared/projections/sessions";
+import { type RecordingState, sessionsProjection } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
   evolveOnce,
@@ -15,7 +17,8 @@ import {
   type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
-import { type Filter, findEvent, peekDeadLetters } from "./inspect";
+import { oneEventId } from "./event-id";
+import { type Filter, findEvents, peekDeadLetters } from "./inspect";
 
 /** What became of one event, as `npm run query -- event <id>` tells it. */
 export interface EventTrace {
@@ -34,13 +37,29 @@ export interface EventTrace {
     state: "includes it" | "newer fact supersedes it" | "does not have it yet";
   }>;
   note?: string;
+  /** A `recording_generated`'s recording, as the session holds it: archived (key, size) or failed (why). */
+  recording?: Pick<
+    RecordingState,
+    "status" | "key" | "size" | "attempts" | "failureReason" | "failureDetail"
+  >;
 }
 
 /**
- * Whether an item's state carries this event's version (at the first receipt the item remembers
- * for it) in one of its parts.
+ * Whether an item's state carries this event: a part versioned by the event's version (at the
+ * first receipt the item remembers for it). An event that writes no versioned part of the item (a
+ * recording, a participant, a start: unions, minimums and maximums) is carried once applying it
+ * again changes nothing, which the caller checked.
  */
-function holds(state: VersionedItem, input: ProjectionInput): boolean {
+function holds<S extends VersionedItem, E extends KnownEvent>(
+  projection: Projection<S, E>,
+  state: VersionedItem,
+  input: ProjectionInput<E>,
+  key: ItemKey,
+): boolean {
+  const versioned = Object.values(evolveOnce(projection, input, key)(null).versions).some((v) =>
+    v?.endsWith(input.version),
+  );
+  if (!versioned) return true;
   const first = seenAt(state.seen, input.eventId);
   const version =
     first !== undefined && first < input.receivedAt
@@ -68,12 +87,34 @@ async function itemStates<S extends VersionedItem, E extends KnownEvent>(
         state:
           !current || state === null
             ? "does not have it yet"
-            : holds(state, input)
+            : holds(projection, state, typed, key)
               ? "includes it"
               : "newer fact supersedes it",
       } as const;
     }),
   );
+}
+
+/** The recording a `recording_generated` announced, as its session holds it (none for other events). */
+async function recordingOf(
+  event: KnownEvent,
+  input: ProjectionInput,
+  stores: ProjectionStores,
+): Promise<EventTrace["recording"]> {
+  if (event.trigger !== "recording_generated") return undefined;
+  const [key] = sessionsProjection.keys(input as ProjectionInput<SessionEvent>);
+  const session = key ? await stores.sessions.get(key) : null;
+  const r = session?.recordings[event.data.startTime];
+  return r
+    ? {
+        status: r.status,
+        key: r.key,
+        size: r.size,
+        attempts: r.attempts,
+        failureReason: r.failureReason,
+        failureDetail: r.failureDetail,
+      }
+    : undefined;
 }
 
 /**
@@ -89,21 +130,28 @@ export async function traceEvent(
   eventId: string,
   filter: Filter = {},
 ): Promise<EventTrace> {
-  const found = await findEvent(clients.s3, bucket, eventId, filter);
+  // `eventId` may be a prefix (event-id.ts): the events it fits in the bucket and the DLQ name one.
+  const candidates = await findEvents(clients.s3, bucket, eventId, filter);
+  const letters = deadLetterUrl
+    ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).filter((l) =>
+        l.attributes.eventId?.startsWith(eventId),
+      )
+    : [];
+  const id = oneEventId(eventId, [
+    ...candidates.map((c) => c.line.eventId),
+    ...letters.map((l) => l.attributes.eventId),
+  ]);
+  const found = candidates.find((c) => c.line.eventId === id);
   const line = found?.line;
   const base = {
-    eventId,
+    eventId: id ?? eventId,
     trigger: line?.trigger,
     appId: line?.appId,
     receivedAt: line?.receivedAt,
     key: found?.key,
   };
   if (found?.source === "quarantine") return { ...base, outcome: "quarantined", error: found.error };
-  const dead = deadLetterUrl
-    ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).find(
-        (l) => l.attributes.eventId === eventId,
-      )
-    : undefined;
+  const dead = letters.find((l) => l.attributes.eventId === id);
   if (dead)
     return {
       ...base,
@@ -118,15 +166,21 @@ export async function traceEvent(
       outcome: "pending",
       note: "in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted)",
     };
+  return { ...base, ...(await judgeArchived(line, stores)) };
+}
+
+/**
+ * What an archived event did, judged by the pure projections against the items as they are:
+ * archived-only, projected or stale (with each item it touches), or pending.
+ */
+export async function judgeArchived(
+  line: RawArchiveLine,
+  stores: ProjectionStores,
+): Promise<Omit<EventTrace, "eventId" | "trigger" | "appId" | "receivedAt" | "key">> {
   const parsed = parseEventBody(line.body);
   if (parsed.kind === "invalid")
-    return {
-      ...base,
-      outcome: "pending",
-      error: parsed.error,
-      note: "archived, to be quarantined (invalid)",
-    };
-  if (parsed.kind !== "known") return { ...base, outcome: "archived-only" };
+    return { outcome: "pending", error: parsed.error, note: "archived, to be quarantined (invalid)" };
+  if (parsed.kind !== "known") return { outcome: "archived-only" };
   const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
   const items = (
     await Promise.all([
@@ -136,8 +190,10 @@ export async function traceEvent(
       itemStates(sessionsProjection, stores.sessions, input),
     ])
   ).flat();
-  if (items.length === 0) return { ...base, outcome: "archived-only" };
+  if (items.length === 0) return { outcome: "archived-only" };
+  const recording = await recordingOf(parsed.event, input, stores);
+  const judged = { items, ...(recording ? { recording } : {}) };
   if (items.some((i) => i.state === "does not have it yet"))
-    return { ...base, outcome: "pending", items, note: "archived, not (yet) in every item it touches" };
-  return { ...base, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale", items };
+    return { ...judged, outcome: "pending", note: "archived, not (yet) in every item it touches" };
+  return { ...judged, outcome: items.some((i) => i.state === "includes it") ? "projected" : "stale" };
 }

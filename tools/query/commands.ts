@@ -6,8 +6,10 @@ import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
-import { expectedMessage, integer, isoDate, oneOf, UserFacingError, VERSION } from "../cli";
-import { readStats, stateDir } from "../local/state";
+import { expectedMessage, integer, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
+import { isoTime, keyValueLines, tableLines } from "../format";
+import { localObjectFile, readStats, stateDir } from "../local/state";
+import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
 import { resolveTarget, type Target } from "../target";
@@ -28,30 +30,45 @@ export function parseTime(value: string): number {
   return ms;
 }
 
-function iso(ms: unknown): string {
-  return typeof ms === "number" ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
-}
+const iso = isoTime;
 
 type Row = Record<string, unknown>;
 
-/** A readable table (or "no results"): times in ISO, nested values as JSON. */
+/** A readable table, or "(no results)". */
 function table(rows: Row[], io: Io): void {
-  if (rows.length === 0) {
-    io.out("(no results)");
-    return;
-  }
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cell = (v: unknown) =>
-    v === undefined || v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) =>
-    values
-      .map((v, i) => v.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  io.out(line(columns));
-  io.out(line(widths.map((w) => "-".repeat(w))));
-  for (const r of rows) io.out(line(columns.map((c) => cell(r[c]))));
+  if (rows.length === 0) io.out("(no results)");
+  for (const line of tableLines(rows)) io.out(line);
+}
+
+/** Locally, the file that holds an archived object (`file`), for a person to open. */
+function withFile(target: Target, o: Record<string, unknown>, key: string | undefined): { file?: string } {
+  const file =
+    target.kind === "local" && target.bucket && key
+      ? localObjectFile(stateDir(o.stateDir as string | undefined), target.bucket, key)
+      : undefined;
+  return file ? { file } : {};
+}
+
+/** One item as aligned key/value lines: nested values as JSON, bookkeeping left out by the queries. */
+function itemLines(item: object): string[] {
+  const first = ["appId", "guid", "uid", "sessionId", "name", "status"];
+  const rank = (k: string) => (first.includes(k) ? first.indexOf(k) : first.length);
+  return keyValueLines(Object.entries(item).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
+}
+
+/** A recording's archive status in a few words: archived where, or failed why. */
+function recordingStatus(r: {
+  status: string;
+  key?: string;
+  size?: number;
+  attempts: number;
+  failureReason?: string;
+  failureDetail?: string;
+}): string {
+  if (r.status === "archived") return `archived ${r.key} (${r.size} bytes)`;
+  if (r.status === "failed")
+    return `failed: ${r.failureReason}${r.failureDetail ? ` (${r.failureDetail})` : ""} after ${r.attempts} attempt(s)`;
+  return "pending: not archived yet";
 }
 
 const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[number]) => ({
@@ -136,7 +153,7 @@ export async function runQueryCli(
         q: AnalyticsQueries,
         o: Record<string, unknown>,
         target: Target,
-      ) => Promise<{ json: unknown; rows: Row[] }>,
+      ) => Promise<{ json: unknown; rows: Row[]; found?: boolean; lines?: string[] }>,
     ) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
@@ -147,14 +164,21 @@ export async function runQueryCli(
         stateDir: o.stateDir as string,
       });
       try {
-        const { json, rows } = await action(
+        const { json, rows, found, lines } = await action(
           analyticsQueries(documentClient(target.dynamo), target.tables),
-          { ...o, args: command.args },
+          { ...o, args: command.processedArgs },
           target,
         );
         if (o.json) io.out(JSON.stringify(json, null, 2));
+        else if (lines) for (const line of lines) io.out(line);
         else table(rows, io);
-        if (json === null) exitCode = 3;
+        // One rule for every query: nothing found (null, an empty list, an id found nowhere) exits 3.
+        if (!(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)))) {
+          io.err(
+            `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
+          );
+          exitCode = 3;
+        }
       } finally {
         target.destroy();
       }
@@ -169,7 +193,10 @@ export async function runQueryCli(
       const g = await q.group(app(o), arg(o));
       return {
         json: g ?? null,
-        rows: g ? [{ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) }] : [],
+        rows: [],
+        lines: g
+          ? itemLines({ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) })
+          : [],
       };
     }),
   );
@@ -213,19 +240,8 @@ export async function runQueryCli(
       const p = await q.presence(app(o), arg(o));
       return {
         json: p ?? null,
-        rows: p
-          ? [
-              {
-                uid: p.uid,
-                name: p.name,
-                status: p.status,
-                since: iso(p.since),
-                lastSeen: iso(p.lastSeen),
-                platform: p.platform,
-                appVersion: p.appVersion,
-              },
-            ]
-          : [],
+        rows: [],
+        lines: p ? itemLines({ ...p, since: iso(p.since), lastSeen: iso(p.lastSeen) }) : [],
       };
     }),
   );
@@ -243,16 +259,30 @@ export async function runQueryCli(
       .command("session <sessionId>")
       .description("a call or meeting with its participants and recording"),
   ).action(
-    run(async (q, o) => {
+    run(async (q, o, target) => {
       const s = await q.session(app(o), arg(o));
       if (!s) return { json: null, rows: [] };
-      const participants = Object.values(s.participants ?? {}).map((p) => ({
-        sessionId: s.sessionId,
+      const { participants, recordings, finalOccupants: _final, ...rest } = s;
+      const lines = itemLines({
+        ...rest,
+        initiatedAt: iso(s.initiatedAt),
+        startedAt: iso(s.startedAt),
+        endedAt: iso(s.endedAt),
+        firstEventAt: iso(s.firstEventAt),
+        sessionTime: iso(s.sessionTime),
+      });
+      const recordingLines = keyValueLines(
+        Object.values(recordings ?? {}).flatMap((r) => [
+          [`recording ${r.startTime}`, recordingStatus(r)] as const,
+          [`  file`, withFile(target, o, r.key).file] as const,
+        ]),
+      );
+      const stints = Object.values(participants ?? {}).map((p) => ({
         participant: p.name,
         joinedAt: iso(p.joinedAt),
         leftAt: iso(p.leftAt),
       }));
-      return { json: s, rows: [sessionRow(s), ...participants] };
+      return { json: s, rows: [], lines: [...lines, ...recordingLines, "", ...tableLines(stints)] };
     }),
   );
   withApp(
@@ -260,7 +290,12 @@ export async function runQueryCli(
       .command("sessions")
       .description("the sessions in a time range")
       .requiredOption("--from <time>", "ISO-8601 or epoch seconds", parseTime)
-      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime),
+      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime)
+      .hook("preAction", (command) => {
+        const { from, to } = command.opts<{ from: number; to: number }>();
+        if (from > to)
+          throw new UsageError(`--from ${iso(from)} is after --to ${iso(to)}: give the earlier time first`);
+      }),
   ).action(
     run(async (q, o) => {
       const s = await q.sessionsBetween(app(o), Number(o.from), Number(o.to));
@@ -276,10 +311,14 @@ export async function runQueryCli(
     }),
   );
   withApp(program.command("recordings").description("the recordings, with their archive status")).action(
-    run(async (q, o) => {
+    run(async (q, o, target) => {
       const sessions = await q.recordings(app(o));
       const recordings = sessions.flatMap((s) =>
-        Object.values(s.recordings ?? {}).map((r) => ({ sessionId: s.sessionId, ...r })),
+        Object.values(s.recordings ?? {}).map((r) => ({
+          sessionId: s.sessionId,
+          ...r,
+          ...withFile(target, o, r.key),
+        })),
       );
       return {
         json: recordings,
@@ -291,13 +330,15 @@ export async function runQueryCli(
           key: r.key,
           size: r.size,
           failureReason: r.failureReason,
+          file: r.file,
         })),
       };
     }),
   );
   program
-    .command("event <eventId>")
+    .command("event")
     .description("where an event is and what it did: its outcome, and each item it touches")
+    .argument("<eventId>", "its id, or a prefix of 12 or more hex characters", eventIdPrefix)
     .option("--app <appId>", "where to look (faster)")
     .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
     .option("--json", "one JSON value on stdout")
@@ -312,16 +353,27 @@ export async function runQueryCli(
           arg(o),
           { appId: o.app as string | undefined, date: o.date as string | undefined },
         );
-        const { items, ...summary } = trace;
+        const r = trace.recording;
         return {
+          found: trace.key !== undefined || trace.outcome === "dead-lettered",
           json: trace,
-          rows: [
-            { ...summary, receivedAt: iso(trace.receivedAt) },
-            ...(items ?? []).map((i) => ({
-              item: `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}`,
-              state: i.state,
-            })),
-          ],
+          rows: [],
+          lines: keyValueLines([
+            ["event", shortId(trace.eventId)],
+            ["trigger", trace.trigger],
+            ["app", trace.appId],
+            ["received", iso(trace.receivedAt)],
+            ["outcome", trace.outcome],
+            ["error", trace.error],
+            ["note", trace.note],
+            ["object", trace.key],
+            ["recording", r && recordingStatus(r)],
+            ["file", withFile(target, o, r?.key).file],
+            ...(trace.items ?? []).map(
+              (i) =>
+                ["touches", `${i.table} ${i.key.pk}${i.key.sk ? `/${i.key.sk}` : ""}: ${i.state}`] as const,
+            ),
+          ]),
         };
       }),
     );
@@ -341,7 +393,7 @@ export async function runQueryCli(
         return {
           json: events,
           rows: events.map((e) => ({
-            eventId: e.eventId.slice(0, 16),
+            eventId: shortId(e.eventId),
             trigger: e.trigger,
             appId: e.appId,
             receivedAt: iso(e.receivedAt),
@@ -366,10 +418,10 @@ export async function runQueryCli(
           rows: letters.map((l) => ({
             messageId: l.messageId,
             receives: l.receiveCount,
-            sentAt: l.sentAt,
+            sentAt: iso(l.sentAt),
             trigger: l.attributes.trigger,
             appId: l.attributes.appId,
-            eventId: l.attributes.eventId?.slice(0, 16),
+            eventId: l.attributes.eventId && shortId(l.attributes.eventId),
           })),
         };
       }),
@@ -386,16 +438,20 @@ export async function runQueryCli(
       .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
-    run(async (_q, o, target) =>
-      activityView(activityStoreFor(target), {
+    run(async (_q, o, target) => {
+      if (String(o.from) > String(o.to))
+        throw new UsageError(
+          `--from ${String(o.from)} is after --to ${String(o.to)}: give the earlier day first`,
+        );
+      return activityView(activityStoreFor(target), {
         app: app(o),
         from: String(o.from),
         to: String(o.to),
         hourly: Boolean(o.hourly),
         top: o.top as "groups" | "users" | undefined,
         limit: Number(o.limit),
-      }),
-    ),
+      });
+    }),
   );
   program
     .command("stats")
@@ -422,7 +478,7 @@ export async function runQueryCli(
     // Usage errors (unknown option, bad value, missing argument): 2; --help and --version: 0.
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     io.err(`error: ${expectedMessage(error)}`);
-    return 1;
+    return error instanceof UsageError ? 2 : 1;
   }
   return exitCode;
 }

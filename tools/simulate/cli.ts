@@ -10,6 +10,7 @@ import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
 import type { GeneratedEvent, GeneratedHistory } from "./generator";
 import { simulatedApiKey } from "./platform-api";
 import { runSimulation, type SimulationReport } from "./run";
+import { summaryLines } from "./summary";
 
 interface SimulateOptions {
   url?: string;
@@ -26,6 +27,7 @@ interface SimulateOptions {
   out?: string;
   replay?: string;
   check: boolean;
+  checkOnly?: boolean;
   settleTimeout: number;
   stateDir?: string;
   dropPresence: number;
@@ -55,33 +57,10 @@ function readHistory(file: string): GeneratedHistory & { plan: GeneratedEvent[] 
   return { events: raw.events, expected, plan: raw.plan } as GeneratedHistory & { plan: GeneratedEvent[] };
 }
 
-function summary(report: SimulationReport, rate: number): number {
-  const line = report.interrupted ? "interrupted: sent" : "sent";
-  console.log(
-    `\n${line} ${report.sent} deliveries in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)`,
-  );
-  if (!report.interrupted && report.sent > 50 && report.deliveriesPerSecond < rate * 0.9)
-    console.warn(
-      `warning: ${report.deliveriesPerSecond.toFixed(0)}/s is below the requested ${rate}/s: raise --concurrency, or the webhook is the limit`,
-    );
-  console.log("by status:", report.byStatus);
-  console.table(
-    Object.entries(report.byTrigger)
-      .sort((a, b) => b[1] - a[1])
-      .map(([trigger, n]) => ({ trigger, deliveries: n })),
-  );
-  if (report.drainSeconds !== undefined)
-    console.log(`queues drained ${report.drainSeconds.toFixed(1)} s after the last delivery`);
-  let code = report.interrupted ? 130 : 0;
-  if (report.problems) {
-    if (report.problems.length === 0) console.log("check: the tables match the history ✔");
-    else {
-      console.log(`check: ${report.problems.length} difference(s):`);
-      for (const p of report.problems.slice(0, 50)) console.log(`  ${p}`);
-      code = 1;
-    }
-  }
-  if (Object.keys(report.byStatus).some((s) => s !== "200")) code ||= 1;
+function summary(report: SimulationReport, rate: number, checkOnly: boolean): number {
+  const { lines, warnings, code } = summaryLines(report, rate, checkOnly);
+  for (const line of lines) console.log(line);
+  for (const warning of warnings) console.warn(warning);
   return code;
 }
 
@@ -109,6 +88,7 @@ async function simulate(o: SimulateOptions): Promise<void> {
   const interrupt = () => abort.abort();
   process.once("SIGINT", interrupt);
   let started = false;
+  let lastDrainLine = -1;
   try {
     const report = await runSimulation({
       url: o.url ?? stack?.webhookUrl ?? "",
@@ -129,6 +109,19 @@ async function simulate(o: SimulateOptions): Promise<void> {
       out: o.out,
       replay: o.replay ? readHistory(o.replay) : undefined,
       signal: abort.signal,
+      checkOnly: o.checkOnly,
+      onDrain(depth, seconds) {
+        // A progress line on stderr: rewritten in place in a terminal, else every few seconds.
+        if (process.stderr.isTTY)
+          process.stderr.write(
+            `\r\x1b[Kwaiting for the queues to drain: ${depth} message(s) left, ${seconds.toFixed(0)} s`,
+          );
+        else if (Math.floor(seconds / 5) !== Math.floor(lastDrainLine / 5) || lastDrainLine < 0)
+          process.stderr.write(
+            `waiting for the queues to drain: ${depth} message(s) left, ${seconds.toFixed(0)} s\n`,
+          );
+        lastDrainLine = seconds;
+      },
       dropPresence: o.dropPresence,
       platformPort: o.servePlatform ? (o.platformPort ?? 0) : undefined,
       onProgress(sent, total) {
@@ -140,7 +133,8 @@ async function simulate(o: SimulateOptions): Promise<void> {
       },
     });
     bar.stop();
-    process.exitCode = summary(report, o.rate);
+    if (lastDrainLine >= 0 && process.stderr.isTTY) process.stderr.write("\n");
+    process.exitCode = summary(report, o.rate, Boolean(o.checkOnly));
     if (report.dropped) console.log(`${report.dropped} presence events were not delivered (--drop-presence)`);
     if (report.platform) {
       const { platform } = report;
@@ -187,6 +181,10 @@ const program = new Command("simulate")
   .option("--out <file>", "write the generated history to a file")
   .option("--replay <file>", "replay a history written by --out")
   .option("--no-check", "do not wait for the pipeline nor check the tables")
+  .option(
+    "--check-only",
+    "send nothing: check the tables against the history of these options again (same --seed, --events, --apps)",
+  )
   .option("--settle-timeout <s>", "seconds to wait for the queues to drain", integer(1, 86_400), 120)
   .option(
     "--state-dir <dir>",

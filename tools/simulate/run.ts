@@ -40,6 +40,10 @@ export interface SimulationOptions {
   dropPresence?: number;
   /** Serve the platform's `GET /v3/users` for the apps (on this port, 0 for any): see `report.platform`. */
   platformPort?: number;
+  /** Send nothing: only wait for the queues and check the tables against the history. */
+  checkOnly?: boolean;
+  /** Called while waiting for the queues to drain: messages left and seconds waited. */
+  onDrain?: (depth: number, seconds: number) => void;
   /** Write the generated history (events and delivery order) here. */
   out?: string;
   /** Replay a history written by --out instead of generating one. */
@@ -109,7 +113,11 @@ async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
 }
 
 /** Waits until both queues are empty twice in a row; returns the seconds it took. */
-export async function waitForDrain(stack: LocalStackInfo, timeoutSeconds: number): Promise<number> {
+export async function waitForDrain(
+  stack: LocalStackInfo,
+  timeoutSeconds: number,
+  onDepth?: (depth: number, seconds: number) => void,
+): Promise<number> {
   const { sqs } = emulatorClients(stack.endpoints);
   const started = performance.now();
   let emptyInARow = 0;
@@ -121,6 +129,7 @@ export async function waitForDrain(stack: LocalStackInfo, timeoutSeconds: number
         (await queueDepth(sqs, stack.queues.events.url)) +
         (await queueDepth(sqs, stack.queues.recordings.url));
       emptyInARow = depth === 0 ? emptyInARow + 1 : 0;
+      onDepth?.(depth, (performance.now() - started) / 1000);
       await new Promise((r) => setTimeout(r, 200));
     }
     return (performance.now() - started) / 1000;
@@ -191,6 +200,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       Array.from({ length: options.concurrency }, async () => {
         for (;;) {
           if (options.signal?.aborted) return;
+          if (options.checkOnly) return;
           const index = next++;
           const delivery = plan[index];
           if (!delivery) return;
@@ -224,7 +234,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       ...(platform ? { platform } : {}),
     };
     if (options.stack && !report.interrupted) {
-      report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds);
+      report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds, options.onDrain);
       const { dynamo } = emulatorClients(options.stack.endpoints);
       try {
         report.problems = await checkTables(

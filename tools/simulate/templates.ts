@@ -21,3 +21,8 @@ export function template(trigger: string): Template {
   if (!text) throw new Error(`no fixture for ${trigger}`);
   return JSON.parse(text) as Template;
 }
+
+/** The triggers there is a template for. */
+export function templateTriggers(): string[] {
+  return [...cache.keys()].sort();
+}

@@ -1,0 +1,92 @@
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "../../tools/local/emulators";
+import { alive } from "../../tools/local/lock";
+import { readStats } from "../../tools/local/state";
+import { waitForDrain } from "../../tools/simulate/run";
+import { postWebhook } from "../support/ingest";
+import { archivedEventIds, exited, killAll, memberEvent, startProcess } from "../support/local-process";
+
+afterAll(killAll);
+
+const ROUNDS = 10;
+/** Requests in flight while the stack runs: a steady load, bounded (the machine is shared). */
+const SENDERS = 4;
+
+const until = async (done: () => boolean, tries = 300) => {
+  for (let i = 0; i < tries && !done(); i++) await new Promise((r) => setTimeout(r, 100));
+};
+
+// Each round is a test of its own (a test over 60 s makes vitest's worker RPC time out); they
+// share the state directory and the acknowledged events, and the last test restarts the stack.
+const dir = mkdtempSync(join(tmpdir(), "ctrl-c-"));
+let port = 0;
+const acked = new Set<string>();
+
+describe("Ctrl-C under load", () => {
+  it.each(Array.from({ length: ROUNDS }, (_, round) => round))(
+    "round %i: SIGINT to npm start's process group under load drains and stops: the drain line, no DynamoDB Local, no lock or state file left",
+    async (round) => {
+      port ||= await freePort();
+      const stack = await startProcess(dir, port, [], "npm");
+      const { dynamoPid } = JSON.parse(readFileSync(join(dir, "lock.json"), "utf8")) as {
+        dynamoPid?: number;
+      };
+      let sending = true;
+      let sent = 0;
+      const senders = Array.from({ length: SENDERS }, async (_, s) => {
+        for (let i = 0; sending; i++) {
+          const { status, eventId } = await postWebhook(
+            stack.info,
+            memberEvent("ctrl-c-app", round * 1e6 + i * SENDERS + s),
+          );
+          sent++;
+          if (status === 200 && eventId) acked.add(eventId);
+          else if (status === 0) return;
+        }
+      });
+      // Under load: some events acknowledged, some batches in flight.
+      await until(() => sent >= 150);
+
+      // Act: what Ctrl-C in the terminal sends (the whole foreground process group).
+      if (stack.child.pid) process.kill(-stack.child.pid, "SIGINT");
+      await until(() => !alive(stack.info.pid) && !alive(dynamoPid));
+      sending = false;
+      await Promise.all(senders);
+      await exited(stack.child);
+
+      // Assess
+      const problems = [
+        !stack.output().includes("SIGINT: draining and stopping") && "no drain line",
+        !stack.output().includes("stopped.") && "no 'stopped.' line",
+        alive(stack.info.pid) && "the stack process still runs",
+        alive(dynamoPid) && "DynamoDB Local still runs",
+        existsSync(join(dir, "lock.json")) && "lock.json left",
+        existsSync(join(dir, "stack.json")) && "stack.json left",
+        /^\{"level"/m.test(stack.output()) && "raw JSON log lines",
+      ].filter(Boolean);
+      if (alive(dynamoPid)) process.kill(dynamoPid as number, "SIGKILL");
+      expect(problems, stack.output().slice(-2000)).toEqual([]);
+    },
+    60_000,
+  );
+
+  it("after a restart, every acknowledged event of every round is archived and counted", async () => {
+    expect(acked.size).toBeGreaterThan(ROUNDS * 100);
+    const last = await startProcess(dir, port);
+    try {
+      await waitForDrain(last.info, 120);
+      const archived = await archivedEventIds(last.info);
+      expect([...acked].filter((id) => !archived.has(id))).toEqual([]);
+      const stats = readStats(dir);
+      expect(stats.total.ingest?.accepted ?? 0).toBeGreaterThanOrEqual(acked.size);
+      const counted = Object.values(stats.total.projector ?? {}).reduce((a, b) => a + b, 0);
+      expect(counted).toBeGreaterThanOrEqual(acked.size);
+    } finally {
+      last.child.kill("SIGINT");
+      await exited(last.child);
+    }
+  }, 150_000);
+});

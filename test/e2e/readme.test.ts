@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../tools/local/emulators";
+import { waitForDrain } from "../../tools/simulate/run";
+import { exited, killAll, type StartedProcess, startProcess } from "../support/local-process";
+
+// The README's commands, as a new user pastes them into a terminal, on a fresh state directory.
+const ROOT = new URL("../../", import.meta.url).pathname;
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+/**
+ * The commands of the README's bash blocks that run against a local stack: continuation lines
+ * joined, comments dropped; not the ones with placeholders (`<appId>`, `…`), nor install, start
+ * and deploy (the test starts the stack itself), nor the synopses (`[--json]`).
+ */
+function readmeCommands(): string[] {
+  const blocks = [...README.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  return blocks
+    .flatMap((block) => block.replace(/\\\n\s*/g, "").split("\n"))
+    .map((line) => line.replace(/\s+#\s.*$/, "").trim())
+    .filter((line) => /^(curl|npm run|npx webhook) /.test(line) && !/[<…[]/.test(line));
+}
+
+/**
+ * A command as the test runs it: on the test stack's port, and with a tenth of the events a
+ * simulation asks for (a simulation without `--events` gets a tenth of the default, 2,000), so
+ * the machine is not loaded for minutes; every other option as written.
+ */
+function scaled(command: string, port: number): string {
+  let c = command.replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`);
+  if (c.includes(" simulate ")) {
+    c = /--events \d+/.test(c)
+      ? c.replace(/--events (\d+)/, (_, n) => `--events ${Math.ceil(Number(n) / 10)}`)
+      : `${c} --events 200`;
+  }
+  return c;
+}
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) if (child.pid) process.kill(-child.pid, "SIGKILL");
+  killAll();
+});
+
+function shell(command: string, env: Record<string, string>) {
+  const child = spawn("bash", ["-c", command], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  running.add(child);
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  const exit = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  return { child, exit, output: () => output };
+}
+
+// One test per command (a test over 60 s makes vitest's worker RPC time out), in order, against
+// one stack started as the README says, on a fresh state directory.
+const dir = mkdtempSync(join(tmpdir(), "readme-"));
+const env = { LOCAL_STATE_DIR: dir };
+let port = 0;
+let stack: StartedProcess | undefined;
+
+beforeAll(async () => {
+  port = await freePort();
+  stack = await startProcess(dir, port, [], "npm");
+}, 120_000);
+
+afterAll(async () => {
+  // Ctrl-C, as the terminal sends it: to npm start's whole process group.
+  if (stack?.child.pid) {
+    process.kill(-stack.child.pid, "SIGINT");
+    await exited(stack.child);
+  }
+}, 60_000);
+
+describe("the README's commands, on a fresh state directory", () => {
+  const commands = readmeCommands();
+
+  it("are there", () => {
+    expect(commands.length).toBeGreaterThan(8);
+  });
+
+  it.each(commands)("%s", async (written) => {
+    const command = scaled(written, port);
+    if (command.includes("--serve-platform")) {
+      // Serves the platform until Ctrl-C: its differences are the dropped presence only; each
+      // reconcile command it prints works; then Ctrl-C (the recipe's next command checks again).
+      const sim = shell(command, env);
+      for (let i = 0; i < 600 && !sim.output().includes("Reconcile with:"); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 500));
+      const reconciles = sim.output().match(/^\s+npm run reconcile -- .*$/gm) ?? [];
+      const differences =
+        sim
+          .output()
+          .match(/^ {2}\S.*$/gm)
+          ?.filter((l) => !l.includes("npm run")) ?? [];
+      const failed: string[] = [];
+      for (const reconcile of reconciles) {
+        const r = shell(reconcile.trim(), env);
+        if ((await r.exit) !== 0) failed.push(`${reconcile.trim()}\n${r.output()}`);
+      }
+      if (sim.child.pid) process.kill(-sim.child.pid, "SIGINT");
+      await sim.exit;
+      expect(reconciles.length).toBeGreaterThan(0);
+      expect(differences.length).toBeGreaterThan(0);
+      expect(differences.filter((d) => !/should be (online|offline)$/.test(d))).toEqual([]);
+      expect(failed).toEqual([]);
+      return;
+    }
+    const run = shell(command, env);
+    const code = await run.exit;
+    expect(code, run.output().slice(-1500)).toBe(0);
+    // A person reads the answer before typing the next command: the event is through by then.
+    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 60);
+  });
+});

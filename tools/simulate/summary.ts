@@ -1,0 +1,74 @@
+import { tableLines } from "../format";
+import type { SimulationReport } from "./run";
+
+/** What each answer of the webhook means, for the summary. */
+const STATUS_MEANING: Record<string, string> = {
+  "0": "no answer (connection refused, reset or timed out)",
+  "200": "accepted",
+  "400": "refused: invalid body",
+  "401": "refused: wrong credentials",
+  "403": "refused: app not allowed",
+  "404": "no such route",
+  "413": "refused: body too large",
+  "429": "throttled",
+  "503": "not stored (the platform would retry)",
+};
+
+/** Differences shown before "… and N more". */
+const SHOWN_PROBLEMS = 50;
+
+/**
+ * The summary `simulate` prints: deliveries and rate, each status with what it means, the
+ * deliveries by trigger, the drain time and the check (at most 50 differences, then how many
+ * more). `code` is the exit code: 130 interrupted, 1 a difference or an answer other than 200.
+ */
+export function summaryLines(
+  report: Omit<SimulationReport, "history" | "platform"> & Partial<Pick<SimulationReport, "history">>,
+  rate: number,
+  checkOnly = false,
+): { lines: string[]; warnings: string[]; code: number } {
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  if (checkOnly) lines.push("\ncheck only: nothing sent");
+  else {
+    const line = report.interrupted ? "interrupted: sent" : "sent";
+    lines.push(
+      `\n${line} ${report.sent} deliveries in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)`,
+    );
+    if (!report.interrupted && report.sent > 50 && report.deliveriesPerSecond < rate * 0.9)
+      warnings.push(
+        `warning: ${report.deliveriesPerSecond.toFixed(0)}/s is below the requested ${rate}/s: raise --concurrency, or the webhook is the limit`,
+      );
+    lines.push(
+      "",
+      ...tableLines(
+        Object.entries(report.byStatus).map(([status, n]) => ({
+          status,
+          meaning: STATUS_MEANING[status] ?? "",
+          deliveries: n,
+        })),
+      ),
+      "",
+      ...tableLines(
+        Object.entries(report.byTrigger)
+          .sort((a, b) => b[1] - a[1])
+          .map(([trigger, n]) => ({ trigger, deliveries: n })),
+      ),
+    );
+  }
+  if (report.drainSeconds !== undefined && !checkOnly)
+    lines.push(`queues drained ${report.drainSeconds.toFixed(1)} s after the last delivery`);
+  let code = report.interrupted ? 130 : 0;
+  if (report.problems) {
+    if (report.problems.length === 0) lines.push("check: the tables match the history ✔");
+    else {
+      lines.push(`check: ${report.problems.length} difference(s):`);
+      for (const p of report.problems.slice(0, SHOWN_PROBLEMS)) lines.push(`  ${p}`);
+      if (report.problems.length > SHOWN_PROBLEMS)
+        lines.push(`  … and ${report.problems.length - SHOWN_PROBLEMS} more`);
+      code = 1;
+    }
+  }
+  if (Object.keys(report.byStatus).some((s) => s !== "200")) code ||= 1;
+  return { lines, warnings, code };
+}
