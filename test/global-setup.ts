@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { type RunningEmulator, startDynamoDbLocal, startFauxqsEmulator } from "../tools/local/emulators";
+import { type RunningEmulator, startDynamoDbLocal, startFauxqsProcess } from "../tools/local/emulators";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -8,10 +8,13 @@ declare module "vitest" {
   }
 }
 
-/** Starts the real emulators once for the whole run, on free ports, in memory. */
+/**
+ * Starts the real emulators once for the whole run, on free ports, in memory, each in a process of
+ * its own (fauxqs too: served from vitest's main process, its work delayed the workers' reports).
+ */
 export default async function setup(project: TestProject) {
   const started: RunningEmulator[] = [];
-  const [fauxqs, dynamo] = await Promise.all([startFauxqsEmulator(), startDynamoDbLocal()]);
+  const [fauxqs, dynamo] = await Promise.all([startFauxqsProcess(), startDynamoDbLocal()]);
   started.push(fauxqs, dynamo);
   project.provide("fauxqsEndpoint", fauxqs.endpoint);
   project.provide("dynamoEndpoint", dynamo.endpoint);

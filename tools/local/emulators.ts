@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer, Server } from "node:net";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { startFauxqs } from "fauxqs";
 import { dynamoClient } from "../../shared/platform/aws-clients";
@@ -165,4 +166,44 @@ export async function startFauxqsEmulator(options: FauxqsOptions = {}): Promise<
     }),
   );
   return { endpoint: `http://127.0.0.1:${server.port}`, port: server.port, stop: () => server.stop() };
+}
+
+/**
+ * fauxqs in a child process of its own (`fauxqs-process.ts`), on loopback and in memory: the test
+ * run's global setup and the benchmarks use it, so that the emulator's work is not done on the
+ * event loop of the process that runs (or measures) the code under test. In the vitest main
+ * process, a busy emulator delayed the workers' reports past vitest's 60 s RPC timeout.
+ */
+export async function startFauxqsProcess(timeoutMs = 20_000): Promise<RunningEmulator> {
+  const port = await freePort();
+  const script = fileURLToPath(new URL("./fauxqs-process.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--no-warnings", "--import", "tsx", script, String(port)], {
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`fauxqs exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`${endpoint}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`fauxqs did not answer within ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    endpoint,
+    port,
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
