@@ -1,8 +1,14 @@
 /**
  * npm run bench:ingest — the ingest core against fauxqs, next to a bare SendMessage of the same
- * bodies with the same client, measured interleaved in one run; and the deployed bundle's size.
+ * bodies with the same client, measured interleaved in one run; and the deployed ingest and projector
+ * bundles' sizes.
  */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { build } from "esbuild";
@@ -16,6 +22,8 @@ import { percentile, startFauxqsProcess } from "./support";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
 const WARMUP = 200;
+const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 25);
+const BARE_SQS_ENTRY = fileURLToPath(new URL("./bare-sqs-sender.ts", import.meta.url));
 
 function bodyOfSize(bytes: number): string {
   const base = {
@@ -29,9 +37,59 @@ function bodyOfSize(bytes: number): string {
   return JSON.stringify({ ...base, data: { text: "x".repeat(Math.max(0, padding)) } });
 }
 
-async function bundleSize(): Promise<number> {
-  const out = await build({ ...lambdaBuildOptions(FUNCTION_ENTRIES.ingest), write: false });
+async function bundleSize(entry: string): Promise<number> {
+  const out = await build({ ...lambdaBuildOptions(entry), write: false });
   return out.outputFiles.reduce((sum, f) => sum + f.contents.byteLength, 0);
+}
+
+/**
+ * CPU time (user + system) of importing a bundle in a fresh Node process, as Lambda's init does:
+ * the ingest's and a bare SQS sender's, interleaved, median of COLD_RUNS each.
+ */
+async function coldStart(): Promise<{ ingest: number; bare: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-cold-"));
+  try {
+    const files: Record<"ingest" | "bare", string> = { ingest: "", bare: "" };
+    for (const [name, entry] of [
+      ["ingest", FUNCTION_ENTRIES.ingest],
+      ["bare", BARE_SQS_ENTRY],
+    ] as const) {
+      const out = await build({ ...lambdaBuildOptions(entry), write: false });
+      files[name] = join(dir, `${name}.mjs`);
+      writeFileSync(files[name], out.outputFiles[0]?.contents ?? "");
+    }
+    const env = {
+      PATH: process.env.PATH ?? "",
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "bench",
+      AWS_SECRET_ACCESS_KEY: "bench",
+      EVENTS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/000000000000/bench",
+      DATA_BUCKET: "bench",
+      WEBHOOK_CREDENTIALS_SECRET_ID: "bench",
+      POWERTOOLS_SERVICE_NAME: "ingest",
+    };
+    const probe = (file: string) =>
+      Number(
+        execFileSync(
+          process.execPath,
+          [
+            "--input-type=module",
+            "-e",
+            `const c = process.cpuUsage(); await import(${JSON.stringify(pathToFileURL(file).href)}); const d = process.cpuUsage(c); console.log((d.user + d.system) / 1000);`,
+          ],
+          { env, encoding: "utf8" },
+        ).trim(),
+      );
+    const ingest: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < COLD_RUNS; i++) {
+      ingest.push(probe(files.ingest));
+      bare.push(probe(files.bare));
+    }
+    return { ingest: percentile(ingest, 50), bare: percentile(bare, 50) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function main() {
@@ -98,8 +156,17 @@ async function main() {
       `ingest core vs bare SendMessage (${ITERATIONS} each, interleaved, fauxqs in its own process)`,
     );
     console.table(rows);
-    const bytes = await bundleSize();
+    const bytes = await bundleSize(FUNCTION_ENTRIES.ingest);
     console.log(`ingest bundle (minified, SDK bundled): ${(bytes / 1024).toFixed(1)} KB (target ≤ 300 KB)`);
+    console.log(`bare SQS sender bundle: ${((await bundleSize(BARE_SQS_ENTRY)) / 1024).toFixed(1)} KB`);
+    const cold = await coldStart();
+    console.log(
+      `cold start: ingest ${cold.ingest.toFixed(1)} ms, bare SQS ${cold.bare.toFixed(1)} ms, ratio ${(cold.ingest / cold.bare).toFixed(2)} (CPU time of the bundle's import in a fresh Node ${process.versions.node} process, interleaved, median of ${COLD_RUNS}; target ≤ 1.3)`,
+    );
+    const projectorBytes = await bundleSize(FUNCTION_ENTRIES.projector);
+    console.log(
+      `projector bundle (minified, SDK bundled): ${(projectorBytes / 1024).toFixed(1)} KB (target ≤ 450 KB; 916.5 KB with classic zod)`,
+    );
   } finally {
     sqs.destroy();
     s3.destroy();

@@ -70,6 +70,8 @@ function hotKeyMeter(dynamo: DynamoDBClient) {
   const units = new Map<string, number>();
   const legacy = new Map<string, number>();
   const last = new Map<string, Record<string, unknown>>();
+  // Item writes per table: how many, how many over 1 KB (two or more write units), their units.
+  const sizes = new Map<string, { writes: number; overOneKb: number; units: number }>();
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
   const size = (item: Record<string, unknown> | undefined) =>
     item ? Math.ceil(JSON.stringify(item).length / 1024) : 0;
@@ -89,6 +91,7 @@ function hotKeyMeter(dynamo: DynamoDBClient) {
       const id = `${input.TableName}|${item[definition.partitionKey.name]}|${definition.sortKey ? item[definition.sortKey.name] : ""}`;
       const old = last.get(id);
       last.set(id, item);
+
       const capacity = (
         result.output as {
           ConsumedCapacity?: {
@@ -97,18 +100,24 @@ function hotKeyMeter(dynamo: DynamoDBClient) {
           };
         }
       ).ConsumedCapacity;
-      add(
-        units,
-        `${definition.id} ${item[definition.partitionKey.name]}`,
-        capacity?.Table?.CapacityUnits ?? size(item),
-      );
+      const tableUnits = capacity?.Table?.CapacityUnits ?? size(item);
+      add(units, `${definition.id} ${item[definition.partitionKey.name]}`, tableUnits);
+      const seen = sizes.get(definition.id) ?? { writes: 0, overOneKb: 0, units: 0 };
+      sizes.set(definition.id, {
+        writes: seen.writes + 1,
+        overOneKb: seen.overOneKb + (tableUnits > 1 ? 1 : 0),
+        units: seen.units + tableUnits,
+      });
       for (const index of definition.indexes) {
         const n = capacity?.GlobalSecondaryIndexes?.[index.name]?.CapacityUnits ?? 0;
         const key = item[index.partitionKey.name];
         const oldKey = old?.[index.partitionKey.name];
-        if (n > 0 && oldKey !== undefined && oldKey !== key) {
+        // A key change is two index writes (the old entry deleted, the new one put), reported as
+        // one figure: half to each key. An entry removed from a sparse index is one write, all of
+        // it on the old key (it was counted as half a unit, understating the `online` index).
+        if (n > 0 && oldKey !== undefined && key !== undefined && oldKey !== key) {
           add(units, `${definition.id}.${index.name} ${oldKey}`, n / 2);
-          if (key !== undefined) add(units, `${definition.id}.${index.name} ${key}`, n / 2);
+          add(units, `${definition.id}.${index.name} ${key}`, n / 2);
         } else if (n > 0) add(units, `${definition.id}.${index.name} ${key ?? oldKey}`, n);
       }
       (legacyIndexes[definition.id] ?? []).forEach((keyOf, n) => {
@@ -136,6 +145,7 @@ function hotKeyMeter(dynamo: DynamoDBClient) {
   return {
     hottest: (events: number) => ({ now: hottest(units, events), legacy: hottest(legacy, events) }),
     byTable,
+    sizes: () => Object.fromEntries(sizes),
     writes: () => last.size,
   };
 }
@@ -197,6 +207,7 @@ async function main() {
       if (batch === 100) {
         hot = meter.hottest(deliveries.length);
         console.log("write units by table and index (batch 100):", meter.byTable());
+        console.log("item writes by table (batch 100; overOneKb: writes of 2+ units):", meter.sizes());
       }
       dynamo.destroy();
     }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 
 /**
  * The platform's resources (spec section 2), modelled once and reused by every trigger.
@@ -12,32 +12,32 @@ import { z } from "zod";
 
 /** Epoch seconds. The upper bound (year 5138) catches a millisecond value in a seconds field. */
 export const epochSeconds = z
-  .number()
   .int()
-  .min(0)
-  .max(99_999_999_999, "expected epoch seconds, got milliseconds?");
+  .check(z.minimum(0), z.maximum(99_999_999_999, "expected epoch seconds, got milliseconds?"));
 /** Epoch milliseconds. The lower bound (1973) catches a seconds value in a milliseconds field. */
-export const epochMillis = z.number().int().min(100_000_000_000, "expected epoch milliseconds, got seconds?");
+export const epochMillis = z
+  .int()
+  .check(z.minimum(100_000_000_000, "expected epoch milliseconds, got seconds?"));
 /** An identifier: a non-empty string. */
-export const id = z.string().min(1);
+export const id = z.string().check(z.minLength(1));
 /** The platform's string-encoded booleans. */
 export const stringBoolean = z.enum(["true", "false"]);
 
 /** 2.3 User, as it appears in payloads. */
 export const userSchema = z.looseObject({
   uid: id,
-  name: z.string().optional(),
-  avatar: z.string().optional(),
-  status: z.string().optional(),
-  role: z.string().optional(),
-  lastActiveAt: epochSeconds.optional(),
-  createdAt: epochSeconds.optional(),
-  conversationId: z.string().optional(),
-  scope: z.string().optional(),
-  oldScope: z.string().optional(),
-  hasBlockedMe: z.boolean().optional(),
-  blockedByMe: z.boolean().optional(),
-  deactivatedAt: epochSeconds.optional(),
+  name: z.optional(z.string()),
+  avatar: z.optional(z.string()),
+  status: z.optional(z.string()),
+  role: z.optional(z.string()),
+  lastActiveAt: z.optional(epochSeconds),
+  createdAt: z.optional(epochSeconds),
+  conversationId: z.optional(z.string()),
+  scope: z.optional(z.string()),
+  oldScope: z.optional(z.string()),
+  hasBlockedMe: z.optional(z.boolean()),
+  blockedByMe: z.optional(z.boolean()),
+  deactivatedAt: z.optional(epochSeconds),
 });
 export type User = z.infer<typeof userSchema>;
 
@@ -49,22 +49,22 @@ export const groupSchema = z.looseObject({
   guid: id,
   name: z.string(),
   type: z.string(),
-  scope: z.string().optional(),
-  membersCount: z.number().int().min(0),
-  onlineMembersCount: z.number().int().min(0).optional(),
-  joinedAt: epochSeconds.optional(),
-  hasJoined: z.boolean().optional(),
-  conversationId: z.string().optional(),
+  scope: z.optional(z.string()),
+  membersCount: z.int().check(z.minimum(0)),
+  onlineMembersCount: z.optional(z.int().check(z.minimum(0))),
+  joinedAt: z.optional(epochSeconds),
+  hasJoined: z.optional(z.boolean()),
+  conversationId: z.optional(z.string()),
   createdAt: epochSeconds,
   owner: z.string(),
-  updatedAt: epochSeconds.optional(),
-  updatedBy: z.string().optional(),
-  oldOwner: z.string().optional(),
+  updatedAt: z.optional(epochSeconds),
+  updatedBy: z.optional(z.string()),
+  oldOwner: z.optional(z.string()),
 });
 export type Group = z.infer<typeof groupSchema>;
 
 /** 2.5 An entity wrapper: `{ entity, entityType }`. */
-export function entityWrapper<T extends z.ZodType>(entity: T) {
+export function entityWrapper<T extends z.ZodMiniType>(entity: T) {
   return z.looseObject({ entity, entityType: z.string() });
 }
 
@@ -77,46 +77,46 @@ const messageCore = {
   category: z.string(),
   type: z.string(),
   sentAt: epochSeconds,
-  updatedAt: epochSeconds.optional(),
-  editedAt: epochSeconds.optional(),
-  editedBy: z.string().optional(),
-  deletedAt: epochSeconds.optional(),
-  deletedBy: z.string().optional(),
-  deliveredAt: epochSeconds.optional(),
-  readAt: epochSeconds.optional(),
+  updatedAt: z.optional(epochSeconds),
+  editedAt: z.optional(epochSeconds),
+  editedBy: z.optional(z.string()),
+  deletedAt: z.optional(epochSeconds),
+  deletedBy: z.optional(z.string()),
+  deliveredAt: z.optional(epochSeconds),
+  readAt: z.optional(epochSeconds),
 };
 
 /** 2.5 A text message (`message_sent`, `user_mentioned`). */
 export const textMessageSchema = z.looseObject({
   ...messageCore,
   data: z.looseObject({
-    text: z.string().optional(),
-    entities: z
-      .looseObject({
-        sender: entityWrapper(userSchema).optional(),
-        receiver: entityWrapper(z.looseObject({})).optional(),
-      })
-      .optional(),
+    text: z.optional(z.string()),
+    entities: z.optional(
+      z.looseObject({
+        sender: z.optional(entityWrapper(userSchema)),
+        receiver: z.optional(entityWrapper(z.looseObject({}))),
+      }),
+    ),
     // The spec puts mentions at data.mentions; the published example keeps them here, at
     // data.message.data.mentions. We follow the example.
-    mentions: userMapSchema.optional(),
+    mentions: z.optional(userMapSchema),
   }),
 });
 
 /** The message an edit or delete acts on (`entities.on.entity`); shortened examples carry little but its id. */
 export const messageRefSchema = z.looseObject({
   id,
-  conversationId: z.string().optional(),
-  sender: z.string().optional(),
-  receiver: z.string().optional(),
-  sentAt: epochSeconds.optional(),
-  editedAt: epochSeconds.optional(),
-  editedBy: z.string().optional(),
-  deletedAt: epochSeconds.optional(),
-  deletedBy: z.string().optional(),
-  deliveredAt: epochSeconds.optional(),
-  readAt: epochSeconds.optional(),
-  updatedAt: epochSeconds.optional(),
+  conversationId: z.optional(z.string()),
+  sender: z.optional(z.string()),
+  receiver: z.optional(z.string()),
+  sentAt: z.optional(epochSeconds),
+  editedAt: z.optional(epochSeconds),
+  editedBy: z.optional(z.string()),
+  deletedAt: z.optional(epochSeconds),
+  deletedBy: z.optional(z.string()),
+  deliveredAt: z.optional(epochSeconds),
+  readAt: z.optional(epochSeconds),
+  updatedAt: z.optional(epochSeconds),
 });
 
 /** 6.5 An action message (`message_edited`, `message_deleted`). */
@@ -127,7 +127,7 @@ export function actionMessageSchema<A extends string>(action: A) {
       action: z.literal(action),
       entities: z.looseObject({
         by: entityWrapper(userSchema),
-        for: entityWrapper(userSchema).optional(),
+        for: z.optional(entityWrapper(userSchema)),
         on: entityWrapper(messageRefSchema),
       }),
     }),
@@ -164,24 +164,24 @@ export function receiptDataSchema<A extends string>(action: A) {
 /** 6.6 `currentConnection` of `user_connection_status_changed` (times in milliseconds). */
 export const connectionSchema = z.looseObject({
   action: z.string(),
-  appInfo: z
-    .looseObject({
-      version: z.string().optional(),
-      apiVersion: z.string().optional(),
-      origin: z.string().optional(),
-      uts: epochMillis.optional(),
-      clientIp: z.string().optional(),
-    })
-    .optional(),
+  appInfo: z.optional(
+    z.looseObject({
+      version: z.optional(z.string()),
+      apiVersion: z.optional(z.string()),
+      origin: z.optional(z.string()),
+      uts: z.optional(epochMillis),
+      clientIp: z.optional(z.string()),
+    }),
+  ),
   platform: z.string(),
-  userAgent: z.string().optional(),
+  userAgent: z.optional(z.string()),
   connectedAt: epochMillis,
 });
 
 /** 2.7 Call or meeting occupant. */
 export const occupantSchema = z.looseObject({
   joined_at: epochSeconds,
-  left_at: epochSeconds.optional(),
+  left_at: z.optional(epochSeconds),
   audio_call: stringBoolean,
   name: z.string(),
 });
@@ -189,27 +189,27 @@ export type Occupant = z.infer<typeof occupantSchema>;
 
 /** 6.8 `initial_config`: string-valued; the flags are "true"/"false". */
 export const initialConfigSchema = z.looseObject({
-  is_video_muted: stringBoolean.optional(),
-  start_recording_on_call_start: stringBoolean.optional(),
-  call_version: z.string().optional(),
-  is_audio_muted: stringBoolean.optional(),
-  sdk: z.string().optional(),
-  mode: z.string().optional(),
-  platform: z.string().optional(),
-  is_audio_only: stringBoolean.optional(),
+  is_video_muted: z.optional(stringBoolean),
+  start_recording_on_call_start: z.optional(stringBoolean),
+  call_version: z.optional(z.string()),
+  is_audio_muted: z.optional(stringBoolean),
+  sdk: z.optional(z.string()),
+  mode: z.optional(z.string()),
+  platform: z.optional(z.string()),
+  is_audio_only: z.optional(stringBoolean),
 });
 
 /** The call entity inside `call_initiated` (note the lower-case `sessionid`). */
 export const callEntitySchema = z.looseObject({
   sessionid: id,
-  conversationId: z.string().optional(),
-  sender: z.string().optional(),
-  receiverType: z.string().optional(),
-  receiver: z.string().optional(),
-  status: z.string().optional(),
-  type: z.string().optional(),
-  initiatedAt: epochSeconds.optional(),
-  joinedAt: epochSeconds.optional(),
+  conversationId: z.optional(z.string()),
+  sender: z.optional(z.string()),
+  receiverType: z.optional(z.string()),
+  receiver: z.optional(z.string()),
+  status: z.optional(z.string()),
+  type: z.optional(z.string()),
+  initiatedAt: z.optional(epochSeconds),
+  joinedAt: z.optional(epochSeconds),
 });
 
 /** 6.8 The message-like call object of `call_initiated` and the call outcome triggers. */
@@ -224,16 +224,16 @@ export function callMessageSchema<A extends string>(action: A) {
     type: z.string(),
     data: z.looseObject({
       action: z.literal(action),
-      entities: z
-        .looseObject({
-          by: entityWrapper(userSchema).optional(),
-          for: entityWrapper(userSchema).optional(),
-          on: entityWrapper(callEntitySchema).optional(),
-        })
-        .optional(),
-      resource: z.string().optional(),
+      entities: z.optional(
+        z.looseObject({
+          by: z.optional(entityWrapper(userSchema)),
+          for: z.optional(entityWrapper(userSchema)),
+          on: z.optional(entityWrapper(callEntitySchema)),
+        }),
+      ),
+      resource: z.optional(z.string()),
     }),
     sentAt: epochSeconds,
-    updatedAt: epochSeconds.optional(),
+    updatedAt: z.optional(epochSeconds),
   });
 }

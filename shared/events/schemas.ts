@@ -1,4 +1,5 @@
-import { z } from "zod";
+import { en } from "zod/locales";
+import * as z from "zod/mini";
 import {
   actionMessageSchema,
   callMessageSchema,
@@ -22,18 +23,23 @@ import {
  * "unknown" variant (see `parseWebhookEvent`): archived and counted, never an error.
  */
 
+// zod/mini (a tenth of classic zod's bundle) ships no messages; the English locale gives the same
+// messages classic zod gives ("Invalid input: expected string, received undefined"), which the
+// quarantine records and logs carry.
+z.config(en());
+
 const envelope = {
   appId: id,
   region: z.string(),
   webhook: z.string(),
 };
 
-function event<T extends string, D extends z.ZodType>(trigger: T, data: D) {
+function event<T extends string, D extends z.ZodMiniType>(trigger: T, data: D) {
   return z.looseObject({ trigger: z.literal(trigger), data, ...envelope });
 }
 
 /** Call and meeting session events carry `type`: `call` or `meet`. */
-function sessionEvent<T extends string, K extends "call" | "meet", D extends z.ZodType>(
+function sessionEvent<T extends string, K extends "call" | "meet", D extends z.ZodMiniType>(
   trigger: T,
   kind: K,
   data: D,
@@ -47,11 +53,11 @@ const groupMembersBy = z.looseObject({ group: groupSchema, members: userMapSchem
 const sessionStarted = z.looseObject({ created_at: epochSeconds, sessionId: id });
 const participantJoined = z.looseObject({
   occupant: occupantSchema,
-  initial_config: initialConfigSchema.optional(),
+  initial_config: z.optional(initialConfigSchema),
   sessionId: id,
 });
 const participantLeft = z.looseObject({
-  occupant: occupantSchema.extend({ left_at: epochSeconds }),
+  occupant: z.extend(occupantSchema, { left_at: epochSeconds }),
   sessionId: id,
 });
 const sessionEnded = z.looseObject({
@@ -101,7 +107,10 @@ export const groupMemberScopeChangedSchema = event(
   "group_member_scope_changed",
   z.looseObject({
     group: groupSchema,
-    members: z.record(z.string(), userSchema.extend({ scope: z.string(), oldScope: z.string().optional() })),
+    members: z.record(
+      z.string(),
+      z.extend(userSchema, { scope: z.string(), oldScope: z.optional(z.string()) }),
+    ),
     by: userSchema,
   }),
 );
@@ -112,7 +121,7 @@ export const userConnectionStatusChangedSchema = event(
     user: userSchema,
     status: z.string(),
     currentConnection: connectionSchema,
-    userPresenceChanged: z.boolean().optional(),
+    userPresenceChanged: z.optional(z.boolean()),
   }),
 );
 export const messageDeliveryReceiptSchema = event("message_delivery_receipt", receiptDataSchema("delivered"));
@@ -133,11 +142,11 @@ export const meetingEndedSchema = sessionEvent("meeting_ended", "meet", sessionE
 export const recordingGeneratedSchema = event(
   "recording_generated",
   z.looseObject({
-    recordingDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date YYYY-MM-DD"),
-    duration: z.string().regex(/^\d+(\.\d+)?$/, "expected decimal seconds as a string"),
-    startTime: z.string().regex(/^\d{1,11}$/, "expected epoch seconds as a string"),
+    recordingDate: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date YYYY-MM-DD")),
+    duration: z.string().check(z.regex(/^\d+(\.\d+)?$/, "expected decimal seconds as a string")),
+    startTime: z.string().check(z.regex(/^\d{1,11}$/, "expected epoch seconds as a string")),
     sessionId: id,
-    recording_url: z.string().min(1),
+    recording_url: z.string().check(z.minLength(1)),
   }),
 );
 export const userMentionedSchema = event("user_mentioned", z.looseObject({ message: textMessageSchema }));
@@ -193,15 +202,15 @@ export type EventOf<T extends Trigger> = Extract<KnownEvent, { trigger: T }>;
 
 /** The trigger ids we model. */
 export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(
-  knownEventSchema.options.map((o) => o.shape.trigger.value),
+  knownEventSchema.def.options.flatMap((o) => o.shape.trigger.def.values),
 );
 
 /** The envelope of an event whose trigger we do not model; kept raw for the archive. */
 export const unknownEnvelopeSchema = z.looseObject({
   trigger: z.string(),
-  appId: z.string().optional(),
-  region: z.string().optional(),
-  webhook: z.string().optional(),
+  appId: z.optional(z.string()),
+  region: z.optional(z.string()),
+  webhook: z.optional(z.string()),
 });
 
 const triggerOnlySchema = z.looseObject({ trigger: z.string() });
@@ -216,7 +225,7 @@ export type ParsedEvent =
  *
  * @example "group_member_scope_changed: data.members.u1.scope: Invalid input: expected string, received undefined"
  */
-export function describeIssues(trigger: string, error: z.ZodError): string {
+export function describeIssues(trigger: string, error: z.core.$ZodError): string {
   return error.issues
     .map((issue) => `${trigger}: ${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
     .join("; ");

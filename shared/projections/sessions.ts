@@ -10,6 +10,8 @@ export interface Participant {
   joinedAt: number;
   leftAt?: number;
   audioCall?: boolean;
+  /** Listed in `all_occupants` by the latest end event (the platform's final roster). */
+  atEnd?: true;
 }
 
 export type RecordingStatus = "pending" | "archived" | "failed";
@@ -39,10 +41,11 @@ export type SessionOutcome = "initiated" | "busy" | "cancelled" | "rejected" | "
  * A call or meeting (the `sessions` table). Parts and their rules:
  * - initiation (initiator, receiver, conversationId, callType, initiatedAt): latest call_initiated;
  * - outcome: the latest of call_initiated, the call outcomes (busy, cancelled, …) and the end;
- * - startedAt: the earliest start reported (a min); endedAt / finalOccupants: the latest end
+ * - startedAt: the earliest start reported (a min); endedAt and the `atEnd` marks: the latest end
  *   event, final: participant events never change them;
  * - participants: a union keyed by name and join time; leftAt is the latest reported (a max);
- *   the end event's all_occupants are merged in (the reconciliation point);
+ *   the end event's all_occupants are merged in (the reconciliation point), and the stints the
+ *   latest end listed are marked `atEnd` (each stint is stored once, not copied into a roster);
  * - recordings: keyed by startTime; the recorder's outcome is applied with `applyRecordingOutcome`.
  * Every rule is a max, a min, a union or "latest version wins": the result does not depend on
  * the order or the repetition of events.
@@ -63,7 +66,6 @@ export interface SessionState {
   endedAt?: number;
   durationSeconds?: number;
   participants: Record<string, Participant>;
-  finalOccupants?: Participant[];
   recordings: Record<string, RecordingState>;
   /** Earliest event time seen for the session (ms). */
   firstEventAt: number;
@@ -101,6 +103,7 @@ function mergeParticipant(participants: Record<string, Participant>, incoming: P
     leftAt: maxDefined(current?.leftAt, incoming.leftAt),
     // Any report of a video stint makes it video: a commutative choice.
     audioCall: (current?.audioCall ?? true) && (incoming.audioCall ?? true),
+    ...(current?.atEnd ? { atEnd: true } : {}),
   };
 }
 
@@ -217,7 +220,11 @@ export function evolveSession(
         mergeParticipant(next.participants, toParticipant(occupant));
       if (isNewer(versions.end, version)) {
         next.endedAt = event.data.destroyed_at * 1000;
-        next.finalOccupants = event.data.all_occupants.map(toParticipant);
+        const listed = new Set(event.data.all_occupants.map((o) => participantKey(toParticipant(o))));
+        for (const [key, participant] of Object.entries(next.participants)) {
+          const { atEnd: _, ...rest } = participant;
+          next.participants[key] = listed.has(key) ? { ...rest, atEnd: true } : rest;
+        }
         versions.end = version;
       }
       break;

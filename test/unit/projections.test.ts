@@ -272,7 +272,7 @@ describe("sessions", () => {
       receiverKey: `${APP}#cometchat-uid-5`,
       sessionTime: 1696934199000,
     });
-    expect(state.finalOccupants).toHaveLength(2);
+    expect(Object.values(state.participants).filter((p) => p.atEnd)).toHaveLength(2);
     expect(Object.values(state.participants)).toContainEqual({
       name: "Andrew Joseph",
       joinedAt: 1696934573000,
@@ -285,6 +285,22 @@ describe("sessions", () => {
     const late = evolveSession(ended, session("call_participant_joined"), SID);
     expect(late.endedAt).toBe(ended.endedAt);
     expect(Object.keys(late.participants)).toHaveLength(Object.keys(ended.participants).length + 1);
+  });
+
+  it("marks the stints the end listed once, in any order, and a late stint stays unmarked", () => {
+    const joined = session("call_participant_joined");
+    const ended = session("call_ended");
+    const marked = (s: ReturnType<typeof apply>) =>
+      Object.values(s.participants)
+        .filter((p) => p.atEnd)
+        .map((p) => `${p.name}|${p.joinedAt}`)
+        .sort();
+    const endFirst = apply([ended, joined]);
+    const endLast = apply([joined, ended]);
+    expect(endFirst.participants).toEqual(endLast.participants);
+    expect(marked(endFirst)).toHaveLength(2);
+    expect(Object.values(endFirst.participants).some((p) => !p.atEnd)).toBe(true);
+    expect(endFirst).not.toHaveProperty("finalOccupants");
   });
 
   it("keeps every stint of a name that joins several times", () => {
