@@ -262,7 +262,7 @@ export async function runQueryCli(
     run(async (q, o, target) => {
       const s = await q.session(app(o), arg(o));
       if (!s) return { json: null, rows: [] };
-      const { participants, recordings, finalOccupants: _final, ...rest } = s;
+      const { participants, recordings, ...rest } = s;
       const lines = itemLines({
         ...rest,
         initiatedAt: iso(s.initiatedAt),
@@ -281,6 +281,7 @@ export async function runQueryCli(
         participant: p.name,
         joinedAt: iso(p.joinedAt),
         leftAt: iso(p.leftAt),
+        atEnd: p.atEnd ? "yes" : "",
       }));
       return { json: s, rows: [], lines: [...lines, ...recordingLines, "", ...tableLines(stints)] };
     }),

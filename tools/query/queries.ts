@@ -54,6 +54,7 @@ function view<T>(item: Record<string, unknown> | undefined): T | undefined {
     timeBucket: _timeBucket,
     recordingShard: _recordingShard,
     recordingApp: _recordingApp,
+    finalOccupants: _finalOccupants,
     ...rest
   } = item;
   return rest as T;
