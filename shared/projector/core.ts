@@ -92,6 +92,19 @@ export function rememberEvent(seen: SeenEvents | undefined, eventId: string, rec
   );
 }
 
+/**
+ * The input as of the event's first receipt: at `firstReceivedAt` (what an item remembers) when
+ * that is earlier than this delivery's, else as it is.
+ */
+export function atFirstReceipt<E extends KnownEvent>(
+  input: ProjectionInput<E>,
+  firstReceivedAt: number | undefined,
+): ProjectionInput<E> {
+  return firstReceivedAt !== undefined && firstReceivedAt < input.receivedAt
+    ? (projectionInput(input.event, input.eventId, firstReceivedAt) as ProjectionInput<E>)
+    : input;
+}
+
 /** An item whose parts each keep the version of the fact that wrote them. */
 export type VersionedItem = { pk: string; seen?: SeenEvents; versions: Partial<Record<string, Version>> };
 
@@ -119,12 +132,10 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
 ): (state: S | null) => S {
   return (state) => {
     const prior = seenAt(state?.seen, input.eventId);
-    const atPrior = prior === undefined ? undefined : projectionInput(input.event, input.eventId, prior);
-    const effective =
-      atPrior && atPrior.receivedAt < input.receivedAt ? (atPrior as ProjectionInput<E>) : input;
+    const effective = atFirstReceipt(input, prior);
     const base =
-      state && atPrior && atPrior.receivedAt > input.receivedAt
-        ? releaseParts(state, atPrior.version)
+      state && prior !== undefined && prior > input.receivedAt
+        ? releaseParts(state, projectionInput(input.event, input.eventId, prior).version)
         : state;
     const next = projection.evolve(base, effective, key);
     return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.receivedAt) };

@@ -9,6 +9,7 @@ import { presenceProjection } from "../../shared/projections/presence";
 import { type RecordingState, sessionsProjection } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
+  atFirstReceipt,
   evolveOnce,
   type ProjectionStores,
   parseEventBody,
@@ -60,11 +61,7 @@ function holds<S extends VersionedItem, E extends KnownEvent>(
     v?.endsWith(input.version),
   );
   if (!versioned) return true;
-  const first = seenAt(state.seen, input.eventId);
-  const version =
-    first !== undefined && first < input.receivedAt
-      ? projectionInput(input.event, input.eventId, first).version
-      : input.version;
+  const { version } = atFirstReceipt(input, seenAt(state.seen, input.eventId));
   return Object.values(state.versions).some((v) => v?.endsWith(version));
 }
 
