@@ -16,6 +16,7 @@ const COMMANDS = {
   sql: "../tools/analytics/sql.ts",
   trigger: "../tools/ops/trigger.ts",
   events: "../tools/ops/events.ts",
+  console: "../tools/console/cli.ts",
 };
 
 const [command, ...rest] = process.argv.slice(2);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../tools/local/emulators";
+import type { LocalStackInfo } from "../../tools/local/state";
 import { waitForDrain } from "../../tools/simulate/run";
 import { exited, killAll, type StartedProcess, startProcess } from "../support/local-process";
 
@@ -94,6 +95,21 @@ describe("the README's commands, on a fresh state directory", () => {
 
   it("are there", () => {
     expect(commands.length).toBeGreaterThan(8);
+  });
+
+  it("npm start serves the console on loopback at the address its banner prints", async () => {
+    let url: string | undefined;
+    for (let i = 0; i < 100 && !url; i++) {
+      url = (JSON.parse(readFileSync(join(dir, "stack.json"), "utf8")) as LocalStackInfo).consoleUrl;
+      if (!url) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(stack?.output()).toContain(`Console       ${url}`);
+    const page = await fetch(url ?? "");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("<title>Webhook console</title>");
+    const overview = (await (await fetch(`${url}api/overview`)).json()) as { target: string };
+    expect(overview.target).toBe("local");
   });
 
   it.each(commands)("%s", async (written) => {

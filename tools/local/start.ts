@@ -4,6 +4,9 @@
  */
 import { Command } from "commander";
 import { expectedMessage, integer, runProgram } from "../cli";
+import { localConsoleContext } from "../console/context";
+import { type ConsoleServer, startConsole } from "../console/server";
+import { resolveTarget } from "../target";
 import {
   DEFAULT_LOCAL_RETRY_SECONDS,
   DEV_PASSWORD,
@@ -11,7 +14,7 @@ import {
   type LocalStack,
   startLocalStack,
 } from "./stack";
-import { stateDir } from "./state";
+import { stateDir, writeStackInfo } from "./state";
 
 interface StartOptions {
   port: number;
@@ -22,6 +25,7 @@ interface StartOptions {
   retrySeconds: number;
   deployedRecordingPolicy?: boolean;
   activityEvery: number;
+  consolePort: number;
 }
 
 function banner(stack: LocalStack, o: StartOptions, startedAt: number, recordingPolicy: string) {
@@ -36,6 +40,7 @@ Webhook backend is running (ready in ${((Date.now() - startedAt) / 1000).toFixed
   Recordings    ${recordingPolicy === "deployed" ? "deployed policy: https and public addresses only" : "local policy: http and loopback allowed (--deployed-recording-policy for AWS's)"}
   Retries       a failed event is retried every ${o.retrySeconds} s, then dead-lettered (npm run redrive)
   Health        ${stack.info.healthUrl}
+  Console       ${stack.info.consoleUrl ?? "off (--console-port 0)"}
 
 Send an event:
   curl -u '${username}:${password}' -H 'content-type: application/json' \\
@@ -50,6 +55,31 @@ In another terminal:
 
 Ctrl-C stops everything (in-flight batches are finished first).
 `;
+}
+
+/**
+ * The console on loopback, at `--console-port` or, when that port is taken (a second stack, a
+ * test run), at a free one: the banner and stack.json say where.
+ */
+async function serveConsole(stack: LocalStack, o: StartOptions): Promise<ConsoleServer> {
+  const dir = stateDir(o.stateDir);
+  const target = await resolveTarget({ stateDir: dir });
+  const context = localConsoleContext(target, dir);
+  const onError = (error: unknown) => console.error(`console: ${expectedMessage(error)}`);
+  const server = await startConsole({ port: o.consolePort, context, onError }).catch((error) =>
+    (error as NodeJS.ErrnoException).code === "EADDRINUSE"
+      ? startConsole({ port: 0, context, onError })
+      : Promise.reject(error),
+  );
+  stack.info.consoleUrl = server.url;
+  writeStackInfo(dir, stack.info);
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      target.destroy();
+    },
+  };
 }
 
 async function run(o: StartOptions): Promise<void> {
@@ -70,12 +100,14 @@ async function run(o: StartOptions): Promise<void> {
     recordingPolicy,
     activityEveryMinutes: o.activityEvery,
   });
+  const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
   console.log(banner(stack, o, startedAt, recordingPolicy));
   let signals = 0;
   const shutdown = async (signal: string) => {
     if (++signals > 1) return;
     console.log(`\n${signal}: draining and stopping…`);
     try {
+      await console_?.close();
       await stack.stop();
       console.log("stopped.");
       process.exit(0);
@@ -116,6 +148,12 @@ const program = new Command("start")
     "recompute today's activity figures every this many minutes; 0: never (env LOCAL_ACTIVITY_EVERY_MINUTES)",
     integer(0, 1440),
     Number(process.env.LOCAL_ACTIVITY_EVERY_MINUTES ?? 1),
+  )
+  .option(
+    "--console-port <port>",
+    "the console's port on 127.0.0.1 (a free one if taken; 0: no console) (env CONSOLE_PORT)",
+    integer(0, 65535),
+    Number(process.env.CONSOLE_PORT ?? 3001),
   )
   .action((o: StartOptions) => run(o));
 

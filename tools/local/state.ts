@@ -1,10 +1,14 @@
 import {
   appendFileSync,
   chmodSync,
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  readSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
@@ -20,6 +24,8 @@ export interface LocalStackInfo {
   pid: number;
   webhookUrl: string;
   healthUrl: string;
+  /** The console's page (#23), when `npm start` serves it. */
+  consoleUrl?: string;
   region: string;
   endpoints: { aws: string; dynamodb: string };
   tables: TableNames;
@@ -104,8 +110,61 @@ function countEntry(stats: LocalStats, entry: LedgerEntry): void {
  * the handler that logged it returns (and so before its message is deleted), so the counters
  * survive any stop, `kill -9` included.
  */
-export function appendLedger(dir: string, entry: LedgerEntry): void {
-  appendFileSync(join(dir, LEDGER_FILE), `${JSON.stringify(entry)}\n`);
+export function appendLedger(dir: string, entry: LedgerEntry, at = Date.now()): void {
+  appendFileSync(join(dir, LEDGER_FILE), `${JSON.stringify({ at, entry } satisfies LedgerLine)}\n`);
+}
+
+/** A ledger line: the entry and when it was counted (lines written before #23 are bare entries). */
+export interface LedgerLine {
+  at?: number;
+  entry: LedgerEntry;
+}
+
+/** One line of the ledger, either form; undefined for a line cut short by a kill. */
+function parseLedgerLine(line: string): LedgerLine | undefined {
+  try {
+    const value = JSON.parse(line) as LedgerEntry | LedgerLine;
+    return Array.isArray(value) ? { entry: value } : value;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the ledger as it grows: each call returns the lines appended since the previous one (the
+ * first call, every line). A ledger compacted or reset in between (a restart) is read from its
+ * start again. Only whole lines are returned; a line being written is read next time.
+ */
+export function ledgerFollower(dir: string): () => LedgerLine[] {
+  const file = join(dir, LEDGER_FILE);
+  let offset = 0;
+  return () => {
+    if (!existsSync(file)) {
+      offset = 0;
+      return [];
+    }
+    const size = statSync(file).size;
+    if (size < offset) offset = 0;
+    if (size === offset) return [];
+    const buffer = Buffer.alloc(size - offset);
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, buffer, 0, buffer.length, offset);
+    } finally {
+      closeSync(fd);
+    }
+    const end = buffer.lastIndexOf(0x0a);
+    if (end < 0) return [];
+    offset += end + 1;
+    return buffer
+      .subarray(0, end)
+      .toString("utf8")
+      .split("\n")
+      .flatMap((line) => {
+        const parsed = line ? parseLedgerLine(line) : undefined;
+        return parsed ? [parsed] : [];
+      });
+  };
 }
 
 /** The counters: the last compacted snapshot plus the ledger since (`npm run query -- stats`). */
@@ -118,12 +177,9 @@ export function readStats(dir = stateDir()): LocalStats {
   const ledger = join(dir, LEDGER_FILE);
   if (existsSync(ledger)) {
     for (const line of readFileSync(ledger, "utf8").split("\n")) {
-      if (!line) continue;
-      try {
-        countEntry(stats, JSON.parse(line) as LedgerEntry);
-      } catch {
-        // a line cut short by a kill: nothing else was counted in it
-      }
+      // A line cut short by a kill is left out: nothing else was counted in it.
+      const parsed = line ? parseLedgerLine(line) : undefined;
+      if (parsed) countEntry(stats, parsed.entry);
     }
   }
   return stats;

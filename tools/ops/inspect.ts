@@ -220,3 +220,30 @@ export async function resendEvent(
     },
   );
 }
+
+/** What `resend` did (or, dry, would do) with one event. */
+export interface ResendReport {
+  eventId: string;
+  trigger: string;
+  appId?: string;
+  receivedAt: number;
+  source: FoundEvent["source"];
+  resent: boolean;
+}
+
+/**
+ * `resend` (the CLI's and the console's): finds one event by id or prefix (`findEvent`) and, unless
+ * `dryRun`, puts it back on the events queue (`resendEvent`). Not found: `undefined`.
+ */
+export async function resendById(
+  clients: { s3: S3Client; sqs: SQSClient },
+  where: { bucket: string; queueUrl: string },
+  eventId: string,
+  options: Filter & { dryRun?: boolean } = {},
+): Promise<ResendReport | undefined> {
+  const found = await findEvent(clients.s3, where.bucket, eventId, options);
+  if (!found) return undefined;
+  if (!options.dryRun) await resendEvent(clients.sqs, clients.s3, where.bucket, where.queueUrl, found.line);
+  const { eventId: fullId, trigger, appId, receivedAt } = found.line;
+  return { eventId: fullId, trigger, appId, receivedAt, source: found.source, resent: !options.dryRun };
+}

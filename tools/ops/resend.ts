@@ -8,7 +8,7 @@ import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
 import { isoTime } from "../format";
 import { resolveTarget } from "../target";
 import { eventIdPrefix, shortId } from "./event-id";
-import { findEvent, resendEvent } from "./inspect";
+import { resendById } from "./inspect";
 
 interface ResendOptions {
   app?: string;
@@ -24,29 +24,22 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
   try {
     if (!target.bucket || !target.queues)
       throw new UserFacingError("the target has no data bucket or queues");
-    const found = await findEvent(target.s3, target.bucket, eventId, { appId: o.app, date: o.date });
-    if (!found)
+    const report = await resendById(
+      target,
+      { bucket: target.bucket, queueUrl: target.queues.events.url },
+      eventId,
+      { appId: o.app, date: o.date, dryRun: o.dryRun },
+    );
+    if (!report)
       throw new UserFacingError(
         `event ${eventId} is in neither the quarantine nor the raw archive${o.app ? ` of ${o.app}` : ""}`,
       );
-    const { eventId: fullId, trigger, appId, receivedAt } = found.line;
-    if (!o.dryRun)
-      await resendEvent(target.sqs, target.s3, target.bucket, target.queues.events.url, found.line);
     if (o.json) {
-      console.log(
-        JSON.stringify({
-          eventId: fullId,
-          trigger,
-          appId,
-          receivedAt,
-          source: found.source,
-          resent: !o.dryRun,
-        }),
-      );
+      console.log(JSON.stringify(report));
       return;
     }
-    const what = `${trigger} of ${appId ?? "(no app)"} received ${isoTime(receivedAt)}, from the ${found.source}`;
-    console.log(`${o.dryRun ? "would resend" : "resent"} ${shortId(fullId)}: ${what}`);
+    const what = `${report.trigger} of ${report.appId ?? "(no app)"} received ${isoTime(report.receivedAt)}, from the ${report.source}`;
+    console.log(`${o.dryRun ? "would resend" : "resent"} ${shortId(report.eventId)}: ${what}`);
   } finally {
     target.destroy();
   }

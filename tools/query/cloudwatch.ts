@@ -1,5 +1,19 @@
-import { CloudWatchClient, GetMetricStatisticsCommand, ListMetricsCommand } from "@aws-sdk/client-cloudwatch";
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  GetMetricStatisticsCommand,
+  ListMetricsCommand,
+} from "@aws-sdk/client-cloudwatch";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
+import { INGEST_OUTCOMES, OUTCOME_METRICS, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
+import {
+  FLOW_SERIES,
+  FLOW_WINDOW_SECONDS,
+  type FlowSeries,
+  type FlowSnapshot,
+  flowSeriesOf,
+  totalsOf,
+} from "../console/flow";
 
 /** Outcome counts of the last 24 hours from the functions' CloudWatch metrics (deployed stacks). */
 export async function cloudWatchOutcomes(): Promise<Record<string, Record<string, number>>> {
@@ -30,4 +44,55 @@ export async function cloudWatchOutcomes(): Promise<Record<string, Record<string
     cw.destroy();
   }
   return result;
+}
+
+/**
+ * A deployed stack's live flow (`tools/console/flow.ts`'s snapshot) from the functions' outcome
+ * metrics: one GetMetricData request for the ingest's and the projector's outcomes, a minute a
+ * bucket (the metrics' standard resolution), all apps together (the metrics carry no app).
+ */
+export async function cloudWatchFlow(cw: CloudWatchClient, now = Date.now()): Promise<FlowSnapshot> {
+  const minute = 60_000;
+  const buckets = FLOW_WINDOW_SECONDS / 60;
+  const end = Math.floor(now / minute) * minute + minute;
+  const from = end - buckets * minute;
+  const queries = [
+    ...INGEST_OUTCOMES.map((outcome) => ({ service: "ingest" as const, outcome })),
+    ...PROJECTOR_OUTCOMES.map((outcome) => ({ service: "projector" as const, outcome })),
+  ];
+  const out = await cw.send(
+    new GetMetricDataCommand({
+      StartTime: new Date(from),
+      EndTime: new Date(end),
+      MetricDataQueries: queries.map((q, i) => ({
+        Id: `m${i}`,
+        MetricStat: {
+          Metric: {
+            Namespace: METRICS_NAMESPACE,
+            MetricName: OUTCOME_METRICS[q.service].metric,
+            Dimensions: [
+              { Name: "service", Value: q.service },
+              { Name: "outcome", Value: q.outcome },
+            ],
+          },
+          Period: 60,
+          Stat: "Sum",
+        },
+      })),
+    }),
+  );
+  const series = Object.fromEntries(
+    FLOW_SERIES.map((s) => [s, new Array<number>(buckets).fill(0)]),
+  ) as Record<FlowSeries, number[]>;
+  for (const result of out.MetricDataResults ?? []) {
+    const q = queries[Number(result.Id?.slice(1))];
+    const name = q && flowSeriesOf(q.service, q.outcome);
+    if (!name) continue;
+    (result.Timestamps ?? []).forEach((t, i) => {
+      const bucket = Math.floor((t.getTime() - from) / minute);
+      const values = series[name];
+      if (bucket >= 0 && bucket < buckets) values[bucket] = (values[bucket] ?? 0) + (result.Values?.[i] ?? 0);
+    });
+  }
+  return { resolutionSeconds: 60, from, series, totals: totalsOf(series) };
 }

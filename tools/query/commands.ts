@@ -1,20 +1,17 @@
-import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { shardQueries } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
 import { expectedMessage, integer, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
 import { isoTime, keyValueLines, tableLines } from "../format";
-import { localObjectFile, readStats, stateDir } from "../local/state";
+import { localObjectFile, stateDir } from "../local/state";
 import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
 import { resolveTarget, type Target } from "../target";
-import { cloudWatchOutcomes } from "./cloudwatch";
 import { type AnalyticsQueries, analyticsQueries } from "./queries";
+import { outcomeStats } from "./stats";
 
 /** Where the CLI writes: stdout for results, stderr for everything else. */
 export interface Io {
@@ -83,51 +80,6 @@ const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[
   participants: Object.keys(s.participants ?? {}).length,
   recordings: Object.keys(s.recordings ?? {}).length,
 });
-
-async function countQuery(
-  target: Target,
-  input: ConstructorParameters<typeof QueryCommand>[0],
-): Promise<number> {
-  const doc = documentClient(target.dynamo);
-  let count = 0;
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const out = await doc.send(new QueryCommand({ ...input, Select: "COUNT", ExclusiveStartKey }));
-    count += out.Count ?? 0;
-    ExclusiveStartKey = out.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return count;
-}
-
-async function stats(target: Target, appId: string | undefined, dir: string | undefined) {
-  const items: Record<string, number> = {};
-  if (appId) {
-    // Counted over the sharded indexes (a query per shard, Select COUNT): never a Scan.
-    const countShards = async (table: string, index: Parameters<typeof shardQueries>[1]) => {
-      let n = 0;
-      for (const query of shardQueries(appId, index))
-        n += await countQuery(target, { TableName: table, ...query });
-      return n;
-    };
-    items.sessionsWithRecordings = await countShards(target.tables.sessions, "withRecording");
-    items.onlineUsers = await countShards(target.tables.presence, "online");
-  } else {
-    for (const [name, tableName] of Object.entries(target.tables)) {
-      // DescribeTable's ItemCount: live on DynamoDB Local, refreshed about every six hours in AWS.
-      items[name] =
-        (await target.dynamo.send(new DescribeTableCommand({ TableName: tableName }))).Table?.ItemCount ?? 0;
-    }
-  }
-  if (target.kind !== "local") return { app: appId, items, outcomes: await cloudWatchOutcomes() };
-  const local = readStats(stateDir(dir));
-  return {
-    app: appId,
-    items,
-    outcomes: appId ? (local.apps[appId] ?? {}) : local.total,
-    // WARN and ERROR lines by function and reason (locally: every failure, not only counted outcomes).
-    failures: local.failures,
-  };
-}
 
 /**
  * The query CLI: every access pattern of the tables, readable or `--json` (one JSON value on
@@ -461,7 +413,7 @@ export async function runQueryCli(
     .option("--json", "one JSON value on stdout")
     .action(
       run(async (_q, o, target) => {
-        const s = await stats(target, o.app as string | undefined, o.stateDir as string | undefined);
+        const s = await outcomeStats(target, o.app as string | undefined, o.stateDir as string | undefined);
         const rows: Row[] = [
           ...Object.entries(s.items).map(([what, n]) => ({ what: `items: ${what}`, count: n })),
           ...Object.entries(s.outcomes).flatMap(([service, counts]) =>

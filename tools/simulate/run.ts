@@ -1,10 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { rollupAndCheckActivity } from "../analytics/verify";
 import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
+import { queueDepth } from "../ops/queues";
 import { analyticsQueries } from "../query/queries";
 import { checkTables } from "./check";
 import { type FileServer, startFileServer } from "./file-server";
@@ -91,25 +91,6 @@ async function deliver(url: string, authorization: string, body: string): Promis
   } catch {
     return 0;
   }
-}
-
-async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: [
-        "ApproximateNumberOfMessages",
-        "ApproximateNumberOfMessagesNotVisible",
-        "ApproximateNumberOfMessagesDelayed",
-      ],
-    }),
-  );
-  const a = out.Attributes ?? {};
-  return (
-    Number(a.ApproximateNumberOfMessages ?? 0) +
-    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
-    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
-  );
 }
 
 /** Waits until both queues are empty twice in a row; returns the seconds it took. */

@@ -1,0 +1,401 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { mkdtempSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { utcDay } from "../../shared/contracts/bucket-layout";
+import { localConsoleContext } from "../../tools/console/context";
+import { type ConsoleServer, startConsole } from "../../tools/console/server";
+import { freePort } from "../../tools/local/emulators";
+import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { runSimulation, waitForDrain } from "../../tools/simulate/run";
+import { resolveTarget, type Target } from "../../tools/target";
+import { launchBrowser, SCREENSHOTS } from "../support/browser";
+import { queryIn, spawnWebhook, webhookCli } from "../support/cli";
+import { fixture } from "../support/fixtures";
+import { postWebhook } from "../support/ingest";
+
+// The console in a real browser (the system's headless Chromium through playwright-core) against
+// a local stack in this process: what the page shows is checked against what the CLI prints.
+const dir = mkdtempSync(join(tmpdir(), "console-e2e-"));
+const LIVE = "console-live";
+const SIM = "console-sim";
+let stack: LocalStack;
+let target: Target;
+let server: ConsoleServer;
+let browser: Browser;
+let page: Page;
+const ids: Record<string, string> = {};
+
+const query = async (...args: string[]) => {
+  const r = await queryIn(dir, args);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out);
+};
+
+async function post(name: string, event: Record<string, unknown>) {
+  const { status, eventId } = await postWebhook(stack.info, JSON.stringify(event));
+  expect(status).toBe(200);
+  ids[name] = eventId ?? "";
+}
+
+/** The text of a card (`data-card`), as a number. */
+const card = async (id: string) => Number(await page.locator(`[data-card="${id}"] .value`).textContent());
+
+/** The rows of a table as `data-key` → { column → text }. */
+async function rows(table: string): Promise<Record<string, Record<string, string>>> {
+  return page
+    .locator(`#${table} tbody tr[data-key]`)
+    .evaluateAll((trs) =>
+      Object.fromEntries(
+        trs.map((tr) => [
+          (tr as HTMLElement).dataset.key ?? "",
+          Object.fromEntries(
+            [...tr.querySelectorAll("td")].map((td) => [
+              (td as HTMLElement).dataset.column ?? "",
+              td.textContent ?? "",
+            ]),
+          ),
+        ]),
+      ),
+    );
+}
+
+const shot = (view: string) => page.screenshot({ path: join(SCREENSHOTS, `${view}.png`), fullPage: true });
+
+beforeAll(async () => {
+  stack = await startLocalStack({
+    port: await freePort(),
+    stateDir: dir,
+    logMode: "silent",
+    activityEveryMinutes: 0,
+    retrySeconds: 1,
+  });
+  target = await resolveTarget({ stateDir: dir });
+  server = await startConsole({ port: 0, context: localConsoleContext(target, dir) });
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  target?.destroy();
+  await stack?.stop();
+});
+
+describe("the console in a browser", () => {
+  it("live flow: the counts follow posted events by themselves, and the counters equal `query stats`", async () => {
+    await page.goto(`${server.url}#flow`);
+    await expect.poll(() => card("accepted")).toBe(0);
+    await post("created", { ...fixture("group_created"), appId: LIVE });
+    await post("message", { ...fixture("message_sent"), appId: LIVE });
+    const invalid = fixture("group_member_scope_changed");
+    invalid.appId = LIVE;
+    delete invalid.data.members["cometchat-uid-2"].scope;
+    await post("invalid", invalid);
+    await waitForDrain(stack.info, 60);
+    // No reload: the page polls.
+    await expect.poll(() => card("accepted"), { timeout: 20_000 }).toBe(3);
+    await expect.poll(() => card("quarantined"), { timeout: 20_000 }).toBe(1);
+    expect((await card("projected")) + (await card("archived-only"))).toBe(2);
+
+    const stats = await query("stats", "--json");
+    await expect
+      .poll(async () => {
+        const shown = await rows("stats");
+        return Object.fromEntries(Object.entries(shown).map(([k, r]) => [k, Number(r.count)]));
+      })
+      .toEqual({
+        ...Object.fromEntries(Object.entries(stats.items).map(([k, n]) => [`items.${k}`, n])),
+        ...Object.fromEntries(
+          Object.entries(stats.outcomes as Record<string, Record<string, number>>).flatMap(
+            ([service, counts]) => Object.entries(counts).map(([o, n]) => [`${service}.${o}`, n]),
+          ),
+        ),
+      });
+    expect(await rows("queues")).toMatchObject({
+      events: { depth: "0", deadLetters: "0" },
+      recordings: { depth: "0", deadLetters: "0" },
+    });
+    await shot("live-flow");
+  });
+
+  it("recent events: newest first with their outcomes, filtered by trigger; a click tells the event's story; resend asks first", async () => {
+    await page.goto(`${server.url}#events`);
+    await page.selectOption("#app", LIVE);
+    await expect
+      .poll(async () => Object.keys(await rows("events-table")).length, { timeout: 20_000 })
+      .toBe(3);
+    const listed = await rows("events-table");
+    const events = await (async () => {
+      const r = await import("../../tools/ops/recent");
+      const { projectionStores } = await import("../../shared/projector/stores");
+      return r.recentEvents(target.s3, stack.info.bucket, projectionStores(target.dynamo, target.tables), {
+        appId: LIVE,
+        limit: 25,
+      });
+    })();
+    expect(Object.keys(listed)).toEqual(events.map((e) => e.eventId));
+    expect(listed[ids.invalid ?? ""]?.outcome).toBe("quarantined");
+    expect(listed[ids.created ?? ""]?.outcome).toBe("projected");
+
+    await page.fill("#trigger", "message_sent");
+    await page.dispatchEvent("#trigger", "change");
+    await expect
+      .poll(async () => Object.keys(await rows("events-table")), { timeout: 20_000 })
+      .toEqual([ids.message]);
+    await page.fill("#trigger", "");
+    await page.dispatchEvent("#trigger", "change");
+    await expect
+      .poll(async () => Object.keys(await rows("events-table")).length, { timeout: 20_000 })
+      .toBe(3);
+    await shot("recent-events");
+
+    // The story of the projected event: what `query event` says.
+    const traced = await query("event", ids.created ?? "", "--json");
+    await page.click(`#events-table tr[data-key="${ids.created}"]`);
+    await expect
+      .poll(async () => (await rows("story-fields")).outcome?.v, { timeout: 20_000 })
+      .toBe("projected");
+    const fields = await rows("story-fields");
+    expect(fields.event?.v).toBe(traced.eventId);
+    expect(fields.trigger?.v).toBe("group_created");
+    const items = await page.locator("#story-items tbody tr").allTextContents();
+    expect(items).toHaveLength(traced.items.length);
+    expect(await page.isVisible("#resend")).toBe(false);
+    await page.click("#close-story");
+
+    // The quarantined one: its error, and resend behind a confirmation.
+    await page.click(`#events-table tr[data-key="${ids.invalid}"]`);
+    await expect
+      .poll(async () => (await rows("story-fields")).outcome?.v, { timeout: 20_000 })
+      .toBe("quarantined");
+    expect((await rows("story-fields")).error?.v).toContain("scope");
+    await page.click("#resend");
+    expect(await page.isVisible("#confirm")).toBe(true);
+    await shot("event-story");
+    expect(await page.isVisible("#resend")).toBe(false);
+    await page.click("#cancel-resend");
+    expect(await page.isVisible("#confirm")).toBe(false);
+    await page.waitForTimeout(300);
+    expect((await query("stats", "--json")).outcomes.projector.quarantined).toBe(1);
+    await page.click("#resend");
+    await page.click("#confirm-resend");
+    await expect.poll(() => page.textContent("#story-message"), { timeout: 20_000 }).toContain("resent");
+    // Back on the queue, quarantined again (its payload is still invalid): counted twice now.
+    await expect
+      .poll(async () => (await query("stats", "--json")).outcomes.projector.quarantined, { timeout: 30_000 })
+      .toBe(2);
+    await page.click("#close-story");
+  });
+
+  it("activity: the charts' days, hours and top lists hold what `query activity` prints", async () => {
+    // Traffic around now, recomputed and checked against the history by the simulator itself.
+    const report = await runSimulation({
+      url: stack.info.webhookUrl,
+      username: stack.info.credentials.username,
+      password: stack.info.credentials.password,
+      events: 300,
+      rate: 2000,
+      concurrency: 8,
+      seed: 23,
+      apps: [SIM],
+      startAt: Math.floor(Date.now() / 1000) - 600,
+      activity: true,
+      duplicateShare: 0.05,
+      reorderShare: 0.1,
+      stack: stack.info,
+      settleTimeoutSeconds: 120,
+    });
+    expect(report.problems ?? []).toEqual([]);
+    const day = utcDay(Date.now());
+    const from = utcDay(Date.now() - 86_400_000);
+    await page.goto(`${server.url}#activity`);
+    await page.selectOption("#app", SIM);
+    await page.fill("#from", from);
+    await page.fill("#to", day);
+    await page.fill("#day", day);
+    await page.dispatchEvent("#day", "change");
+    const printed = await query("activity", "--app", SIM, "--from", from, "--to", day, "--json");
+    const computed = printed.days as Array<{ day: string; figures: Record<string, number>; final: boolean }>;
+    expect(computed.length).toBeGreaterThan(0);
+    await expect
+      .poll(
+        async () =>
+          Object.keys(await rows("activity-days")).filter((d) => computed.some((c) => c.day === d)).length,
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe(computed.length);
+    const shown = await rows("activity-days");
+    for (const d of computed) {
+      const row = shown[d.day];
+      expect(Number(row?.messages)).toBe(d.figures.messages);
+      expect(Number(row?.active_users)).toBe(d.figures.active_users);
+      expect(Number(row?.peak_online)).toBe(d.figures.peak_online);
+      expect(Number(row?.calls_started)).toBe(d.figures.calls_started);
+      expect(Number(row?.call_minutes)).toBeCloseTo((d.figures.call_seconds ?? 0) / 60, 2);
+      expect(row?.final).toBe(d.final ? "yes" : "no");
+    }
+    const messagesChart = await page.evaluate(() => {
+      const c = (
+        window as unknown as {
+          Chart: {
+            getChart(id: string): { data: { labels: string[]; datasets: Array<{ data: number[] }> } };
+          };
+        }
+      ).Chart.getChart("chart-messages");
+      return { labels: c.data.labels, messages: c.data.datasets[0]?.data };
+    });
+    expect(messagesChart).toEqual({
+      labels: computed.map((d) => d.day),
+      messages: computed.map((d) => d.figures.messages),
+    });
+
+    const hours = (
+      await query("activity", "--app", SIM, "--from", day, "--to", day, "--hourly", "--json")
+    )[0];
+    const hoursChart = await page.evaluate(() => {
+      const c = (
+        window as unknown as {
+          Chart: { getChart(id: string): { data: { datasets: Array<{ data: number[] }> } } };
+        }
+      ).Chart.getChart("chart-hours");
+      return c.data.datasets[0]?.data;
+    });
+    const expectedHours = Array.from(
+      { length: 24 },
+      (_, h) => (hours?.hours ?? []).find((x: { hour: number }) => x.hour === h)?.figures.messages ?? 0,
+    );
+    expect(hoursChart).toEqual(expectedHours);
+
+    const top = (
+      await query("activity", "--app", SIM, "--from", day, "--to", day, "--top", "users", "--json")
+    )[0];
+    const users = await rows("top-users");
+    expect(Object.keys(users)).toEqual(top.users.map((u: { uid: string }) => u.uid));
+    for (const u of top.users) expect(Number(users[u.uid]?.messages)).toBe(u.messages);
+    const groups = (
+      await query("activity", "--app", SIM, "--from", day, "--to", day, "--top", "groups", "--json")
+    )[0];
+    expect(Object.keys(await rows("top-groups"))).toEqual(
+      groups.groups.map((g: { groupId: string }) => g.groupId),
+    );
+    await shot("activity");
+  });
+
+  it("now: users online, sessions in progress and recordings, as the queries print them", async () => {
+    await page.goto(`${server.url}#now`);
+    await page.selectOption("#app", SIM);
+    const online = await query("online", "--app", SIM, "--json");
+    const recordings = await query("recordings", "--app", SIM, "--json");
+    expect(online.length).toBeGreaterThan(0);
+    await expect.poll(() => card("online"), { timeout: 20_000 }).toBe(online.length);
+    expect(Object.keys(await rows("online")).sort()).toEqual(
+      online.map((p: { uid: string }) => p.uid).sort(),
+    );
+    const archived = recordings.filter((r: { status: string }) => r.status === "archived").length;
+    expect(await card("recordings-archived")).toBe(archived);
+    expect(await card("recordings-failed")).toBe(
+      recordings.filter((r: { status: string }) => r.status === "failed").length,
+    );
+    const now = Date.now();
+    const sessions = await query(
+      "sessions",
+      "--app",
+      SIM,
+      "--from",
+      new Date(now - 86_400_000).toISOString(),
+      "--to",
+      new Date(now).toISOString(),
+      "--json",
+    );
+    const inProgress = sessions.filter(
+      (s: { endedAt?: number; outcome?: string }) =>
+        s.endedAt === undefined && (s.outcome ?? "initiated") === "initiated",
+    );
+    expect(await card("in-progress")).toBe(inProgress.length);
+    await shot("now");
+  });
+});
+
+describe("the console is for this machine only", () => {
+  /** A raw request with the headers a browser on another site, or a rebound name, would send. */
+  const raw = (method: string, path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port: server.port, method, path, headers }, (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("`npx webhook console` serves the local stack's console until Ctrl-C; another host is a usage error", async () => {
+    const run = spawnWebhook(["console", "--state-dir", dir, "--port", "0"]);
+    for (let i = 0; i < 200 && !/on http:\S+/.test(run.written.stdout); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const url = /on (http:\S+)/.exec(run.written.stdout)?.[1];
+    expect(url, run.written.stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const overview = (await (await fetch(`${url}api/overview?app=${LIVE}`)).json()) as {
+      stats: { outcomes: Record<string, Record<string, number>> };
+    };
+    expect(overview.stats.outcomes).toEqual((await query("stats", "--app", LIVE, "--json")).outcomes);
+    run.child.kill("SIGINT");
+    expect(await run.exit).toBe(0);
+    const refused = await webhookCli(["console", "--state-dir", dir, "--host", "0.0.0.0"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("loopback only");
+  });
+
+  it("refuses to listen on anything but loopback", async () => {
+    for (const host of ["0.0.0.0", "::", "192.168.1.10", "example.com"])
+      await expect(
+        startConsole({ host, port: 0, context: localConsoleContext(target, dir) }),
+      ).rejects.toThrow(/loopback only/);
+  });
+
+  it("answers only its own Host and Origin; a write needs its Origin and a JSON body", async () => {
+    const own = `127.0.0.1:${server.port}`;
+    expect((await raw("GET", "/api/overview", { host: own })).status).toBe(200);
+    expect((await raw("GET", "/api/overview", { host: `localhost:${server.port}` })).status).toBe(200);
+    const rebound = await raw("GET", "/api/overview", { host: `attacker.example:${server.port}` });
+    expect(rebound.status).toBe(421);
+    expect(JSON.parse(rebound.body).error).toContain("attacker.example");
+    expect((await raw("GET", "/", { host: `attacker.example:${server.port}` })).status).toBe(421);
+    const crossSite = await raw("GET", "/api/events", { host: own, origin: "https://attacker.example" });
+    expect(crossSite.status).toBe(403);
+    const path = `/api/events/${ids.invalid}/resend`;
+    expect((await raw("POST", path, { host: own })).status).toBe(403);
+    expect(
+      (await raw("POST", path, { host: own, origin: `http://${own}`, "content-type": "text/plain" })).status,
+    ).toBe(415);
+    expect(
+      (
+        await raw("DELETE", "/api/events", {
+          host: own,
+          origin: `http://${own}`,
+          "content-type": "application/json",
+        })
+      ).status,
+    ).toBe(405);
+  });
+
+  it("a bad parameter is a 400 naming it", async () => {
+    const own = `127.0.0.1:${server.port}`;
+    const bad = await raw("GET", "/api/activity?app=a&from=2026-13-01&to=2026-01-02", { host: own });
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error).toMatch(/^from: /);
+    const id = await raw("GET", "/api/events/xyz", { host: own });
+    expect(id.status).toBe(400);
+    expect(JSON.parse(id.body).error).toContain("hex");
+  });
+});

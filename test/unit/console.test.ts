@@ -1,0 +1,149 @@
+import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/console/flow";
+import { isLoopback, refusal } from "../../tools/console/server";
+import {
+  appendLedger,
+  compactStats,
+  type LedgerLine,
+  ledgerFollower,
+  readStats,
+} from "../../tools/local/state";
+
+const NOW = Date.UTC(2026, 10, 23, 12, 0, 0, 500);
+
+describe("the live flow window", () => {
+  it("counts each ingest and projector outcome in its second, per app and for all, and forgets what is older than 15 minutes", () => {
+    const w = new FlowWindow();
+    w.add([
+      { at: NOW, entry: ["outcome", "ingest", "accepted", "a"] },
+      { at: NOW - 200, entry: ["outcome", "ingest", "accepted-oversize", "b"] },
+      { at: NOW, entry: ["outcome", "ingest", "unauthorized"] },
+      { at: NOW - 1_000, entry: ["outcome", "projector", "quarantined", "a"] },
+      { at: NOW, entry: ["outcome", "recorder", "archived", "a"] },
+      { at: NOW, entry: ["failure", "projector", "ThrottlingException"] },
+      { entry: ["outcome", "projector", "projected", "a"] },
+      { at: NOW - FLOW_WINDOW_SECONDS * 1000, entry: ["outcome", "projector", "projected", "a"] },
+    ]);
+    const all = w.snapshot(NOW);
+    expect(all.resolutionSeconds).toBe(1);
+    expect(all.from).toBe((Math.floor(NOW / 1000) - FLOW_WINDOW_SECONDS + 1) * 1000);
+    expect(all.totals).toEqual({
+      accepted: 2,
+      rejected: 1,
+      projected: 0,
+      stale: 0,
+      "archived-only": 0,
+      quarantined: 1,
+      failed: 0,
+    });
+    expect(all.series.accepted.at(-1)).toBe(2);
+    expect(all.series.quarantined.at(-2)).toBe(1);
+    expect(w.snapshot(NOW, "a").totals).toMatchObject({ accepted: 1, rejected: 0, quarantined: 1 });
+    expect(w.snapshot(NOW, "b").totals.accepted).toBe(1);
+    expect(w.snapshot(NOW + FLOW_WINDOW_SECONDS * 1000).totals.accepted).toBe(0);
+  });
+
+  it("for any lines: an app's counts never exceed all apps', the apps add up to all apps' counts of lines with an app, and every counted line is in its series", () => {
+    const line = fc.record({
+      at: fc.integer({ min: NOW - FLOW_WINDOW_SECONDS * 1000 + 1000, max: NOW }),
+      service: fc.constantFrom("ingest", "projector", "recorder"),
+      outcome: fc.constantFrom("accepted", "invalid-body", "projected", "stale", "failed", "archived"),
+      app: fc.option(fc.constantFrom("a", "b", "c"), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 200 }), (lines) => {
+        const w = new FlowWindow();
+        w.add(
+          lines.map(
+            (l): LedgerLine => ({
+              at: l.at,
+              entry:
+                l.app === undefined
+                  ? ["outcome", l.service, l.outcome]
+                  : ["outcome", l.service, l.outcome, l.app],
+            }),
+          ),
+        );
+        const all = w.snapshot(NOW);
+        const perApp = ["a", "b", "c"].map((a) => w.snapshot(NOW, a));
+        for (const s of FLOW_SERIES) {
+          const counted = lines.filter((l) => flowSeriesOf(l.service, l.outcome) === s);
+          expect(all.totals[s]).toBe(counted.length);
+          expect(perApp.reduce((n, p) => n + p.totals[s], 0)).toBe(counted.filter((l) => l.app).length);
+          const exceeds = perApp.some((p) => p.series[s].some((n, i) => n > (all.series[s][i] ?? 0)));
+          expect(exceeds).toBe(false);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("the ledger, followed", () => {
+  it("returns each whole line once, with its time; reads a compacted ledger from its start; counts old bare entries too", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ledger-"));
+    const follow = ledgerFollower(dir);
+    expect(follow()).toEqual([]);
+    // A line written before the ledger had times (a bare entry).
+    writeFileSync(
+      join(dir, "outcomes.ndjson"),
+      `${JSON.stringify(["outcome", "projector", "stale", "a"])}\n`,
+    );
+    appendLedger(dir, ["outcome", "ingest", "accepted", "a"], 1_000);
+    expect(follow()).toEqual([
+      { entry: ["outcome", "projector", "stale", "a"] },
+      { at: 1_000, entry: ["outcome", "ingest", "accepted", "a"] },
+    ]);
+    expect(follow()).toEqual([]);
+    // Half a line (being written): read once it is whole.
+    appendFileSync(join(dir, "outcomes.ndjson"), '{"at":2000,"entry":["outcome","ingest",');
+    expect(follow()).toEqual([]);
+    appendFileSync(join(dir, "outcomes.ndjson"), '"accepted"]}\n');
+    expect(follow()).toEqual([{ at: 2_000, entry: ["outcome", "ingest", "accepted"] }]);
+    expect(readStats(dir).total).toEqual({ projector: { stale: 1 }, ingest: { accepted: 2 } });
+    compactStats(dir);
+    appendLedger(dir, ["outcome", "projector", "projected", "a"], 3_000);
+    expect(follow()).toEqual([{ at: 3_000, entry: ["outcome", "projector", "projected", "a"] }]);
+  });
+});
+
+describe("loopback only", () => {
+  it("binds to loopback addresses and localhost, nothing else", () => {
+    for (const host of ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"])
+      expect(isLoopback(host), host).toBe(true);
+    for (const host of [
+      "0.0.0.0",
+      "::",
+      "10.0.0.1",
+      "192.168.1.2",
+      "example.com",
+      "localhost.example.com",
+      "",
+    ])
+      expect(isLoopback(host), host).toBe(false);
+  });
+
+  it("answers its own Host and Origin only; a write needs its Origin and a JSON type", () => {
+    const own = { host: "127.0.0.1:4000" };
+    expect(refusal("GET", own, 4000)).toBeUndefined();
+    expect(refusal("GET", { host: "localhost:4000", origin: "http://localhost:4000" }, 4000)).toBeUndefined();
+    expect(refusal("GET", { host: "[::1]:4000" }, 4000)).toBeUndefined();
+    expect(refusal("GET", { host: "127.0.0.1:4001" }, 4000)?.status).toBe(421);
+    expect(refusal("GET", { host: "rebound.example:4000" }, 4000)?.status).toBe(421);
+    expect(refusal("GET", {}, 4000)?.status).toBe(421);
+    expect(refusal("GET", { ...own, origin: "http://127.0.0.1:4001" }, 4000)?.status).toBe(403);
+    expect(refusal("GET", { ...own, origin: "null" }, 4000)?.status).toBe(403);
+    expect(refusal("POST", own, 4000)?.status).toBe(403);
+    expect(
+      refusal("POST", { ...own, origin: "http://127.0.0.1:4000", "content-type": "text/plain" }, 4000)
+        ?.status,
+    ).toBe(415);
+    expect(
+      refusal("POST", { ...own, origin: "http://127.0.0.1:4000", "content-type": "application/json" }, 4000),
+    ).toBeUndefined();
+  });
+});

@@ -1,0 +1,228 @@
+import { z } from "zod";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { projectionStores } from "../../shared/projector/stores";
+import { activityView } from "../analytics/activity-view";
+import { activityStoreFor } from "../analytics/engines";
+import { isoDate, UsageError, UserFacingError } from "../cli";
+import { eventIdPrefix } from "../ops/event-id";
+import { resendById } from "../ops/inspect";
+import { queueDepths } from "../ops/queues";
+import { recentEvents } from "../ops/recent";
+import { traceEvent } from "../ops/trace";
+import { analyticsQueries } from "../query/queries";
+import { outcomeStats } from "../query/stats";
+import type { Target } from "../target";
+import type { FlowSnapshot } from "./flow";
+
+/**
+ * The console's JSON endpoints. Each answers one question with the function the CLI answers it
+ * with (`query stats`, `events`, `query event`, `resend`, `query activity`, `query online`,
+ * `query sessions`, `query recordings`), so the page and the terminal never disagree.
+ */
+
+/** Where the console reads: a target, and for the local stack its state directory and live flow. */
+export interface ConsoleContext {
+  target: Target;
+  /** The local stack's state directory (its outcome counters); absent for a deployed stack. */
+  stateDir?: string;
+  /** The live flow of the last 15 minutes, for one app or all. */
+  flow(app?: string): Promise<FlowSnapshot>;
+  now?: () => number;
+}
+
+/** An endpoint's answer: a status and a JSON body (`{ error }` for a 4xx). */
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+}
+
+/** A request the endpoint refuses, with the status to answer. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A calendar day, as the CLI takes it (`isoDate`). */
+const day = z.string().refine((value) => {
+  try {
+    return isoDate(value) === value;
+  } catch {
+    return false;
+  }
+}, "expected a date YYYY-MM-DD");
+const app = z.string().min(1).max(256);
+const schemas = {
+  any: z.object({ app: app.optional() }),
+  app: z.object({ app }),
+  events: z.object({
+    app: app.optional(),
+    trigger: z
+      .string()
+      .regex(/^[a-z_]{1,64}$/, "expected a trigger name")
+      .optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(25),
+  }),
+  range: z
+    .object({ app, from: day, to: day })
+    .refine((q) => q.from <= q.to, "from is after to: give the earlier day first")
+    .refine((q) => Date.parse(q.to) - Date.parse(q.from) <= 366 * 86_400_000, "a range of at most 366 days"),
+  day: z.object({ app, day }),
+  top: z.object({
+    app,
+    day,
+    what: z.enum(["groups", "users"]),
+    limit: z.coerce.number().int().min(1).max(25).default(10),
+  }),
+};
+
+/** The query string's parameters, checked: a 400 naming the first problem. */
+function parse<T extends z.ZodType>(schema: T, params: URLSearchParams): z.infer<T> {
+  const result = schema.safeParse(Object.fromEntries(params));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new ApiError(400, `${issue?.path.join(".") || "query"}: ${issue?.message ?? "invalid"}`);
+}
+
+/** An event id or prefix from the path, as the CLI takes it. */
+function eventId(value: string): string {
+  try {
+    return eventIdPrefix(decodeURIComponent(value));
+  } catch (error) {
+    throw new ApiError(400, (error as Error).message);
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/** `GET /api/now`: who is online, the sessions in progress, the recordings archived and failed. */
+async function now(ctx: ConsoleContext, appId: string) {
+  const q = analyticsQueries(documentClient(ctx.target.dynamo), ctx.target.tables);
+  const t = ctx.now?.() ?? Date.now();
+  const [online, recent, withRecordings] = await Promise.all([
+    q.online(appId),
+    q.sessionsBetween(appId, t - DAY_MS, t),
+    q.recordings(appId),
+  ]);
+  const recordings = withRecordings.flatMap((s) =>
+    Object.values(s.recordings ?? {}).map((r) => ({ sessionId: s.sessionId, ...r })),
+  );
+  const count = (status: string) => recordings.filter((r) => r.status === status).length;
+  return {
+    app: appId,
+    online,
+    // Started in the last 24 hours, neither ended nor refused (busy, rejected, …).
+    inProgress: recent.filter((s) => s.endedAt === undefined && (s.outcome ?? "initiated") === "initiated"),
+    recordings: {
+      archived: count("archived"),
+      failed: count("failed"),
+      pending: count("pending"),
+      list: recordings.sort((a, b) => b.startTime - a.startTime).slice(0, 50),
+    },
+  };
+}
+
+/** `query activity --hourly` or `--top` for one day: that day's entry, or null if not computed. */
+async function oneDay(
+  target: Target,
+  o: { app: string; day: string; limit: number; hourly?: boolean; top?: "groups" | "users" },
+): Promise<unknown> {
+  const view = await activityView(activityStoreFor(target), { ...o, from: o.day, to: o.day });
+  return (view.json as unknown[])[0] ?? null;
+}
+
+function bucketOf(ctx: ConsoleContext): string {
+  if (!ctx.target.bucket) throw new ApiError(404, "the target has no data bucket");
+  return ctx.target.bucket;
+}
+
+/**
+ * Answers one API request. `path` is the URL's path (`/api/…`), `params` its query string.
+ * Unknown paths are 404; a bad parameter is a 400 naming it; an event found nowhere is a 404.
+ */
+export async function handleApi(
+  ctx: ConsoleContext,
+  method: string,
+  path: string,
+  params: URLSearchParams,
+): Promise<ApiResponse> {
+  const { target } = ctx;
+  const ok = (body: unknown): ApiResponse => ({ status: 200, body });
+  const resend = /^\/api\/events\/([^/]+)\/resend$/.exec(path);
+  if (resend?.[1]) {
+    if (method !== "POST") throw new ApiError(405, "resend is a POST");
+    if (!target.queues) throw new ApiError(404, "the target has no events queue");
+    const report = await resendById(
+      target,
+      { bucket: bucketOf(ctx), queueUrl: target.queues.events.url },
+      eventId(resend[1]),
+    );
+    if (!report) throw new ApiError(404, "the event is in neither the quarantine nor the raw archive");
+    return ok(report);
+  }
+  if (method !== "GET") throw new ApiError(405, `${method} is not allowed here: the console is read-only`);
+  const story = /^\/api\/events\/([^/]+)$/.exec(path);
+  if (story?.[1]) {
+    const trace = await traceEvent(
+      target,
+      bucketOf(ctx),
+      target.queues?.events.deadLetterUrl,
+      projectionStores(target.dynamo, target.tables),
+      eventId(story[1]),
+    );
+    if (trace.key === undefined && trace.outcome !== "dead-lettered")
+      throw new ApiError(404, `event ${trace.eventId} is in neither the archive, the quarantine nor the DLQ`);
+    return ok(trace);
+  }
+  switch (path) {
+    case "/api/overview": {
+      const { app } = parse(schemas.any, params);
+      const [apps, stats, queues] = await Promise.all([
+        target.bucket ? listArchiveApps(target.s3, target.bucket) : [],
+        outcomeStats(target, app, ctx.stateDir),
+        target.queues ? queueDepths(target.sqs, target.queues) : undefined,
+      ]);
+      return ok({ target: target.kind, stack: target.stackName, apps: apps.sort(), stats, queues });
+    }
+    case "/api/flow":
+      return ok(await ctx.flow(parse(schemas.any, params).app));
+    case "/api/events": {
+      const o = parse(schemas.events, params);
+      return ok(
+        await recentEvents(target.s3, bucketOf(ctx), projectionStores(target.dynamo, target.tables), {
+          appId: o.app,
+          triggers: o.trigger ? [o.trigger] : undefined,
+          limit: o.limit,
+        }),
+      );
+    }
+    case "/api/activity": {
+      const o = parse(schemas.range, params);
+      return ok((await activityView(activityStoreFor(target), { ...o, limit: 10 })).json);
+    }
+    case "/api/activity/hours": {
+      const o = parse(schemas.day, params);
+      return ok(await oneDay(target, { app: o.app, day: o.day, hourly: true, limit: 10 }));
+    }
+    case "/api/activity/top": {
+      const o = parse(schemas.top, params);
+      return ok(await oneDay(target, { app: o.app, day: o.day, top: o.what, limit: o.limit }));
+    }
+    case "/api/now":
+      return ok(await now(ctx, parse(schemas.app, params).app));
+    default:
+      throw new ApiError(404, `no such endpoint: ${path}`);
+  }
+}
+
+/** The answer for an error: a 4xx for what the request got wrong, else a 500 with the message. */
+export function errorResponse(error: unknown): ApiResponse {
+  if (error instanceof ApiError) return { status: error.status, body: { error: error.message } };
+  if (error instanceof UsageError) return { status: 400, body: { error: error.message } };
+  if (error instanceof UserFacingError) return { status: 404, body: { error: error.message } };
+  return { status: 500, body: { error: error instanceof Error ? error.message : String(error) } };
+}

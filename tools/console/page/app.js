@@ -1,0 +1,540 @@
+// The console page: four views over the console's JSON endpoints (tools/console/api.ts), charts by
+// Chart.js (served from the package). Everything shown is set as text, never as HTML.
+
+const $ = (id) => document.getElementById(id);
+const state = { app: "", apps: [], view: "flow", busy: false, charts: {}, openEvent: undefined };
+const OUTCOMES = ["projected", "stale", "archived-only", "quarantined", "failed"];
+const COLORS = {
+  accepted: "#2f6fde",
+  rejected: "#8a5cd1",
+  projected: "#2e9d5b",
+  stale: "#9aa3b1",
+  "archived-only": "#d99a21",
+  quarantined: "#c7362f",
+  failed: "#7a1f1a",
+};
+
+/** GET (or POST) one endpoint; a non-2xx answer throws its `error`. */
+async function api(path, params = {}, init = {}) {
+  const query = new URLSearchParams(
+    Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ""),
+  ).toString();
+  const response = await fetch(`/api/${path}${query ? `?${query}` : ""}`, init);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ?? response.statusText);
+  return body;
+}
+
+const iso = (ms) => (ms === undefined || ms === null ? "" : new Date(ms).toISOString().replace(".000Z", "Z"));
+const short = (id) => (id ?? "").slice(0, 16);
+const minutes = (seconds) => Math.round(((seconds ?? 0) / 60) * 100) / 100;
+const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Fills a table: `columns` are [key, label, format?]; each row gets `data-key` (and is clickable
+ * when `onClick` is given). An empty list shows one muted row.
+ */
+function fillTable(table, columns, rows, { key, onClick, empty = "nothing yet" } = {}) {
+  table.replaceChildren();
+  const head = table.createTHead().insertRow();
+  for (const [, label] of columns) {
+    const th = document.createElement("th");
+    th.textContent = label;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  if (rows.length === 0) {
+    const cell = body.insertRow().insertCell();
+    cell.colSpan = columns.length;
+    cell.className = "muted";
+    cell.textContent = empty;
+  }
+  for (const row of rows) {
+    const tr = body.insertRow();
+    if (key) tr.dataset.key = key(row);
+    for (const [name, , format] of columns) {
+      const cell = tr.insertCell();
+      const value = format ? format(row[name], row) : row[name];
+      cell.textContent = value === undefined || value === null ? "" : String(value);
+      cell.dataset.column = name;
+      if (name === "outcome") cell.className = `outcome-${value}`;
+    }
+    if (onClick) tr.addEventListener("click", () => onClick(row));
+  }
+}
+
+/** Cards of figures: [{ id, label, value, bad }]; each card is `data-card=<id>`. */
+function fillCards(container, cards) {
+  container.replaceChildren(
+    ...cards.map(({ id, label, value, bad }) => {
+      const card = document.createElement("div");
+      card.className = `card${bad && value > 0 ? " bad" : ""}`;
+      card.dataset.card = id;
+      const v = document.createElement("div");
+      v.className = "value";
+      v.textContent = String(value);
+      const l = document.createElement("div");
+      l.className = "label";
+      l.textContent = label;
+      card.append(v, l);
+      return card;
+    }),
+  );
+}
+
+/** A chart on a canvas, made once and then updated in place. */
+function chart(id, config) {
+  const existing = state.charts[id];
+  if (existing) {
+    existing.data.labels = config.data.labels;
+    existing.data.datasets.forEach((d, i) => {
+      d.data = config.data.datasets[i].data;
+    });
+    existing.update("none");
+    return existing;
+  }
+  state.charts[id] = new window.Chart($(id), {
+    ...config,
+    options: { responsive: true, maintainAspectRatio: false, animation: false, ...config.options },
+  });
+  return state.charts[id];
+}
+
+// ---- Live flow ----------------------------------------------------------------------------
+
+async function refreshFlow() {
+  const [overview, flow] = await Promise.all([
+    api("overview", { app: state.app }),
+    api("flow", { app: state.app }),
+  ]);
+  updateApps(overview);
+  $("flow-resolution").textContent =
+    flow.resolutionSeconds === 1
+      ? "events per second, last 15 minutes"
+      : `events per ${flow.resolutionSeconds} s (CloudWatch), last 15 minutes, all apps`;
+  fillCards($("flow-cards"), [
+    { id: "accepted", label: "accepted (15 min)", value: flow.totals.accepted },
+    ...OUTCOMES.map((o) => ({
+      id: o,
+      label: o,
+      value: flow.totals[o],
+      bad: o === "quarantined" || o === "failed",
+    })),
+    { id: "rejected", label: "rejected by the edge", value: flow.totals.rejected, bad: true },
+  ]);
+  const labels = flow.series.accepted.map((_, i) =>
+    iso(flow.from + i * flow.resolutionSeconds * 1000).slice(11, 19),
+  );
+  chart("flow-chart", {
+    type: "bar",
+    data: {
+      labels,
+      datasets: [
+        ...OUTCOMES.map((o) => ({
+          label: o,
+          data: flow.series[o],
+          backgroundColor: COLORS[o],
+          stack: "out",
+        })),
+        {
+          type: "line",
+          label: "accepted",
+          data: flow.series.accepted,
+          borderColor: COLORS.accepted,
+          pointRadius: 0,
+          borderWidth: 1.5,
+        },
+      ],
+    },
+    options: {
+      scales: { x: { stacked: true, ticks: { maxTicksLimit: 15 } }, y: { stacked: true, beginAtZero: true } },
+    },
+  });
+  const q = overview.queues;
+  fillTable(
+    $("queues"),
+    [
+      ["queue", "queue"],
+      ["depth", "messages"],
+      ["deadLetters", "dead-lettered"],
+    ],
+    q ? ["events", "recordings"].map((name) => ({ queue: name, ...q[name] })) : [],
+    { key: (r) => r.queue, empty: "no queues on this target" },
+  );
+  const rows = [
+    ...Object.entries(overview.stats.items).map(([what, count]) => ({
+      what: `items: ${what}`,
+      key: `items.${what}`,
+      count,
+    })),
+    ...Object.entries(overview.stats.outcomes).flatMap(([service, counts]) =>
+      Object.entries(counts).map(([outcome, count]) => ({
+        what: `${service}: ${outcome}`,
+        key: `${service}.${outcome}`,
+        count,
+      })),
+    ),
+  ];
+  fillTable(
+    $("stats"),
+    [
+      ["what", "what"],
+      ["count", "count"],
+    ],
+    rows,
+    { key: (r) => r.key },
+  );
+}
+
+/** The app list (from the archive) in the selector, keeping the choice. */
+function updateApps(overview) {
+  $("target").textContent = overview.target === "local" ? "local stack" : `stack ${overview.stack ?? ""}`;
+  if (JSON.stringify(overview.apps) === JSON.stringify(state.apps)) return;
+  state.apps = overview.apps;
+  const select = $("app");
+  select.replaceChildren(new Option("All apps", ""), ...overview.apps.map((a) => new Option(a, a)));
+  select.value = state.app;
+}
+
+// ---- Recent events ------------------------------------------------------------------------
+
+async function refreshEvents() {
+  const events = await api("events", { app: state.app, trigger: $("trigger").value.trim(), limit: 25 });
+  const triggers = new Set([...$("triggers").options].map((o) => o.value));
+  for (const e of events) if (!triggers.has(e.trigger)) $("triggers").append(new Option(e.trigger));
+  fillTable(
+    $("events-table"),
+    [
+      ["eventId", "event", short],
+      ["receivedAt", "received", iso],
+      ["trigger", "trigger"],
+      ["appId", "app"],
+      ["outcome", "outcome"],
+    ],
+    events,
+    { key: (e) => e.eventId, onClick: (e) => openStory(e.eventId), empty: "no events yet" },
+  );
+}
+
+async function openStory(eventId) {
+  state.openEvent = eventId;
+  $("story-id").textContent = short(eventId);
+  $("story-message").textContent = "";
+  $("confirm").hidden = true;
+  $("resend").hidden = true;
+  fillTable($("story-fields"), [["k", ""]], [{ k: "loading…" }]);
+  $("story-items").replaceChildren();
+  if (!$("story").open) $("story").showModal();
+  try {
+    const t = await api(`events/${eventId}`);
+    const r = t.recording;
+    const fields = [
+      ["event", t.eventId],
+      ["trigger", t.trigger],
+      ["app", t.appId],
+      ["received", iso(t.receivedAt)],
+      ["outcome", t.outcome],
+      ["error", t.error],
+      ["note", t.note],
+      ["object", t.key],
+      [
+        "recording",
+        r &&
+          (r.status === "archived"
+            ? `archived ${r.key} (${r.size} bytes)`
+            : r.status === "failed"
+              ? `failed: ${r.failureReason} after ${r.attempts} attempt(s)`
+              : "pending"),
+      ],
+    ].filter(([, v]) => v !== undefined && v !== "");
+    fillTable(
+      $("story-fields"),
+      [
+        ["k", "field"],
+        ["v", "value"],
+      ],
+      fields.map(([k, v]) => ({ k, v })),
+      { key: (f) => f.k },
+    );
+    fillTable(
+      $("story-items"),
+      [
+        ["table", "table"],
+        ["key", "item", (k) => `${k.pk}${k.sk ? ` / ${k.sk}` : ""}`],
+        ["state", "state"],
+      ],
+      t.items ?? [],
+      { empty: "none: it writes no table" },
+    );
+    $("resend").hidden = !(t.outcome === "quarantined" || t.outcome === "dead-lettered");
+  } catch (error) {
+    $("story-message").textContent = error.message;
+  }
+}
+
+async function resend() {
+  $("confirm").hidden = true;
+  try {
+    const report = await api(
+      `events/${state.openEvent}/resend`,
+      {},
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      },
+    );
+    $("story-message").textContent =
+      `resent ${short(report.eventId)} from the ${report.source}: it is back on the events queue`;
+    $("resend").hidden = true;
+  } catch (error) {
+    $("story-message").textContent = `resend failed: ${error.message}`;
+  }
+}
+
+// ---- Activity -----------------------------------------------------------------------------
+
+/** The app the per-app views show: the chosen one, else the first in the archive. */
+function appForViews(hint) {
+  const app = state.app || state.apps[0];
+  $(hint).textContent = app
+    ? state.app
+      ? ""
+      : `Showing app ${app}: choose another above.`
+    : "No app has sent an event yet.";
+  return app;
+}
+
+async function refreshActivity() {
+  const app = appForViews("activity-hint");
+  if (!app) return;
+  const from = $("from").value;
+  const to = $("to").value;
+  const { days, notComputed = [] } = await api("activity", { app, from, to });
+  const labels = days.map((d) => d.day);
+  const f = (name) => days.map((d) => d.figures[name]);
+  chart("chart-messages", {
+    type: "bar",
+    data: {
+      labels,
+      datasets: [
+        { label: "messages", data: f("messages"), backgroundColor: "#2f6fde" },
+        { type: "line", label: "active users", data: f("active_users"), borderColor: "#2e9d5b" },
+        { type: "line", label: "peak online", data: f("peak_online"), borderColor: "#d99a21" },
+      ],
+    },
+  });
+  chart("chart-calls", {
+    type: "bar",
+    data: {
+      labels,
+      datasets: [
+        { label: "audio calls", data: f("calls_audio"), backgroundColor: "#8a5cd1", stack: "c" },
+        { label: "video calls", data: f("calls_video"), backgroundColor: "#c86bb1", stack: "c" },
+        {
+          type: "line",
+          label: "call minutes",
+          data: days.map((d) => minutes(d.figures.call_seconds)),
+          borderColor: "#2f6fde",
+          yAxisID: "minutes",
+        },
+        {
+          type: "line",
+          label: "meeting minutes",
+          data: days.map((d) => minutes(d.figures.meeting_seconds)),
+          borderColor: "#2e9d5b",
+          yAxisID: "minutes",
+        },
+      ],
+    },
+    options: {
+      scales: { y: { stacked: true, beginAtZero: true }, minutes: { position: "right", beginAtZero: true } },
+    },
+  });
+  fillTable(
+    $("activity-days"),
+    [
+      ["day", "day"],
+      ["messages", "messages"],
+      ["active_users", "active users"],
+      ["peak_online", "peak online"],
+      ["calls_started", "calls started"],
+      ["call_minutes", "call minutes"],
+      ["meeting_minutes", "meeting minutes"],
+      ["answer_rate", "answer rate"],
+      ["computedAt", "computed", iso],
+      ["final", "final", (v) => (v === undefined ? "" : v ? "yes" : "no")],
+    ],
+    [
+      ...days.map((d) => ({
+        day: d.day,
+        ...d.figures,
+        call_minutes: minutes(d.figures.call_seconds),
+        meeting_minutes: minutes(d.figures.meeting_seconds),
+        answer_rate: d.derived.answer_rate === null ? "" : d.derived.answer_rate.toFixed(2),
+        computedAt: d.computedAt,
+        final: d.final,
+      })),
+      ...notComputed.map((day) => ({
+        day,
+        computedAt: undefined,
+        final: undefined,
+        messages: "(not computed)",
+      })),
+    ],
+    { key: (d) => d.day },
+  );
+  await refreshDay(app);
+}
+
+async function refreshDay(app) {
+  const day = $("day").value;
+  if (!day) return;
+  const [hours, groups, users] = await Promise.all([
+    api("activity/hours", { app, day }),
+    api("activity/top", { app, day, what: "groups" }),
+    api("activity/top", { app, day, what: "users" }),
+  ]);
+  const byHour = new Map((hours?.hours ?? []).map((h) => [h.hour, h.figures]));
+  const hourly = (name) => Array.from({ length: 24 }, (_, h) => byHour.get(h)?.[name] ?? 0);
+  chart("chart-hours", {
+    type: "bar",
+    data: {
+      labels: Array.from({ length: 24 }, (_, h) => `${String(h).padStart(2, "0")}:00`),
+      datasets: [
+        { label: `messages on ${day}`, data: hourly("messages"), backgroundColor: "#2f6fde" },
+        { type: "line", label: "active users", data: hourly("active_users"), borderColor: "#2e9d5b" },
+        { type: "line", label: "peak online", data: hourly("peak_online"), borderColor: "#d99a21" },
+        { type: "line", label: "calls started", data: hourly("calls_started"), borderColor: "#8a5cd1" },
+      ],
+    },
+  });
+  fillTable(
+    $("top-groups"),
+    [
+      ["groupId", "group"],
+      ["messages", "messages"],
+      ["activeMembers", "active members"],
+    ],
+    groups?.groups ?? [],
+    { key: (g) => g.groupId, empty: groups ? "no group messages on this day" : "not computed for this day" },
+  );
+  fillTable(
+    $("top-users"),
+    [
+      ["uid", "user"],
+      ["messages", "messages sent"],
+    ],
+    users?.users ?? [],
+    { key: (u) => u.uid, empty: users ? "no messages on this day" : "not computed for this day" },
+  );
+}
+
+// ---- Now ----------------------------------------------------------------------------------
+
+async function refreshNow() {
+  const app = appForViews("now-hint");
+  if (!app) return;
+  const now = await api("now", { app });
+  fillCards($("now-cards"), [
+    { id: "online", label: "users online", value: now.online.length },
+    { id: "in-progress", label: "sessions in progress", value: now.inProgress.length },
+    { id: "recordings-archived", label: "recordings archived", value: now.recordings.archived },
+    { id: "recordings-failed", label: "recordings failed", value: now.recordings.failed, bad: true },
+  ]);
+  fillTable(
+    $("online"),
+    [
+      ["uid", "user"],
+      ["name", "name"],
+      ["platform", "platform"],
+      ["since", "since", iso],
+    ],
+    now.online,
+    { key: (p) => p.uid, empty: "nobody online" },
+  );
+  fillTable(
+    $("in-progress"),
+    [
+      ["sessionId", "session"],
+      ["kind", "kind"],
+      ["initiator", "initiator"],
+      ["startedAt", "started", (v, s) => iso(v ?? s.initiatedAt ?? s.sessionTime)],
+      ["participants", "participants", (p) => Object.keys(p ?? {}).length],
+    ],
+    now.inProgress,
+    { key: (s) => s.sessionId, empty: "no session in progress" },
+  );
+  fillTable(
+    $("recordings"),
+    [
+      ["sessionId", "session"],
+      ["startTime", "started", (v) => iso(v * 1000)],
+      ["status", "status"],
+      ["key", "object"],
+      ["failureReason", "failure"],
+    ],
+    now.recordings.list,
+    { key: (r) => `${r.sessionId}/${r.startTime}`, empty: "no recordings" },
+  );
+}
+
+// ---- Views and the refresh loop ------------------------------------------------------------
+
+const REFRESH = { flow: refreshFlow, events: refreshEvents, activity: refreshActivity, now: refreshNow };
+
+async function refresh() {
+  if (state.busy) return;
+  state.busy = true;
+  try {
+    if (state.view !== "flow") updateApps(await api("overview", { app: state.app }));
+    await REFRESH[state.view]();
+    $("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
+    $("updated").classList.remove("error");
+  } catch (error) {
+    $("updated").textContent = `error: ${error.message}`;
+  } finally {
+    state.busy = false;
+  }
+}
+
+function show(view) {
+  state.view = REFRESH[view] ? view : "flow";
+  for (const section of document.querySelectorAll("main section"))
+    section.hidden = section.dataset.view !== state.view;
+  for (const link of document.querySelectorAll("nav a"))
+    link.classList.toggle("active", link.dataset.view === state.view);
+  document.body.dataset.view = state.view;
+  void refresh();
+}
+
+function init() {
+  const today = Date.now();
+  $("to").value = utcDay(today);
+  $("from").value = utcDay(today - 6 * 86_400_000);
+  $("day").value = utcDay(today);
+  $("app").addEventListener("change", (e) => {
+    state.app = e.target.value;
+    void refresh();
+  });
+  for (const id of ["from", "to", "day", "trigger"]) $(id).addEventListener("change", () => void refresh());
+  $("resend").addEventListener("click", () => {
+    $("confirm").hidden = false;
+    $("resend").hidden = true;
+  });
+  $("cancel-resend").addEventListener("click", () => {
+    $("confirm").hidden = true;
+    $("resend").hidden = false;
+  });
+  $("confirm-resend").addEventListener("click", () => void resend());
+  $("close-story").addEventListener("click", () => $("story").close());
+  window.addEventListener("hashchange", () => show(location.hash.slice(1)));
+  show(location.hash.slice(1));
+  // The live views follow by themselves; activity changes only when a rollup runs.
+  setInterval(() => {
+    if (state.view !== "activity" && !$("story").open) void refresh();
+  }, 2000);
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

@@ -1,0 +1,155 @@
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import ipaddr from "ipaddr.js";
+import { UsageError } from "../cli";
+import { type ConsoleContext, errorResponse, handleApi } from "./api";
+
+/**
+ * The console's HTTP server: the page and its assets (from the package: no CDN, it works offline)
+ * and the JSON endpoints (`api.ts`). It listens on loopback only, and answers only requests whose
+ * Host (and Origin, when the browser sends one) is its own address, so that no other site, and no
+ * name rebound to 127.0.0.1, can read the tables through it.
+ */
+
+const PAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "page");
+const CHART_JS = join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js");
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  "/": { file: join(PAGE_DIR, "index.html"), type: "text/html; charset=utf-8" },
+  "/assets/app.js": { file: join(PAGE_DIR, "app.js"), type: "text/javascript; charset=utf-8" },
+  "/assets/style.css": { file: join(PAGE_DIR, "style.css"), type: "text/css; charset=utf-8" },
+  "/assets/chart.umd.min.js": { file: CHART_JS, type: "text/javascript; charset=utf-8" },
+};
+
+/** What every answer carries: nothing framed, sniffed, referred or cached; scripts from here only. */
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+/**
+ * Whether `host` is a loopback address (or `localhost`): the only addresses the console binds to.
+ *
+ * @example isLoopback("127.0.0.1") // true
+ * @example isLoopback("0.0.0.0") // false
+ */
+export function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === "loopback";
+}
+
+/** The Host header values that name this console: its loopback names at its port. */
+function ownHosts(port: number): string[] {
+  return ["127.0.0.1", "localhost", "[::1]"].map((h) => `${h}:${port}`);
+}
+
+/**
+ * Why a request is refused, if it is: a Host that is not the console's own (a DNS-rebinding page
+ * reaching 127.0.0.1 under its own name), an Origin that is not the console's (another site's
+ * script), or a write without an Origin or without a JSON body type (a form posted cross-site).
+ */
+export function refusal(
+  method: string,
+  headers: IncomingHttpHeaders,
+  port: number,
+): { status: number; error: string } | undefined {
+  const hosts = ownHosts(port);
+  if (!headers.host || !hosts.includes(headers.host.toLowerCase()))
+    return { status: 421, error: `host ${headers.host ?? "(none)"} is not this console's (${hosts[0]})` };
+  const origin = headers.origin;
+  if (origin !== undefined && !hosts.map((h) => `http://${h}`).includes(origin.toLowerCase()))
+    return { status: 403, error: `origin ${origin} is not this console's` };
+  if (method !== "GET" && method !== "HEAD") {
+    if (origin === undefined) return { status: 403, error: "a write needs the console's own Origin" };
+    if (!headers["content-type"]?.startsWith("application/json"))
+      return { status: 415, error: "a write is sent as application/json" };
+  }
+  return undefined;
+}
+
+export interface ConsoleServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface ConsoleOptions {
+  /** @default "127.0.0.1" — anything but loopback is refused. */
+  host?: string;
+  /** 0: a free port. */
+  port: number;
+  context: ConsoleContext;
+  /** Where an endpoint's unexpected failure is told (the 500's message is in its answer too). */
+  onError?: (error: unknown) => void;
+}
+
+/** Starts the console; refuses (UsageError) a host that is not loopback. */
+export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
+  const host = options.host ?? "127.0.0.1";
+  if (!isLoopback(host))
+    throw new UsageError(
+      `the console serves loopback only (127.0.0.1, ::1 or localhost), not ${host}: it reads your tables`,
+    );
+  let port = options.port;
+  const server: Server = createServer((request, response) => {
+    const send = (status: number, body: string | Buffer, type: string) => {
+      response.writeHead(status, { ...SECURITY_HEADERS, "content-type": type });
+      response.end(body);
+    };
+    const json = (status: number, body: unknown) =>
+      send(status, JSON.stringify(body), "application/json; charset=utf-8");
+    const method = request.method ?? "GET";
+    const refused = refusal(method, request.headers, port);
+    if (refused) {
+      request.resume();
+      json(refused.status, { error: refused.error });
+      return;
+    }
+    const url = new URL(request.url ?? "/", `http://${request.headers.host}`);
+    const asset = ASSETS[url.pathname];
+    if (asset && method === "GET") {
+      send(200, readFileSync(asset.file), asset.type);
+      return;
+    }
+    if (!url.pathname.startsWith("/api/")) {
+      json(404, { error: `no such page: ${url.pathname}` });
+      return;
+    }
+    // The body of a write is not read: resend takes its id from the path.
+    request.resume();
+    handleApi(options.context, method, url.pathname, url.searchParams).then(
+      (r) => json(r.status, r.body),
+      (error: unknown) => {
+        const r = errorResponse(error);
+        if (r.status >= 500) options.onError?.(error);
+        json(r.status, r.body);
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const shown = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return {
+    url: `http://${shown}:${port}/`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
