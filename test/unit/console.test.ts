@@ -1,8 +1,10 @@
 import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-cloudwatch";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { INGEST_OUTCOMES, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/console/flow";
 import { isLoopback, refusal } from "../../tools/console/server";
 import {
@@ -12,6 +14,7 @@ import {
   ledgerFollower,
   readStats,
 } from "../../tools/local/state";
+import { cloudWatchFlow } from "../../tools/query/cloudwatch";
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0, 500);
 
@@ -145,5 +148,46 @@ describe("loopback only", () => {
     expect(
       refusal("POST", { ...own, origin: "http://127.0.0.1:4000", "content-type": "application/json" }, 4000),
     ).toBeUndefined();
+  });
+});
+
+describe("a deployed stack's flow (CloudWatch)", () => {
+  // There is no CloudWatch emulator: a stub client answers GetMetricData as CloudWatch does.
+  it("asks for every ingest and projector outcome a minute a bucket over 15 minutes, and sums them into the flow's series", async () => {
+    const sent: GetMetricDataCommand[] = [];
+    const minute = (m: number) => new Date(Date.UTC(2026, 10, 23, 11, 46 + m));
+    const client = {
+      send: async (command: GetMetricDataCommand) => {
+        sent.push(command);
+        const ids = Object.fromEntries(
+          (command.input.MetricDataQueries ?? []).map((q) => [
+            `${q.MetricStat?.Metric?.MetricName}/${q.MetricStat?.Metric?.Dimensions?.find((d) => d.Name === "outcome")?.Value}`,
+            q.Id,
+          ]),
+        );
+        return {
+          MetricDataResults: [
+            { Id: ids["IngestRequests/accepted"], Timestamps: [minute(14), minute(0)], Values: [120, 60] },
+            { Id: ids["IngestRequests/accepted-oversize"], Timestamps: [minute(14)], Values: [3] },
+            { Id: ids["IngestRequests/unauthorized"], Timestamps: [minute(13)], Values: [7] },
+            { Id: ids["ProjectorEvents/projected"], Timestamps: [minute(14)], Values: [100] },
+            { Id: ids["ProjectorEvents/quarantined"], Timestamps: [minute(-5)], Values: [9] },
+          ],
+        };
+      },
+    } as unknown as CloudWatchClient;
+    const flow = await cloudWatchFlow(client, Date.UTC(2026, 10, 23, 12, 0, 30));
+    const input = sent[0]?.input;
+    expect(input?.MetricDataQueries?.length).toBe(INGEST_OUTCOMES.length + PROJECTOR_OUTCOMES.length);
+    expect(
+      input?.MetricDataQueries?.every((q) => q.MetricStat?.Period === 60 && q.MetricStat.Stat === "Sum"),
+    ).toBe(true);
+    expect(flow.resolutionSeconds).toBe(60);
+    expect(flow.from).toBe(minute(0).getTime());
+    expect(flow.series.accepted).toHaveLength(15);
+    expect(flow.series.accepted[14]).toBe(123);
+    expect(flow.series.accepted[0]).toBe(60);
+    expect(flow.series.rejected[13]).toBe(7);
+    expect(flow.totals).toMatchObject({ accepted: 183, rejected: 7, projected: 100, quarantined: 0 });
   });
 });

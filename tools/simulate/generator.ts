@@ -265,6 +265,22 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         sentAt: t,
         updatedAt: t,
       });
+      // One message in three whose sender is in a live group goes to one of its groups, chosen
+      // by the message id (no random draw: a seed's other facts stay what they were).
+      const own =
+        Number(id) % 3 === 0 ? liveGroups(app).filter((g) => app.groups.get(g)?.members.has(a.uid)) : [];
+      const guid = own[Number(id) % Math.max(own.length, 1)];
+      if (guid) {
+        Object.assign(e.data.message, {
+          conversationId: `group_${guid}`,
+          receiverType: "group",
+          receiver: guid,
+        });
+        e.data.message.data.entities.receiver = {
+          entity: { guid, name: app.groups.get(guid)?.name, type: "public", conversationId: `group_${guid}` },
+          entityType: "group",
+        };
+      }
       e.data.message.data.text = `hello ${id}`;
       emit(app, e);
       return true;

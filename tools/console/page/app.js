@@ -311,8 +311,11 @@ async function refreshActivity() {
   const from = $("from").value;
   const to = $("to").value;
   const { days, notComputed = [] } = await api("activity", { app, from, to });
-  const labels = days.map((d) => d.day);
-  const f = (name) => days.map((d) => d.figures[name]);
+  // Every day of the range on the charts, oldest first; a day not computed yet is a gap.
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const labels = [...days.map((d) => d.day), ...notComputed].sort();
+  const f = (name) => labels.map((day) => byDay.get(day)?.figures[name] ?? null);
+  const m = (name) => labels.map((day) => (byDay.has(day) ? minutes(byDay.get(day).figures[name]) : null));
   chart("chart-messages", {
     type: "bar",
     data: {
@@ -334,14 +337,14 @@ async function refreshActivity() {
         {
           type: "line",
           label: "call minutes",
-          data: days.map((d) => minutes(d.figures.call_seconds)),
+          data: m("call_seconds"),
           borderColor: "#2f6fde",
           yAxisID: "minutes",
         },
         {
           type: "line",
           label: "meeting minutes",
-          data: days.map((d) => minutes(d.figures.meeting_seconds)),
+          data: m("meeting_seconds"),
           borderColor: "#2e9d5b",
           yAxisID: "minutes",
         },
@@ -365,23 +368,19 @@ async function refreshActivity() {
       ["computedAt", "computed", iso],
       ["final", "final", (v) => (v === undefined ? "" : v ? "yes" : "no")],
     ],
-    [
-      ...days.map((d) => ({
-        day: d.day,
+    labels.map((day) => {
+      const d = byDay.get(day);
+      if (!d) return { day, messages: "(not computed)" };
+      return {
+        day,
         ...d.figures,
         call_minutes: minutes(d.figures.call_seconds),
         meeting_minutes: minutes(d.figures.meeting_seconds),
         answer_rate: d.derived.answer_rate === null ? "" : d.derived.answer_rate.toFixed(2),
         computedAt: d.computedAt,
         final: d.final,
-      })),
-      ...notComputed.map((day) => ({
-        day,
-        computedAt: undefined,
-        final: undefined,
-        messages: "(not computed)",
-      })),
-    ],
+      };
+    }),
     { key: (d) => d.day },
   );
   await refreshDay(app);
