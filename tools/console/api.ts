@@ -186,7 +186,16 @@ export async function handleApi(
         outcomeStats(target, app, ctx.stateDir),
         target.queues ? queueDepths(target.sqs, target.queues) : undefined,
       ]);
-      return ok({ target: target.kind, stack: target.stackName, apps: apps.sort(), stats, queues });
+      return ok({
+        target: target.kind,
+        stack: target.stackName,
+        // Deployed, each refresh is billed (GetMetricData, SQS, S3 and DynamoDB requests) and the
+        // metrics move a minute at a time: every 30 s; locally every 2 s.
+        refreshSeconds: target.kind === "local" ? 2 : 30,
+        apps: apps.sort(),
+        stats,
+        queues,
+      });
     }
     case "/api/flow":
       return ok(await ctx.flow(parse(schemas.any, params).app));

@@ -2,7 +2,15 @@
 // Chart.js (served from the package). Everything shown is set as text, never as HTML.
 
 const $ = (id) => document.getElementById(id);
-const state = { app: "", apps: [], view: "flow", busy: false, charts: {}, openEvent: undefined };
+const state = {
+  app: "",
+  apps: [],
+  view: "flow",
+  busy: false,
+  charts: {},
+  openEvent: undefined,
+  refreshMs: 2000,
+};
 const OUTCOMES = ["projected", "stale", "archived-only", "quarantined", "failed"];
 const COLORS = {
   accepted: "#2f6fde",
@@ -189,6 +197,7 @@ async function refreshFlow() {
 /** The app list (from the archive) in the selector, keeping the choice. */
 function updateApps(overview) {
   $("target").textContent = overview.target === "local" ? "local stack" : `stack ${overview.stack ?? ""}`;
+  state.refreshMs = overview.refreshSeconds * 1000;
   if (JSON.stringify(overview.apps) === JSON.stringify(state.apps)) return;
   state.apps = overview.apps;
   const select = $("app");
@@ -530,9 +539,12 @@ function init() {
   window.addEventListener("hashchange", () => show(location.hash.slice(1)));
   show(location.hash.slice(1));
   // The live views follow by themselves; activity changes only when a rollup runs.
+  let last = Date.now();
   setInterval(() => {
-    if (state.view !== "activity" && !$("story").open) void refresh();
-  }, 2000);
+    if (state.view === "activity" || $("story").open || Date.now() - last < state.refreshMs) return;
+    last = Date.now();
+    void refresh();
+  }, 1000);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
