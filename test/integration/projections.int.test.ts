@@ -116,6 +116,13 @@ async function projectConcurrently(
   );
 }
 
+/**
+ * The property tests' bound: a fixed amount of work (their runs, each projecting a history and
+ * reading it back; the second creates four tables per run), which takes 40-55 s on an idle
+ * 2-core machine and more while other suites load it. Not a timing assertion: the limit of a hang.
+ */
+const PROPERTY_TIMEOUT_MS = 240_000;
+
 describe("projections on DynamoDB Local", () => {
   it("give the same tables in event-time order, in any order with duplicates, and in batches of any sizes by concurrent workers", async () => {
     const [ordered, shuffled, batched] = await Promise.all([tableSet(), tableSet(), tableSet()]);
@@ -147,7 +154,7 @@ describe("projections on DynamoDB Local", () => {
         ]),
       },
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it("answer the access patterns with what the history implies", async () => {
     await fc.assert(
@@ -168,7 +175,7 @@ describe("projections on DynamoDB Local", () => {
         examples: FIXED_HISTORIES.map((fixed) => [fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed)]),
       },
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });
 
 async function assertAccessPatterns(queries: ReturnType<typeof analyticsQueries>, history: History) {
