@@ -66,6 +66,7 @@ export class DataBucket extends Construct {
         { abortIncompleteMultipartUploadAfter: Duration.days(1) },
         { noncurrentVersionExpiration: Duration.days(30) },
         archived(S3_PREFIX.raw),
+        archived(S3_PREFIX.edge),
         archived(S3_PREFIX.quarantine),
         // Oversize bodies are archived raw once projected; 30 days outlast the DLQ's 14.
         { prefix: S3_PREFIX.oversize, expiration: Duration.days(30) },
