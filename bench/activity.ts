@@ -19,12 +19,12 @@ import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { bindNamed, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
-import { activityFromRows, TOP_LIMIT } from "../shared/analytics/figures";
-import { readQuery } from "../shared/analytics/queries";
-import { dayStart, receiptDaysOf } from "../shared/analytics/rollup";
+import { TOP_LIMIT } from "../shared/analytics/figures";
+import { dayActivity, dayStart } from "../shared/analytics/rollup";
 import { dayOfKey, utcDay } from "../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../shared/platform/constants";
 import type { BlobStore } from "../shared/ports/blob-store";
+import type { DayRange, SqlEngine } from "../shared/ports/sql-engine";
 import type { QueuedEvent } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
 import { generateHistory } from "../tools/simulate/generator";
@@ -121,46 +121,62 @@ try {
       .reduce((s, o) => s + o.bytes, 0);
   const dayBytes = sizeOf("raw", DAY);
   const edgeBytes = sizeOf("edge", DAY);
-  const edgeSoFar = sizeOf("edge", DAY, start + DAY_MS);
   const edgePuts = objects.filter((o) => o.table === "edge").length;
   const rawPuts = objects.length - edgePuts;
   const perEventArchived =
     objects.filter((o) => o.table === "raw").reduce((s, o) => s + o.bytes, 0) / deliveries.length;
 
-  // The recompute itself, on DuckDB, as the rollup runs it: raw D and edge D; then, as a check,
-  // with the neighbours (D-1, D, D+1), which must give the same figures.
+  // The recompute itself, as the rollup runs it (`dayActivity`), on DuckDB over the files written
+  // (an engine whose scope picks the objects, as the local adapter's does from the bucket); `until`
+  // leaves out the batches archived later (today's last recompute, at midnight).
   const instance = await DuckDBInstance.create(":memory:");
   const connection = await instance.connect();
   for (const macro of DUCKDB_MACROS) await connection.run(macro);
-  const recompute = async (neighbours: boolean) => {
-    const { first, last } = receiptDaysOf(DAY, { neighbours });
-    const read = objects.filter((o) => (o.table === "raw" ? o.day >= first && o.day <= last : o.day === DAY));
-    const paths = (table: "raw" | "edge") => read.filter((o) => o.table === table).map((o) => o.path);
-    for (const view of duckDbArchiveViews({ archive_events: paths("raw"), archive_edges: paths("edge") }))
-      await connection.run(view);
-    const bound = bindNamed(readQuery("day-activity"), {
-      app: "bench-app",
-      first_date: first,
-      last_date: last,
-      day: DAY,
-      day_start: start,
-      day_end: start + DAY_MS,
-    });
-    const began = performance.now();
-    const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
-    const seconds = (performance.now() - began) / 1000;
-    return { activity: activityFromRows(rows as never, { hours: 24, top: TOP_LIMIT }), seconds };
+  let until = Number.POSITIVE_INFINITY;
+  const engine: SqlEngine = {
+    name: "duckdb",
+    async query(sql, params = {}, scope = {}) {
+      const within = (day: string, range: DayRange) =>
+        (!range.from || day >= range.from) && (!range.to || day <= range.to);
+      const read = objects.filter(
+        (o) =>
+          o.at < until &&
+          (o.table === "raw" ? within(o.day, scope) : !!scope.edges && within(o.day, scope.edges)),
+      );
+      const paths = (table: "raw" | "edge") => read.filter((o) => o.table === table).map((o) => o.path);
+      for (const view of duckDbArchiveViews({ archive_events: paths("raw"), archive_edges: paths("edge") }))
+        await connection.run(view);
+      const bound = bindNamed(sql, params);
+      const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
+      return {
+        columns: [],
+        rows: rows.map((r) =>
+          Object.fromEntries(
+            Object.entries(r).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : (v as never)]),
+          ),
+        ),
+        bytesScanned: read.reduce((sum, o) => sum + o.bytes, 0),
+      };
+    },
   };
-  const { activity, seconds } = await recompute(false);
-  const check = await recompute(true);
-  const same = isDeepStrictEqual(activity, check.activity);
+  const began = performance.now();
+  const closed = await dayActivity(engine, "bench-app", DAY);
+  const seconds = (performance.now() - began) / 1000;
+  const activity = closed.activity;
+  // The check: #20's read (D-1, D, D+1) gives the same figures.
+  const same = isDeepStrictEqual(
+    activity,
+    (await dayActivity(engine, "bench-app", DAY, { neighbours: true })).activity,
+  );
+  until = start + DAY_MS;
+  const today = await dayActivity(engine, "bench-app", DAY);
   connection.closeSync();
   instance.closeSync();
 
   // Today's last recompute reads D and the edge written so far; a closed day's, D and its whole
   // edge. #20's read of a closed day was D-1, D and D+1: at steady state, three days.
-  const scannedToday = dayBytes + edgeSoFar;
-  const scannedClosed = dayBytes + edgeBytes;
+  const scannedToday = today.bytesScanned;
+  const scannedClosed = closed.bytesScanned;
   const scannedBefore = 3 * dayBytes;
   const edgeShare = edgeBytes / dayBytes;
 
@@ -169,10 +185,10 @@ try {
   const dayBytesAtScale = perEventArchived * million;
   const runs = (24 * 60) / SCHEDULE.everyMinutes;
   const yesterdayRuns = Math.ceil(SCHEDULE.graceMinutes / SCHEDULE.everyMinutes);
-  // Today's run reads D so far and its edge so far; yesterday's (until final) D-1 and its whole edge.
+  // Today's run reads D so far and its edge so far (at most the whole edge); yesterday's (until
+  // final) D-1 and its whole edge.
   const todayScans =
-    Array.from({ length: runs }, (_, k) => (k + 1) / runs).reduce((a, b) => a + b, 0) +
-    (runs * edgeSoFar) / dayBytes;
+    Array.from({ length: runs }, (_, k) => (k + 1) / runs).reduce((a, b) => a + b, 0) + runs * edgeShare;
   const yesterdayScans = yesterdayRuns * (1 + edgeShare);
   const queries = runs + yesterdayRuns;
   const athenaBytes = (todayScans + yesterdayScans) * dayBytesAtScale;

@@ -1,7 +1,7 @@
 import { appSegment, utcDay } from "../contracts/bucket-layout";
 import type { ActivityStore } from "../ports/activity-store";
 import type { SqlEngine } from "../ports/sql-engine";
-import { activityFromRows, TOP_LIMIT } from "./figures";
+import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
 
 const DAY_MS = 86_400_000;
@@ -63,6 +63,32 @@ export interface RollupOptions {
 }
 
 /**
+ * One day's figures of an app, computed from the archive by `sql/day-activity.sql` over the day's
+ * raw archive and edge (`receiptDaysOf`), and the bytes the engine read for them.
+ *
+ * @example (await dayActivity(engine, "app1", "2026-01-02")).activity.figures.messages // 9257
+ */
+export async function dayActivity(
+  engine: SqlEngine,
+  appId: string,
+  day: string,
+  { neighbours = false }: Pick<RollupOptions, "neighbours"> = {},
+): Promise<{ activity: DayActivity; bytesScanned: number }> {
+  const start = dayStart(day);
+  const { first, last } = receiptDaysOf(day, { neighbours });
+  const app = appSegment(appId);
+  const result = await engine.query(
+    readQuery("day-activity"),
+    { app, first_date: first, last_date: last, day, day_start: start, day_end: start + DAY_MS },
+    { app, from: first, to: last, edges: { from: day, to: day } },
+  );
+  return {
+    activity: activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT }),
+    bytesScanned: result.bytesScanned,
+  };
+}
+
+/**
  * Recomputes one day of an app from the raw archive and replaces it in the activity table: the
  * query counts each fact once by its natural key, at its event time (`sql/day-activity.sql`), so
  * any number of redeliveries, redrives, replays or duplicated lines give the same figures. It
@@ -86,14 +112,7 @@ export async function rollupDay(
   }
   const computedAt = deps.now();
   const start = dayStart(day);
-  const { first, last } = receiptDaysOf(day, { neighbours: options.neighbours });
-  const app = appSegment(appId);
-  const result = await deps.engine.query(
-    readQuery("day-activity"),
-    { app, first_date: first, last_date: last, day, day_start: start, day_end: start + DAY_MS },
-    { app, from: first, to: last, edges: { from: day, to: day } },
-  );
-  const activity = activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT });
+  const { activity, bytesScanned } = await dayActivity(deps.engine, appId, day, options);
   const final = computedAt >= start + DAY_MS + deps.graceMs;
   const written = await deps.store.replace({
     appId,
@@ -101,7 +120,7 @@ export async function rollupDay(
     ...activity,
     computedAt,
     final,
-    bytesScanned: result.bytesScanned,
+    bytesScanned,
   });
   return {
     appId,
@@ -109,7 +128,7 @@ export async function rollupDay(
     outcome: written ? "written" : "superseded",
     final,
     computedAt,
-    bytesScanned: result.bytesScanned,
+    bytesScanned,
   };
 }
 

@@ -76,15 +76,17 @@ export function archiveLine(event: QueuedEvent): RawArchiveLine {
 export function edgeDayOf(line: RawArchiveLine, receiptTimed: boolean): string | undefined {
   if (line.eventTime === undefined) return undefined;
   const receiptDay = utcDay(line.receivedAt);
-  const needing = receiptTimed
-    ? utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS)
-    : utcDay(line.eventTime);
+  const needing = receiptTimed ? utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS) : utcDay(line.eventTime);
   return needing === receiptDay ? undefined : needing;
 }
 
-/** `<prefix><hash of the events' ids>.ndjson.gz`: a retried batch rewrites the same key. */
+/**
+ * `<prefix><hash of the events' ids and receipts>.ndjson.gz`: a retried batch (SQS redelivers the
+ * same receipts) rewrites the same key; a platform retry alone in a later batch, the same id at a
+ * later receipt, does not overwrite its first receipt's object.
+ */
 function batchObjectKey(prefix: string, events: readonly QueuedEvent[]): string {
-  const ids = events.map((e) => e.eventId).sort();
+  const ids = events.map((e) => `${e.eventId}@${e.receivedAt}`).sort();
   return `${prefix}${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}${RAW_ARCHIVE_SUFFIX}`;
 }
 
@@ -99,7 +101,7 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined)
 
 /**
  * The raw archive: one gzip-compressed NDJSON object per (app, receipt day) in a batch, under
- * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids>.ndjson.gz`; each line is a
+ * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids and receipts>.ndjson.gz`; each line is a
  * `RawArchiveLine` (`archiveLine`). Compressed, a day is ~0.15× its raw JSON: what SQL over the
  * archive scans (Athena and DuckDB read gzip). A retried batch rewrites the same key; a batch
  * split differently may archive an event twice, which replay and the analytics deduplicate.
