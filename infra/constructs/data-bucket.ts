@@ -16,7 +16,7 @@ import type { BackendFunction } from "./backend-function";
 export type DataPrefix = (typeof S3_PREFIX)[keyof typeof S3_PREFIX];
 
 export interface DataBucketProps {
-  /** Days before raw archive and quarantine objects move to Infrequent Access. @default 30 */
+  /** Days before raw archive (and edge) and quarantine objects move to Infrequent Access. @default 30 */
   readonly infrequentAccessAfterDays?: number;
   /** Days before they move to Glacier Instant Retrieval. @default 180 */
   readonly glacierAfterDays?: number;
