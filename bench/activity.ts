@@ -8,7 +8,7 @@
  * edge objects). The day is then recomputed with the rollup's query on DuckDB from its raw archive
  * and edge, and, as a check, from the receipt days D-1, D and D+1 (`--neighbours`): the figures
  * must be the same. Prints the bytes a recompute scans (today: the day so far; a closed day) next
- * to the day's raw JSON and to #20's read of D-1, D and D+1, and what the rollups add per million
+ * to the day's raw JSON and to the previous read of D-1, D and D+1, and what the rollups add per million
  * events at 1M events a day on the default schedule (every 15 minutes, today and yesterday until
  * final, 120 minutes of grace), next to the pipeline's own price without them.
  */
@@ -163,7 +163,7 @@ try {
   const closed = await dayActivity(engine, "bench-app", DAY);
   const seconds = (performance.now() - began) / 1000;
   const activity = closed.activity;
-  // The check: #20's read (D-1, D, D+1) gives the same figures.
+  // The check: the previous read (D-1, D, D+1) gives the same figures.
   const same = isDeepStrictEqual(
     activity,
     (await dayActivity(engine, "bench-app", DAY, { neighbours: true })).activity,
@@ -174,7 +174,7 @@ try {
   instance.closeSync();
 
   // Today's last recompute reads D and the edge written so far; a closed day's, D and its whole
-  // edge. #20's read of a closed day was D-1, D and D+1: at steady state, three days.
+  // edge. The previous read of a closed day was D-1, D and D+1: at steady state, three days.
   const scannedToday = today.bytesScanned;
   const scannedClosed = closed.bytesScanned;
   const scannedBefore = 3 * dayBytes;
@@ -237,7 +237,7 @@ try {
       bytes: scannedClosed,
       "× raw JSON": ratio(scannedClosed),
     },
-    "baseline: #20's closed day (D-1, D, D+1 at steady state)": {
+    "baseline: the previous read of a closed day (D-1, D, D+1 at steady state)": {
       bytes: scannedBefore,
       "× raw JSON": ratio(scannedBefore),
     },

@@ -13,7 +13,7 @@ import {
 } from "../analytics/dialect";
 import { dayOfKey } from "../contracts/bucket-layout";
 import { SqlQueryError } from "../platform/errors";
-import type { ArchiveScope, DayRange, SqlEngine, SqlResult } from "../ports/sql-engine";
+import type { DayRange, SqlEngine, SqlResult } from "../ports/sql-engine";
 import { listObjects } from "./s3-listing";
 
 export interface DuckDbEngineOptions {

@@ -64,7 +64,7 @@ describe("activity analytics in the stack", () => {
         Parameters: Match.objectLike({
           "projection.enabled": "true",
           "storage.location.template": {
-            "Fn::Join": ["", ["s3://", Match.anyValue(), "/edge/app=${app}/date=${date}/"]],
+            "Fn::Join": ["", ["s3://", Match.anyValue(), `/edge/app=\${app}/date=\${date}/`]],
           },
         }),
         StorageDescriptor: Match.objectLike({

@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
-import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import { dedupeKey } from "../../shared/events/dedupe";
 import { eventTime } from "../../shared/events/event-time";
 import { parseWebhookEvent } from "../../shared/events/schemas";
+import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch, archiveLine, edgeDayOf } from "../../shared/projector/raw-archive";
 import { fixture } from "../support/fixtures";
@@ -164,7 +164,10 @@ describe("edge objects: the lines another day's recompute needs", () => {
       parseRawArchiveObject(store.objects.get(key ?? "") ?? new Uint8Array(), key ?? "");
     expect(linesOf(raw)).toHaveLength(3);
     const byDay = Object.fromEntries(
-      edges.map((k) => [/^edge\/app=app1\/date=([\d-]+)\/[0-9a-f]{32}\.ndjson\.gz$/.exec(k)?.[1], linesOf(k)]),
+      edges.map((k) => [
+        /^edge\/app=app1\/date=([\d-]+)\/[0-9a-f]{32}\.ndjson\.gz$/.exec(k)?.[1],
+        linesOf(k),
+      ]),
     );
     expect(Object.keys(byDay).sort()).toEqual(["2026-01-01", "2026-01-03"]);
     expect(byDay["2026-01-03"]).toEqual([archiveLine(nearMidnight[1] as QueuedEvent)]);
