@@ -94,7 +94,10 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined)
   const groups = new Map<string, T[]>();
   for (const item of items) {
     const key = keyOf(item);
-    if (key !== undefined) groups.set(key, [...(groups.get(key) ?? []), item]);
+    if (key === undefined) continue;
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
   }
   return groups;
 }
