@@ -1,30 +1,40 @@
 /**
  * `npm run bench:activity`: what the activity rollups scan and cost.
  *
- * A simulated day of one app is archived as the projector archives it (batches of 100, gzip
- * NDJSON, receipt 0.5 s after each event), then recomputed with the rollup's query on DuckDB.
- * Prints the bytes a recompute of one day scans (today: the day so far; a closed day: the receipt
- * days D-1, D and D+1, neighbours the size of the day) next to the day's raw JSON, and what the rollups add per
- * million events at 1M events a day on the default schedule (every 15 minutes, today and
- * yesterday until final, 120 minutes of grace), next to the pipeline's own price without them.
+ * A simulated day of one app (from 10 minutes before midnight to past the next one) is delivered
+ * as the platform would (received 0.5 s after the event; 5% delivered again 10 or 40 s later, as a
+ * platform retry; 1% received 1 to 120 minutes late) and archived as the projector archives it
+ * (batches of 100 in receipt order, gzip NDJSON, raw objects and, for the batches that need them,
+ * edge objects). The day is then recomputed with the rollup's query on DuckDB from its raw archive
+ * and edge, and, as a check, from the receipt days D-1, D and D+1 (`--neighbours`): the figures
+ * must be the same. Prints the bytes a recompute scans (today: the day so far; a closed day) next
+ * to the day's raw JSON and to the previous read of D-1, D and D+1, and what the rollups add per million
+ * events at 1M events a day on the default schedule (every 15 minutes, today and yesterday until
+ * final, 120 minutes of grace), next to the pipeline's own price without them.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { bindNamed, DUCKDB_MACROS, duckDbArchiveView } from "../shared/analytics/dialect";
-import { activityFromRows, TOP_LIMIT } from "../shared/analytics/figures";
-import { readQuery } from "../shared/analytics/queries";
-import { dayStart, partitionsOf } from "../shared/analytics/rollup";
-import { utcDay } from "../shared/contracts/bucket-layout";
+import { bindNamed, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
+import { TOP_LIMIT } from "../shared/analytics/figures";
+import { dayActivity, dayStart } from "../shared/analytics/rollup";
+import { dayOfKey, utcDay } from "../shared/contracts/bucket-layout";
+import { S3_PREFIX } from "../shared/platform/constants";
 import type { BlobStore } from "../shared/ports/blob-store";
+import type { DayRange, SqlEngine } from "../shared/ports/sql-engine";
+import type { QueuedEvent } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
 import { generateHistory } from "../tools/simulate/generator";
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 40_000);
+/** ~1 event a second: enough to cover the day and 10 minutes on either side. */
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 86_000);
 const DAY = "2026-03-02";
 const DAY_MS = 86_400_000;
+/** How the platform delivers (assumed): retries 10 and 40 s after the first delivery, some events late. */
+const DELIVERY = { retryShare: 0.05, lateShare: 0.01, maxLateMinutes: 120 };
 
 /** Prices (us-east-1): Athena per TB scanned (10 MB minimum a query), Lambda arm64, DynamoDB on demand. */
 const PRICE = {
@@ -41,95 +51,151 @@ const SCHEDULE = { everyMinutes: 15, graceMinutes: 120, rollupMemoryGb: 0.25, se
 /** `npm run bench:cost`'s figure for the pipeline without rollups ($ per million events, README). */
 const PIPELINE_PER_MILLION = 2.28;
 
+/** A number in [0, 1) from a string: the same deliveries on every run. */
+const unit = (text: string) => createHash("sha256").update(text).digest().readUInt32BE(0) / 2 ** 32;
+
 const dir = mkdtempSync(join(tmpdir(), "bench-activity-"));
 try {
-  // A day of events: the generator's pace is ~1 event a second; the figures are per event.
+  const start = dayStart(DAY);
   const history = generateHistory({
     events: EVENTS,
     seed: 7,
     apps: ["bench-app"],
-    startAt: dayStart(DAY) / 1000,
+    startAt: (start - 600_000) / 1000,
   });
-  const files: string[] = [];
-  const sizes = new Map<string, number>();
+  const deliveries: QueuedEvent[] = [];
+  for (const e of history.events) {
+    const eventId = createHash("sha256").update(e.body).digest("hex");
+    const late = unit(`late ${eventId}`) < DELIVERY.lateShare;
+    const receivedAt =
+      e.at + 500 + (late ? Math.ceil(unit(`by ${eventId}`) * DELIVERY.maxLateMinutes * 60_000) : 0);
+    const delivery = {
+      messageId: eventId,
+      eventId,
+      receivedAt,
+      trigger: e.trigger,
+      appId: e.appId,
+      body: e.body,
+    };
+    deliveries.push(delivery);
+    if (unit(`retry ${eventId}`) < DELIVERY.retryShare)
+      deliveries.push({
+        ...delivery,
+        messageId: `${eventId}-retry`,
+        receivedAt: receivedAt + (unit(`when ${eventId}`) < 0.5 ? 10_000 : 40_000),
+      });
+  }
+  deliveries.sort((a, b) => a.receivedAt - b.receivedAt);
+  if ((history.events.at(-1)?.at ?? 0) < start + DAY_MS)
+    console.log(`note: ${EVENTS} events end before the day does (BENCH_EVENTS ≥ 86000 covers it)`);
+
+  /** Every object written: its path, table, day, size and when its batch was archived. */
+  const objects: Array<{ path: string; table: "raw" | "edge"; day: string; bytes: number; at: number }> = [];
+  let batchAt = 0;
   const store: BlobStore = {
     bucket: "bench",
     async put(key, body) {
       const path = join(dir, key);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, body);
-      files.push(path);
-      const day = /date=(\d{4}-\d{2}-\d{2})/.exec(key)?.[1] ?? "";
-      sizes.set(
-        day,
-        (sizes.get(day) ?? 0) + (typeof body === "string" ? Buffer.byteLength(body) : body.byteLength),
-      );
-      return { bucket: "bench", key, size: 0 };
+      const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+      const table = key.startsWith(S3_PREFIX.edge) ? "edge" : "raw";
+      objects.push({ path, table, day: dayOfKey(key) ?? "", bytes, at: batchAt });
+      return { bucket: "bench", key, size: bytes };
     },
     getText: async () => "",
     getBytes: async () => new Uint8Array(),
   };
-  for (let i = 0; i < history.events.length; i += 100)
-    await archiveBatch(
-      history.events.slice(i, i + 100).map((e) => {
-        const eventId = createHash("sha256").update(e.body).digest("hex");
-        return {
-          messageId: eventId,
-          eventId,
-          receivedAt: e.at + 500,
-          trigger: e.trigger,
-          appId: e.appId,
-          body: e.body,
-        };
-      }),
-      store,
-    );
+  let batches = 0;
+  for (let i = 0; i < deliveries.length; i += 100) {
+    const batch = deliveries.slice(i, i + 100);
+    batchAt = Math.max(...batch.map((d) => d.receivedAt));
+    await archiveBatch(batch, store);
+    batches++;
+  }
   const dayEvents = history.events.filter((e) => utcDay(e.at) === DAY);
   const rawBytes = dayEvents.reduce((s, e) => s + Buffer.byteLength(e.body), 0);
-  const archived = [...sizes.values()].reduce((a, b) => a + b, 0);
-  const perEventArchived = archived / history.events.length;
+  const sizeOf = (table: "raw" | "edge", day: string, before = Number.POSITIVE_INFINITY) =>
+    objects
+      .filter((o) => o.table === table && o.day === day && o.at < before)
+      .reduce((s, o) => s + o.bytes, 0);
+  const dayBytes = sizeOf("raw", DAY);
+  const edgeBytes = sizeOf("edge", DAY);
+  const edgePuts = objects.filter((o) => o.table === "edge").length;
+  const rawPuts = objects.length - edgePuts;
+  const perEventArchived =
+    objects.filter((o) => o.table === "raw").reduce((s, o) => s + o.bytes, 0) / deliveries.length;
 
-  // The recompute itself, on DuckDB, as the rollup runs it.
+  // The recompute itself, as the rollup runs it (`dayActivity`), on DuckDB over the files written
+  // (an engine whose scope picks the objects, as the local adapter's does from the bucket); `until`
+  // leaves out the batches archived later (today's last recompute, at midnight).
   const instance = await DuckDBInstance.create(":memory:");
   const connection = await instance.connect();
-  for (const s of [...DUCKDB_MACROS, duckDbArchiveView(files)]) await connection.run(s);
-  const { first, last } = partitionsOf(DAY, { closed: true });
-  const bound = bindNamed(readQuery("day-activity"), {
-    app: "bench-app",
-    first_date: first,
-    last_date: last,
-    day_start: dayStart(DAY),
-    day_end: dayStart(DAY) + DAY_MS,
-  });
-  const started = performance.now();
-  const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
-  const seconds = (performance.now() - started) / 1000;
-  const activity = activityFromRows(rows as never, { hours: 24, top: TOP_LIMIT });
+  for (const macro of DUCKDB_MACROS) await connection.run(macro);
+  let until = Number.POSITIVE_INFINITY;
+  const engine: SqlEngine = {
+    name: "duckdb",
+    async query(sql, params = {}, scope = {}) {
+      const within = (day: string, range: DayRange) =>
+        (!range.from || day >= range.from) && (!range.to || day <= range.to);
+      const read = objects.filter(
+        (o) =>
+          o.at < until &&
+          (o.table === "raw" ? within(o.day, scope) : !!scope.edges && within(o.day, scope.edges)),
+      );
+      const paths = (table: "raw" | "edge") => read.filter((o) => o.table === table).map((o) => o.path);
+      for (const view of duckDbArchiveViews({ archive_events: paths("raw"), archive_edges: paths("edge") }))
+        await connection.run(view);
+      const bound = bindNamed(sql, params);
+      const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
+      return {
+        columns: [],
+        rows: rows.map((r) =>
+          Object.fromEntries(
+            Object.entries(r).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : (v as never)]),
+          ),
+        ),
+        bytesScanned: read.reduce((sum, o) => sum + o.bytes, 0),
+      };
+    },
+  };
+  const began = performance.now();
+  const closed = await dayActivity(engine, "bench-app", DAY);
+  const seconds = (performance.now() - began) / 1000;
+  const activity = closed.activity;
+  // The check: the previous read (D-1, D, D+1) gives the same figures.
+  const same = isDeepStrictEqual(
+    activity,
+    (await dayActivity(engine, "bench-app", DAY, { neighbours: true })).activity,
+  );
+  until = start + DAY_MS;
+  const today = await dayActivity(engine, "bench-app", DAY);
   connection.closeSync();
   instance.closeSync();
 
-  // Steady state: the neighbouring receipt days are as large as this one.
-  const dayBytes = sizes.get(DAY) ?? 0;
-  // While the day is open (today's runs): D alone (D+1 empty). Once over (the recomputes that make
-  // it final): D-1, D and D+1, neighbours as large as the day at steady state.
-  const scannedSingle = dayBytes;
-  const scannedSteady = 3 * dayBytes;
+  // Today's last recompute reads D and the edge written so far; a closed day's, D and its whole
+  // edge. The previous read of a closed day was D-1, D and D+1: at steady state, three days.
+  const scannedToday = today.bytesScanned;
+  const scannedClosed = closed.bytesScanned;
+  const scannedBefore = 3 * dayBytes;
+  const edgeShare = edgeBytes / dayBytes;
 
   // The model at 1M events a day.
   const million = 1e6;
   const dayBytesAtScale = perEventArchived * million;
   const runs = (24 * 60) / SCHEDULE.everyMinutes;
   const yesterdayRuns = Math.ceil(SCHEDULE.graceMinutes / SCHEDULE.everyMinutes);
-  // Today's run reads D (a growing part; D-1 only once the day is over); yesterday's reads D-2,
-  // D-1 and the start of D.
-  const todayScans = Array.from({ length: runs }, (_, k) => (k + 1) / runs).reduce((a, b) => a + b, 0);
-  const yesterdayScans = Array.from(
-    { length: yesterdayRuns },
-    (_, k) => 2 + ((k + 1) * SCHEDULE.everyMinutes) / 1440,
-  ).reduce((a, b) => a + b, 0);
+  // Today's run reads D so far and its edge so far (at most the whole edge); yesterday's (until
+  // final) D-1 and its whole edge.
+  const todayScans =
+    Array.from({ length: runs }, (_, k) => (k + 1) / runs).reduce((a, b) => a + b, 0) + runs * edgeShare;
+  const yesterdayScans = yesterdayRuns * (1 + edgeShare);
   const queries = runs + yesterdayRuns;
   const athenaBytes = (todayScans + yesterdayScans) * dayBytesAtScale;
   const athena = Math.max(athenaBytes, queries * PRICE.athenaMinimumBytes) * PRICE.athenaPerByte;
+  // The projector's one more PUT for each batch with lines another day needs.
+  const edgePutsPerMillion = (edgePuts / deliveries.length) * million;
+  const edgeWrites = edgePutsPerMillion * PRICE.s3Request;
   const lambda =
     queries * SCHEDULE.secondsPerQuery * SCHEDULE.rollupMemoryGb * PRICE.lambdaGbSecond +
     runs * PRICE.lambdaRequest;
@@ -147,31 +213,37 @@ try {
   const dynamo = queries * (writeUnitsPerRun * PRICE.dynamoWriteUnit + 10 * PRICE.dynamoReadUnit);
   // Athena writes its results and the function lists the archive's apps: a few requests a query.
   const s3 = queries * 4 * PRICE.s3Request;
-  const added = athena + lambda + dynamo + s3;
+  const added = athena + lambda + dynamo + s3 + edgeWrites;
 
+  const ratio = (bytes: number) => Number((bytes / rawBytes).toFixed(4));
   console.log(
-    `simulated day ${DAY}: ${dayEvents.length} events (${EVENTS} generated), recompute on DuckDB ${seconds.toFixed(2)} s`,
+    `simulated day ${DAY}: ${dayEvents.length} events (${EVENTS} generated, ${deliveries.length} deliveries with ${(DELIVERY.retryShare * 100).toFixed(0)}% retried and ${(DELIVERY.lateShare * 100).toFixed(0)}% late by ≤ ${DELIVERY.maxLateMinutes} min), recompute on DuckDB ${seconds.toFixed(2)} s`,
   );
   console.log(
-    `  figures: ${activity.figures.messages} messages, ${activity.figures.active_users} active users, peak online ${activity.figures.peak_online}`,
+    `  figures: ${activity.figures.messages} messages, ${activity.figures.active_users} active users, peak online ${activity.figures.peak_online}; from D-1, D and D+1 (--neighbours): ${same ? "the same" : "DIFFERENT"}`,
+  );
+  console.log(
+    `  archive: ${rawPuts} raw objects, ${edgePuts} edge objects (${((edgePuts / batches) * 100).toFixed(2)}% of ${batches} batches put one more object)`,
   );
   console.table({
     "raw JSON of the day (bodies)": { bytes: rawBytes, "× raw JSON": 1 },
-    "archive, receipt day D (gzip NDJSON)": {
-      bytes: dayBytes,
-      "× raw JSON": Number((dayBytes / rawBytes).toFixed(3)),
+    "archive, receipt day D (gzip NDJSON)": { bytes: dayBytes, "× raw JSON": ratio(dayBytes) },
+    "edge of D (lines of other receipt days D needs)": { bytes: edgeBytes, "× raw JSON": ratio(edgeBytes) },
+    "scanned per recompute of today (D and its edge so far)": {
+      bytes: scannedToday,
+      "× raw JSON": ratio(scannedToday),
     },
-    "scanned per recompute of today (D so far)": {
-      bytes: scannedSingle,
-      "× raw JSON": Number((scannedSingle / rawBytes).toFixed(3)),
+    "scanned per recompute of a closed day (D and its edge)": {
+      bytes: scannedClosed,
+      "× raw JSON": ratio(scannedClosed),
     },
-    "scanned per recompute of a closed day (D-1, D, D+1)": {
-      bytes: scannedSteady,
-      "× raw JSON": Number((scannedSteady / rawBytes).toFixed(3)),
+    "baseline: the previous read of a closed day (D-1, D, D+1 at steady state)": {
+      bytes: scannedBefore,
+      "× raw JSON": ratio(scannedBefore),
     },
   });
   console.log(
-    `archive bytes per event: ${perEventArchived.toFixed(1)} (raw body ${(rawBytes / dayEvents.length).toFixed(1)})`,
+    `archive bytes per delivery: ${perEventArchived.toFixed(1)} (raw body ${(rawBytes / dayEvents.length).toFixed(1)})`,
   );
   console.log(
     `\nAt 1M events a day, every ${SCHEDULE.everyMinutes} min (today; yesterday for ${SCHEDULE.graceMinutes} min of grace): ${queries} queries a day, ${(athenaBytes / 1024 ** 3).toFixed(2)} GiB scanned`,
@@ -183,13 +255,17 @@ try {
     },
     [`DynamoDB (≤ ${writeUnitsPerRun} write units a run)`]: { "$ per 1M events": Number(dynamo.toFixed(4)) },
     "S3 requests (results, listing)": { "$ per 1M events": Number(s3.toFixed(4)) },
+    [`edge object PUTs (${edgePutsPerMillion.toFixed(0)} per 1M events)`]: {
+      "$ per 1M events": Number(edgeWrites.toFixed(4)),
+    },
     "rollups, total": { "$ per 1M events": Number(added.toFixed(4)) },
     "the pipeline without them (bench:cost)": { "$ per 1M events": PIPELINE_PER_MILLION },
     "the pipeline with them": { "$ per 1M events": Number((PIPELINE_PER_MILLION + added).toFixed(4)) },
   });
   console.log(
-    `targets: scanned per day ≤ 0.3× raw JSON: ${(scannedSingle / rawBytes).toFixed(3)}× per recompute of today, ${(scannedSteady / rawBytes).toFixed(3)}× per recompute of a closed day; rollups ≤ $0.10 per 1M events: $${added.toFixed(4)}`,
+    `targets: scanned per day ≤ 0.3× raw JSON: ${ratio(scannedToday).toFixed(3)}× per recompute of today, ${ratio(scannedClosed).toFixed(3)}× per recompute of a closed day (baseline ${ratio(scannedBefore).toFixed(3)}×); rollups ≤ $0.10 per 1M events: $${added.toFixed(4)}`,
   );
+  if (!same) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -202,7 +202,7 @@ export class WebhookBackendStack extends Stack {
     );
     tables.grantItemReadWrite(projector.function);
     data.grantObjects(projector, ["s3:GetObject"], [S3_PREFIX.oversize]);
-    data.grantObjects(projector, ["s3:PutObject"], [S3_PREFIX.raw, S3_PREFIX.quarantine]);
+    data.grantObjects(projector, ["s3:PutObject"], [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.quarantine]);
     sendOnly(projector, recordings.queue);
     return projector;
   }

@@ -10,7 +10,7 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
-import { ARCHIVE_COLUMNS } from "../../shared/analytics/dialect";
+import { ARCHIVE_COLUMNS, ARCHIVE_TABLES } from "../../shared/analytics/dialect";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { rollupEnvironment } from "../../shared/platform/environment";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
@@ -54,8 +54,8 @@ const JSON_FIELDS: Record<string, string> = {
 };
 
 /**
- * Activity analytics: the raw archive as an Athena table (`archive_events`, Glue, partition
- * projection over app and receipt date: no crawler, no partitions to add), a workgroup with
+ * Activity analytics: the raw archive and its edge copies as Athena tables (`archive_events`,
+ * `archive_edges`: Glue, partition projection over app and date: no crawler, no partitions to add), a workgroup with
  * encrypted results and a bytes-scanned cutoff, the activity table, and the rollup function on
  * a schedule, with an alarm when a day fails.
  */
@@ -83,48 +83,53 @@ export class ActivityAnalytics extends Construct {
       catalogId: stack.account,
       databaseInput: { name: databaseName, description: "The webhook backend's raw archive" },
     });
-    const archive = new CfnTable(this, "ArchiveEvents", {
-      catalogId: stack.account,
-      databaseName,
-      tableInput: {
-        name: "archive_events",
-        description: "The raw archive: one row per archived line (shared/contracts/bucket-layout.ts)",
-        tableType: "EXTERNAL_TABLE",
-        partitionKeys: [
-          { name: "app", type: "string", comment: ARCHIVE_COLUMNS.app },
-          { name: "date", type: "string", comment: ARCHIVE_COLUMNS.date },
-        ],
-        parameters: {
-          classification: "json",
-          "projection.enabled": "true",
-          "projection.app.type": "injected",
-          "projection.date.type": "date",
-          "projection.date.format": "yyyy-MM-dd",
-          "projection.date.range": "2024-01-01,NOW",
-          "projection.date.interval": "1",
-          "projection.date.interval.unit": "DAYS",
-          "storage.location.template": `s3://${bucket.bucketName}/${S3_PREFIX.raw}app=\${app}/date=\${date}/`,
-        },
-        storageDescriptor: {
-          location: `s3://${bucket.bucketName}/${S3_PREFIX.raw}`,
-          inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
-          outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-          serdeInfo: {
-            serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
-            parameters: {
-              "case.insensitive": "true",
-              ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
-            },
+    // The two archive tables (`ARCHIVE_TABLES`): the raw archive, and the edge copies the
+    // rollup reads beside a day's raw archive. Same columns, same line format.
+    for (const [name, table] of Object.entries(ARCHIVE_TABLES)) {
+      const root = `s3://${bucket.bucketName}/${table.prefix}`;
+      const glueTable = new CfnTable(this, name === "archive_events" ? "ArchiveEvents" : "ArchiveEdges", {
+        catalogId: stack.account,
+        databaseName,
+        tableInput: {
+          name,
+          description: `${table.description} (shared/contracts/bucket-layout.ts)`,
+          tableType: "EXTERNAL_TABLE",
+          partitionKeys: [
+            { name: "app", type: "string", comment: ARCHIVE_COLUMNS.app },
+            { name: "date", type: "string", comment: table.date },
+          ],
+          parameters: {
+            classification: "json",
+            "projection.enabled": "true",
+            "projection.app.type": "injected",
+            "projection.date.type": "date",
+            "projection.date.format": "yyyy-MM-dd",
+            "projection.date.range": "2024-01-01,NOW",
+            "projection.date.interval": "1",
+            "projection.date.interval.unit": "DAYS",
+            "storage.location.template": `${root}app=\${app}/date=\${date}/`,
           },
-          columns: Object.entries(COLUMN_TYPES).map(([name, type]) => ({
-            name,
-            type,
-            comment: ARCHIVE_COLUMNS[name as keyof typeof ARCHIVE_COLUMNS],
-          })),
+          storageDescriptor: {
+            location: root,
+            inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
+            outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+            serdeInfo: {
+              serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
+              parameters: {
+                "case.insensitive": "true",
+                ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
+              },
+            },
+            columns: Object.entries(COLUMN_TYPES).map(([column, type]) => ({
+              name: column,
+              type,
+              comment: ARCHIVE_COLUMNS[column as keyof typeof ARCHIVE_COLUMNS],
+            })),
+          },
         },
-      },
-    });
-    archive.node.addDependency(this.database);
+      });
+      glueTable.node.addDependency(this.database);
+    }
 
     this.workGroup = new CfnWorkGroup(this, "WorkGroup", {
       name: `${stack.stackName}-activity`,
@@ -177,7 +182,7 @@ export class ActivityAnalytics extends Construct {
         resources: [
           arn("glue", "catalog"),
           arn("glue", `database/${databaseName}`),
-          arn("glue", `table/${databaseName}/archive_events`),
+          ...Object.keys(ARCHIVE_TABLES).map((name) => arn("glue", `table/${databaseName}/${name}`)),
         ],
       }),
     );
@@ -188,13 +193,14 @@ export class ActivityAnalytics extends Construct {
       }),
     );
     // Athena reads the archive and writes its results with the caller's permissions.
-    props.data.grantObjects(this.rollup, ["s3:GetObject"], [S3_PREFIX.raw]);
+    props.data.grantObjects(this.rollup, ["s3:GetObject"], [S3_PREFIX.raw, S3_PREFIX.edge]);
     props.data.grantObjects(
       this.rollup,
       ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
       [S3_PREFIX.athenaResults],
     );
     props.data.grantListPrefix(this.rollup, S3_PREFIX.raw);
+    props.data.grantListPrefix(this.rollup, S3_PREFIX.edge);
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
     );

@@ -16,7 +16,7 @@ import type { BackendFunction } from "./backend-function";
 export type DataPrefix = (typeof S3_PREFIX)[keyof typeof S3_PREFIX];
 
 export interface DataBucketProps {
-  /** Days before raw archive and quarantine objects move to Infrequent Access. @default 30 */
+  /** Days before raw archive (and edge) and quarantine objects move to Infrequent Access. @default 30 */
   readonly infrequentAccessAfterDays?: number;
   /** Days before they move to Glacier Instant Retrieval. @default 180 */
   readonly glacierAfterDays?: number;
@@ -66,6 +66,7 @@ export class DataBucket extends Construct {
         { abortIncompleteMultipartUploadAfter: Duration.days(1) },
         { noncurrentVersionExpiration: Duration.days(30) },
         archived(S3_PREFIX.raw),
+        archived(S3_PREFIX.edge),
         archived(S3_PREFIX.quarantine),
         // Oversize bodies are archived raw once projected; 30 days outlast the DLQ's 14.
         { prefix: S3_PREFIX.oversize, expiration: Duration.days(30) },

@@ -3,11 +3,17 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection } from "@duckdb/node-api";
-import { bindNamed, DUCKDB_MACROS, duckDbArchiveView, type SqlValue } from "../analytics/dialect";
+import {
+  ARCHIVE_TABLES,
+  type ArchiveTable,
+  bindNamed,
+  DUCKDB_MACROS,
+  duckDbArchiveViews,
+  type SqlValue,
+} from "../analytics/dialect";
 import { dayOfKey } from "../contracts/bucket-layout";
-import { S3_PREFIX } from "../platform/constants";
 import { SqlQueryError } from "../platform/errors";
-import type { ArchiveScope, SqlEngine, SqlResult } from "../ports/sql-engine";
+import type { DayRange, SqlEngine, SqlResult } from "../ports/sql-engine";
 import { listObjects } from "./s3-listing";
 
 export interface DuckDbEngineOptions {
@@ -31,7 +37,7 @@ function plain(value: unknown): SqlValue | null {
  * DuckDB, embedded, as the `SqlEngine` of the local stack. Each query copies the archive objects
  * in its scope through the S3 API into a temporary directory laid out as the bucket is (so the
  * emulator's in-memory mode and a state directory work alike, and Hive partitions come from the
- * paths), defines `archive_events` over them, runs, and removes the copy. `bytesScanned` is the
+ * paths), defines `archive_events` and `archive_edges` over them, runs, and removes the copy. `bytesScanned` is the
  * bytes of the objects copied: what Athena would read for the same partitions.
  *
  * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { app: "a1" })
@@ -42,14 +48,17 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
     async query(sql, params = {}, scope = {}) {
       const dir = mkdtempSync(join(options.workDir ?? tmpdir(), "archive-sql-"));
       try {
-        const { files, bytes } = await copyArchive(options, scope, dir);
+        const events = await copyArchive(options, "archive_events", scope.app, scope, dir);
+        const edges = scope.edges
+          ? await copyArchive(options, "archive_edges", scope.app, scope.edges, dir)
+          : { files: [], bytes: 0 };
         const { DuckDBInstance } = await import("@duckdb/node-api");
         const instance = await DuckDBInstance.create(":memory:");
         const connection = await instance.connect();
         try {
-          for (const statement of [...DUCKDB_MACROS, duckDbArchiveView(files)])
-            await connection.run(statement);
-          return { ...(await run(connection, sql, params)), bytesScanned: bytes };
+          const views = duckDbArchiveViews({ archive_events: events.files, archive_edges: edges.files });
+          for (const statement of [...DUCKDB_MACROS, ...views]) await connection.run(statement);
+          return { ...(await run(connection, sql, params)), bytesScanned: events.bytes + edges.bytes };
         } finally {
           connection.closeSync();
           instance.closeSync();
@@ -80,18 +89,22 @@ async function run(
   }
 }
 
-/** Copies the archive objects of a scope into `dir`, keys as paths; returns the files and their bytes. */
+/** Copies one archive table's objects of an app's days into `dir`, keys as paths; returns the files and their bytes. */
 async function copyArchive(
   options: DuckDbEngineOptions,
-  scope: ArchiveScope,
+  table: ArchiveTable,
+  app: string | undefined,
+  days: DayRange,
   dir: string,
 ): Promise<{ files: string[]; bytes: number }> {
-  const prefix = scope.app ? `${S3_PREFIX.raw}app=${scope.app}/` : S3_PREFIX.raw;
-  const objects = (await listObjects(options.s3, options.bucket, prefix)).filter(({ key }) => {
-    const day = dayOfKey(key);
-    if (!day || !/\.ndjson(\.gz)?$/.test(key)) return false;
-    return (!scope.from || day >= scope.from) && (!scope.to || day <= scope.to);
-  });
+  const root = ARCHIVE_TABLES[table].prefix;
+  const objects = (await listObjects(options.s3, options.bucket, app ? `${root}app=${app}/` : root)).filter(
+    ({ key }) => {
+      const day = dayOfKey(key);
+      if (!day || !/\.ndjson(\.gz)?$/.test(key)) return false;
+      return (!days.from || day >= days.from) && (!days.to || day <= days.to);
+    },
+  );
   const files: string[] = [];
   let bytes = 0;
   for (const { key } of objects) {

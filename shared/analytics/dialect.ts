@@ -4,9 +4,11 @@
  * - Parameters: `:name` becomes a positional `?`, bound by each engine's own mechanism (DuckDB's
  *   prepared statements; Athena's `ExecutionParameters`, which take SQL literals).
  * - Functions: DuckDB gets macros named after the Athena JSON functions the queries use.
- * - The archive view `archive_events`: in Athena a Glue table with those columns; in DuckDB a
- *   view over the archive files (`duckDbArchiveView`).
+ * - The archive tables `archive_events` and `archive_edges` (`ARCHIVE_TABLES`): in Athena Glue
+ *   tables with those columns; in DuckDB views over the archive files (`duckDbArchiveViews`).
  */
+
+import { S3_PREFIX } from "../platform/constants";
 
 export type SqlValue = string | number;
 
@@ -82,7 +84,7 @@ export const DUCKDB_MACROS: readonly string[] = [
 /** The columns of the archive view, as both engines expose them. */
 export const ARCHIVE_COLUMNS = {
   app: "the app segment of the key (URI-encoded appId)",
-  date: "the receipt day, YYYY-MM-DD (the partition)",
+  date: "the partition day, YYYY-MM-DD (ARCHIVE_TABLES: the receipt day, or the day that needs the line)",
   event_id: "SHA-256 of the raw body",
   received_at: "edge receipt time, ms",
   event_time: "event time, ms (archive lines written before #20: null)",
@@ -94,24 +96,54 @@ export const ARCHIVE_COLUMNS = {
 } as const;
 
 /**
- * DuckDB's `archive_events` over archive files laid out as in the bucket
- * (`…/raw/app=<app>/date=<day>/<batch>.ndjson[.gz]`, gzip read by its suffix), with the columns
- * Athena's Glue table has. No file: an empty view with the same columns.
+ * The two archive tables, with the same columns (`ARCHIVE_COLUMNS`) and line format:
+ * - `archive_events` (`raw/`): every archived line, under its receipt day (`date`). The view for
+ *   ad-hoc SQL: an event is there once per receipt (a platform retry, received again, twice).
+ * - `archive_edges` (`edge/`): copies of the lines that the activity recompute of another day
+ *   needs, under that day (`date`): late and early events under their event day, receipt-timed
+ *   lines received just before midnight under the next day. Every line there is also in
+ *   `archive_events`: count from one table, or deduplicate by `event_id`.
  */
-export function duckDbArchiveView(files: readonly string[]): string {
+export const ARCHIVE_TABLES = {
+  archive_events: {
+    prefix: S3_PREFIX.raw,
+    description: "The raw archive: one row per archived line, under its receipt day",
+    date: "the receipt day, YYYY-MM-DD (the partition)",
+  },
+  archive_edges: {
+    prefix: S3_PREFIX.edge,
+    description: "Copies of archive lines another day's activity recompute needs, under that day",
+    date: "the day whose recompute needs the line, YYYY-MM-DD (the partition)",
+  },
+} as const;
+export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
+
+/** A DuckDB view `name` over archive files, or an empty one with the same columns when there is none. */
+function duckDbView(name: ArchiveTable, files: readonly string[]): string {
   if (files.length === 0)
-    return `CREATE OR REPLACE TEMP VIEW archive_events AS SELECT * FROM (VALUES
+    return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM (VALUES
       (NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::INTEGER,
        NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
       AS t(app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body) WHERE false`;
   const list = files.map((f) => `'${f.replaceAll("'", "''")}'`).join(", ");
-  return `CREATE OR REPLACE TEMP VIEW archive_events AS
+  return `CREATE OR REPLACE TEMP VIEW ${name} AS
     SELECT CAST(app AS VARCHAR) AS app, CAST(date AS VARCHAR) AS date, eventId AS event_id,
       receivedAt AS received_at, eventTime AS event_time, rank, trigger, naturalKey AS natural_key,
       appId AS app_id, body
     FROM read_json([${list}], format = 'newline_delimited', hive_partitioning = true, hive_types_autocast = false,
       columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
         eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`;
+}
+
+/**
+ * DuckDB's `archive_events` and `archive_edges` over archive files laid out as in the bucket
+ * (`…/raw/app=<app>/date=<day>/<batch>.ndjson[.gz]`, `…/edge/…` likewise; gzip read by its
+ * suffix), with the columns Athena's Glue tables have. No file: an empty view with the same columns.
+ *
+ * @example duckDbArchiveViews({ archive_events: ["/tmp/x/raw/app=a/date=2026-01-02/1.ndjson.gz"], archive_edges: [] })
+ */
+export function duckDbArchiveViews(files: Readonly<Record<ArchiveTable, readonly string[]>>): string[] {
+  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name]));
 }
 
 /** Statement keywords that write or change the session, refused wherever they appear as words outside quotes. */

@@ -1,7 +1,7 @@
 import { appSegment, utcDay } from "../contracts/bucket-layout";
 import type { ActivityStore } from "../ports/activity-store";
 import type { SqlEngine } from "../ports/sql-engine";
-import { activityFromRows, TOP_LIMIT } from "./figures";
+import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
 
 const DAY_MS = 86_400_000;
@@ -39,24 +39,60 @@ export function daysInRange(from: string, to: string): string[] {
 }
 
 /**
- * The receipt days whose partitions a day's recompute reads: the day itself; the next one, for
- * the facts that arrive late (up to the grace period, at most a day); and, once the day is over,
- * the previous one, for the first copies of facts whose event time is their receipt (membership
- * events, blocks): a platform retry received after midnight must find the copy received before,
- * or it would count on both days. While the day is still open (today, recomputed every few
- * minutes) that read is skipped: its figures are provisional anyway, and the recomputes after its
- * end, which make it final, read it. A fact is counted once, at its first receipt.
+ * The receipt days of the raw archive (`archive_events`) a day's recompute reads, besides the
+ * day's edge (`archive_edges`, the copies of the lines received on other days that it needs:
+ * late events, and the first copies of receipt-timed facts retried across midnight; see
+ * `edgeDayOf`): the day itself. With `neighbours`, for archives written before edge objects
+ * existed, the day before and the day after too, as the recompute read them then (late events
+ * up to a day; the first copies of retries received after midnight).
  *
- * @example partitionsOf("2026-01-02", { closed: true }) // { first: "2026-01-01", last: "2026-01-03" }
+ * @example receiptDaysOf("2026-01-02") // { first: "2026-01-02", last: "2026-01-02" }
+ * @example receiptDaysOf("2026-01-02", { neighbours: true }) // { first: "2026-01-01", last: "2026-01-03" }
  */
-export function partitionsOf(day: string, { closed }: { closed: boolean }): { first: string; last: string } {
-  return { first: closed ? utcDay(dayStart(day) - DAY_MS) : day, last: utcDay(dayStart(day) + DAY_MS) };
+export function receiptDaysOf(day: string, { neighbours = false } = {}): { first: string; last: string } {
+  if (!neighbours) return { first: day, last: day };
+  return { first: utcDay(dayStart(day) - DAY_MS), last: utcDay(dayStart(day) + DAY_MS) };
+}
+
+/** How a day is recomputed. */
+export interface RollupOptions {
+  /** Leave a final day as it is, without reading the archive (the schedule). */
+  skipFinal?: boolean;
+  /** Read the neighbouring receipt days too (`receiptDaysOf`): days archived before edge objects. */
+  neighbours?: boolean;
+}
+
+/**
+ * One day's figures of an app, computed from the archive by `sql/day-activity.sql` over the day's
+ * raw archive and edge (`receiptDaysOf`), and the bytes the engine read for them.
+ *
+ * @example (await dayActivity(engine, "app1", "2026-01-02")).activity.figures.messages // 9257
+ */
+export async function dayActivity(
+  engine: SqlEngine,
+  appId: string,
+  day: string,
+  { neighbours = false }: Pick<RollupOptions, "neighbours"> = {},
+): Promise<{ activity: DayActivity; bytesScanned: number }> {
+  const start = dayStart(day);
+  const { first, last } = receiptDaysOf(day, { neighbours });
+  const app = appSegment(appId);
+  const result = await engine.query(
+    readQuery("day-activity"),
+    { app, first_date: first, last_date: last, day, day_start: start, day_end: start + DAY_MS },
+    { app, from: first, to: last, edges: { from: day, to: day } },
+  );
+  return {
+    activity: activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT }),
+    bytesScanned: result.bytesScanned,
+  };
 }
 
 /**
  * Recomputes one day of an app from the raw archive and replaces it in the activity table: the
  * query counts each fact once by its natural key, at its event time (`sql/day-activity.sql`), so
- * any number of redeliveries, redrives, replays or duplicated lines give the same figures. The
+ * any number of redeliveries, redrives, replays or duplicated lines give the same figures. It
+ * reads the day's raw archive and edge (`receiptDaysOf`), whether the day is over or not. The
  * day is final when computed after its end plus the grace period; `skipFinal` leaves a final
  * day as it is (the schedule), without reading the archive.
  *
@@ -67,7 +103,7 @@ export async function rollupDay(
   appId: string,
   day: string,
   deps: RollupDependencies,
-  options: { skipFinal?: boolean } = {},
+  options: RollupOptions = {},
 ): Promise<DayRollup> {
   if (options.skipFinal) {
     const stored = await deps.store.day(appId, day);
@@ -76,14 +112,7 @@ export async function rollupDay(
   }
   const computedAt = deps.now();
   const start = dayStart(day);
-  const { first, last } = partitionsOf(day, { closed: computedAt >= start + DAY_MS });
-  const app = appSegment(appId);
-  const result = await deps.engine.query(
-    readQuery("day-activity"),
-    { app, first_date: first, last_date: last, day_start: start, day_end: start + DAY_MS },
-    { app, from: first, to: last },
-  );
-  const activity = activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT });
+  const { activity, bytesScanned } = await dayActivity(deps.engine, appId, day, options);
   const final = computedAt >= start + DAY_MS + deps.graceMs;
   const written = await deps.store.replace({
     appId,
@@ -91,7 +120,7 @@ export async function rollupDay(
     ...activity,
     computedAt,
     final,
-    bytesScanned: result.bytesScanned,
+    bytesScanned,
   });
   return {
     appId,
@@ -99,7 +128,7 @@ export async function rollupDay(
     outcome: written ? "written" : "superseded",
     final,
     computedAt,
-    bytesScanned: result.bytesScanned,
+    bytesScanned,
   };
 }
 

@@ -79,6 +79,16 @@ export function rawArchiveDayPrefix(appId: string | undefined, receivedAt: numbe
   return `${rawArchiveAppPrefix(appId)}date=${utcDay(receivedAt)}/`;
 }
 
+/**
+ * `edge/app=<appId>/date=<yyyy-mm-dd>/`: the copies of archive lines received on other days that
+ * the recompute of this day needs (`edgeDaysOf`), in the raw archive's line format.
+ *
+ * @example edgeArchiveDayPrefix("app1", "2026-01-03") // "edge/app=app1/date=2026-01-03/"
+ */
+export function edgeArchiveDayPrefix(appId: string | undefined, day: string): string {
+  return `${S3_PREFIX.edge}app=${appSegment(appId)}/date=${day}/`;
+}
+
 /** The receipt day of a raw-archive or quarantine key (`date=<yyyy-mm-dd>/`), if it has one. */
 export function dayOfKey(key: string): string | undefined {
   return /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];

@@ -28,8 +28,22 @@ export const APP_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 export const S3_PREFIX = {
   oversize: "oversize/",
   raw: "raw/",
+  /**
+   * Copies of the archive lines that another day's activity recompute needs (late events, and
+   * receipt-timed lines near midnight), under the day that needs them: `edgeDaysOf`.
+   */
+  edge: "edge/",
   quarantine: "quarantine/",
   recordings: "recordings/",
   /** Athena's query results (the activity rollup and `webhook sql --stack`), expired after a week. */
   athenaResults: "athena-results/",
 } as const;
+
+/**
+ * How long after a delivery the platform may deliver the same event again. It retries at most
+ * twice, 10 s and 30 s after a failed delivery, each waiting up to 2 s for an answer: ~45 s
+ * (DESIGN.md; the interface spec leaves retries unspecified). Five minutes gives room for
+ * delivery delays and is as long as a projected item remembers an event (`projector/core.ts`).
+ * A receipt-timed archive line received this close to midnight is copied to the next day's edge.
+ */
+export const PLATFORM_RETRY_HORIZON_MS = 5 * 60_000;

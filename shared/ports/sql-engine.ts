@@ -1,12 +1,19 @@
 import type { SqlValue } from "../analytics/dialect";
 
-/** Which part of the raw archive a query may read: one app's receipt days (all when absent). */
-export interface ArchiveScope {
-  /** The app's key segment (`appSegment(appId)`). */
-  app?: string;
-  /** First and last receipt day, YYYY-MM-DD, inclusive. */
+/** First and last day, YYYY-MM-DD, inclusive (all when absent). */
+export interface DayRange {
   from?: string;
   to?: string;
+}
+
+/**
+ * Which part of the archive a query may read: one app's receipt days in `archive_events` (all
+ * when absent) and, when `edges` is given, those days of `archive_edges` (none otherwise).
+ */
+export interface ArchiveScope extends DayRange {
+  /** The app's key segment (`appSegment(appId)`). */
+  app?: string;
+  edges?: DayRange;
 }
 
 /** A query's answer: the columns in order, each row by column name, and what it cost. */
@@ -18,7 +25,7 @@ export interface SqlResult {
 }
 
 /**
- * SQL over the raw archive, as the view `archive_events` (`ARCHIVE_COLUMNS`). Adapters:
+ * SQL over the archive, as the tables `archive_events` and `archive_edges` (`ARCHIVE_TABLES`). Adapters:
  * `adapters/duckdb-sql-engine` (embedded, local) and `adapters/athena-sql-engine` (deployed).
  * Both take Athena's dialect with named parameters (`dialect.ts`).
  */

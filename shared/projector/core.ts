@@ -2,6 +2,7 @@ import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-me
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { eventTime } from "../events/event-time";
 import { type KnownEvent, type ParsedEvent, parseWebhookEvent } from "../events/schemas";
+import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
 import type { ItemStore } from "../ports/item-store";
@@ -58,9 +59,10 @@ export function projectionInput(event: KnownEvent, eventId: string, receivedAt: 
 const SEEN_EVENTS_KEPT = 8;
 /**
  * How long (ms of receipt time) an item remembers an event: the platform's retries come 10 s and
- * 30 s after a failed delivery, so five minutes covers them with room; a quiet item keeps few ids.
+ * 30 s after a failed delivery, so its retry horizon (five minutes) covers them with room; a quiet
+ * item keeps few ids.
  */
-const SEEN_EVENTS_WINDOW_MS = 5 * 60_000;
+const SEEN_EVENTS_WINDOW_MS = PLATFORM_RETRY_HORIZON_MS;
 
 /** An item remembers an event by the first 64 bits of its id: enough to tell its last few events apart. */
 function seenId(eventId: string): string {

@@ -1,14 +1,17 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import {
+  edgeArchiveDayPrefix,
   type QuarantineRecord,
   quarantineKey,
   RAW_ARCHIVE_SUFFIX,
   type RawArchiveLine,
   rawArchiveDayPrefix,
+  utcDay,
 } from "../contracts/bucket-layout";
 import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
+import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import type { BlobStore } from "../ports/blob-store";
 import { lifecycleRank } from "../projections/version";
 import { parseEventBody } from "./core";
@@ -20,6 +23,31 @@ function acceptedLine(event: QueuedEvent): RawArchiveLine {
   return { eventId, receivedAt, trigger, appId, body };
 }
 
+/** An archive line, and whether its event time is its receipt (no time in the payload). */
+interface ArchiveEntry {
+  line: RawArchiveLine;
+  receiptTimed: boolean;
+}
+
+function archiveEntry(event: QueuedEvent): ArchiveEntry {
+  const line = acceptedLine(event);
+  const parsed = parseEventBody(event.body);
+  if (parsed.kind === "invalid") return { line, receiptTimed: false };
+  const known = parsed.kind === "known" ? parsed.event : undefined;
+  const time = eventTime(known, event.receivedAt);
+  return {
+    line: {
+      ...line,
+      eventTime: time.ms,
+      naturalKey: known
+        ? dedupeKey(known, event.eventId)
+        : `${event.appId}|${event.trigger}|body:${event.eventId}`,
+      rank: lifecycleRank(event.trigger),
+    },
+    receiptTimed: time.source === "receivedAt",
+  };
+}
+
 /**
  * An archive line: the event, with its event time, natural key and lifecycle rank computed here,
  * once, by the same functions the projector orders and deduplicates by. An unknown trigger has
@@ -29,44 +57,83 @@ function acceptedLine(event: QueuedEvent): RawArchiveLine {
  * @example archiveLine(queuedMessageSent).naturalKey // "app1|message_sent|m1"
  */
 export function archiveLine(event: QueuedEvent): RawArchiveLine {
-  const line = acceptedLine(event);
-  const parsed = parseEventBody(event.body);
-  if (parsed.kind === "invalid") return line;
-  const known = parsed.kind === "known" ? parsed.event : undefined;
-  return {
-    ...line,
-    eventTime: eventTime(known, event.receivedAt).ms,
-    naturalKey: known
-      ? dedupeKey(known, event.eventId)
-      : `${event.appId}|${event.trigger}|body:${event.eventId}`,
-    rank: lifecycleRank(event.trigger),
-  };
+  return archiveEntry(event).line;
+}
+
+/**
+ * The day, other than its receipt day, whose activity recompute needs a copy of this line (its
+ * "edge"), so that a day is recomputed from the receipt day's raw archive and its edge alone:
+ * - a line whose event day (UTC) is not its receipt day (a late or an early event): its event day;
+ * - a receipt-timed line (membership events, blocks, unknown triggers: their event time is their
+ *   receipt) received less than `PLATFORM_RETRY_HORIZON_MS` before midnight: the next day, whose
+ *   recompute must see this first copy of a platform retry received after midnight (the retry's
+ *   own event time is its receipt, on the next day).
+ * Copies of one natural key share their payload's event time, so a payload-timed line needs no
+ * more. A line without facts (invalid body) is in no figure: undefined.
+ *
+ * @example edgeDayOf({ …, receivedAt: Date.UTC(2026, 0, 3, 2), eventTime: Date.UTC(2026, 0, 2, 23) }, false) // "2026-01-02"
+ */
+export function edgeDayOf(line: RawArchiveLine, receiptTimed: boolean): string | undefined {
+  if (line.eventTime === undefined) return undefined;
+  const receiptDay = utcDay(line.receivedAt);
+  const needing = receiptTimed ? utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS) : utcDay(line.eventTime);
+  return needing === receiptDay ? undefined : needing;
+}
+
+/**
+ * `<prefix><hash of the events' ids and receipts>.ndjson.gz`: a retried batch (SQS redelivers the
+ * same receipts) rewrites the same key; a platform retry alone in a later batch, the same id at a
+ * later receipt, does not overwrite its first receipt's object.
+ */
+function batchObjectKey(prefix: string, events: readonly QueuedEvent[]): string {
+  const ids = events.map((e) => `${e.eventId}@${e.receivedAt}`).sort();
+  return `${prefix}${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}${RAW_ARCHIVE_SUFFIX}`;
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    if (key === undefined) continue;
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 /**
  * The raw archive: one gzip-compressed NDJSON object per (app, receipt day) in a batch, under
- * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids>.ndjson.gz`; each line is a
+ * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids and receipts>.ndjson.gz`; each line is a
  * `RawArchiveLine` (`archiveLine`). Compressed, a day is ~0.15× its raw JSON: what SQL over the
  * archive scans (Athena and DuckDB read gzip). A retried batch rewrites the same key; a batch
  * split differently may archive an event twice, which replay and the analytics deduplicate.
  *
+ * Only when the batch holds lines another day's recompute needs (`edgeDayOf`: late events,
+ * receipt-timed lines in the last minutes of a day), one more object per (app, day needing them)
+ * under `edge/app=<appId>/date=<that day>/`, with copies of those lines. Nothing but the activity
+ * rollup reads `edge/`: the raw archive alone is every event once per receipt.
+ *
  * @example await archiveBatch(events, dataStore) // ["raw/app=app1/date=2026-01-02/5f0c….ndjson.gz"]
  */
 export async function archiveBatch(events: readonly QueuedEvent[], store: BlobStore): Promise<string[]> {
-  const groups = new Map<string, QueuedEvent[]>();
-  for (const event of events) {
-    const prefix = rawArchiveDayPrefix(event.appId, event.receivedAt);
-    groups.set(prefix, [...(groups.get(prefix) ?? []), event]);
-  }
-  return Promise.all(
-    [...groups].map(async ([prefix, group]) => {
-      const ids = group.map((e) => e.eventId).sort();
-      const key = `${prefix}${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}${RAW_ARCHIVE_SUFFIX}`;
-      const lines = group.map((e) => JSON.stringify(archiveLine(e)));
-      await store.put(key, gzipSync(`${lines.join("\n")}\n`), { contentType: "application/gzip" });
-      return key;
-    }),
-  );
+  const entries = events.map((event) => ({ event, ...archiveEntry(event) }));
+  type Entry = (typeof entries)[number];
+  const put = async (prefix: string, group: Entry[]) => {
+    const key = batchObjectKey(
+      prefix,
+      group.map((e) => e.event),
+    );
+    const lines = group.map((e) => JSON.stringify(e.line));
+    await store.put(key, gzipSync(`${lines.join("\n")}\n`), { contentType: "application/gzip" });
+    return key;
+  };
+  const raw = groupBy(entries, (e) => rawArchiveDayPrefix(e.event.appId, e.event.receivedAt));
+  const edges = groupBy(entries, (e) => {
+    const day = edgeDayOf(e.line, e.receiptTimed);
+    return day && edgeArchiveDayPrefix(e.event.appId, day);
+  });
+  return Promise.all([...raw, ...edges].map(([prefix, group]) => put(prefix, group)));
 }
 
 /**

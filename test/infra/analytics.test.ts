@@ -56,6 +56,24 @@ describe("activity analytics in the stack", () => {
     });
   });
 
+  it("declares the edge copies as a second table with the same columns, under edge/", () => {
+    template.hasResourceProperties("AWS::Glue::Table", {
+      TableInput: Match.objectLike({
+        Name: "archive_edges",
+        PartitionKeys: [Match.objectLike({ Name: "app" }), Match.objectLike({ Name: "date" })],
+        Parameters: Match.objectLike({
+          "projection.enabled": "true",
+          "storage.location.template": {
+            "Fn::Join": ["", ["s3://", Match.anyValue(), `/edge/app=\${app}/date=\${date}/`]],
+          },
+        }),
+        StorageDescriptor: Match.objectLike({
+          Columns: Match.arrayWith([Match.objectLike({ Name: "natural_key", Type: "string" })]),
+        }),
+      }),
+    });
+  });
+
   it("runs queries in a workgroup with encrypted results and the bytes-scanned cutoff, enforced", () => {
     template.hasResourceProperties("AWS::Athena::WorkGroup", {
       WorkGroupConfiguration: Match.objectLike({
@@ -90,8 +108,15 @@ describe("activity analytics in the stack", () => {
       '["dynamodb:GetItem","dynamodb:Query","dynamodb:PutItem","dynamodb:DeleteItem"]',
     );
     expect(policy).toMatch(/raw\/\*/);
+    expect(policy).toMatch(/edge\/\*/);
+    expect(policy).toContain("/archive_edges");
     expect(policy).toMatch(/athena-results\/\*/);
     expect(policy).not.toMatch(/"(athena|glue|dynamodb|s3):\*"/);
     expect(policy).not.toMatch(/quarantine|recordings\//);
+  });
+
+  it("lets the projector write edge objects beside the raw archive", () => {
+    const policy = policyOf("ProjectorFunctionServiceRoleDefaultPolicy");
+    expect(policy).toMatch(/s3:PutObject.*edge\/\*/);
   });
 });

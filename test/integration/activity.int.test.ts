@@ -5,17 +5,21 @@ import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
 import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { activityFromRows, TOP_LIMIT } from "../../shared/analytics/figures";
-import { readQuery } from "../../shared/analytics/queries";
-import { dayStart, partitionsOf, type RollupDependencies, rollupDay } from "../../shared/analytics/rollup";
-import { appSegment } from "../../shared/contracts/bucket-layout";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import { TOP_LIMIT } from "../../shared/analytics/figures";
+import { dayActivity, dayStart, type RollupDependencies, rollupDay } from "../../shared/analytics/rollup";
+import { appSegment, edgeArchiveDayPrefix, rawArchiveDayPrefix } from "../../shared/contracts/bucket-layout";
+import { PLATFORM_RETRY_HORIZON_MS, S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
-import { archiveBatch } from "../../shared/projector/raw-archive";
-import { createActivityTable } from "../../tools/local/provision";
+import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
+import { projectionStores } from "../../shared/projector/stores";
+import { createActivityTable, createProjectionTables, localTableNames } from "../../tools/local/provision";
+import { replayArchive } from "../../tools/ops/operations";
 import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
+import { fixture } from "../support/fixtures";
 
 const { s3, dynamo } = testClients();
 const doc = documentClient(dynamo);
@@ -35,7 +39,7 @@ beforeAll(async () => {
   await createActivityTable(dynamo, activityTable);
 });
 
-/** A simulated history of one app, with messages to groups added (the simulator sends 1:1 only). */
+/** A simulated history of one app (its messages go to users and to groups). */
 function historyOf(appId: string, events = 900, seed = 7): GeneratedEvent[] {
   const history = generateHistory({ events, seed, apps: [appId], startAt: START });
   return history.events;
@@ -61,61 +65,168 @@ function queued(e: GeneratedEvent, receivedAt: number): QueuedEvent {
   };
 }
 
-async function figuresFromArchive(appId: string, day: string) {
-  const engine = duckDbEngine({ s3, bucket });
-  const { first, last } = partitionsOf(day, { closed: true });
-  const app = appSegment(appId);
-  const result = await engine.query(
-    readQuery("day-activity"),
-    { app, first_date: first, last_date: last, day_start: dayStart(day), day_end: dayStart(day) + 24 * HOUR },
-    { app, from: first, to: last },
-  );
-  return activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT });
+async function figuresFromArchive(appId: string, day: string, options: { neighbours?: boolean } = {}) {
+  return (await dayActivity(duckDbEngine({ s3, bucket }), appId, day, options)).activity;
+}
+
+/** The archive as the projector wrote it before edge objects existed: raw objects only. */
+const withoutEdges = (store: BlobStore): BlobStore => ({
+  ...store,
+  put: async (key, body, options) =>
+    key.startsWith(S3_PREFIX.edge) ? { bucket: store.bucket, key, size: 0 } : store.put(key, body, options),
+});
+
+/** Whether an event's time is its receipt (no time in its payload): its archive line says. */
+const receiptTimed = (e: GeneratedEvent) => archiveLine(queued(e, 0)).eventTime === 0;
+
+/**
+ * A member joins 10 s before midnight and the platform retries the delivery 30 s later, after
+ * midnight; a message sent at 23:30 arrives at 01:00, and again at 01:05.
+ */
+function acrossMidnight(appId: string): QueuedEvent[] {
+  const at = (day: number, h: number, m = 0, sec = 0) => Date.UTC(2026, 0, day, h, m, sec);
+  const joined = fixture("group_member_joined");
+  joined.appId = appId;
+  const message = fixture("message_sent");
+  message.appId = appId;
+  Object.assign(message.data.message, { id: "late-1", sentAt: at(2, 23, 30) / 1000 });
+  const join = { body: JSON.stringify(joined), trigger: "group_member_joined", appId, at: 0 };
+  const late = { body: JSON.stringify(message), trigger: "message_sent", appId, at: at(2, 23, 30) };
+  return [
+    queued(join, at(2, 23, 59, 50)),
+    queued(join, at(3, 0, 0, 20)),
+    queued(late, at(3, 1)),
+    queued(late, at(3, 1, 5)),
+  ];
 }
 
 describe("activity figures: SQL over the archive on DuckDB equals what the history implies", () => {
-  it("rolls up two days into the activity table, each figure, hour and top list as the history implies", async () => {
+  it.each([
+    ["the raw archive and its edges", false],
+    ["an archive written before edge objects, read with its neighbours (rollup --neighbours)", true],
+  ])(
+    "rolls up two days into the activity table, each figure, hour and top list as the history implies: %s",
+    async (_, old) => {
+      // Prepare
+      const appId = uniqueName("app");
+      const events = historyOf(appId);
+      const receipts = new Map(events.map((e, i) => [e, receiptOf(e, i)]));
+      for (let i = 0; i < events.length; i += 100)
+        await archiveBatch(
+          events.slice(i, i + 100).map((e) => queued(e, receipts.get(e) ?? 0)),
+          old ? withoutEdges(archive) : archive,
+        );
+      const expected = expectedActivity(events, (e) => receipts.get(e) ?? 0).get(appId);
+      const store = dynamoActivityStore(doc, activityTable);
+      const deps: RollupDependencies = {
+        engine: duckDbEngine({ s3, bucket }),
+        store,
+        now: () => Date.UTC(2026, 0, 5),
+        graceMs: 2 * HOUR,
+      };
+
+      // Act
+      const rollups = [];
+      for (const day of DAYS) rollups.push(await rollupDay(appId, day, deps, { neighbours: old }));
+
+      // Assess
+      expect(rollups.map((r) => [r.outcome, r.final])).toEqual([
+        ["written", true],
+        ["written", true],
+      ]);
+      for (const day of DAYS) {
+        const want = expected?.get(day);
+        const stored = await store.day(appId, day);
+        expect(stored?.figures).toEqual(want?.figures);
+        expect(stored?.messageKinds).toEqual(want?.messageKinds);
+        expect(await store.hours(appId, day)).toEqual(want?.hours);
+        expect(await store.topGroups(appId, day, TOP_LIMIT)).toEqual(want?.topGroups);
+        expect(await store.topUsers(appId, day, 5)).toEqual(want?.topUsers.slice(0, 5));
+      }
+      expect(expected?.get("2026-01-02")?.figures.messages).toBeGreaterThan(0);
+      expect(expected?.get("2026-01-03")?.figures.peak_online).toBeGreaterThan(0);
+      // The simulator sends a third of its members' messages to their groups.
+      expect(expected?.get("2026-01-02")?.figures.messages_group).toBeGreaterThan(0);
+      expect(expected?.get("2026-01-02")?.topGroups.length).toBeGreaterThan(1);
+    },
+  );
+
+  it("counts a late event and a receipt-timed retry across midnight once, on their own day, from the day's raw archive and edge only", async () => {
     // Prepare
     const appId = uniqueName("app");
-    const events = historyOf(appId);
-    const receipts = new Map(events.map((e, i) => [e, receiptOf(e, i)]));
-    for (let i = 0; i < events.length; i += 100)
-      await archiveBatch(
-        events.slice(i, i + 100).map((e) => queued(e, receipts.get(e) ?? 0)),
-        archive,
-      );
-    const expected = expectedActivity(events, (e) => receipts.get(e) ?? 0).get(appId);
-    const store = dynamoActivityStore(doc, activityTable);
-    const deps: RollupDependencies = {
-      engine: duckDbEngine({ s3, bucket }),
-      store,
-      now: () => Date.UTC(2026, 0, 5),
-      graceMs: 2 * HOUR,
-    };
+    // Each delivery in a batch of its own, as a projector would receive them minutes apart.
+    for (const delivery of acrossMidnight(appId)) await archiveBatch([delivery], archive);
+    const oldApp = uniqueName("app");
+    for (const delivery of acrossMidnight(oldApp)) await archiveBatch([delivery], withoutEdges(archive));
+    const engine = duckDbEngine({ s3, bucket });
+    const sizeOf = async (prefix: string) =>
+      (await listObjects(s3, bucket, prefix)).reduce((sum, o) => sum + o.size, 0);
 
     // Act
-    const rollups = [];
-    for (const day of DAYS) rollups.push(await rollupDay(appId, day, deps));
+    const [before, after] = await Promise.all(DAYS.map((day) => dayActivity(engine, appId, day)));
+    const [oldBefore, oldAfter] = await Promise.all(DAYS.map((day) => dayActivity(engine, oldApp, day)));
+    const [oldBeforeNeighbours, oldAfterNeighbours] = await Promise.all(
+      DAYS.map((day) => dayActivity(engine, oldApp, day, { neighbours: true })),
+    );
 
-    // Assess
-    expect(rollups.map((r) => [r.outcome, r.final])).toEqual([
-      ["written", true],
-      ["written", true],
+    // Assess: the join on the 2nd (its first receipt), the message on the 2nd (its event time).
+    const counted = (a: typeof before) => [a?.activity.figures.member_joins, a?.activity.figures.messages];
+    expect(counted(before)).toEqual([1, 1]);
+    expect(counted(after)).toEqual([0, 0]);
+    // What was read: the day's raw archive and its edge, nothing else.
+    for (const [day, read] of [
+      ["2026-01-02", before],
+      ["2026-01-03", after],
+    ] as const)
+      expect(read?.bytesScanned).toBe(
+        (await sizeOf(rawArchiveDayPrefix(appId, dayStart(day)))) +
+          (await sizeOf(edgeArchiveDayPrefix(appId, day))),
+      );
+    // Without edges the same read counts the join twice and misses the late message; the
+    // neighbours read of an archive written before them counts both once.
+    expect([counted(oldBefore), counted(oldAfter)]).toEqual([
+      [1, 0],
+      [1, 0],
     ]);
-    for (const day of DAYS) {
-      const want = expected?.get(day);
-      const stored = await store.day(appId, day);
-      expect(stored?.figures).toEqual(want?.figures);
-      expect(stored?.messageKinds).toEqual(want?.messageKinds);
-      expect(await store.hours(appId, day)).toEqual(want?.hours);
-      expect(await store.topGroups(appId, day, TOP_LIMIT)).toEqual(want?.topGroups);
-      expect(await store.topUsers(appId, day, 5)).toEqual(want?.topUsers.slice(0, 5));
-    }
-    expect(expected?.get("2026-01-02")?.figures.messages).toBeGreaterThan(0);
-    expect(expected?.get("2026-01-03")?.figures.peak_online).toBeGreaterThan(0);
-    // The simulator sends a third of its members' messages to their groups.
-    expect(expected?.get("2026-01-02")?.figures.messages_group).toBeGreaterThan(0);
-    expect(expected?.get("2026-01-02")?.topGroups.length).toBeGreaterThan(1);
+    expect([counted(oldBeforeNeighbours), counted(oldAfterNeighbours)]).toEqual([
+      [1, 1],
+      [0, 0],
+    ]);
+  });
+
+  it("keeps edge copies out of what reads each event once: the view archive_events and replay", async () => {
+    // Prepare
+    const appId = uniqueName("app");
+    for (const delivery of acrossMidnight(appId)) await archiveBatch([delivery], archive);
+    const tables = localTableNames(uniqueName("replay"));
+    await createProjectionTables(dynamo, tables);
+    const count = async (table: string) =>
+      (
+        await duckDbEngine({ s3, bucket }).query(
+          `SELECT count(*) AS lines, count(DISTINCT event_id) AS events FROM ${table} WHERE app = :app`,
+          { app: appSegment(appId) },
+          { app: appSegment(appId), edges: {} },
+        )
+      ).rows[0];
+
+    // Act
+    const replayed = await replayArchive(
+      s3,
+      archive,
+      {
+        stores: projectionStores(dynamo, tables),
+        dataStore: archive,
+        recordingJobs: { send: async () => undefined },
+        now: Date.now,
+      },
+      { appId, dryRun: true },
+    );
+
+    // Assess: four receipts of two events; the edges hold three copies (the join before
+    // midnight, for the next day; the late message's two receipts, for its day).
+    expect(await count("archive_events")).toEqual({ lines: 4, events: 2 });
+    expect(await count("archive_edges")).toEqual({ lines: 3, events: 2 });
+    expect(replayed).toMatchObject({ objects: 4, events: 2, duplicates: 2 });
   });
 
   it("replaces a day: a recompute with more facts rewrites it, one computed earlier is refused", async () => {
@@ -191,13 +302,13 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
             body: e.body.replaceAll(appId, runApp),
           });
           const deliveries: QueuedEvent[] = events.map((e, i) => queued(rebody(e), receiptOf(e, i)));
-          for (const r of retries)
-            deliveries.push(
-              queued(
-                rebody(events[r.index] as GeneratedEvent),
-                receiptOf(events[r.index] as GeneratedEvent, r.index) + r.delayMs,
-              ),
-            );
+          for (const r of retries) {
+            const event = events[r.index] as GeneratedEvent;
+            // The platform retries within its horizon: a receipt-timed fact's retry comes then.
+            // A fact with a payload time may come again any time later.
+            const delay = receiptTimed(event) ? 1 + (r.delayMs % PLATFORM_RETRY_HORIZON_MS) : r.delayMs;
+            deliveries.push(queued(rebody(event), receiptOf(event, r.index) + delay));
+          }
           for (const i of redelivered) deliveries.push(deliveries[i] as QueuedEvent);
           const shuffled = deliveries
             .map((d, i) => ({ d, k: order[i % order.length] ?? 0 }))

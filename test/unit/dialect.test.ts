@@ -24,10 +24,11 @@ describe("the dialect layer", () => {
       app: "a",
       first_date: "d0",
       last_date: "d2",
+      day: "d1",
       day_start: 1,
       day_end: 2,
     });
-    expect(bound.values).toEqual(["a", "d0", "d2", 1, 1, 2]);
+    expect(bound.values).toEqual(["a", "d0", "d2", "a", "d1", 1, 1, 2]);
   });
 
   it("writes Athena execution parameters as SQL literals", () => {

@@ -5,16 +5,31 @@ import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
 import { dedupeKey } from "../../shared/events/dedupe";
 import { eventTime } from "../../shared/events/event-time";
 import { parseWebhookEvent } from "../../shared/events/schemas";
+import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
-import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
+import { archiveBatch, archiveLine, edgeDayOf } from "../../shared/projector/raw-archive";
 import { fixture } from "../support/fixtures";
 import { memoryStore } from "../support/ingest";
 
 const RECEIVED = Date.UTC(2026, 0, 2, 23, 59, 59, 500);
 
-function queued(body: string, trigger: string, appId = "app1"): QueuedEvent {
+function queued(body: string, trigger: string, appId = "app1", receivedAt = RECEIVED): QueuedEvent {
   const eventId = createHash("sha256").update(body).digest("hex");
-  return { messageId: `m-${eventId.slice(0, 6)}`, eventId, receivedAt: RECEIVED, trigger, appId, body };
+  return { messageId: `m-${eventId.slice(0, 6)}`, eventId, receivedAt, trigger, appId, body };
+}
+
+/** A message sent at `sentAt` (ms), or a member joining (no payload time), of app1. */
+function messageAt(sentAt: number, id = "m1"): string {
+  const body = fixture("message_sent");
+  body.appId = "app1";
+  Object.assign(body.data.message, { id, sentAt: sentAt / 1000 });
+  return JSON.stringify(body);
+}
+function memberJoined(uid = "u1"): string {
+  const body = fixture("group_member_joined");
+  body.appId = "app1";
+  body.data.members = { [uid]: { uid, name: uid } };
+  return JSON.stringify(body);
 }
 
 describe("archive lines carry the facts the analytics need, computed once", () => {
@@ -97,5 +112,71 @@ describe("raw archive objects", () => {
     expect(() => parseRawArchiveObject(Buffer.from('{"eventId":""}\n'), "raw/bad.ndjson")).toThrow(
       /raw archive line in raw\/bad\.ndjson/,
     );
+  });
+});
+
+describe("edge objects: the lines another day's recompute needs", () => {
+  const at = (day: number, h: number, m = 0, sec = 0) => Date.UTC(2026, 0, day, h, m, sec);
+
+  it("copies a late or early event to its event day, and nothing of an event on its receipt day", () => {
+    const line = (sentAt: number, receivedAt: number) =>
+      archiveLine(queued(messageAt(sentAt), "message_sent", "app1", receivedAt));
+    expect(edgeDayOf(line(at(2, 23, 59), at(3, 1)), false)).toBe("2026-01-02");
+    expect(edgeDayOf(line(at(3, 0, 0, 1), at(2, 23, 59, 59)), false)).toBe("2026-01-03");
+    expect(edgeDayOf(line(at(2, 12), at(2, 23, 59, 59)), false)).toBeUndefined();
+  });
+
+  it("copies a receipt-timed line received within the retry horizon before midnight to the next day", () => {
+    const joinedAt = (receivedAt: number) =>
+      archiveLine(queued(memberJoined(), "group_member_joined", "app1", receivedAt));
+    const midnight = at(3, 0);
+    expect(edgeDayOf(joinedAt(midnight - 1), true)).toBe("2026-01-03");
+    expect(edgeDayOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS), true)).toBe("2026-01-03");
+    expect(edgeDayOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS - 1), true)).toBeUndefined();
+    expect(edgeDayOf(joinedAt(midnight), true)).toBeUndefined();
+    const invalid = archiveLine(queued("{}", "message_sent", "app1", midnight - 1));
+    expect(edgeDayOf(invalid, true)).toBeUndefined();
+  });
+
+  it("puts one more object only for a batch that holds such lines, with copies of those lines only", async () => {
+    // Prepare
+    const store = memoryStore();
+    const noon = [
+      queued(messageAt(at(2, 11, 59), "a"), "message_sent", "app1", at(2, 12)),
+      queued(memberJoined("u1"), "group_member_joined", "app1", at(2, 12)),
+    ];
+    const nearMidnight = [
+      queued(messageAt(at(2, 23, 59), "b"), "message_sent", "app1", at(2, 23, 59, 30)),
+      queued(memberJoined("u2"), "group_member_joined", "app1", at(2, 23, 58)),
+      queued(messageAt(at(1, 22), "late"), "message_sent", "app1", at(2, 23, 59, 40)),
+    ];
+
+    // Act
+    const quiet = await archiveBatch(noon, store);
+    const keys = await archiveBatch(nearMidnight, store);
+
+    // Assess
+    expect(quiet).toHaveLength(1);
+    expect(keys).toHaveLength(3);
+    const [raw, ...edges] = keys;
+    expect(raw).toMatch(/^raw\/app=app1\/date=2026-01-02\//);
+    const linesOf = (key: string | undefined) =>
+      parseRawArchiveObject(store.objects.get(key ?? "") ?? new Uint8Array(), key ?? "");
+    expect(linesOf(raw)).toHaveLength(3);
+    const byDay = Object.fromEntries(
+      edges.map((k) => [
+        /^edge\/app=app1\/date=([\d-]+)\/[0-9a-f]{32}\.ndjson\.gz$/.exec(k)?.[1],
+        linesOf(k),
+      ]),
+    );
+    expect(Object.keys(byDay).sort()).toEqual(["2026-01-01", "2026-01-03"]);
+    expect(byDay["2026-01-03"]).toEqual([archiveLine(nearMidnight[1] as QueuedEvent)]);
+    expect(byDay["2026-01-01"]).toEqual([archiveLine(nearMidnight[2] as QueuedEvent)]);
+    // A retried batch rewrites the same keys; a platform retry (a later receipt) keeps its own.
+    expect(await archiveBatch(nearMidnight, store)).toEqual(keys);
+    const retry = { ...(nearMidnight[1] as QueuedEvent), receivedAt: at(2, 23, 58, 30) };
+    const [retryKey] = await archiveBatch([retry], store);
+    const [firstKey] = await archiveBatch([nearMidnight[1] as QueuedEvent], store);
+    expect(retryKey).not.toBe(firstKey);
   });
 });

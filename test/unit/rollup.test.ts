@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { daysInRange, partitionsOf, scheduledDays, scheduledRollup } from "../../shared/analytics/rollup";
+import { daysInRange, receiptDaysOf, scheduledDays, scheduledRollup } from "../../shared/analytics/rollup";
 import { SqlQueryError } from "../../shared/platform/errors";
 import type { ActivityStore, DayWrite, StoredDay } from "../../shared/ports/activity-store";
 import type { SqlEngine } from "../../shared/ports/sql-engine";
@@ -26,10 +26,10 @@ function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
 }
 
 describe("the rollup core", () => {
-  it("reads the previous receipt day only once the day is over", () => {
-    expect(partitionsOf("2026-03-01", { closed: true })).toEqual({ first: "2026-02-28", last: "2026-03-02" });
-    expect(partitionsOf("2026-03-01", { closed: false })).toEqual({
-      first: "2026-03-01",
+  it("reads the day's own receipt day (and its edge), or its neighbours too for archives written before edges", () => {
+    expect(receiptDaysOf("2026-03-01")).toEqual({ first: "2026-03-01", last: "2026-03-01" });
+    expect(receiptDaysOf("2026-03-01", { neighbours: true })).toEqual({
+      first: "2026-02-28",
       last: "2026-03-02",
     });
     expect(daysInRange("2026-02-27", "2026-03-01")).toEqual(["2026-02-27", "2026-02-28", "2026-03-01"]);
@@ -53,10 +53,12 @@ describe("the rollup core", () => {
       bytesScanned: 0,
     });
     const asked: string[] = [];
+    const scopes: unknown[] = [];
     const engine: SqlEngine = {
       name: "duckdb",
-      async query(_sql, params) {
+      async query(_sql, params, scope) {
         asked.push(`${params?.app} ${params?.day_start}`);
+        scopes.push(scope);
         if (params?.app === "broken")
           throw new SqlQueryError("Athena query cancelled: bytes scanned limit", false, "CANCELLED");
         return { columns: [], rows: [], bytesScanned: 10 };
@@ -82,5 +84,12 @@ describe("the rollup core", () => {
     ]);
     expect(store.writes.filter((w) => w.appId === "broken")).toEqual([]);
     expect(asked).toHaveLength(3);
+    // Today and yesterday alike: the day's raw archive and its edge, nothing else.
+    expect(scopes.at(-1)).toEqual({
+      app: "done",
+      from: "2026-01-02",
+      to: "2026-01-02",
+      edges: { from: "2026-01-02", to: "2026-01-02" },
+    });
   });
 });

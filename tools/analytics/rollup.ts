@@ -1,4 +1,4 @@
-/** `npx webhook rollup --app <appId> --from YYYY-MM-DD --to YYYY-MM-DD [--stack <name>] [--json]`. */
+/** `npx webhook rollup --app <appId> --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
 import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
 import { integer, isoDate, runProgram, UserFacingError, withTarget } from "../cli";
@@ -10,6 +10,7 @@ interface RollupCliOptions {
   from: string;
   to: string;
   graceMinutes: number;
+  neighbours?: boolean;
   json?: boolean;
   stack?: string;
   stateDir?: string;
@@ -28,7 +29,7 @@ async function run(o: RollupCliOptions): Promise<void> {
       graceMs: o.graceMinutes * 60_000,
     };
     const results = [];
-    for (const day of days) results.push(await rollupDay(o.app, day, deps));
+    for (const day of days) results.push(await rollupDay(o.app, day, deps, { neighbours: o.neighbours }));
     if (o.json) console.log(JSON.stringify(results, null, 2));
     else
       console.table(
@@ -54,6 +55,10 @@ const program = withTarget(
     .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
     .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
     .option("--grace-minutes <minutes>", "a day is final this long after its end", integer(0, 1440), 120)
+    .option(
+      "--neighbours",
+      "also read the receipt days before and after each day: for days archived before edge objects (see the README)",
+    )
     .option("--json", "one JSON value on stdout"),
 ).action((o: RollupCliOptions) => run(o));
 

@@ -64,7 +64,10 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
   }
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
-    const scope = { ...(o.app ? { app: appSegment(o.app) } : {}), from: o.from, to: o.to };
+    const days = { from: o.from, to: o.to };
+    // Edge objects are copied for DuckDB only when the statement reads them.
+    const edges = /\barchive_edges\b/i.test(statement) ? { edges: days } : {};
+    const scope = { ...(o.app ? { app: appSegment(o.app) } : {}), ...days, ...edges };
     print(await sqlEngineFor(target).query(statement, {}, scope), o);
   } catch (error) {
     if (error instanceof SqlQueryError) fail(error.message);
@@ -77,7 +80,7 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
 const program = withTarget(
   new Command("sql")
     .description(
-      "Read-only SQL over the raw archive as the view archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body): DuckDB locally, Athena with --stack",
+      "Read-only SQL over the raw archive as the view archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body; each line once per receipt) and archive_edges (copies of some of its lines, for the rollup): DuckDB locally, Athena with --stack",
     )
     .argument("<statement>", "one SELECT (Athena's dialect; filter on app = '…' with --stack)")
     .option("--app <appId>", "locally: read only this app's archive")

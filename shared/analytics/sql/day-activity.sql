@@ -1,10 +1,12 @@
 -- The activity of one app on one UTC day, in one scan of the archive (the same text on DuckDB
 -- and Athena; `dialect.ts` binds the :parameters and gives DuckDB Athena's JSON functions).
 --
--- 1. copies: every archived line of the receipt days the day's facts and their first copies can
---    be in (the day before, the day, the day after), numbered per natural key by first receipt:
---    copy 1 is the fact, any other copy a platform retry, an SQS redelivery, a redrive or a line
---    archived twice.
+-- 1. lines: the raw archive of the receipt day (with `rollup --neighbours`, for archives written
+--    before edge objects: the day before, the day, the day after), and the day's edge: copies of
+--    the lines received on other days that the day needs (late events; receipt-timed lines
+--    received just before midnight, the first copies of retries received after it).
+--    copies: those lines numbered per natural key by first receipt: copy 1 is the fact, any other
+--    copy a platform retry, an SQS redelivery, a redrive, a line archived twice or an edge copy.
 -- 2. facts: the first copies whose event time is in the day, with what the figures need read
 --    from the body once (the actor, the 1:1 call's other party, the group of a group message…).
 -- 3. levels: presence transitions in the order of facts (event time, lifecycle rank, first
@@ -12,7 +14,16 @@
 -- 4. one aggregation over grouping sets: the day, each hour, each group, each sender and each
 --    message kind (GROUPING(...) tells which). Each fact is joined with (1), (2) so that a call's
 --    two parties both count as active users; every other figure counts side 1 only.
-WITH copies AS (
+WITH lines AS (
+  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+  FROM archive_events
+  WHERE app = :app AND "date" BETWEEN :first_date AND :last_date
+  UNION ALL
+  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+  FROM archive_edges
+  WHERE app = :app AND "date" = :day
+),
+copies AS (
   SELECT
     event_id,
     received_at,
@@ -21,10 +32,8 @@ WITH copies AS (
     trigger,
     body,
     row_number() OVER (PARTITION BY natural_key ORDER BY received_at, event_id) AS copy
-  FROM archive_events
-  WHERE app = :app
-    AND "date" BETWEEN :first_date AND :last_date
-    AND natural_key IS NOT NULL
+  FROM lines
+  WHERE natural_key IS NOT NULL
 ),
 facts AS (
   SELECT
