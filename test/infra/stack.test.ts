@@ -95,8 +95,8 @@ describe("the CDK stack", () => {
 
   it("reports batch item failures from both SQS event sources, with batching and maximum concurrency", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      BatchSize: 100,
-      MaximumBatchingWindowInSeconds: 1,
+      BatchSize: 200,
+      MaximumBatchingWindowInSeconds: 2,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       ScalingConfig: { MaximumConcurrency: 5 },
     });
@@ -109,7 +109,8 @@ describe("the CDK stack", () => {
 
   it("gives each queue a DLQ, SSE, and a visibility timeout of 6× its consumer's timeout (plus the batching window)", () => {
     template.hasResourceProperties("AWS::SQS::Queue", {
-      VisibilityTimeout: 181,
+      // 6 × 30 s + the 2 s batching window.
+      VisibilityTimeout: 182,
       SqsManagedSseEnabled: true,
       RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
     });
