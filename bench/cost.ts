@@ -8,7 +8,9 @@
  * metrics (EMF), plus the API access log line per request and Lambda's own start and report lines
  * per invocation at each function's deployed system log level. X-Ray traces are priced at Lambda's
  * sampling (the first invocation each second, then 5%) at BENCH_RATE events/s, for the functions
- * the stack traces. A poller plays Lambda's SQS event source (the deployed batch size and window). Priced at
+ * the stack traces. A poller plays Lambda's SQS event source with the batches it forms at
+ * BENCH_RATE: the deployed batch size, or less when five batches gathered at once share the
+ * stream and the window closes them first (`batchAtRate`). Priced at
  * us-east-1 list prices, next to the floor of the architecture: one HTTP API request, one ingest
  * invocation and one SQS send per event; and next to the previous defaults (the ingest traced and
  * its start and report lines logged).
@@ -45,7 +47,7 @@ import {
   provisionedPerMillion,
   type ResourceUnits,
 } from "./capacity";
-import { startFauxqsProcess } from "./support";
+import { batchAtRate, CONCURRENT_BATCHES, startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
 /** The steady traffic at which X-Ray's sampling is priced (100/s: 8.6 million events a day). */
@@ -260,6 +262,8 @@ async function main() {
   const meter = consumedCapacityMeter(tables);
   const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer);
   const deployed = readDeploymentConfig({});
+  // The batches the event source forms at RATE: full at high rates, cut by the window below.
+  const batch = batchAtRate(deployed.projectorBatchSize, deployed.projectorBatchingWindowSeconds, RATE);
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   try {
     await createProjectionTables(direct.dynamo, tables);
@@ -312,7 +316,7 @@ async function main() {
           return projector(e, c);
         },
         functionName: "projector",
-        batchSize: deployed.projectorBatchSize,
+        batchSize: batch,
         batchingWindowMs: deployed.projectorBatchingWindowSeconds * 1000,
         concurrency: 1,
       });
@@ -378,7 +382,7 @@ async function main() {
     const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
     const total = sum(lines);
     console.log(
-      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered); batch ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s`,
+      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
     );
     console.table(
       lines.map((l) => ({

@@ -41,7 +41,7 @@ import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
 import { ingestRecordFor } from "../tools/local/sqs-event";
 import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
-import { percentile, startFauxqsProcess } from "./support";
+import { CONCURRENT_BATCHES, percentile, startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_THROUGHPUT_EVENTS ?? 1000);
@@ -50,12 +50,6 @@ const LATENCY_MS = 8;
 const BATCH_SIZES = [10, 100, 200, 300, 500, 1000, 2000];
 /** The deployed defaults: the API's steady rate, and the projector's batching. */
 const DEPLOYED = readDeploymentConfig({});
-/**
- * Lambda's SQS event source starts with five pollers, each gathering its own batch ("starting
- * at five concurrent batches"), and our event source allows five invocations at once
- * (`projectorMaxConcurrency`): the stream is modelled as shared evenly by five batches in the making.
- */
-const CONCURRENT_BATCHES = 5;
 /** Lambda's synchronous invocation payload limit: the event source delivers a batch when it reaches it. */
 const PAYLOAD_LIMIT_BYTES = 6 * 1024 * 1024;
 /** The freshness aimed at: p50 from acknowledgement to the table. */
