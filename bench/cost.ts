@@ -8,10 +8,15 @@
  * metrics (EMF), plus the API access log line per request and Lambda's own start and report lines
  * per invocation at each function's deployed system log level. X-Ray traces are priced at Lambda's
  * sampling (the first invocation each second, then 5%) at BENCH_RATE events/s, for the functions
- * the stack traces. A poller plays Lambda's SQS event source (batch 100, 1 s window). Priced at
+ * the stack traces. A poller plays Lambda's SQS event source with the batches it forms at
+ * BENCH_RATE: the deployed batch size, or less when five batches gathered at once share the
+ * stream and the window closes them first (`batchAtRate`). Priced at
  * us-east-1 list prices, next to the floor of the architecture: one HTTP API request, one ingest
  * invocation and one SQS send per event; and next to the previous defaults (the ingest traced and
  * its start and report lines logged).
+ * DynamoDB is priced in both capacity modes (`capacityMode`): on demand per request unit, and
+ * provisioned at a steady BENCH_RATE, each table and index sized by auto scaling from the units
+ * DynamoDB reported for it (`bench/capacity.ts`).
  * Recordings are counted (jobs sent) but not fetched: their cost follows their bytes, not the events.
  */
 import http from "node:http";
@@ -20,7 +25,8 @@ import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { readDeploymentConfig } from "../infra/config";
+import { readDeploymentConfig, tableCapacity } from "../infra/config";
+import type { ProvisionedCapacity } from "../infra/constructs/projection-tables";
 import { ACCESS_LOG_FORMAT } from "../infra/constructs/webhook-ingest";
 import { INGEST_SYSTEM_LOG_LEVEL } from "../infra/stack";
 import { ingestEnvironment, projectorEnvironment } from "../shared/platform/environment";
@@ -29,7 +35,19 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/lo
 import { SqsPoller } from "../tools/local/poller";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
 import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
-import { startFauxqsProcess } from "./support";
+import {
+  breakEvenRate,
+  breakEvenUtilisation,
+  capacityResources,
+  consumedCapacityMeter,
+  DYNAMO_PRICE,
+  onDemandPerMillion,
+  provisionedAt,
+  provisionedMonthlyMinimum,
+  provisionedPerMillion,
+  type ResourceUnits,
+} from "./capacity";
+import { batchAtRate, CONCURRENT_BATCHES, startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
 /** The steady traffic at which X-Ray's sampling is priced (100/s: 8.6 million events a day). */
@@ -42,8 +60,8 @@ const PRICE = {
   sqsRequest: 0.4 / 1e6,
   s3Put: 0.005 / 1000,
   s3Get: 0.0004 / 1000,
-  dynamoWriteUnit: 0.625 / 1e6,
-  dynamoReadUnit: 0.125 / 1e6,
+  dynamoWriteUnit: DYNAMO_PRICE.onDemandWriteUnit,
+  dynamoReadUnit: DYNAMO_PRICE.onDemandReadUnit,
   logByte: 0.5 / 1024 ** 3,
   xrayTrace: 5.0 / 1e6,
 };
@@ -75,13 +93,59 @@ const PLATFORM_BYTES_PER_INVOCATION = PLATFORM_LINES.reduce(
   0,
 );
 
+/**
+ * Both capacity modes at BENCH_RATE: per table and index what auto scaling provisions (the
+ * deployment's defaults for provisioned mode), then $ per million events in each mode, the fixed
+ * monthly minimum and where provisioned starts to win.
+ */
+function printCapacityModes(perEvent: ResourceUnits[], onDemandTotal: number, onDemandDynamo: number) {
+  const config = readDeploymentConfig({ capacityMode: "provisioned" });
+  const capacity = tableCapacity(config) as ProvisionedCapacity;
+  const sized = provisionedAt(perEvent, RATE, capacity);
+  console.log(
+    `DynamoDB capacity at ${RATE} events/s; provisioned: target ${capacity.targetPercent}%, ${capacity.minWriteUnits}-${capacity.maxWriteUnits} write and ${capacity.minReadUnits}-${capacity.maxReadUnits} read units per table and index (the capacity* defaults)`,
+  );
+  console.table(
+    sized.map((r) => ({
+      "table or index": r.resource,
+      "write units / event": Number(r.write.toFixed(4)),
+      "WCU provisioned": r.writeUnits,
+      "read units / event": Number(r.read.toFixed(4)),
+      "RCU provisioned": r.readUnits,
+      "$ a month": Number((r.usdPerHour * 730).toFixed(2)),
+    })),
+  );
+  // The meter reads DynamoDB's answers; the table above uses the projector's own metric: the same units.
+  const metered = onDemandPerMillion(perEvent);
+  const provisioned = provisionedPerMillion(perEvent, RATE, capacity);
+  const total = onDemandTotal - onDemandDynamo + provisioned;
+  const resources = capacityResources().length;
+  const p = DYNAMO_PRICE;
+  console.log(
+    `prices (us-east-1, DynamoDB Standard): on demand $${p.onDemandWriteUnit * 1e6} per million write request units, $${p.onDemandReadUnit * 1e6} per million read request units; provisioned $${p.writeUnitHour} per WCU-hour, $${p.readUnitHour} per RCU-hour`,
+  );
+  console.log(
+    `on-demand: $${onDemandTotal.toFixed(2)} per million events (DynamoDB $${onDemandDynamo.toFixed(3)}; from DynamoDB's own answers $${metered.toFixed(3)})`,
+  );
+  console.log(
+    `provisioned at ${RATE} events/s: $${total.toFixed(2)} per million events (DynamoDB $${provisioned.toFixed(3)}, ${(onDemandDynamo / provisioned).toFixed(1)}x less)${sized.some((r) => r.overMax) ? "; some table or index above its maximum: throttled" : ""}`,
+  );
+  console.log(
+    `provisioned fixed minimum: $${provisionedMonthlyMinimum(resources, capacity).toFixed(2)} a month (${resources} tables and indexes at ${capacity.minWriteUnits} WCU and ${capacity.minReadUnits} RCU each)`,
+  );
+  const perUnitAtTarget = p.writeUnitHour / 3600 / (capacity.targetPercent / 100);
+  console.log(
+    `provisioned wins above ${(breakEvenUtilisation() * 100).toFixed(1)}% utilisation (consumed / provisioned units; a write unit is $${((p.writeUnitHour / 3600) * 1e6).toFixed(3)} per million at 100%, $${(perUnitAtTarget * 1e6).toFixed(3)} at ${capacity.targetPercent}%); on this mix at target ${capacity.targetPercent}% from ${breakEvenRate(perEvent, capacity)} events/s`,
+  );
+}
+
 /** Traces per invocation when a function is invoked `perSecond` times a second (Lambda's default sampling). */
 function sampledShare(perSecond: number): number {
   return perSecond <= 1 ? 1 : (1 + 0.05 * (perSecond - 1)) / perSecond;
 }
 
-/** A proxy that counts the AWS operations passing through it. */
-async function countingProxy(target: string) {
+/** A proxy that counts the AWS operations passing through it, and hands each answer's body to `onAnswer`. */
+async function countingProxy(target: string, onAnswer?: (op: string, body: Buffer) => void) {
   const counts = new Map<string, number>();
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {
@@ -108,6 +172,11 @@ async function countingProxy(target: string) {
         const name = (answer.statusCode ?? 500) >= 400 ? `${op}:refused` : op;
         counts.set(name, (counts.get(name) ?? 0) + 1);
         res.writeHead(answer.statusCode ?? 500, answer.headers);
+        if (onAnswer) {
+          const chunks: Buffer[] = [];
+          answer.on("data", (c: Buffer) => chunks.push(c));
+          answer.on("end", () => onAnswer(name, Buffer.concat(chunks)));
+        }
         answer.pipe(res);
       },
     );
@@ -189,10 +258,14 @@ function apiEvent(body: string, receivedAt: number): APIGatewayProxyEventV2 {
 async function main() {
   const [dynamoLocal, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqsProcess()]);
   const aws = await countingProxy(fauxqs.endpoint);
-  const dynamodb = await countingProxy(dynamoLocal.endpoint);
+  const tables = localTableNames("cost");
+  const meter = consumedCapacityMeter(tables);
+  const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer);
+  const deployed = readDeploymentConfig({});
+  // The batches the event source forms at RATE: full at high rates, cut by the window below.
+  const batch = batchAtRate(deployed.projectorBatchSize, deployed.projectorBatchingWindowSeconds, RATE);
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   try {
-    const tables = localTableNames("cost");
     await createProjectionTables(direct.dynamo, tables);
     await direct.s3.send(new CreateBucketCommand({ Bucket: "cost" }));
     const events = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-events" }));
@@ -243,8 +316,8 @@ async function main() {
           return projector(e, c);
         },
         functionName: "projector",
-        batchSize: 100,
-        batchingWindowMs: 1000,
+        batchSize: batch,
+        batchingWindowMs: deployed.projectorBatchingWindowSeconds * 1000,
         concurrency: 1,
       });
       poller.start();
@@ -278,7 +351,6 @@ async function main() {
     const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
     const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
     const perInvocation = projectorInvocations / n;
-    const deployed = readDeploymentConfig({});
     /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
     const platform = (ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) => ({
       logBytes:
@@ -310,7 +382,7 @@ async function main() {
     const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
     const total = sum(lines);
     console.log(
-      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered); batch 100`,
+      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
     );
     console.table(
       lines.map((l) => ({
@@ -324,6 +396,11 @@ async function main() {
     );
     console.log(
       `previous defaults (the ingest traced, its start and report lines logged): ${sum(previous).toFixed(2)}; ratio ${(sum(previous) / floor).toFixed(2)}`,
+    );
+    printCapacityModes(
+      [...meter.units].map(([resource, u]) => ({ resource, write: u.write / n, read: u.read / n })),
+      total,
+      lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
     );
     console.log(
       `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,

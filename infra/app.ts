@@ -11,9 +11,12 @@ export function buildApp(app = new App()): { app: App; stack: WebhookBackendStac
     description: "Receives the chat platform's webhooks, projects them into DynamoDB and archives them in S3",
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
-  // Not on the dashboard: cfn-lint's schema refuses Tags on AWS::CloudWatch::Dashboard in
+  // Not on the dashboard nor on provisioned mode's scalable targets: cfn-lint's schema refuses
+  // Tags on AWS::CloudWatch::Dashboard and AWS::ApplicationAutoScaling::ScalableTarget in
   // us-east-1 and other regions (E3002).
-  const tagging = { excludeResourceTypes: ["AWS::CloudWatch::Dashboard"] };
+  const tagging = {
+    excludeResourceTypes: ["AWS::CloudWatch::Dashboard", "AWS::ApplicationAutoScaling::ScalableTarget"],
+  };
   Tags.of(stack).add("application", "webhook-backend", tagging);
   Tags.of(stack).add("stage", config.stage, tagging);
   if (!process.env.NO_NAG)

@@ -1,12 +1,15 @@
 import * as z from "zod/mini";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
+import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
 
 /** A whole number in [min, max]; the error shows the expected form. */
-const int = (fallback: number, min: number, max: number) =>
-  z._default(
-    z.number().check(z.int(`expected a whole number from ${min} to ${max}`), z.minimum(min), z.maximum(max)),
+const int = (fallback: number, min: number, max: number) => {
+  const expected = `expected a whole number from ${min} to ${max}`;
+  return z._default(
+    z.number(expected).check(z.int(expected), z.minimum(min, expected), z.maximum(max, expected)),
     fallback,
   );
+};
 const arn = (service: string) =>
   z
     .string()
@@ -52,6 +55,24 @@ const contextSchema = z.strictObject({
   recordingsMaxReceiveCount: int(RECORDINGS_QUEUE.maxReceiveCount, 1, 1000),
   projectorBatchSize: int(EVENTS_QUEUE.batchSize, 1, 10_000),
   projectorBatchingWindowSeconds: int(EVENTS_QUEUE.batchingWindowSeconds, 0, 300),
+  /**
+   * How the projection tables and their indexes buy capacity: `on-demand` (per request) or
+   * `provisioned` (units per second, auto scaled per table and per index between the min and max
+   * units below, at the target utilisation). Provisioned is cheaper per unit at steady traffic
+   * and has a fixed monthly minimum (README "Capacity and cost"; `npm run bench:cost`).
+   */
+  capacityMode: z._default(
+    z.enum(["on-demand", "provisioned"], 'expected "on-demand" or "provisioned"'),
+    "on-demand",
+  ),
+  /** Provisioned mode: the consumed/provisioned ratio auto scaling keeps (Application Auto Scaling takes 20-90). */
+  capacityTargetPercent: int(CAPACITY_DEFAULTS.targetPercent, 20, 90),
+  /** Provisioned mode: every table's and index's write units, from min to max. */
+  capacityMinWriteUnits: int(CAPACITY_DEFAULTS.minWriteUnits, 1, 40_000),
+  capacityMaxWriteUnits: int(CAPACITY_DEFAULTS.maxWriteUnits, 1, 40_000),
+  /** Provisioned mode: every table's and index's read units, from min to max. */
+  capacityMinReadUnits: int(CAPACITY_DEFAULTS.minReadUnits, 1, 40_000),
+  capacityMaxReadUnits: int(CAPACITY_DEFAULTS.maxReadUnits, 1, 40_000),
   /** One folded invocation sustains ~1,000 events/s (bench:projector): 5 drain 10x the default API rate. */
   projectorMaxConcurrency: int(5, 2, 1000),
   recorderMaxConcurrency: int(5, 2, 1000),
@@ -85,6 +106,32 @@ export type DeploymentConfig = z.infer<typeof contextSchema>;
 
 /** The keys of the deployment's configuration. */
 const CONTEXT_KEYS: readonly string[] = Object.keys(contextSchema.shape);
+
+/** The keys that apply only to `capacityMode: "provisioned"`. */
+const PROVISIONED_KEYS = [
+  "capacityTargetPercent",
+  "capacityMinWriteUnits",
+  "capacityMaxWriteUnits",
+  "capacityMinReadUnits",
+  "capacityMaxReadUnits",
+] as const;
+
+/**
+ * What the schema cannot see key by key: a minimum above its maximum, and a provisioned-mode key
+ * given with on-demand capacity (it would do nothing, silently).
+ */
+function capacityProblems(config: DeploymentConfig, given: readonly string[]): string[] {
+  if (config.capacityMode === "on-demand")
+    return PROVISIONED_KEYS.filter((k) => given.includes(k)).map(
+      (k) => `${k}: applies only with capacityMode "provisioned" (capacityMode is "on-demand")`,
+    );
+  const problems: string[] = [];
+  for (const kind of ["Write", "Read"] as const) {
+    const [min, max] = [config[`capacityMin${kind}Units`], config[`capacityMax${kind}Units`]];
+    if (min > max) problems.push(`capacityMin${kind}Units: ${min} is above capacityMax${kind}Units (${max})`);
+  }
+  return problems;
+}
 
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
@@ -144,6 +191,24 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
   const parsed = contextSchema.safeParse(raw);
   if (!parsed.success)
     problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`));
+  else problems.push(...capacityProblems(parsed.data, Object.keys(raw)));
   if (problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return (parsed as { data: DeploymentConfig }).data;
+}
+
+/**
+ * The projection tables' capacity the configuration asks for.
+ *
+ * @example tableCapacity(readDeploymentConfig({ capacityMode: "provisioned" })).mode // "provisioned"
+ */
+export function tableCapacity(config: DeploymentConfig): TableCapacity {
+  if (config.capacityMode === "on-demand") return { mode: "on-demand" };
+  return {
+    mode: "provisioned",
+    targetPercent: config.capacityTargetPercent,
+    minWriteUnits: config.capacityMinWriteUnits,
+    maxWriteUnits: config.capacityMaxWriteUnits,
+    minReadUnits: config.capacityMinReadUnits,
+    maxReadUnits: config.capacityMaxReadUnits,
+  };
 }

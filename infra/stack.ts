@@ -17,7 +17,7 @@ import {
 } from "../shared/platform/environment";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
-import type { DeploymentConfig } from "./config";
+import { type DeploymentConfig, tableCapacity } from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { BackendFunction } from "./constructs/backend-function";
 import { DataBucket } from "./constructs/data-bucket";
@@ -93,7 +93,7 @@ export class WebhookBackendStack extends Stack {
         infrequentAccessAfterDays: config.archiveInfrequentAccessDays,
         glacierAfterDays: config.archiveGlacierDays,
       }),
-      tables: new ProjectionTables(this, "Tables"),
+      tables: new ProjectionTables(this, "Tables", { capacity: tableCapacity(config) }),
       events: new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
         // AWS's guidance for an SQS event source: 6 × the function's timeout, plus the batching window.
         visibilityTimeout: Duration.seconds(

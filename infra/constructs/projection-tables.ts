@@ -8,21 +8,84 @@ import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../.
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
 
+/** Provisioned capacity, auto scaled: the same bounds for every table and every index. */
+export interface ProvisionedCapacity {
+  readonly mode: "provisioned";
+  /** Consumed / provisioned units that auto scaling keeps (20-90). @default 70 */
+  readonly targetPercent: number;
+  /** Write units of each table and index, the minimum also its initial value. @default 1 to 1000 */
+  readonly minWriteUnits: number;
+  readonly maxWriteUnits: number;
+  /** Read units of each table and index. @default 1 to 1000 */
+  readonly minReadUnits: number;
+  readonly maxReadUnits: number;
+}
+
+export type TableCapacity = { readonly mode: "on-demand" } | ProvisionedCapacity;
+
 /**
- * The four projection tables, from the same definitions the local stack uses: on-demand,
- * point-in-time recovery, encrypted, retained when the stack is deleted.
+ * The provisioned-mode defaults. A minimum of one unit is what the AWS console proposes: an idle
+ * index (recordings, calls received) costs ~$0.57 a month, and DynamoDB's burst capacity (up to
+ * five minutes of unused units) absorbs a short jump while scaling follows. Target 70%: the
+ * console's default, room for a ~40% jump before throttling.
+ */
+export const CAPACITY_DEFAULTS = {
+  targetPercent: 70,
+  minWriteUnits: 1,
+  maxWriteUnits: 1000,
+  minReadUnits: 1,
+  maxReadUnits: 1000,
+} as const;
+
+export interface ProjectionTablesProps {
+  /** How the tables and their indexes buy capacity. @default on-demand */
+  readonly capacity?: TableCapacity;
+}
+
+/**
+ * Target-tracking auto scaling of a table's and each of its indexes' read and write units (an
+ * index has capacity of its own: a write that changes its key consumes the index's units, and an
+ * index short of units throttles the table's writes).
+ */
+function autoScale(table: Table, definition: TableDefinition, capacity: ProvisionedCapacity): void {
+  const targetUtilizationPercent = capacity.targetPercent;
+  const reads = { minCapacity: capacity.minReadUnits, maxCapacity: capacity.maxReadUnits };
+  const writes = { minCapacity: capacity.minWriteUnits, maxCapacity: capacity.maxWriteUnits };
+  table.autoScaleReadCapacity(reads).scaleOnUtilization({ targetUtilizationPercent });
+  table.autoScaleWriteCapacity(writes).scaleOnUtilization({ targetUtilizationPercent });
+  for (const index of definition.indexes) {
+    table
+      .autoScaleGlobalSecondaryIndexReadCapacity(index.name, reads)
+      .scaleOnUtilization({ targetUtilizationPercent });
+    table
+      .autoScaleGlobalSecondaryIndexWriteCapacity(index.name, writes)
+      .scaleOnUtilization({ targetUtilizationPercent });
+  }
+}
+
+/**
+ * The four projection tables, from the same definitions the local stack uses: on-demand by default
+ * (or provisioned with auto scaling per table and per index), point-in-time recovery, encrypted,
+ * retained when the stack is deleted.
  */
 export class ProjectionTables extends Construct {
   public readonly tables: Record<TableDefinition["id"], Table>;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: ProjectionTablesProps = {}) {
     super(scope, id);
+    const capacity = props.capacity ?? { mode: "on-demand" };
+    const provisioned = capacity.mode === "provisioned" ? capacity : undefined;
+    // Start at the minimum: auto scaling raises it within minutes of traffic above the target.
+    const units = provisioned
+      ? { readCapacity: provisioned.minReadUnits, writeCapacity: provisioned.minWriteUnits }
+      : {};
     const tables: Partial<Record<TableDefinition["id"], Table>> = {};
     for (const definition of TABLE_DEFINITIONS) {
       const table = new Table(this, definition.id, {
         partitionKey: key(definition.partitionKey),
         sortKey: definition.sortKey ? key(definition.sortKey) : undefined,
-        billingMode: BillingMode.PAY_PER_REQUEST,
+        billingMode: provisioned ? BillingMode.PROVISIONED : BillingMode.PAY_PER_REQUEST,
+        ...units,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         encryption: TableEncryption.AWS_MANAGED,
         removalPolicy: RemovalPolicy.RETAIN,
@@ -34,8 +97,10 @@ export class ProjectionTables extends Construct {
           sortKey: index.sortKey ? key(index.sortKey) : undefined,
           // Keys only: a write that changes no key writes no index copy (see shared/platform/tables.ts).
           projectionType: ProjectionType.KEYS_ONLY,
+          ...units,
         });
       }
+      if (provisioned) autoScale(table, definition, provisioned);
       tables[definition.id] = table;
     }
     this.tables = tables as Record<TableDefinition["id"], Table>;

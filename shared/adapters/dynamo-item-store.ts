@@ -148,17 +148,14 @@ export function dynamoItemStore<S extends object>(
     },
     apply: (key, update) => apply(key, update),
     async applyMany(updates) {
-      let found: Map<string, Record<string, unknown>>;
-      try {
-        found = await readMany(updates.map((u) => u.key));
-      } catch (error) {
-        return updates.map(() => ({ ok: false as const, error }));
-      }
+      // One batched read; if it fails (throttled beyond the SDK's retries, or keys left
+      // unprocessed), each item reads itself, so that an item fails only on its own read or write.
+      const found = await readMany(updates.map((u) => u.key)).catch(() => undefined);
       return Promise.all(
         updates.map(({ key, update }) =>
           limit(async () => {
             try {
-              const first = stored(found.get(idOf(keyOf(key))));
+              const first = found ? stored(found.get(idOf(keyOf(key)))) : undefined;
               return { ok: true as const, ...(await apply(key, update, first)) };
             } catch (error) {
               return { ok: false as const, error };

@@ -20,18 +20,21 @@ export interface QueueDefinition {
 }
 
 /**
- * Batches of 100 with a 1 s window: the projector folds a batch (each item read once, written at
- * most once) and archives it in one object per app and day, so the batch is the unit of cost
- * (bench:projector, bench:cost). Under load batches fill before the window closes; at low traffic
- * an event waits at most the window.
+ * Batches of 200 with a 2 s window, chosen by bench:projector: the projector folds a batch (each
+ * item read once, written at most once) and archives it in one object per app and day, so the
+ * batch is the unit of cost. At the default API rate (500 events/s, shared by the event source's
+ * five batches in the making) a batch of 200 fills in 2 s, and an event is on the table ~1.3 s
+ * after its acknowledgement at p50 (0.58 write units per delivery, against 0.66 at batch 100 and
+ * 0.7 s); batch 300 would leave under 0.5 s of the 2 s aimed at for processing. At low traffic an
+ * event waits at most the window.
  */
 export const EVENTS_QUEUE: QueueDefinition = {
   id: "Events",
   name: "events",
   consumerTimeoutSeconds: 30,
   maxReceiveCount: 5,
-  batchSize: 100,
-  batchingWindowSeconds: 1,
+  batchSize: 200,
+  batchingWindowSeconds: 2,
 };
 
 export const RECORDINGS_QUEUE: QueueDefinition = {

@@ -27,7 +27,9 @@ export interface ItemStore<S> {
   /**
    * `apply` for many distinct items at once: one read for all of them (batched), then one
    * conditional write per item whose state changed, items in parallel with a bound. A conflict
-   * re-reads and re-applies that item alone. Never rejects: each item's outcome says how it ended.
+   * re-reads and re-applies that item alone; a failed batched read (throttling) makes each item
+   * read itself. Never rejects: each item's outcome says how it ended, and an item fails only on
+   * its own read or write (a throttled one is retried by redelivering its events).
    */
   applyMany(updates: readonly ItemUpdate<S>[]): Promise<ItemOutcome<S>[]>;
   get(key: ItemKey): Promise<S | null>;

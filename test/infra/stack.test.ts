@@ -12,6 +12,8 @@ import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 
 let template: Template;
 let json: string;
+/** The provisioned-capacity template (set by its test), linted by cfn-lint too. */
+let provisionedJson: string | undefined;
 
 beforeAll(() => {
   // cdk-nag's AwsSolutions and Serverless packs run as validation plugins: synth throws on any
@@ -95,8 +97,8 @@ describe("the CDK stack", () => {
 
   it("reports batch item failures from both SQS event sources, with batching and maximum concurrency", () => {
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      BatchSize: 100,
-      MaximumBatchingWindowInSeconds: 1,
+      BatchSize: 200,
+      MaximumBatchingWindowInSeconds: 2,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       ScalingConfig: { MaximumConcurrency: 5 },
     });
@@ -109,7 +111,8 @@ describe("the CDK stack", () => {
 
   it("gives each queue a DLQ, SSE, and a visibility timeout of 6× its consumer's timeout (plus the batching window)", () => {
     template.hasResourceProperties("AWS::SQS::Queue", {
-      VisibilityTimeout: 181,
+      // 6 × 30 s + the 2 s batching window.
+      VisibilityTimeout: 182,
       SqsManagedSseEnabled: true,
       RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
     });
@@ -282,6 +285,87 @@ describe("the CDK stack", () => {
   });
 });
 
+describe("provisioned capacity (capacityMode)", () => {
+  it("provisions every projection table and index at its minimum, auto scaled to the target between min and max; the activity table stays on demand; cdk-nag clean", () => {
+    // Prepare
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-provisioned-")),
+      context: {
+        stage: "prov",
+        capacityMode: "provisioned",
+        capacityTargetPercent: "60",
+        capacityMinWriteUnits: "2",
+        capacityMaxWriteUnits: "400",
+        capacityMinReadUnits: "3",
+        capacityMaxReadUnits: "300",
+      },
+    });
+    const { stack } = buildApp(app);
+
+    // Act: synth runs cdk-nag, which throws on any unacknowledged finding.
+    app.synth();
+    const t = Template.fromStack(stack);
+    provisionedJson = JSON.stringify(t.toJSON());
+
+    // Assess: the four projection tables and each of their indexes start at the minimum.
+    const tables = Object.entries(t.findResources("AWS::DynamoDB::Table"));
+    // PROVISIONED is CloudFormation's default billing mode: the CDK leaves it out.
+    const provisioned = tables.filter(([, r]) => r.Properties.BillingMode !== "PAY_PER_REQUEST");
+    expect(provisioned).toHaveLength(TABLE_DEFINITIONS.length);
+    const minimum = { ReadCapacityUnits: 3, WriteCapacityUnits: 2 };
+    for (const [, table] of provisioned) {
+      expect(table.Properties.ProvisionedThroughput).toEqual(minimum);
+      for (const index of table.Properties.GlobalSecondaryIndexes ?? [])
+        expect(index.ProvisionedThroughput).toEqual(minimum);
+    }
+    // The activity table (written in bursts by the rollup every 15 minutes) stays on demand.
+    const others = tables.filter(([, r]) => r.Properties.BillingMode === "PAY_PER_REQUEST");
+    expect(others.map(([id]) => id)).toEqual([expect.stringMatching(/^AnalyticsActivity/)]);
+
+    // One scalable target per table and per index, for reads and for writes, with the bounds asked for.
+    const targets = Object.values(t.findResources("AWS::ApplicationAutoScaling::ScalableTarget")).map(
+      (r) => r.Properties,
+    );
+    const indexes = TABLE_DEFINITIONS.flatMap((d) => d.indexes);
+    const expected = [
+      ["dynamodb:table:WriteCapacityUnits", TABLE_DEFINITIONS.length, 2, 400],
+      ["dynamodb:table:ReadCapacityUnits", TABLE_DEFINITIONS.length, 3, 300],
+      ["dynamodb:index:WriteCapacityUnits", indexes.length, 2, 400],
+      ["dynamodb:index:ReadCapacityUnits", indexes.length, 3, 300],
+    ] as const;
+    for (const [dimension, count, min, max] of expected) {
+      const of = targets.filter((p) => p.ScalableDimension === dimension);
+      expect(of).toHaveLength(count);
+      for (const p of of)
+        expect(p).toMatchObject({ ServiceNamespace: "dynamodb", MinCapacity: min, MaxCapacity: max });
+    }
+    // Every index of every definition is scaled, by name.
+    const ids = JSON.stringify(targets.map((p) => p.ResourceId));
+    for (const index of indexes) expect(ids).toContain(`/index/${index.name}`);
+    // Each target tracks the utilisation asked for.
+    const policies = Object.values(t.findResources("AWS::ApplicationAutoScaling::ScalingPolicy")).map(
+      (r) => r.Properties,
+    );
+    expect(policies).toHaveLength(targets.length);
+    for (const p of policies)
+      expect(p).toMatchObject({
+        PolicyType: "TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration: {
+          TargetValue: 60,
+          PredefinedMetricSpecification: {
+            PredefinedMetricType: expect.stringMatching(/^DynamoDB(Read|Write)CapacityUtilization$/),
+          },
+        },
+      });
+  });
+
+  it("is off by default: on demand, no scaling", () => {
+    expect(Object.keys(template.findResources("AWS::ApplicationAutoScaling::ScalableTarget"))).toEqual([]);
+    for (const table of Object.values(template.findResources("AWS::DynamoDB::Table")))
+      expect(table.Properties.ProvisionedThroughput).toBeUndefined();
+  });
+});
+
 describe("the opt-in reconcile schedule", () => {
   it("adds a scheduled function with the apps and their regions, least privilege, and cdk-nag clean", () => {
     const app = new App({
@@ -353,9 +437,12 @@ describe("imported secrets encrypted with a customer-managed key", () => {
 // cfn-lint is a pip package (not installed by npm ci): the test runs where it is on PATH.
 const cfnLint = spawnSync("cfn-lint", ["--version"], { encoding: "utf8" });
 describe.skipIf(cfnLint.status !== 0)("cfn-lint", () => {
-  it("reports no error on the synthesized template in any commercial region", () => {
+  it.each([
+    ["the default", () => json],
+    ["the provisioned-capacity", () => provisionedJson ?? json],
+  ])("reports no error on %s template in any commercial region", (_, template) => {
     const file = join(mkdtempSync(join(tmpdir(), "cfn-lint-")), "template.json");
-    writeFileSync(file, json);
+    writeFileSync(file, template());
     const regions = [
       "us-east-1",
       "us-east-2",

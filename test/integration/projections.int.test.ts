@@ -8,20 +8,9 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { parseRawArchiveObject, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
-import { parseWebhookEvent } from "../../shared/events/schemas";
 import type { TableNames } from "../../shared/platform/tables";
-import { canonicalJson } from "../../shared/projections/canonical-json";
-import { groupsProjection } from "../../shared/projections/groups";
-import { membershipsProjection } from "../../shared/projections/memberships";
-import { presenceProjection } from "../../shared/projections/presence";
-import { sessionsProjection } from "../../shared/projections/sessions";
-import type { ItemKey, Projection } from "../../shared/projections/types";
 import { projectSqsBatch } from "../../shared/projector/batch";
-import {
-  type ProjectionStores,
-  type ProjectorDependencies,
-  projectionInput,
-} from "../../shared/projector/core";
+import type { ProjectionStores, ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
@@ -36,7 +25,7 @@ import {
   type History,
   historyArbitrary,
 } from "../support/histories";
-import { projectAll, projectInBatches } from "../support/projection";
+import { projectAll, projectInBatches, readTables } from "../support/projection";
 
 const { dynamo, s3, sqs } = testClients();
 const silent = () => ({
@@ -64,39 +53,6 @@ function depsFor(stores: ProjectionStores): ProjectorDependencies {
     recordingJobs: sqsMessageQueue(sqs, recordingsQueueUrl),
     now: () => 1_700_000_000_000,
   };
-}
-
-/** Every item key a history touches, per table. */
-function touchedKeys(deliveries: readonly Delivery[]) {
-  const keys = new Map<keyof ProjectionStores, Map<string, ItemKey>>();
-  const projections: Array<[keyof ProjectionStores, Projection<{ pk: string }, never>]> = [
-    ["groups", groupsProjection as never],
-    ["memberships", membershipsProjection as never],
-    ["presence", presenceProjection as never],
-    ["sessions", sessionsProjection as never],
-  ];
-  for (const d of deliveries) {
-    const parsed = parseWebhookEvent(JSON.parse(d.body));
-    if (parsed.kind !== "known") continue;
-    const input = projectionInput(parsed.event, d.eventId, d.receivedAt);
-    for (const [table, projection] of projections) {
-      if (!projection.handles(parsed.event)) continue;
-      for (const key of projection.keys(input as never)) {
-        const set = keys.get(table) ?? new Map();
-        set.set(`${key.pk}|${key.sk ?? ""}`, key);
-        keys.set(table, set);
-      }
-    }
-  }
-  return keys;
-}
-
-async function readTables(stores: ProjectionStores, deliveries: readonly Delivery[]): Promise<string> {
-  const out: Record<string, unknown> = {};
-  for (const [table, keys] of touchedKeys(deliveries)) {
-    for (const [id, key] of keys) out[`${table}:${id}`] = await stores[table].get(key);
-  }
-  return canonicalJson(out);
 }
 
 /** Several workers at once, each taking the next delivery: the order between them is the scheduler's. */

@@ -2,10 +2,14 @@ import { parseWebhookEvent } from "../../shared/events/schemas";
 import type { ItemStore } from "../../shared/ports/item-store";
 import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { GroupState } from "../../shared/projections/groups";
+import { groupsProjection } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";
+import { membershipsProjection } from "../../shared/projections/memberships";
 import type { PresenceState } from "../../shared/projections/presence";
+import { presenceProjection } from "../../shared/projections/presence";
 import type { SessionState } from "../../shared/projections/sessions";
-import type { ProjectionInput } from "../../shared/projections/types";
+import { sessionsProjection } from "../../shared/projections/sessions";
+import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
   type ProjectionStores,
   type ProjectorDependencies,
@@ -138,4 +142,38 @@ export function memoryChecks(stores: ReturnType<typeof memoryStores>): TableChec
     session: async (appId, sessionId) =>
       all<SessionState>("sessions").find((s) => s.appId === appId && s.sessionId === sessionId),
   };
+}
+
+/** Every item key a history touches, per table. */
+export function touchedKeys(deliveries: readonly Delivery[]) {
+  const keys = new Map<keyof ProjectionStores, Map<string, ItemKey>>();
+  const projections: Array<[keyof ProjectionStores, Projection<{ pk: string }, never>]> = [
+    ["groups", groupsProjection as never],
+    ["memberships", membershipsProjection as never],
+    ["presence", presenceProjection as never],
+    ["sessions", sessionsProjection as never],
+  ];
+  for (const d of deliveries) {
+    const parsed = parseWebhookEvent(JSON.parse(d.body));
+    if (parsed.kind !== "known") continue;
+    const input = projectionInput(parsed.event, d.eventId, d.receivedAt);
+    for (const [table, projection] of projections) {
+      if (!projection.handles(parsed.event)) continue;
+      for (const key of projection.keys(input as never)) {
+        const set = keys.get(table) ?? new Map();
+        set.set(`${key.pk}|${key.sk ?? ""}`, key);
+        keys.set(table, set);
+      }
+    }
+  }
+  return keys;
+}
+
+/** The items a history touches, read back, as one comparable string. */
+export async function readTables(stores: ProjectionStores, deliveries: readonly Delivery[]): Promise<string> {
+  const out: Record<string, unknown> = {};
+  for (const [table, keys] of touchedKeys(deliveries)) {
+    for (const [id, key] of keys) out[`${table}:${id}`] = await stores[table].get(key);
+  }
+  return canonicalJson(out);
 }

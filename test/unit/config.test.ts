@@ -129,6 +129,31 @@ describe("the deployment's configuration (CDK context)", () => {
     );
   });
 
+  it("reads the capacity mode and its auto-scaling bounds, and refuses bounds that cannot hold", () => {
+    expect(fromContext({})).toMatchObject({ capacityMode: "on-demand" });
+    expect(
+      fromContext({ capacityMode: "provisioned", capacityMaxWriteUnits: "200", capacityTargetPercent: "50" }),
+    ).toMatchObject({
+      capacityMode: "provisioned",
+      capacityTargetPercent: 50,
+      capacityMinWriteUnits: 1,
+      capacityMaxWriteUnits: 200,
+      capacityMinReadUnits: 1,
+      capacityMaxReadUnits: 1000,
+    });
+    expect(() => fromContext({ capacityMode: "provisoned" })).toThrow(/capacityMode/);
+    expect(() => fromContext({ capacityMode: "provisioned", capacityTargetPercent: "95" })).toThrow(
+      /capacityTargetPercent: .*90/,
+    );
+    expect(() =>
+      fromContext({ capacityMode: "provisioned", capacityMinReadUnits: "50", capacityMaxReadUnits: "10" }),
+    ).toThrow("capacityMinReadUnits: 50 is above capacityMaxReadUnits (10)");
+    // A provisioned-mode key with on-demand capacity would do nothing: refused, not ignored.
+    expect(() => fromContext({ capacityMinWriteUnits: "5" })).toThrow(
+      'capacityMinWriteUnits: applies only with capacityMode "provisioned"',
+    );
+  });
+
   it("names the key whose value is wrong", () => {
     expect(() => fromContext({ stage: "Prod!" })).toThrow(/invalid CDK context: stage/);
     expect(() => fromContext({ allowedAppIds: "app1" })).toThrow(/allowedAppIds/);
