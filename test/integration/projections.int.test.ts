@@ -80,58 +80,66 @@ async function projectConcurrently(
 const PROPERTY_TIMEOUT_MS = 240_000;
 
 describe("projections on DynamoDB Local", () => {
-  it("give the same tables in event-time order, in any order with duplicates, and in batches of any sizes by concurrent workers", async () => {
-    const [ordered, shuffled, batched] = await Promise.all([tableSet(), tableSet(), tableSet()]);
-    const stores = [ordered, shuffled, batched].map((names) => projectionStores(dynamo, names));
-    const [a, b, c] = stores as [ProjectionStores, ProjectionStores, ProjectionStores];
-    await fc.assert(
-      fc.asyncProperty(
-        historyArbitrary(
-          fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
-          30,
+  it(
+    "give the same tables in event-time order, in any order with duplicates, and in batches of any sizes by concurrent workers",
+    async () => {
+      const [ordered, shuffled, batched] = await Promise.all([tableSet(), tableSet(), tableSet()]);
+      const stores = [ordered, shuffled, batched].map((names) => projectionStores(dynamo, names));
+      const [a, b, c] = stores as [ProjectionStores, ProjectionStores, ProjectionStores];
+      await fc.assert(
+        fc.asyncProperty(
+          historyArbitrary(
+            fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
+            30,
+          ),
+          fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+          fc.integer({ min: 1, max: 4 }),
+          async ({ history, shuffled: chaos }, sizes, workers) => {
+            await projectAll(history.deliveries, depsFor(a));
+            await projectConcurrently(chaos, depsFor(b), 4);
+            await projectInBatches(chaos, sizes, depsFor(c), workers);
+            const expected = await readTables(a, history.deliveries);
+            expect(await readTables(b, history.deliveries)).toBe(expected);
+            expect(await readTables(c, history.deliveries)).toBe(expected);
+          },
         ),
-        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
-        fc.integer({ min: 1, max: 4 }),
-        async ({ history, shuffled: chaos }, sizes, workers) => {
-          await projectAll(history.deliveries, depsFor(a));
-          await projectConcurrently(chaos, depsFor(b), 4);
-          await projectInBatches(chaos, sizes, depsFor(c), workers);
-          const expected = await readTables(a, history.deliveries);
-          expect(await readTables(b, history.deliveries)).toBe(expected);
-          expect(await readTables(c, history.deliveries)).toBe(expected);
+        {
+          numRuns: 25,
+          examples: FIXED_HISTORIES.slice(0, 4).map((fixed) => [
+            fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed),
+            [5, 11],
+            2,
+          ]),
         },
-      ),
-      {
-        numRuns: 25,
-        examples: FIXED_HISTORIES.slice(0, 4).map((fixed) => [
-          fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed),
-          [5, 11],
-          2,
-        ]),
-      },
-    );
-  }, PROPERTY_TIMEOUT_MS);
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it("answer the access patterns with what the history implies", async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        historyArbitrary(
-          fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
-          25,
+  it(
+    "answer the access patterns with what the history implies",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          historyArbitrary(
+            fc.constant(0).map(() => `app-${randomUUID().slice(0, 8)}`),
+            25,
+          ),
+          async ({ history, shuffled }) => {
+            // Fresh tables for every run: a shrunk case replays the same app id.
+            const names = await tableSet();
+            await projectAll(shuffled, depsFor(projectionStores(dynamo, names)));
+            await assertAccessPatterns(analyticsQueries(documentClient(dynamo), names), history);
+          },
         ),
-        async ({ history, shuffled }) => {
-          // Fresh tables for every run: a shrunk case replays the same app id.
-          const names = await tableSet();
-          await projectAll(shuffled, depsFor(projectionStores(dynamo, names)));
-          await assertAccessPatterns(analyticsQueries(documentClient(dynamo), names), history);
+        {
+          numRuns: Number(process.env.PROPERTY_RUNS ?? 10),
+          examples: FIXED_HISTORIES.map((fixed) => [fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed)]),
         },
-      ),
-      {
-        numRuns: Number(process.env.PROPERTY_RUNS ?? 10),
-        examples: FIXED_HISTORIES.map((fixed) => [fixedExample(`app-${randomUUID().slice(0, 8)}`, fixed)]),
-      },
-    );
-  }, PROPERTY_TIMEOUT_MS);
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 async function assertAccessPatterns(queries: ReturnType<typeof analyticsQueries>, history: History) {
