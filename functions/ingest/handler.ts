@@ -1,10 +1,10 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { lazyBlobStore } from "../../shared/adapters/lazy-blob-store";
 import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
-import { s3Client, secretsClient, sqsClient } from "../../shared/platform/aws-clients";
+import { secretsClient, sqsClient } from "../../shared/platform/aws-clients";
 import { loadIngestConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
@@ -23,7 +23,14 @@ const deps: IngestDependencies = {
         })
       : staticCredentialSource(config.credentials.credentials),
   queue: sqsMessageQueue(sqsClient(config.aws), config.eventsQueueUrl),
-  oversizeStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
+  // Only an oversize body (or one SQS refuses) needs S3: its client loads with the first such request.
+  oversizeStore: lazyBlobStore(config.dataBucket, async () => {
+    const [{ s3BlobStore }, { s3Client }] = await Promise.all([
+      import("../../shared/adapters/s3-blob-store"),
+      import("../../shared/platform/s3-client"),
+    ]);
+    return s3BlobStore(s3Client(config.aws), config.dataBucket);
+  }),
   limits: {
     maxBodyBytes: config.maxBodyBytes,
     inlineBodyLimitBytes: config.inlineBodyLimitBytes,

@@ -1,9 +1,10 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
-import { dynamoClient, s3Client, sqsClient } from "../../shared/platform/aws-clients";
+import { dynamoClient, sqsClient } from "../../shared/platform/aws-clients";
 import { loadProjectorConfig } from "../../shared/platform/config";
 import { observability } from "../../shared/platform/observability";
+import { s3Client } from "../../shared/platform/s3-client";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";

@@ -1,5 +1,4 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { SQSClient } from "@aws-sdk/client-sqs";
 
@@ -17,7 +16,8 @@ export interface AwsClientSettings {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
-function common(settings: AwsClientSettings, endpoint: string | undefined) {
+/** The options every client shares: the endpoint override, region and credentials when set. */
+export function clientOptions(settings: AwsClientSettings, endpoint: string | undefined) {
   return {
     ...(endpoint ? { endpoint } : {}),
     ...(settings.region ? { region: settings.region } : {}),
@@ -25,21 +25,17 @@ function common(settings: AwsClientSettings, endpoint: string | undefined) {
   };
 }
 
-/** The SDK clients, built once at cold start (or once per CLI run). */
+/**
+ * The SDK clients, built once at cold start (or once per CLI run). The S3 client is in
+ * `s3-client.ts`, a module of its own, so that a function that loads it on first use (the
+ * ingest's oversize path) does not pull it into its start-up code by importing this one.
+ */
 export function sqsClient(settings: AwsClientSettings): SQSClient {
-  return new SQSClient(common(settings, settings.endpoint));
-}
-
-export function s3Client(settings: AwsClientSettings): S3Client {
-  // An emulator serves path-style URLs (no wildcard DNS for virtual-hosted buckets).
-  return new S3Client({
-    ...common(settings, settings.endpoint),
-    ...(settings.endpoint ? { forcePathStyle: true } : {}),
-  });
+  return new SQSClient(clientOptions(settings, settings.endpoint));
 }
 
 export function dynamoClient(settings: AwsClientSettings): DynamoDBClient {
-  return new DynamoDBClient(common(settings, settings.dynamoEndpoint));
+  return new DynamoDBClient(clientOptions(settings, settings.dynamoEndpoint));
 }
 
 export function secretsClient(): SecretsManagerClient {
