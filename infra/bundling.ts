@@ -55,6 +55,13 @@ export function lambdaBuildOptions(entry: string): BuildOptions {
   };
 }
 
+export interface BundleOptions {
+  /** A directory copied beside the handler: `from` (absolute), `to` (relative to the bundle). */
+  readonly copy?: { from: string; to: string };
+  /** Whether `.map` files are written. @default true */
+  readonly sourceMaps?: boolean;
+}
+
 /** What `bundleFunction` wrote. */
 export interface FunctionBundle {
   /** The handler file, `<outdir>/index.mjs`. */
@@ -71,15 +78,16 @@ export interface FunctionBundle {
  * Bundles a function into `outdir` as Lambda runs it: `index.mjs` (ESM) with source maps, and,
  * split off by esbuild's code splitting, a chunk per group of modules that the code loads with a
  * dynamic `import()`: those load on first use, not at cold start (the ingest's S3 client, needed
- * only for an oversize body). `copy` puts a directory beside the handler (files read at run time).
+ * only for an oversize body). `copy` puts a directory beside the handler (files read at run time);
+ * `sourceMaps: false` writes no `.map` files (a function run without `--enable-source-maps`).
  * Synchronous, for the CDK's local bundling; no Docker.
  *
- * @example bundleFunction(FUNCTION_ENTRIES.ingest, "/tmp/ingest") // { startupBytes: 262_000, … }
+ * @example bundleFunction(FUNCTION_ENTRIES.ingest, "/tmp/ingest") // { startupBytes: 299_000, … }
  */
 export function bundleFunction(
   entry: string,
   outdir: string,
-  copy?: { from: string; to: string },
+  { copy, sourceMaps = true }: BundleOptions = {},
 ): FunctionBundle {
   const { metafile } = buildSync({
     ...lambdaBuildOptions(entry),
@@ -88,7 +96,7 @@ export function bundleFunction(
     outExtension: { ".js": ".mjs" },
     splitting: true,
     chunkNames: "chunks/[name]-[hash]",
-    sourcemap: true,
+    sourcemap: sourceMaps,
     metafile: true,
   });
   if (copy) {

@@ -1,13 +1,14 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { lazyBlobStore } from "../../shared/adapters/lazy-blob-store";
+import { lazyBlobStore } from "../../shared/adapters/lazy-adapters";
 import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
-import { secretsClient, sqsClient } from "../../shared/platform/aws-clients";
+import { secretsClient } from "../../shared/platform/aws-clients";
 import { loadIngestConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
+import { sqsClient } from "../../shared/platform/sqs-client";
 
 // Cold start: configuration, clients and credential cache are built once per container.
 const config = loadIngestConfig(process.env);

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { SQSClient } from "@aws-sdk/client-sqs";
 
 /**
  * Where AWS is. In AWS every field is empty and the clients use the function's role and region;
@@ -26,14 +25,11 @@ export function clientOptions(settings: AwsClientSettings, endpoint: string | un
 }
 
 /**
- * The SDK clients, built once at cold start (or once per CLI run). The S3 client is in
- * `s3-client.ts`, a module of its own, so that a function that loads it on first use (the
- * ingest's oversize path) does not pull it into its start-up code by importing this one.
+ * The SDK clients, built once at cold start (or once per CLI run). The S3 and SQS clients are in
+ * modules of their own (`s3-client.ts`, `sqs-client.ts`): a function that loads one on first use
+ * (the ingest's oversize path, the projector's recording jobs) would otherwise pull it into its
+ * start-up code by importing this module for another client.
  */
-export function sqsClient(settings: AwsClientSettings): SQSClient {
-  return new SQSClient(clientOptions(settings, settings.endpoint));
-}
-
 export function dynamoClient(settings: AwsClientSettings): DynamoDBClient {
   return new DynamoDBClient(clientOptions(settings, settings.dynamoEndpoint));
 }
