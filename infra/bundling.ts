@@ -1,5 +1,5 @@
 import { cpSync, mkdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BuildOptions, buildSync, type Metafile } from "esbuild";
 
@@ -66,61 +66,68 @@ export interface BundleOptions {
 export interface FunctionBundle {
   /** The handler file, `<outdir>/index.mjs`. */
   handlerFile: string;
-  /** Bytes of JavaScript a cold start loads: the handler file and the chunks it imports statically. */
-  startupBytes: number;
-  /** Bytes of every JavaScript file, the chunks loaded on first use (`import()`) included. */
-  totalBytes: number;
-  /** esbuild's account of every output: which inputs each chunk holds. */
-  metafile: Metafile;
 }
 
+/** A module the handler imports as `import("./<name>.lazy.mjs")` (source `<name>.lazy.mts`) is bundled on its own. */
+const SEPARATELY_BUNDLED = "*.lazy.mjs";
+
 /**
- * Bundles a function into `outdir` as Lambda runs it: `index.mjs` (ESM) with source maps, and,
- * split off by esbuild's code splitting, a chunk per group of modules that the code loads with a
- * dynamic `import()`: those load on first use, not at cold start (the ingest's S3 client, needed
- * only for an oversize body). `copy` puts a directory beside the handler (files read at run time);
- * `sourceMaps: false` writes no `.map` files (a function run without `--enable-source-maps`).
- * Synchronous, for the CDK's local bundling; no Docker.
+ * Bundles a function into `outdir` as Lambda runs it: `index.mjs` (ESM), with source maps unless
+ * `sourceMaps: false` (for a function run without `--enable-source-maps`). What the code loads
+ * with a dynamic `import()` is left out of the start-up code, two ways:
+ * - esbuild's code splitting puts it in a chunk (`chunks/`), loaded by the first call that needs
+ *   it; modules the start-up code also uses stay in chunks it loads (the projector's SQS client);
+ * - the handler's `import("./<name>.lazy.mjs")` (the source is `<name>.lazy.mts`) is bundled on
+ *   its own, as `<name>.lazy.mjs` beside `index.mjs`, with its own copy of what it shares with the
+ *   handler: esbuild places a shared module by which entries reach it, not by which use it, so a
+ *   client whose protocol code the start-up clients reach through the SDK's barrel files (S3's
+ *   XML, reached through `@aws-sdk/core/protocols`, which the SQS client imports) would land in a
+ *   start-up chunk. The ingest's S3 client: ~20 KB less at every cold start, more on the
+ *   oversize path.
+ * `copy` puts a directory beside the handler (files read at run time). Synchronous, for the CDK's
+ * local bundling; no Docker.
  *
- * @example bundleFunction(FUNCTION_ENTRIES.ingest, "/tmp/ingest") // { startupBytes: 299_000, … }
+ * @example bundleFunction(FUNCTION_ENTRIES.ingest, "/tmp/ingest") // { handlerFile: "/tmp/ingest/index.mjs" }
  */
 export function bundleFunction(
   entry: string,
   outdir: string,
   { copy, sourceMaps = true }: BundleOptions = {},
 ): FunctionBundle {
-  const { metafile } = buildSync({
-    ...lambdaBuildOptions(entry),
-    entryPoints: { index: entry },
-    outdir,
-    outExtension: { ".js": ".mjs" },
-    splitting: true,
-    chunkNames: "chunks/[name]-[hash]",
-    sourcemap: sourceMaps,
-    metafile: true,
-  });
+  const build = (file: string, name: string) =>
+    buildSync({
+      ...lambdaBuildOptions(file),
+      entryPoints: { [name]: file },
+      outdir,
+      outExtension: { ".js": ".mjs" },
+      splitting: true,
+      chunkNames: "chunks/[name]-[hash]",
+      external: [SEPARATELY_BUNDLED],
+      sourcemap: sourceMaps,
+      metafile: true,
+    });
+  const { metafile } = build(entry, "index");
+  for (const [name, source] of separatelyBundled(metafile, entry)) build(source, name);
   if (copy) {
     mkdirSync(join(outdir, copy.to), { recursive: true });
     cpSync(copy.from, join(outdir, copy.to), { recursive: true });
   }
-  return { handlerFile: join(outdir, HANDLER_FILE), ...bundleSizes(metafile, outdir), metafile };
+  return { handlerFile: join(outdir, HANDLER_FILE) };
 }
 
-/** The start-up and total JavaScript bytes of a bundle, from its metafile. */
-function bundleSizes(metafile: Metafile, outdir: string): { startupBytes: number; totalBytes: number } {
-  const js = Object.entries(metafile.outputs).filter(([file]) => file.endsWith(".mjs"));
-  const byFile = new Map(js);
-  const entryFile = js.find(([file]) => relative(outdir, file) === HANDLER_FILE)?.[0];
-  if (!entryFile) throw new Error(`esbuild wrote no ${HANDLER_FILE} in ${outdir}`);
-  const startup = new Set<string>();
-  const visit = (file: string) => {
-    if (startup.has(file)) return;
-    startup.add(file);
-    for (const imported of byFile.get(file)?.imports ?? [])
-      if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
-  };
-  visit(entryFile);
-  const bytesOf = (files: Iterable<string>) =>
-    [...files].reduce((sum, f) => sum + (byFile.get(f)?.bytes ?? 0), 0);
-  return { startupBytes: bytesOf(startup), totalBytes: bytesOf(byFile.keys()) };
+/**
+ * The `*.lazy.mjs` modules a bundle imports (left external by esbuild), each as its output name
+ * and source file. Only the handler file may import one: the path is relative to `index.mjs`,
+ * where esbuild puts the entry's own code.
+ */
+function separatelyBundled(metafile: Metafile, entry: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const [input, { imports }] of Object.entries(metafile.inputs))
+    for (const { path, external } of imports) {
+      if (!external || !path.endsWith(".lazy.mjs")) continue;
+      if (resolve(input) !== resolve(entry))
+        throw new Error(`${input} imports ${path}: only the handler file may import a .lazy module`);
+      found.set(basename(path, ".mjs"), resolve(dirname(entry), path.replace(/\.mjs$/, ".mts")));
+    }
+  return found;
 }

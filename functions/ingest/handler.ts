@@ -25,13 +25,9 @@ const deps: IngestDependencies = {
       : staticCredentialSource(config.credentials.credentials),
   queue: sqsMessageQueue(sqsClient(config.aws), config.eventsQueueUrl),
   // Only an oversize body (or one SQS refuses) needs S3: its client loads with the first such request.
-  oversizeStore: lazyBlobStore(config.dataBucket, async () => {
-    const [{ s3BlobStore }, { s3Client }] = await Promise.all([
-      import("../../shared/adapters/s3-blob-store"),
-      import("../../shared/platform/s3-client"),
-    ]);
-    return s3BlobStore(s3Client(config.aws), config.dataBucket);
-  }),
+  oversizeStore: lazyBlobStore(config.dataBucket, async () =>
+    (await import("./oversize-store.lazy.mjs")).oversizeStore(config.aws, config.dataBucket),
+  ),
   limits: {
     maxBodyBytes: config.maxBodyBytes,
     inlineBodyLimitBytes: config.inlineBodyLimitBytes,

@@ -3,8 +3,8 @@ import type { MessageQueue } from "../ports/message-queue";
 
 /**
  * Adapters built on first use. With a dynamic `import()` in `load`, the adapter's code (an SDK
- * client: S3's is ~150 KB) is bundled in a chunk of its own (`infra/bundling.ts` splits the code)
- * and loaded by the first call that needs it, not at cold start. Use them only for a path that
+ * client: S3's is ~150 KB) is bundled apart from the start-up code (`infra/bundling.ts`) and
+ * loaded by the first call that needs it, not at cold start. Use them only for a path that
  * most invocations never take: the ingest's oversize bodies, the projector's recording jobs.
  */
 
@@ -29,10 +29,7 @@ export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
  * A `BlobStore` whose adapter `load` builds at the first call.
  *
  * @example
- * const store = lazyBlobStore(bucket, async () => {
- *   const [{ s3BlobStore }, { s3Client }] = await Promise.all([import("./s3-blob-store"), import("../platform/s3-client")]);
- *   return s3BlobStore(s3Client(config.aws), bucket);
- * });
+ * const store = lazyBlobStore(bucket, async () => (await import("./oversize-store.lazy.mjs")).oversizeStore(aws, bucket))
  */
 export function lazyBlobStore(bucket: string, load: () => Promise<BlobStore>): BlobStore {
   const store = onFirstUse(load);

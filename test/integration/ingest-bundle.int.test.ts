@@ -47,9 +47,9 @@ function httpApiEvent(body: string): APIGatewayProxyEventV2 {
   };
 }
 
-// The ingest as the stack bundles it (bundleFunction, code splitting), run in a fresh Node
-// process against fauxqs: the S3 client is in a chunk of its own, loaded by the first request
-// that needs it, and that request's body still lands in S3.
+// The ingest as the stack bundles it (bundleFunction), run in a fresh Node process against
+// fauxqs: the S3 client is in a bundle of its own (oversize-store.lazy.mjs), loaded by the
+// first request that needs it, and that request's body still lands in S3.
 describe("the bundled ingest, with its S3 client loaded on first use", () => {
   const { sqs, s3 } = testClients();
   let dir: string;
@@ -110,7 +110,7 @@ describe("the bundled ingest, with its S3 client loaded on first use", () => {
 
     // Assess: the S3 client's chunk is loaded by the oversize request only, which answers 200 once
     // the body is in S3 and a pointer in SQS.
-    const s3Chunk = (loaded: string[]) => loaded.some((url) => /\/chunks\/s3-client-[^/]+\.mjs$/.test(url));
+    const s3Chunk = (loaded: string[]) => loaded.some((url) => url.endsWith("/oversize-store.lazy.mjs"));
     expect(inline?.response.statusCode).toBe(200);
     expect(s3Chunk(inline?.loaded ?? [])).toBe(false);
     expect(oversize?.response.statusCode).toBe(200);
