@@ -7,12 +7,13 @@ import { staticCredentialSource } from "../../shared/ingest/credentials";
 import { secretsClient } from "../../shared/platform/aws-clients";
 import { loadIngestConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
-import { countOutcome, observability } from "../../shared/platform/observability";
+import { lineObservability } from "../../shared/platform/log-lines";
 import { sqsClient } from "../../shared/platform/sqs-client";
 
 // Cold start: configuration, clients and credential cache are built once per container.
 const config = loadIngestConfig(process.env);
-const { logger, metrics } = observability("ingest");
+// Powertools' log and metric lines, written without it (see log-lines.ts: its cold-start cost).
+const { logger, countOutcome } = lineObservability("ingest");
 const deps: IngestDependencies = {
   credentials:
     config.credentials.kind === "secret"
@@ -49,6 +50,6 @@ export const handler = async (event: APIGatewayProxyEventV2) => {
   else logger.debug("webhook", fields);
   // An accepted event is counted by the events queue's NumberOfMessagesSent (free): a metric line
   // per accepted request would be ~250 billed log bytes per event.
-  if (outcome !== "accepted") countOutcome(metrics, "ingest", outcome);
+  if (outcome !== "accepted") countOutcome(outcome);
   return result.response;
 };
