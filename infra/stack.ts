@@ -164,6 +164,8 @@ export class WebhookBackendStack extends Stack {
       logRetention,
       systemLogLevel: INGEST_SYSTEM_LOG_LEVEL,
       tracing: config.ingestTracing,
+      // It logs an error's name and message, never its stack: source maps would only slow its cold start.
+      sourceMaps: false,
       environment: ingestEnvironment({
         eventsQueueUrl: events.queue.queueUrl,
         dataBucket: data.bucket.bucketName,

@@ -1,17 +1,19 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { lazyBlobStore } from "../../shared/adapters/lazy-adapters";
 import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
-import { s3Client, secretsClient, sqsClient } from "../../shared/platform/aws-clients";
+import { secretsClient } from "../../shared/platform/aws-clients";
 import { loadIngestConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
-import { countOutcome, observability } from "../../shared/platform/observability";
+import { lineObservability } from "../../shared/platform/log-lines";
+import { sqsClient } from "../../shared/platform/sqs-client";
 
 // Cold start: configuration, clients and credential cache are built once per container.
 const config = loadIngestConfig(process.env);
-const { logger, metrics } = observability("ingest");
+// Powertools' log and metric lines, written without it (see log-lines.ts: its cold-start cost).
+const { logger, countOutcome } = lineObservability("ingest");
 const deps: IngestDependencies = {
   credentials:
     config.credentials.kind === "secret"
@@ -23,7 +25,10 @@ const deps: IngestDependencies = {
         })
       : staticCredentialSource(config.credentials.credentials),
   queue: sqsMessageQueue(sqsClient(config.aws), config.eventsQueueUrl),
-  oversizeStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
+  // Only an oversize body (or one SQS refuses) needs S3: its client loads with the first such request.
+  oversizeStore: lazyBlobStore(config.dataBucket, async () =>
+    (await import("./oversize-store.lazy.mjs")).oversizeStore(config.aws, config.dataBucket),
+  ),
   limits: {
     maxBodyBytes: config.maxBodyBytes,
     inlineBodyLimitBytes: config.inlineBodyLimitBytes,
@@ -45,6 +50,6 @@ export const handler = async (event: APIGatewayProxyEventV2) => {
   else logger.debug("webhook", fields);
   // An accepted event is counted by the events queue's NumberOfMessagesSent (free): a metric line
   // per accepted request would be ~250 billed log bytes per event.
-  if (outcome !== "accepted") countOutcome(metrics, "ingest", outcome);
+  if (outcome !== "accepted") countOutcome(outcome);
   return result.response;
 };

@@ -1,9 +1,10 @@
 import type { Context, SQSEvent } from "aws-lambda";
+import { lazyMessageQueue } from "../../shared/adapters/lazy-adapters";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
-import { dynamoClient, s3Client, sqsClient } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/aws-clients";
 import { loadProjectorConfig } from "../../shared/platform/config";
 import { observability } from "../../shared/platform/observability";
+import { s3Client } from "../../shared/platform/s3-client";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";
@@ -21,7 +22,14 @@ const deps: ProjectorDependencies = {
     },
   }),
   dataStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
-  recordingJobs: sqsMessageQueue(sqsClient(config.aws), config.recordingsQueueUrl),
+  // Only a recording_generated event needs SQS: its client loads with the first recording job.
+  recordingJobs: lazyMessageQueue(async () => {
+    const [{ sqsMessageQueue }, { sqsClient }] = await Promise.all([
+      import("../../shared/adapters/sqs-message-queue"),
+      import("../../shared/platform/sqs-client"),
+    ]);
+    return sqsMessageQueue(sqsClient(config.aws), config.recordingsQueueUrl);
+  }),
   now: Date.now,
 };
 

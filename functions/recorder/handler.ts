@@ -1,9 +1,10 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { recordingApiKeySource } from "../../shared/adapters/secret-api-keys";
-import { dynamoClient, s3Client, secretsClient } from "../../shared/platform/aws-clients";
+import { dynamoClient, secretsClient } from "../../shared/platform/aws-clients";
 import { loadRecorderConfig } from "../../shared/platform/config";
 import { observability } from "../../shared/platform/observability";
+import { s3Client } from "../../shared/platform/s3-client";
 import { SESSIONS_TABLE } from "../../shared/platform/tables";
 import type { SessionState } from "../../shared/projections/sessions";
 import type { RecorderDependencies } from "../../shared/recorder/archive";

@@ -4,10 +4,11 @@ import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { listArchiveApps } from "../../shared/adapters/s3-listing";
 import { scheduledRollup } from "../../shared/analytics/rollup";
-import { dynamoClient, s3Client } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/aws-clients";
 import { loadRollupConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
+import { s3Client } from "../../shared/platform/s3-client";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadRollupConfig(process.env);

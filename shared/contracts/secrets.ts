@@ -25,5 +25,8 @@ export const credentialListSchema = z.object({
 });
 
 /** The recording API keys secret (or `RECORDING_API_KEYS` locally): `{"<appId>": "<apiKey>"}`. */
-export const recordingApiKeysSchema = z.record(z.string().check(z.minLength(1)), z.string());
+export const recordingApiKeysSchema = /* @__PURE__ */ z.record(
+  /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1)),
+  /* @__PURE__ */ z.string(),
+);
 export type RecordingApiKeys = z.infer<typeof recordingApiKeysSchema>;

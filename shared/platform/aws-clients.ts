@@ -1,7 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { S3Client } from "@aws-sdk/client-s3";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { SQSClient } from "@aws-sdk/client-sqs";
 
 /**
  * Where AWS is. In AWS every field is empty and the clients use the function's role and region;
@@ -17,7 +15,8 @@ export interface AwsClientSettings {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
-function common(settings: AwsClientSettings, endpoint: string | undefined) {
+/** The options every client shares: the endpoint override, region and credentials when set. */
+export function clientOptions(settings: AwsClientSettings, endpoint: string | undefined) {
   return {
     ...(endpoint ? { endpoint } : {}),
     ...(settings.region ? { region: settings.region } : {}),
@@ -25,21 +24,14 @@ function common(settings: AwsClientSettings, endpoint: string | undefined) {
   };
 }
 
-/** The SDK clients, built once at cold start (or once per CLI run). */
-export function sqsClient(settings: AwsClientSettings): SQSClient {
-  return new SQSClient(common(settings, settings.endpoint));
-}
-
-export function s3Client(settings: AwsClientSettings): S3Client {
-  // An emulator serves path-style URLs (no wildcard DNS for virtual-hosted buckets).
-  return new S3Client({
-    ...common(settings, settings.endpoint),
-    ...(settings.endpoint ? { forcePathStyle: true } : {}),
-  });
-}
-
+/**
+ * The SDK clients, built once at cold start (or once per CLI run). The S3 and SQS clients are in
+ * modules of their own (`s3-client.ts`, `sqs-client.ts`): a function that loads one on first use
+ * (the ingest's oversize path, the projector's recording jobs) would otherwise pull it into its
+ * start-up code by importing this module for another client.
+ */
 export function dynamoClient(settings: AwsClientSettings): DynamoDBClient {
-  return new DynamoDBClient(common(settings, settings.dynamoEndpoint));
+  return new DynamoDBClient(clientOptions(settings, settings.dynamoEndpoint));
 }
 
 export function secretsClient(): SecretsManagerClient {

@@ -16,14 +16,16 @@ import type { TableNames } from "./tables";
 type Env = Readonly<Record<string, string | undefined>>;
 
 // zod/mini: the same validation as classic zod in a tree-shakable form; the ingest bundle is
-// size-sensitive (cold start) and classic zod alone would add ~440 KB to it.
+// size-sensitive (cold start) and classic zod alone would add ~440 KB to it. Each function's
+// schema is built only in the bundle of the function that reads it: esbuild cannot tell that
+// zod's constructors have no side effects, so each function's schema is marked pure.
 const text = z.string().check(z.minLength(1));
 const optionalText = z.optional(z.string());
-const positiveInt = (fallback: number) =>
+const positiveInt = /* @__NO_SIDE_EFFECTS__ */ (fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
-const flag = z.pipe(
-  z.optional(z.enum(["true", "false", "1", "0"])),
-  z.transform((v) => v === "true" || v === "1"),
+const flag = /* @__PURE__ */ z.pipe(
+  /* @__PURE__ */ z.optional(/* @__PURE__ */ z.enum(["true", "false", "1", "0"])),
+  /* @__PURE__ */ z.transform((v) => v === "true" || v === "1"),
 );
 
 function parseEnv<S extends z.ZodMiniType>(schema: S, env: Env): z.infer<S> {
@@ -65,7 +67,7 @@ export interface IngestConfig {
   allowedAppIds: string[];
 }
 
-export const ingestEnv = z.extend(awsEnv, {
+export const ingestEnv = /* @__PURE__ */ z.extend(awsEnv, {
   EVENTS_QUEUE_URL: text,
   DATA_BUCKET: text,
   /** In AWS: the secret with `{"credentials":[{username,password,appIds?}]}`. */
@@ -165,7 +167,11 @@ export interface ProjectorConfig {
   recordingsQueueUrl: string;
 }
 
-export const projectorEnv = z.extend(awsEnv, { ...tablesEnv, DATA_BUCKET: text, RECORDINGS_QUEUE_URL: text });
+export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
+  ...tablesEnv,
+  DATA_BUCKET: text,
+  RECORDINGS_QUEUE_URL: text,
+});
 
 /** Reads the projector function's configuration. */
 export function loadProjectorConfig(env: Env): ProjectorConfig {
@@ -190,7 +196,7 @@ export interface RecorderConfig {
   limits: RecorderLimits;
 }
 
-export const recorderEnv = z.extend(awsEnv, {
+export const recorderEnv = /* @__PURE__ */ z.extend(awsEnv, {
   SESSIONS_TABLE: text,
   DATA_BUCKET: text,
   /** In AWS: a secret with `{"<appId>":"<apiKey>"}` for token-protected recordings. */
@@ -219,7 +225,7 @@ export interface ReconcilerConfig {
   apps: Record<string, "us" | "eu" | "in">;
 }
 
-export const reconcilerEnv = z.extend(awsEnv, {
+export const reconcilerEnv = /* @__PURE__ */ z.extend(awsEnv, {
   PRESENCE_TABLE: text,
   RECORDING_API_KEYS_SECRET_ID: text,
   /** JSON `{"<appId>": "us" | "eu" | "in"}`. */
@@ -287,7 +293,7 @@ export interface RollupConfig {
   graceMs: number;
 }
 
-export const rollupEnv = z.extend(awsEnv, {
+export const rollupEnv = /* @__PURE__ */ z.extend(awsEnv, {
   ACTIVITY_TABLE: text,
   DATA_BUCKET: text,
   ATHENA_WORKGROUP: text,

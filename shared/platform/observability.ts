@@ -1,9 +1,8 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { OUTCOME_METRICS, type ServiceName } from "./outcomes";
+import { METRICS_NAMESPACE, OUTCOME_METRICS, type ServiceName } from "./outcomes";
 
-/** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */
-export const METRICS_NAMESPACE = "WebhookBackend";
+export { METRICS_NAMESPACE };
 
 /** A function's logger and metrics. */
 export interface Observability {

@@ -53,6 +53,9 @@ export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "failed"] as const;
 export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 
+/** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */
+export const METRICS_NAMESPACE = "WebhookBackend";
+
 /** Each function's outcome metric (CloudWatch name, with an `outcome` dimension) and its vocabulary. */
 export const OUTCOME_METRICS = {
   ingest: { metric: "IngestRequests", outcomes: INGEST_OUTCOMES },

@@ -83,6 +83,19 @@ describe("the CDK stack", () => {
     template.allResourcesProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
   });
 
+  it("runs index.handler from the bundled asset; source maps on for every function but the ingest", () => {
+    const functions = resourcesOf("AWS::Lambda::Function").filter((f) =>
+      String(f.props.Runtime).startsWith("nodejs"),
+    );
+    for (const f of functions) {
+      const env =
+        (f.props.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      const isIngest = String(f.props.Description).startsWith("Authenticates");
+      expect(f.props.Handler).toBe("index.handler");
+      expect(env.NODE_OPTIONS).toBe(isIngest ? undefined : "--enable-source-maps");
+    }
+  });
+
   it("traces the ingest when the deployment asks for it", () => {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-traced-")),

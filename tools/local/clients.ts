@@ -1,7 +1,9 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { type AwsClientSettings, dynamoClient, s3Client, sqsClient } from "../../shared/platform/aws-clients";
+import { type AwsClientSettings, dynamoClient } from "../../shared/platform/aws-clients";
+import { s3Client } from "../../shared/platform/s3-client";
+import { sqsClient } from "../../shared/platform/sqs-client";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "./emulators";
 
 /** The three SDK clients the tools use, and one call to close them. */
