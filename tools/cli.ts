@@ -88,7 +88,8 @@ export async function runProgram(
   for (const command of program.commands) command.exitOverride();
   try {
     await program.parseAsync(argv as string[], { from: "user" });
-    return 0;
+    // A command that ran but found nothing set its own code (3): keep it.
+    return Number(process.exitCode ?? 0);
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     err(`error: ${expectedMessage(error)}`);

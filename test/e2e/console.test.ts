@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { localConsoleContext } from "../../tools/console/context";
-import { type ConsoleServer, startConsole } from "../../tools/console/server";
+import { API_HEADER, type ConsoleServer, startConsole } from "../../tools/console/server";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { runSimulation, waitForDrain } from "../../tools/simulate/run";
@@ -333,9 +333,10 @@ describe("the console in a browser", () => {
 
 describe("the console is for this machine only", () => {
   /** A raw request with the headers a browser on another site, or a rebound name, would send. */
-  const raw = (method: string, path: string, headers: Record<string, string>) =>
+  const raw = (method: string, path: string, headers: Record<string, string>, withHeader = true) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port: server.port, method, path, headers }, (res) => {
+      const all = withHeader ? { [API_HEADER]: "1", ...headers } : headers;
+      const req = httpRequest({ host: "127.0.0.1", port: server.port, method, path, headers: all }, (res) => {
         let body = "";
         res.on("data", (c: Buffer) => {
           body += c.toString();
@@ -352,12 +353,17 @@ describe("the console is for this machine only", () => {
       await new Promise((r) => setTimeout(r, 100));
     const url = /on (http:\S+)/.exec(run.written.stdout)?.[1];
     expect(url, run.written.stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-    const overview = (await (await fetch(`${url}api/overview?app=${LIVE}`)).json()) as {
+    const overview = (await (
+      await fetch(`${url}api/overview?app=${LIVE}`, { headers: { [API_HEADER]: "1" } })
+    ).json()) as {
       stats: { outcomes: Record<string, Record<string, number>> };
     };
     expect(overview.stats.outcomes).toEqual((await query("stats", "--app", LIVE, "--json")).outcomes);
     run.child.kill("SIGINT");
     expect(await run.exit).toBe(0);
+    // (`events` of an app with nothing: "nothing found", exit 3, as every query.)
+    const none = await webhookCli(["events", "--app", "no-such-app", "--state-dir", dir]);
+    expect([none.code, none.stderr.trim()]).toEqual([3, "nothing found: no events of app no-such-app"]);
     const refused = await webhookCli(["console", "--state-dir", dir, "--host", "0.0.0.0"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("loopback only");
@@ -378,6 +384,11 @@ describe("the console is for this machine only", () => {
     expect(rebound.status).toBe(421);
     expect(JSON.parse(rebound.body).error).toContain("attacker.example");
     expect((await raw("GET", "/", { host: `attacker.example:${server.port}` })).status).toBe(421);
+    // Another site's image or link: a GET without Origin, and without the console's header.
+    const image = await raw("GET", "/api/events", { host: own }, false);
+    expect(image.status).toBe(403);
+    expect(JSON.parse(image.body).error).toContain(API_HEADER);
+    expect((await raw("HEAD", "/", { host: own }, false)).status).toBe(200);
     const crossSite = await raw("GET", "/api/events", { host: own, origin: "https://attacker.example" });
     expect(crossSite.status).toBe(403);
     const path = `/api/events/${ids.invalid}/resend`;

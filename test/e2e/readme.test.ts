@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_HEADER } from "../../tools/console/server";
 import { freePort } from "../../tools/local/emulators";
 import type { LocalStackInfo } from "../../tools/local/state";
 import { waitForDrain } from "../../tools/simulate/run";
@@ -108,7 +109,11 @@ describe("the README's commands, on a fresh state directory", () => {
     const page = await fetch(url ?? "");
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("<title>Webhook console</title>");
-    const overview = (await (await fetch(`${url}api/overview`)).json()) as { target: string };
+    const overview = (await (
+      await fetch(`${url}api/overview`, { headers: { [API_HEADER]: "1" } })
+    ).json()) as {
+      target: string;
+    };
     expect(overview.target).toBe("local");
   });
 

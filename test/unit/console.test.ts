@@ -112,6 +112,24 @@ describe("the ledger, followed", () => {
     appendLedger(dir, ["outcome", "projector", "projected", "a"], 3_000);
     expect(follow()).toEqual([{ at: 3_000, entry: ["outcome", "projector", "projected", "a"] }]);
   });
+
+  it("a restart's compaction keeps the lines of the live flow's window in the ledger, and the counters stay the same", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ledger-"));
+    appendLedger(dir, ["outcome", "ingest", "accepted", "a"], 1_000);
+    appendLedger(dir, ["outcome", "projector", "stale", "a"], 2_000);
+    appendLedger(dir, ["failure", "projector", "ThrottlingException"], 5_000);
+    appendLedger(dir, ["outcome", "ingest", "accepted", "b"], 9_000);
+    const before = readStats(dir);
+    compactStats(dir, 5_000);
+    expect(readStats(dir)).toEqual(before);
+    expect(ledgerFollower(dir)()).toEqual([
+      { at: 5_000, entry: ["failure", "projector", "ThrottlingException"] },
+      { at: 9_000, entry: ["outcome", "ingest", "accepted", "b"] },
+    ]);
+    compactStats(dir);
+    expect(readStats(dir)).toEqual(before);
+    expect(ledgerFollower(dir)()).toEqual([]);
+  });
 });
 
 describe("loopback only", () => {
@@ -130,23 +148,45 @@ describe("loopback only", () => {
       expect(isLoopback(host), host).toBe(false);
   });
 
-  it("answers its own Host and Origin only; a write needs its Origin and a JSON type", () => {
-    const own = { host: "127.0.0.1:4000" };
-    expect(refusal("GET", own, 4000)).toBeUndefined();
-    expect(refusal("GET", { host: "localhost:4000", origin: "http://localhost:4000" }, 4000)).toBeUndefined();
-    expect(refusal("GET", { host: "[::1]:4000" }, 4000)).toBeUndefined();
-    expect(refusal("GET", { host: "127.0.0.1:4001" }, 4000)?.status).toBe(421);
-    expect(refusal("GET", { host: "rebound.example:4000" }, 4000)?.status).toBe(421);
-    expect(refusal("GET", {}, 4000)?.status).toBe(421);
-    expect(refusal("GET", { ...own, origin: "http://127.0.0.1:4001" }, 4000)?.status).toBe(403);
-    expect(refusal("GET", { ...own, origin: "null" }, 4000)?.status).toBe(403);
-    expect(refusal("POST", own, 4000)?.status).toBe(403);
+  it("answers its own Host and Origin only; an API request needs its header; a write needs its Origin and a JSON type", () => {
+    const at = { host: "127.0.0.1", port: 4000 };
+    const api = { "x-webhook-console": "1" };
+    const own = { host: "127.0.0.1:4000", ...api };
+    expect(refusal("GET", "/", { host: "127.0.0.1:4000" }, at)).toBeUndefined();
+    expect(refusal("HEAD", "/", { host: "127.0.0.1:4000" }, at)).toBeUndefined();
+    expect(refusal("GET", "/api/flow", own, at)).toBeUndefined();
     expect(
-      refusal("POST", { ...own, origin: "http://127.0.0.1:4000", "content-type": "text/plain" }, 4000)
-        ?.status,
+      refusal("GET", "/api/flow", { ...own, host: "localhost:4000", origin: "http://localhost:4000" }, at),
+    ).toBeUndefined();
+    expect(refusal("GET", "/api/flow", { ...own, host: "[::1]:4000" }, at)).toBeUndefined();
+    // Bound to another loopback address, it answers to that address too.
+    expect(
+      refusal("GET", "/", { host: "127.0.0.2:4000" }, { host: "127.0.0.2", port: 4000 }),
+    ).toBeUndefined();
+    expect(refusal("GET", "/", { host: "127.0.0.2:4000" }, at)?.status).toBe(421);
+    expect(refusal("GET", "/", { host: "127.0.0.1:4001" }, at)?.status).toBe(421);
+    expect(refusal("GET", "/", { host: "rebound.example:4000" }, at)?.status).toBe(421);
+    expect(refusal("GET", "/", {}, at)?.status).toBe(421);
+    expect(refusal("GET", "/api/flow", { ...own, origin: "http://127.0.0.1:4001" }, at)?.status).toBe(403);
+    expect(refusal("GET", "/api/flow", { ...own, origin: "null" }, at)?.status).toBe(403);
+    // Another site's image or link: no Origin, no header.
+    expect(refusal("GET", "/api/events", { host: "127.0.0.1:4000" }, at)?.status).toBe(403);
+    expect(refusal("POST", "/api/events/ab/resend", own, at)?.status).toBe(403);
+    expect(
+      refusal(
+        "POST",
+        "/api/events/ab/resend",
+        { ...own, origin: "http://127.0.0.1:4000", "content-type": "text/plain" },
+        at,
+      )?.status,
     ).toBe(415);
     expect(
-      refusal("POST", { ...own, origin: "http://127.0.0.1:4000", "content-type": "application/json" }, 4000),
+      refusal(
+        "POST",
+        "/api/events/ab/resend",
+        { ...own, origin: "http://127.0.0.1:4000", "content-type": "application/json" },
+        at,
+      ),
     ).toBeUndefined();
   });
 });

@@ -26,6 +26,8 @@ async function run(o: ConsoleCliOptions): Promise<void> {
   const server = await startConsole({
     host: o.host,
     port: o.port,
+    // `npm start` may hold 3001 already: then any free port (printed below).
+    anyPortIfTaken: true,
     context,
     onError: (error) => console.error(`console: ${error instanceof Error ? error.message : String(error)}`),
   }).catch((error) => {

@@ -49,27 +49,44 @@ export function isLoopback(host: string): boolean {
   return address.range() === "loopback";
 }
 
-/** The Host header values that name this console: its loopback names at its port. */
-function ownHosts(port: number): string[] {
-  return ["127.0.0.1", "localhost", "[::1]"].map((h) => `${h}:${port}`);
+/** A host as it appears in a Host header or URL: an IPv6 address in brackets. */
+function hostPart(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host.toLowerCase();
 }
+
+/** The Host header values that name this console: the address it listens on and the loopback names, at its port. */
+function ownHosts(bound: string, port: number): string[] {
+  return [...new Set([hostPart(bound), "127.0.0.1", "localhost", "[::1]"])].map((h) => `${h}:${port}`);
+}
+
+/**
+ * The header every API request carries (the page's script sends it). A cross-site page can make a
+ * browser send a plain GET without an Origin (an image, a link), which it cannot read but which,
+ * against a deployed stack, is a billed read; it cannot add a header without a CORS preflight,
+ * which the console never grants.
+ */
+export const API_HEADER = "x-webhook-console";
 
 /**
  * Why a request is refused, if it is: a Host that is not the console's own (a DNS-rebinding page
  * reaching 127.0.0.1 under its own name), an Origin that is not the console's (another site's
- * script), or a write without an Origin or without a JSON body type (a form posted cross-site).
+ * script), an API request without the console's header (another site's image or link), or a
+ * write without an Origin or without a JSON body type (a form posted cross-site).
  */
 export function refusal(
   method: string,
+  path: string,
   headers: IncomingHttpHeaders,
-  port: number,
+  own: { host: string; port: number },
 ): { status: number; error: string } | undefined {
-  const hosts = ownHosts(port);
+  const hosts = ownHosts(own.host, own.port);
   if (!headers.host || !hosts.includes(headers.host.toLowerCase()))
     return { status: 421, error: `host ${headers.host ?? "(none)"} is not this console's (${hosts[0]})` };
   const origin = headers.origin;
   if (origin !== undefined && !hosts.map((h) => `http://${h}`).includes(origin.toLowerCase()))
     return { status: 403, error: `origin ${origin} is not this console's` };
+  if (path.startsWith("/api/") && headers[API_HEADER] !== "1")
+    return { status: 403, error: `an API request carries the console's header (${API_HEADER}: 1)` };
   if (method !== "GET" && method !== "HEAD") {
     if (origin === undefined) return { status: 403, error: "a write needs the console's own Origin" };
     if (!headers["content-type"]?.startsWith("application/json"))
@@ -89,6 +106,8 @@ export interface ConsoleOptions {
   host?: string;
   /** 0: a free port. */
   port: number;
+  /** When `port` is taken, listen on a free one (the URL says which) instead of failing. */
+  anyPortIfTaken?: boolean;
   context: ConsoleContext;
   /** Where an endpoint's unexpected failure is told (the 500's message is in its answer too). */
   onError?: (error: unknown) => void;
@@ -110,16 +129,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     const json = (status: number, body: unknown) =>
       send(status, JSON.stringify(body), "application/json; charset=utf-8");
     const method = request.method ?? "GET";
-    const refused = refusal(method, request.headers, port);
+    const url = new URL(request.url ?? "/", "http://console");
+    const refused = refusal(method, url.pathname, request.headers, { host, port });
     if (refused) {
       request.resume();
       json(refused.status, { error: refused.error });
       return;
     }
-    const url = new URL(request.url ?? "/", `http://${request.headers.host}`);
     const asset = ASSETS[url.pathname];
-    if (asset && method === "GET") {
-      send(200, readFileSync(asset.file), asset.type);
+    if (asset && (method === "GET" || method === "HEAD")) {
+      send(200, method === "HEAD" ? "" : readFileSync(asset.file), asset.type);
       return;
     }
     if (!url.pathname.startsWith("/api/")) {
@@ -137,14 +156,21 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, host, () => resolve());
+  const listen = (at: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(at, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  await listen(options.port).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EADDRINUSE" || !options.anyPortIfTaken) throw error;
+    return listen(0);
   });
   port = (server.address() as AddressInfo).port;
-  const shown = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
   return {
-    url: `http://${shown}:${port}/`,
+    url: `http://${hostPart(host)}:${port}/`,
     port,
     close: () =>
       new Promise<void>((resolve) => {

@@ -19,6 +19,7 @@ import {
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { startLocalRollups } from "../analytics/local-rollup";
+import { FLOW_WINDOW_SECONDS } from "../console/flow";
 import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
@@ -244,7 +245,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     // Counters carry on from the last run (`stats` survives restarts), in a ledger written through.
     if (options.inMemory) resetStats(options.stateDir);
-    else compactStats(options.stateDir);
+    // The last 15 minutes stay in the ledger: the console's live flow spans a restart.
+    else compactStats(options.stateDir, Date.now() - FLOW_WINDOW_SECONDS * 1000);
     const untap = tapFunctionLogs(options.logMode ?? "readable", (entry) =>
       appendLedger(options.stateDir, entry),
     );

@@ -66,11 +66,7 @@ async function serveConsole(stack: LocalStack, o: StartOptions): Promise<Console
   const target = await resolveTarget({ stateDir: dir });
   const context = localConsoleContext(target, dir);
   const onError = (error: unknown) => console.error(`console: ${expectedMessage(error)}`);
-  const server = await startConsole({ port: o.consolePort, context, onError }).catch((error) =>
-    (error as NodeJS.ErrnoException).code === "EADDRINUSE"
-      ? startConsole({ port: 0, context, onError })
-      : Promise.reject(error),
-  );
+  const server = await startConsole({ port: o.consolePort, context, onError, anyPortIfTaken: true });
   stack.info.consoleUrl = server.url;
   writeStackInfo(dir, stack.info);
   return {

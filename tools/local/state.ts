@@ -84,24 +84,32 @@ export type LedgerEntry = ["outcome", string, string, string?] | ["failure", str
 const STATS_FILE = "stats.json";
 const LEDGER_FILE = "outcomes.ndjson";
 
-function bump(counters: Record<string, Record<string, number>>, service: string, key: string): void {
+function bump(
+  counters: Record<string, Record<string, number>>,
+  service: string,
+  key: string,
+  by: number,
+): void {
   const byKey = counters[service] ?? {};
-  byKey[key] = (byKey[key] ?? 0) + 1;
+  byKey[key] = (byKey[key] ?? 0) + by;
+  if (byKey[key] === 0) delete byKey[key];
   counters[service] = byKey;
+  if (Object.keys(byKey).length === 0) delete counters[service];
 }
 
-/** Adds one ledger entry to the counters. */
-function countEntry(stats: LocalStats, entry: LedgerEntry): void {
+/** Adds one ledger entry to the counters (`by`: -1 takes it back out). */
+function countEntry(stats: LocalStats, entry: LedgerEntry, by = 1): void {
   if (entry[0] === "failure") {
-    bump(stats.failures, entry[1], entry[2]);
+    bump(stats.failures, entry[1], entry[2], by);
     return;
   }
   const [, service, outcome, appId] = entry;
-  bump(stats.total, service, outcome);
+  bump(stats.total, service, outcome, by);
   if (appId !== undefined) {
     const app = stats.apps[appId] ?? {};
-    bump(app, service, outcome);
+    bump(app, service, outcome, by);
     stats.apps[appId] = app;
+    if (Object.keys(app).length === 0) delete stats.apps[appId];
   }
 }
 
@@ -167,6 +175,18 @@ export function ledgerFollower(dir: string): () => LedgerLine[] {
   };
 }
 
+/** The ledger's whole lines (a line cut short by a kill is left out: nothing else was counted in it). */
+function ledgerLines(dir: string): Array<{ text: string; line: LedgerLine }> {
+  const ledger = join(dir, LEDGER_FILE);
+  if (!existsSync(ledger)) return [];
+  return readFileSync(ledger, "utf8")
+    .split("\n")
+    .flatMap((text) => {
+      const line = text ? parseLedgerLine(text) : undefined;
+      return line ? [{ text, line }] : [];
+    });
+}
+
 /** The counters: the last compacted snapshot plus the ledger since (`npm run query -- stats`). */
 export function readStats(dir = stateDir()): LocalStats {
   const stats: LocalStats = { total: {}, apps: {}, failures: {} };
@@ -174,23 +194,25 @@ export function readStats(dir = stateDir()): LocalStats {
   if (existsSync(snapshot))
     Object.assign(stats, JSON.parse(readFileSync(snapshot, "utf8")) as Partial<LocalStats>);
   stats.failures ??= {};
-  const ledger = join(dir, LEDGER_FILE);
-  if (existsSync(ledger)) {
-    for (const line of readFileSync(ledger, "utf8").split("\n")) {
-      // A line cut short by a kill is left out: nothing else was counted in it.
-      const parsed = line ? parseLedgerLine(line) : undefined;
-      if (parsed) countEntry(stats, parsed.entry);
-    }
-  }
+  for (const { line } of ledgerLines(dir)) countEntry(stats, line.entry);
   return stats;
 }
 
-/** Folds the ledger into the snapshot and starts a new ledger (at each start). */
-export function compactStats(dir: string): LocalStats {
+/**
+ * Folds the ledger into the snapshot and starts a new ledger (at each start), keeping in the new
+ * ledger the lines counted at or after `keepSince` (ms): the console's live flow reads its last
+ * minutes from them across a restart. The counters (`readStats`) are the same before and after.
+ */
+export function compactStats(dir: string, keepSince = Number.POSITIVE_INFINITY): LocalStats {
+  const lines = ledgerLines(dir);
+  const kept = lines.filter(({ line }) => line.at !== undefined && line.at >= keepSince);
   const stats = readStats(dir);
+  const folded: LocalStats = structuredClone(stats);
+  // The snapshot holds what the new ledger does not: take the kept lines back out.
+  for (const { line } of kept) countEntry(folded, line.entry, -1);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, STATS_FILE), JSON.stringify(stats, null, 2));
-  rmSync(join(dir, LEDGER_FILE), { force: true });
+  writeFileSync(join(dir, STATS_FILE), JSON.stringify(folded, null, 2));
+  writeFileSync(join(dir, LEDGER_FILE), kept.map(({ text }) => `${text}\n`).join(""));
   return stats;
 }
 

@@ -7,7 +7,7 @@ import { SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { decimal, integer, runProgram, UserFacingError } from "../cli";
 import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
-import type { GeneratedEvent, GeneratedHistory } from "./generator";
+import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";
 import { simulatedApiKey } from "./platform-api";
 import { runSimulation, type SimulationReport } from "./run";
 import { summaryLines } from "./summary";
@@ -64,6 +64,17 @@ function summary(report: SimulationReport, rate: number, checkOnly: boolean): nu
   return code;
 }
 
+/**
+ * The start (epoch s) of a history whose last event is a minute ago: a history runs about a second
+ * of simulated time an event, and one that ran into the future would put its payload-timed facts
+ * after the receipt-timed ones (membership) received now, and its users "online since" later.
+ */
+function endingNow(events: number, seed: number, apps: string[]): number {
+  const probe = generateHistory({ events, seed, apps, startAt: 0 });
+  const spanSeconds = probe.events.reduce((latest, e) => Math.max(latest, e.at), 0) / 1000;
+  return Math.floor(Date.now() / 1000 - spanSeconds - 60);
+}
+
 async function simulate(o: SimulateOptions): Promise<void> {
   let stack: LocalStackInfo | undefined;
   try {
@@ -99,8 +110,8 @@ async function simulate(o: SimulateOptions): Promise<void> {
       concurrency: o.concurrency,
       seed: o.seed,
       apps,
-      // Activity figures are recomputed for the days the events happen on: make them today.
-      ...(o.activity ? { startAt: Math.floor(Date.now() / 1000) - 60, activity: true } : {}),
+      // Activity figures are recomputed for the days the events happen on: make them end now.
+      ...(o.activity ? { startAt: endingNow(o.events, o.seed, apps), activity: true } : {}),
       duplicateShare: o.duplicates,
       reorderShare: o.reorder,
       stack: o.check && (!o.url || o.url === stack?.webhookUrl) ? stack : undefined,

@@ -27,7 +27,10 @@ async function api(path, params = {}, init = {}) {
   const query = new URLSearchParams(
     Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ""),
   ).toString();
-  const response = await fetch(`/api/${path}${query ? `?${query}` : ""}`, init);
+  const response = await fetch(`/api/${path}${query ? `?${query}` : ""}`, {
+    ...init,
+    headers: { "x-webhook-console": "1", ...init.headers },
+  });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ?? response.statusText);
   return body;
@@ -97,6 +100,7 @@ function chart(id, config) {
     existing.data.labels = config.data.labels;
     existing.data.datasets.forEach((d, i) => {
       d.data = config.data.datasets[i].data;
+      d.label = config.data.datasets[i].label;
     });
     existing.update("none");
     return existing;
@@ -208,9 +212,13 @@ function updateApps(overview) {
 // ---- Recent events ------------------------------------------------------------------------
 
 async function refreshEvents() {
-  const events = await api("events", { app: state.app, trigger: $("trigger").value.trim(), limit: 25 });
+  const events = await api("events", { app: state.app, trigger: $("trigger").value.trim(), limit: 20 });
   const triggers = new Set([...$("triggers").options].map((o) => o.value));
-  for (const e of events) if (!triggers.has(e.trigger)) $("triggers").append(new Option(e.trigger));
+  for (const e of events)
+    if (!triggers.has(e.trigger)) {
+      triggers.add(e.trigger);
+      $("triggers").append(new Option(e.trigger, e.trigger));
+    }
   fillTable(
     $("events-table"),
     [
@@ -294,7 +302,7 @@ async function resend() {
       },
     );
     $("story-message").textContent =
-      `resent ${short(report.eventId)} from the ${report.source}: it is back on the events queue`;
+      `resent ${short(report.eventId)} from the ${report.source}: it is back on the events queue (a payload still invalid is quarantined again); reopen the event to see what became of it`;
     $("resend").hidden = true;
   } catch (error) {
     $("story-message").textContent = `resend failed: ${error.message}`;
@@ -492,17 +500,24 @@ async function refreshNow() {
 const REFRESH = { flow: refreshFlow, events: refreshEvents, activity: refreshActivity, now: refreshNow };
 
 async function refresh() {
-  if (state.busy) return;
+  // A change made while a refresh runs (a date, the app) is shown by one more refresh after it.
+  if (state.busy) {
+    state.again = true;
+    return;
+  }
   state.busy = true;
+  state.again = false;
   try {
     if (state.view !== "flow") updateApps(await api("overview", { app: state.app }));
     await REFRESH[state.view]();
     $("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
     $("updated").classList.remove("error");
   } catch (error) {
-    $("updated").textContent = `error: ${error.message}`;
+    $("updated").textContent = `error: ${error.message} (the figures below are from before)`;
+    $("updated").classList.add("error");
   } finally {
     state.busy = false;
+    if (state.again) void refresh();
   }
 }
 
