@@ -95,6 +95,6 @@ export async function activityView(
         };
       }),
       ...missing.map((day) => ({ day, computedAt: "(not computed: npx webhook rollup)" })),
-    ],
+    ].sort((a, b) => String(a.day).localeCompare(String(b.day))),
   };
 }

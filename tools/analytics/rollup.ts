@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
 import { integer, isoDate, runProgram, UserFacingError, withTarget } from "../cli";
+import { tableLines } from "../format";
 import { resolveTarget } from "../target";
 import { activityStoreFor, sqlEngineFor } from "./engines";
 
@@ -32,7 +33,7 @@ async function run(o: RollupCliOptions): Promise<void> {
     for (const day of days) results.push(await rollupDay(o.app, day, deps, { neighbours: o.neighbours }));
     if (o.json) console.log(JSON.stringify(results, null, 2));
     else
-      console.table(
+      for (const line of tableLines(
         results.map((r) => ({
           day: r.day,
           outcome: r.outcome,
@@ -40,7 +41,8 @@ async function run(o: RollupCliOptions): Promise<void> {
           computedAt: new Date(r.computedAt).toISOString(),
           bytesScanned: r.bytesScanned,
         })),
-      );
+      ))
+        console.log(line);
   } finally {
     target.destroy();
   }

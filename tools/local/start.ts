@@ -28,6 +28,12 @@ interface StartOptions {
   consolePort: number;
 }
 
+/** The commands below find the stack by its state directory: say how when it is not the default. */
+function elsewhere(o: StartOptions): string {
+  const dir = stateDir(o.stateDir);
+  return dir === stateDir(".local") ? "" : ` (first: export LOCAL_STATE_DIR=${dir})`;
+}
+
 function banner(stack: LocalStack, o: StartOptions, startedAt: number, recordingPolicy: string) {
   const { webhookUrl, credentials } = stack.info;
   const { username, password } = credentials;
@@ -46,7 +52,7 @@ Send an event:
   curl -u '${username}:${password}' -H 'content-type: application/json' \\
        --data @tools/simulate/templates/group_created.json ${webhookUrl}
 
-In another terminal:
+In another terminal${elsewhere(o)}:
   npm run simulate -- --events 2000 --rate 200        realistic traffic, then a check of the tables
   npm run query -- group cometchat-guid-1 --app 2598234fa1e3b9c
   npm run query -- stats

@@ -120,10 +120,14 @@ async function refreshFlow() {
     api("flow", { app: state.app }),
   ]);
   updateApps(overview);
+  // A batch lands in one second: per-second bars would be spikes. The chart shows events per
+  // second averaged over 5 s (locally) or a minute (CloudWatch's resolution).
+  const group = flow.resolutionSeconds === 1 ? 5 : 1;
+  const seconds = group * flow.resolutionSeconds;
   $("flow-resolution").textContent =
     flow.resolutionSeconds === 1
-      ? "events per second, last 15 minutes"
-      : `events per ${flow.resolutionSeconds} s (CloudWatch), last 15 minutes, all apps`;
+      ? "events per second (5 s averages), last 15 minutes"
+      : `events per second (${flow.resolutionSeconds} s averages, CloudWatch), last 15 minutes, all apps`;
   fillCards($("flow-cards"), [
     { id: "accepted", label: "accepted (15 min)", value: flow.totals.accepted },
     ...OUTCOMES.map((o) => ({
@@ -134,9 +138,12 @@ async function refreshFlow() {
     })),
     { id: "rejected", label: "rejected by the edge", value: flow.totals.rejected, bad: true },
   ]);
-  const labels = flow.series.accepted.map((_, i) =>
-    iso(flow.from + i * flow.resolutionSeconds * 1000).slice(11, 19),
-  );
+  const rate = (values) =>
+    Array.from({ length: Math.ceil(values.length / group) }, (_, i) => {
+      const sum = values.slice(i * group, (i + 1) * group).reduce((a, b) => a + b, 0);
+      return Math.round((sum / seconds) * 100) / 100;
+    });
+  const labels = rate(flow.series.accepted).map((_, i) => iso(flow.from + i * seconds * 1000).slice(11, 19));
   chart("flow-chart", {
     type: "bar",
     data: {
@@ -144,14 +151,14 @@ async function refreshFlow() {
       datasets: [
         ...OUTCOMES.map((o) => ({
           label: o,
-          data: flow.series[o],
+          data: rate(flow.series[o]),
           backgroundColor: COLORS[o],
           stack: "out",
         })),
         {
           type: "line",
           label: "accepted",
-          data: flow.series.accepted,
+          data: rate(flow.series.accepted),
           borderColor: COLORS.accepted,
           pointRadius: 0,
           borderWidth: 1.5,
@@ -456,6 +463,7 @@ async function refreshNow() {
     { id: "online", label: "users online", value: now.online.length },
     { id: "in-progress", label: "sessions in progress", value: now.inProgress.length },
     { id: "recordings-archived", label: "recordings archived", value: now.recordings.archived },
+    { id: "recordings-pending", label: "recordings pending", value: now.recordings.pending },
     { id: "recordings-failed", label: "recordings failed", value: now.recordings.failed, bad: true },
   ]);
   fillTable(
