@@ -42,7 +42,7 @@ export function daysInRange(from: string, to: string): string[] {
  * The receipt days of the raw archive (`archive_events`) a day's recompute reads, besides the
  * day's edge (`archive_edges`, the copies of the lines received on other days that it needs:
  * late events, and the first copies of receipt-timed facts retried across midnight; see
- * `edgeDayOf`): the day itself. With `neighbours`, for archives written before edge objects
+ * `edgeDaysOf`): the day itself. With `neighbours`, for archives written before edge objects
  * existed, the day before and the day after too, as the recompute read them then (late events
  * up to a day; the first copies of retries received after midnight).
  *

@@ -14,10 +14,16 @@ import * as z from "zod/mini";
 export const epochSeconds = z
   .int()
   .check(z.minimum(0), z.maximum(99_999_999_999, "expected epoch seconds, got milliseconds?"));
-/** Epoch milliseconds. The lower bound (1973) catches a seconds value in a milliseconds field. */
+/**
+ * Epoch milliseconds. The lower bound (1973) catches a seconds value in a milliseconds field; the
+ * upper is the last instant a date can hold (the archive names each event's day).
+ */
 export const epochMillis = z
   .int()
-  .check(z.minimum(100_000_000_000, "expected epoch milliseconds, got seconds?"));
+  .check(
+    z.minimum(100_000_000_000, "expected epoch milliseconds, got seconds?"),
+    z.maximum(8_640_000_000_000_000, "expected epoch milliseconds within a date's range"),
+  );
 /** An identifier: a non-empty string. */
 export const id = z.string().check(z.minLength(1));
 /** The platform's string-encoded booleans. */

@@ -23,31 +23,6 @@ function acceptedLine(event: QueuedEvent): RawArchiveLine {
   return { eventId, receivedAt, trigger, appId, body };
 }
 
-/** An archive line, and whether its event time is its receipt (no time in the payload). */
-interface ArchiveEntry {
-  line: RawArchiveLine;
-  receiptTimed: boolean;
-}
-
-function archiveEntry(event: QueuedEvent): ArchiveEntry {
-  const line = acceptedLine(event);
-  const parsed = parseEventBody(event.body);
-  if (parsed.kind === "invalid") return { line, receiptTimed: false };
-  const known = parsed.kind === "known" ? parsed.event : undefined;
-  const time = eventTime(known, event.receivedAt);
-  return {
-    line: {
-      ...line,
-      eventTime: time.ms,
-      naturalKey: known
-        ? dedupeKey(known, event.eventId)
-        : `${event.appId}|${event.trigger}|body:${event.eventId}`,
-      rank: lifecycleRank(event.trigger),
-    },
-    receiptTimed: time.source === "receivedAt",
-  };
-}
-
 /**
  * An archive line: the event, with its event time, natural key and lifecycle rank computed here,
  * once, by the same functions the projector orders and deduplicates by. An unknown trigger has
@@ -57,27 +32,40 @@ function archiveEntry(event: QueuedEvent): ArchiveEntry {
  * @example archiveLine(queuedMessageSent).naturalKey // "app1|message_sent|m1"
  */
 export function archiveLine(event: QueuedEvent): RawArchiveLine {
-  return archiveEntry(event).line;
+  const line = acceptedLine(event);
+  const parsed = parseEventBody(event.body);
+  if (parsed.kind === "invalid") return line;
+  const known = parsed.kind === "known" ? parsed.event : undefined;
+  return {
+    ...line,
+    eventTime: eventTime(known, event.receivedAt).ms,
+    naturalKey: known
+      ? dedupeKey(known, event.eventId)
+      : `${event.appId}|${event.trigger}|body:${event.eventId}`,
+    rank: lifecycleRank(event.trigger),
+  };
 }
 
 /**
- * The day, other than its receipt day, whose activity recompute needs a copy of this line (its
+ * The days, other than its receipt day, whose activity recompute needs a copy of this line (its
  * "edge"), so that a day is recomputed from the receipt day's raw archive and its edge alone:
  * - a line whose event day (UTC) is not its receipt day (a late or an early event): its event day;
- * - a receipt-timed line (membership events, blocks, unknown triggers: their event time is their
- *   receipt) received less than `PLATFORM_RETRY_HORIZON_MS` before midnight: the next day, whose
- *   recompute must see this first copy of a platform retry received after midnight (the retry's
- *   own event time is its receipt, on the next day).
- * Copies of one natural key share their payload's event time, so a payload-timed line needs no
- * more. A line without facts (invalid body) is in no figure: undefined.
+ * - a line received less than `PLATFORM_RETRY_HORIZON_MS` before midnight: the next day, whose
+ *   recompute must see this first copy of a natural key received again after midnight (a
+ *   platform retry of a receipt-timed event, whose own event time is its receipt on the next
+ *   day; or another copy of the same fact with a later time in its payload, as two receipts of
+ *   one message by one user).
+ * A line without facts (invalid body) is in no figure, and a time no date can hold (beyond the
+ * year 275760) names no day: none.
  *
- * @example edgeDayOf({ …, receivedAt: Date.UTC(2026, 0, 3, 2), eventTime: Date.UTC(2026, 0, 2, 23) }, false) // "2026-01-02"
+ * @example edgeDaysOf({ …, receivedAt: Date.UTC(2026, 0, 3, 2), eventTime: Date.UTC(2026, 0, 2, 23) }) // ["2026-01-02"]
  */
-export function edgeDayOf(line: RawArchiveLine, receiptTimed: boolean): string | undefined {
-  if (line.eventTime === undefined) return undefined;
+export function edgeDaysOf(line: RawArchiveLine): string[] {
+  if (line.eventTime === undefined || !Number.isFinite(new Date(line.eventTime).getTime())) return [];
   const receiptDay = utcDay(line.receivedAt);
-  const needing = receiptTimed ? utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS) : utcDay(line.eventTime);
-  return needing === receiptDay ? undefined : needing;
+  const days = new Set([utcDay(line.eventTime), utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS)]);
+  days.delete(receiptDay);
+  return [...days];
 }
 
 /**
@@ -109,15 +97,15 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined)
  * archive scans (Athena and DuckDB read gzip). A retried batch rewrites the same key; a batch
  * split differently may archive an event twice, which replay and the analytics deduplicate.
  *
- * Only when the batch holds lines another day's recompute needs (`edgeDayOf`: late events,
- * receipt-timed lines in the last minutes of a day), one more object per (app, day needing them)
+ * Only when the batch holds lines another day's recompute needs (`edgeDaysOf`: late events,
+ * lines received in the last minutes of a day), one more object per (app, day needing them)
  * under `edge/app=<appId>/date=<that day>/`, with copies of those lines. Nothing but the activity
  * rollup reads `edge/`: the raw archive alone is every event once per receipt.
  *
  * @example await archiveBatch(events, dataStore) // ["raw/app=app1/date=2026-01-02/5f0c….ndjson.gz"]
  */
 export async function archiveBatch(events: readonly QueuedEvent[], store: BlobStore): Promise<string[]> {
-  const entries = events.map((event) => ({ event, ...archiveEntry(event) }));
+  const entries = events.map((event) => ({ event, line: archiveLine(event) }));
   type Entry = (typeof entries)[number];
   const put = async (prefix: string, group: Entry[]) => {
     const key = batchObjectKey(
@@ -129,10 +117,12 @@ export async function archiveBatch(events: readonly QueuedEvent[], store: BlobSt
     return key;
   };
   const raw = groupBy(entries, (e) => rawArchiveDayPrefix(e.event.appId, e.event.receivedAt));
-  const edges = groupBy(entries, (e) => {
-    const day = edgeDayOf(e.line, e.receiptTimed);
-    return day && edgeArchiveDayPrefix(e.event.appId, day);
-  });
+  const edges = groupBy(
+    entries.flatMap((e) =>
+      edgeDaysOf(e.line).map((day) => ({ ...e, edge: edgeArchiveDayPrefix(e.event.appId, day) })),
+    ),
+    (e) => e.edge,
+  );
   return Promise.all([...raw, ...edges].map(([prefix, group]) => put(prefix, group)));
 }
 

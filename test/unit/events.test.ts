@@ -261,6 +261,12 @@ describe("schemas: rejections name the trigger and the failing path", () => {
     expect(b.kind === "invalid" && b.error).toContain(
       "group_created: data.group.createdAt: expected epoch seconds",
     );
+    // Beyond what a date holds: refused (quarantined), not a batch that fails to archive.
+    presence.data.timestamp = 9e15;
+    const c = parseWebhookEvent(presence);
+    expect(c.kind === "invalid" && c.error).toContain(
+      "user_connection_status_changed: data.timestamp: expected epoch milliseconds within a date's range",
+    );
   });
 
   it("refuses boolean audio_call (the platform sends strings)", () => {

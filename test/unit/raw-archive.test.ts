@@ -7,7 +7,7 @@ import { eventTime } from "../../shared/events/event-time";
 import { parseWebhookEvent } from "../../shared/events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
-import { archiveBatch, archiveLine, edgeDayOf } from "../../shared/projector/raw-archive";
+import { archiveBatch, archiveLine, edgeDaysOf } from "../../shared/projector/raw-archive";
 import { fixture } from "../support/fixtures";
 import { memoryStore } from "../support/ingest";
 
@@ -121,21 +121,32 @@ describe("edge objects: the lines another day's recompute needs", () => {
   it("copies a late or early event to its event day, and nothing of an event on its receipt day", () => {
     const line = (sentAt: number, receivedAt: number) =>
       archiveLine(queued(messageAt(sentAt), "message_sent", "app1", receivedAt));
-    expect(edgeDayOf(line(at(2, 23, 59), at(3, 1)), false)).toBe("2026-01-02");
-    expect(edgeDayOf(line(at(3, 0, 0, 1), at(2, 23, 59, 59)), false)).toBe("2026-01-03");
-    expect(edgeDayOf(line(at(2, 12), at(2, 23, 59, 59)), false)).toBeUndefined();
+    expect(edgeDaysOf(line(at(2, 23, 59), at(3, 1)))).toEqual(["2026-01-02"]);
+    expect(edgeDaysOf(line(at(3, 0, 0, 1), at(2, 12)))).toEqual(["2026-01-03"]);
+    expect(edgeDaysOf(line(at(2, 12), at(2, 23, 50)))).toEqual([]);
   });
 
-  it("copies a receipt-timed line received within the retry horizon before midnight to the next day", () => {
+  it("copies a line received within the retry horizon before midnight to the next day, whatever times it", () => {
     const joinedAt = (receivedAt: number) =>
       archiveLine(queued(memberJoined(), "group_member_joined", "app1", receivedAt));
     const midnight = at(3, 0);
-    expect(edgeDayOf(joinedAt(midnight - 1), true)).toBe("2026-01-03");
-    expect(edgeDayOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS), true)).toBe("2026-01-03");
-    expect(edgeDayOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS - 1), true)).toBeUndefined();
-    expect(edgeDayOf(joinedAt(midnight), true)).toBeUndefined();
+    expect(edgeDaysOf(joinedAt(midnight - 1))).toEqual(["2026-01-03"]);
+    expect(edgeDaysOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS))).toEqual(["2026-01-03"]);
+    expect(edgeDaysOf(joinedAt(midnight - PLATFORM_RETRY_HORIZON_MS - 1))).toEqual([]);
+    expect(edgeDaysOf(joinedAt(midnight))).toEqual([]);
+    // A payload-timed line too: another copy of its fact with a later time may follow after midnight.
+    const message = (sentAt: number, receivedAt: number) =>
+      archiveLine(queued(messageAt(sentAt), "message_sent", "app1", receivedAt));
+    expect(edgeDaysOf(message(at(2, 23, 58), midnight - 1000))).toEqual(["2026-01-03"]);
+    // Sent the day before, received just before midnight: both neighbours need it.
+    expect(edgeDaysOf(message(at(1, 23), midnight - 1000)).sort()).toEqual(["2026-01-01", "2026-01-03"]);
     const invalid = archiveLine(queued("{}", "message_sent", "app1", midnight - 1));
-    expect(edgeDayOf(invalid, true)).toBeUndefined();
+    expect(edgeDaysOf(invalid)).toEqual([]);
+  });
+
+  it("gives no edge to a line whose time no date can hold (instead of failing the batch)", () => {
+    const line = archiveLine(queued(memberJoined(), "group_member_joined", "app1", at(2, 23, 59)));
+    expect(edgeDaysOf({ ...line, eventTime: 9e15 })).toEqual([]);
   });
 
   it("puts one more object only for a batch that holds such lines, with copies of those lines only", async () => {
@@ -170,7 +181,8 @@ describe("edge objects: the lines another day's recompute needs", () => {
       ]),
     );
     expect(Object.keys(byDay).sort()).toEqual(["2026-01-01", "2026-01-03"]);
-    expect(byDay["2026-01-03"]).toEqual([archiveLine(nearMidnight[1] as QueuedEvent)]);
+    // Received in the last minutes of the day: all three, for the next day's dedupe.
+    expect(byDay["2026-01-03"]).toEqual(nearMidnight.map(archiveLine));
     expect(byDay["2026-01-01"]).toEqual([archiveLine(nearMidnight[2] as QueuedEvent)]);
     // A retried batch rewrites the same keys; a platform retry (a later receipt) keeps its own.
     expect(await archiveBatch(nearMidnight, store)).toEqual(keys);
