@@ -12,6 +12,14 @@ import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
 import { batchGetAll } from "./dynamo-reads";
 
+/** The batched read's failures after which each item reads itself: throttling, unprocessed keys. */
+const THROTTLED = new Set([
+  "ProvisionedThroughputExceededException",
+  "ThrottlingException",
+  "RequestLimitExceeded",
+  "StorageError",
+]);
+
 /** Builds the DocumentClient every projection store shares (undefined values are dropped). */
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
@@ -148,9 +156,16 @@ export function dynamoItemStore<S extends object>(
     },
     apply: (key, update) => apply(key, update),
     async applyMany(updates) {
-      // One batched read; if it fails (throttled beyond the SDK's retries, or keys left
-      // unprocessed), each item reads itself, so that an item fails only on its own read or write.
-      const found = await readMany(updates.map((u) => u.key)).catch(() => undefined);
+      // One batched read; if it is throttled beyond the SDK's retries (or keys stay unprocessed),
+      // each item reads itself, so that an item fails only on its own read or write. Any other
+      // failure (access denied, a missing table) fails every item with it, without N more reads.
+      let found: Awaited<ReturnType<typeof readMany>> | undefined;
+      try {
+        found = await readMany(updates.map((u) => u.key));
+      } catch (error) {
+        if (!THROTTLED.has((error as { name?: string }).name ?? ""))
+          return updates.map(() => ({ ok: false as const, error }));
+      }
       return Promise.all(
         updates.map(({ key, update }) =>
           limit(async () => {

@@ -255,4 +255,42 @@ describe("the projector under throttling (provisioned capacity)", () => {
     expect(await stores.groups.get({ pk: `${app}#guid-b` })).toBeNull();
     client.destroy();
   });
+  it("does not fall back for a failure that is not throttling: every item of the table fails with it, and no item reads itself", async () => {
+    // Prepare: the groups table's BatchGetItem is refused as access denied (injected, as above).
+    const names = await tableSet();
+    const app = `app-${randomUUID().slice(0, 8)}`;
+    const records = ["guid-a", "guid-b"].map((guid, i) => {
+      const created = fixture("group_created");
+      created.appId = app;
+      created.data.group.guid = guid;
+      return ingestRecordFor(JSON.stringify(created), 1_700_000_000_000 + i);
+    });
+    const client: DynamoDBClient = testClients().dynamo;
+    const calls: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName as string);
+        if (context.commandName !== "BatchGetItemCommand") return next(args);
+        const denied = new Error("User is not authorized to perform: dynamodb:BatchGetItem");
+        denied.name = "AccessDeniedException";
+        throw denied;
+      },
+      { step: "build", name: "injectAccessDenied" },
+    );
+
+    // Act
+    const response = await projectSqsBatch(
+      sqsEvent(records),
+      undefined,
+      depsFor(projectionStores(client, names)),
+      silent(),
+    );
+
+    // Assess
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
+      records.map((r) => r.messageId).sort(),
+    );
+    expect(calls.filter((c) => c === "GetItemCommand" || c === "PutItemCommand")).toEqual([]);
+    client.destroy();
+  });
 });
