@@ -133,6 +133,15 @@ function capacityProblems(config: DeploymentConfig, given: readonly string[]): s
   return problems;
 }
 
+/** SQS event sources take a batch of more than 10 only with a batching window (CloudFormation refuses it at deploy). */
+function batchProblems(config: DeploymentConfig): string[] {
+  return config.projectorBatchSize > 10 && config.projectorBatchingWindowSeconds === 0
+    ? [
+        `projectorBatchingWindowSeconds: 0 with projectorBatchSize ${config.projectorBatchSize}: a batch of more than 10 needs a window of at least 1 s`,
+      ]
+    : [];
+}
+
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -191,7 +200,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
   const parsed = contextSchema.safeParse(raw);
   if (!parsed.success)
     problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`));
-  else problems.push(...capacityProblems(parsed.data, Object.keys(raw)));
+  else problems.push(...capacityProblems(parsed.data, Object.keys(raw)), ...batchProblems(parsed.data));
   if (problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return (parsed as { data: DeploymentConfig }).data;
 }

@@ -154,6 +154,15 @@ describe("the deployment's configuration (CDK context)", () => {
     );
   });
 
+  it("refuses a batch of more than 10 without a batching window (SQS's rule, refused only at deploy otherwise)", () => {
+    expect(() => fromContext({ projectorBatchingWindowSeconds: "0" })).toThrow(
+      "projectorBatchingWindowSeconds: 0 with projectorBatchSize 200: a batch of more than 10 needs a window of at least 1 s",
+    );
+    expect(
+      fromContext({ projectorBatchingWindowSeconds: "0", projectorBatchSize: "10" }).projectorBatchSize,
+    ).toBe(10);
+  });
+
   it("names the key whose value is wrong", () => {
     expect(() => fromContext({ stage: "Prod!" })).toThrow(/invalid CDK context: stage/);
     expect(() => fromContext({ allowedAppIds: "app1" })).toThrow(/allowedAppIds/);
