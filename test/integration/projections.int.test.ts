@@ -1,22 +1,18 @@
 import { createHash, randomUUID } from "node:crypto";
-import { Logger } from "@aws-lambda-powertools/logger";
-import { Metrics } from "@aws-lambda-powertools/metrics";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { parseRawArchiveObject, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
-import type { TableNames } from "../../shared/platform/tables";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectionStores, ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";
-import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
 import { analyticsQueries } from "../../tools/query/queries";
 import { checkTables } from "../../tools/simulate/check";
-import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
+import { testClients } from "../support/aws";
+import { projectorOnEmulators } from "../support/emulator-projector";
 import { fixture } from "../support/fixtures";
 import {
   type Delivery,
@@ -27,33 +23,8 @@ import {
 } from "../support/histories";
 import { projectAll, projectInBatches, readTables } from "../support/projection";
 
-const { dynamo, s3, sqs } = testClients();
-const silent = () => ({
-  logger: new Logger({ serviceName: "projector-test", logLevel: "SILENT" }),
-  metrics: new Metrics({ namespace: "Test", serviceName: "projector-test" }),
-});
-
-async function tableSet(): Promise<TableNames> {
-  const names = localTableNames(uniqueName("t"));
-  await createProjectionTables(dynamo, names);
-  return names;
-}
-
-let bucket: string;
-let recordingsQueueUrl: string;
-beforeAll(async () => {
-  bucket = await createBucket(s3, uniqueName("data"));
-  recordingsQueueUrl = await createQueue(sqs, uniqueName("recordings"));
-});
-
-function depsFor(stores: ProjectionStores): ProjectorDependencies {
-  return {
-    stores,
-    dataStore: s3BlobStore(s3, bucket),
-    recordingJobs: sqsMessageQueue(sqs, recordingsQueueUrl),
-    now: () => 1_700_000_000_000,
-  };
-}
+const emulators = projectorOnEmulators("projector-test");
+const { dynamo, s3, sqs, silent, tableSet, depsFor } = emulators;
 
 /** Several workers at once, each taking the next delivery: the order between them is the scheduler's. */
 async function projectConcurrently(
@@ -221,19 +192,22 @@ describe("the projector handler over the emulators", () => {
     const bigBody = JSON.stringify(big);
     const pointerKey = `oversize/${app}/big.json`;
     const bigId = createHash("sha256").update(bigBody).digest("hex");
-    await s3BlobStore(s3, bucket).put(pointerKey, bigBody);
+    await s3BlobStore(s3, emulators.bucket).put(pointerKey, bigBody);
     const records = [
       ingestRecord(JSON.stringify(created)),
       ingestRecord(JSON.stringify(throttled)),
       ingestRecord(JSON.stringify(invalid)),
       ingestRecord(JSON.stringify(unknown)),
-      sqsRecord(JSON.stringify({ bucket, key: pointerKey, size: bigBody.length, eventId: bigId }), {
-        trigger: "message_sent",
-        appId: app,
-        receivedAt: Date.now(),
-        eventId: bigId,
-        bodyLocation: "s3",
-      }),
+      sqsRecord(
+        JSON.stringify({ bucket: emulators.bucket, key: pointerKey, size: bigBody.length, eventId: bigId }),
+        {
+          trigger: "message_sent",
+          appId: app,
+          receivedAt: Date.now(),
+          eventId: bigId,
+          bodyLocation: "s3",
+        },
+      ),
     ];
 
     // Act
@@ -245,20 +219,22 @@ describe("the projector handler over the emulators", () => {
     expect((await queries.group(app, "cometchat-guid-1"))?.name).toBe("Hiking Group");
     expect(await queries.group(app, failingGuid)).toBeUndefined();
     const listed = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: `quarantine/app=${app}/` }),
+      new ListObjectsV2Command({ Bucket: emulators.bucket, Prefix: `quarantine/app=${app}/` }),
     );
     expect(listed.Contents).toHaveLength(1);
     const quarantined = await s3.send(
-      new GetObjectCommand({ Bucket: bucket, Key: listed.Contents?.[0]?.Key }),
+      new GetObjectCommand({ Bucket: emulators.bucket, Key: listed.Contents?.[0]?.Key }),
     );
     const record = JSON.parse((await quarantined.Body?.transformToString()) ?? "{}");
     expect(record.error).toContain("group_member_scope_changed: data.members.cometchat-uid-2.scope");
     expect(record.body).toBe(JSON.stringify(invalid));
-    const raw = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `raw/app=${app}/` }));
+    const raw = await s3.send(
+      new ListObjectsV2Command({ Bucket: emulators.bucket, Prefix: `raw/app=${app}/` }),
+    );
     const lines: RawArchiveLine[] = [];
     for (const object of raw.Contents ?? []) {
       const bytes = await (
-        await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
+        await s3.send(new GetObjectCommand({ Bucket: emulators.bucket, Key: object.Key }))
       ).Body?.transformToByteArray();
       lines.push(...parseRawArchiveObject(bytes ?? new Uint8Array(), object.Key ?? ""));
     }
@@ -278,7 +254,7 @@ describe("the projector handler over the emulators", () => {
     const names = await tableSet();
     const deps = depsFor(projectionStores(dynamo, names));
     const app = `app-${randomUUID().slice(0, 8)}`;
-    const pointer = JSON.stringify({ bucket, size: 10, eventId: "0".repeat(64) });
+    const pointer = JSON.stringify({ bucket: emulators.bucket, size: 10, eventId: "0".repeat(64) });
     const records = [
       sqsRecord(pointer, {
         trigger: "message_sent",
@@ -301,12 +277,12 @@ describe("the projector handler over the emulators", () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     const listed = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: `quarantine/app=${app}/` }),
+      new ListObjectsV2Command({ Bucket: emulators.bucket, Prefix: `quarantine/app=${app}/` }),
     );
     const errors: string[] = [];
     for (const object of listed.Contents ?? []) {
       const text = await (
-        await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }))
+        await s3.send(new GetObjectCommand({ Bucket: emulators.bucket, Key: object.Key }))
       ).Body?.transformToString();
       errors.push(JSON.parse(text ?? "{}").error);
     }

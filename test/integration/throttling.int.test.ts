@@ -1,6 +1,4 @@
 import { createHash, randomUUID } from "node:crypto";
-import { Logger } from "@aws-lambda-powertools/logger";
-import { Metrics } from "@aws-lambda-powertools/metrics";
 import {
   type AttributeValue,
   type DynamoDBClient,
@@ -10,16 +8,14 @@ import {
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { SQSRecord } from "aws-lambda";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
-import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
-import { TABLE_DEFINITIONS, type TableNames } from "../../shared/platform/tables";
+import { describe, expect, it } from "vitest";
+import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectionStores, ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";
-import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
-import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
+import { testClients } from "../support/aws";
+import { projectorOnEmulators } from "../support/emulator-projector";
 import { fixture } from "../support/fixtures";
 import { type Delivery, FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
 import { projectAll, readTables, touchedKeys } from "../support/projection";
@@ -32,33 +28,8 @@ import { projectAll, readTables, touchedKeys } from "../support/projection";
  * reaches DynamoDB Local.
  */
 
-const { dynamo, s3, sqs } = testClients();
-const silent = () => ({
-  logger: new Logger({ serviceName: "throttling-test", logLevel: "SILENT" }),
-  metrics: new Metrics({ namespace: "Test", serviceName: "throttling-test" }),
-});
-
-let bucket: string;
-let recordingsQueueUrl: string;
-beforeAll(async () => {
-  bucket = await createBucket(s3, uniqueName("data"));
-  recordingsQueueUrl = await createQueue(sqs, uniqueName("recordings"));
-});
-
-async function tableSet(): Promise<TableNames> {
-  const names = localTableNames(uniqueName("t"));
-  await createProjectionTables(dynamo, names);
-  return names;
-}
-
-function depsFor(stores: ProjectionStores): ProjectorDependencies {
-  return {
-    stores,
-    dataStore: s3BlobStore(s3, bucket),
-    recordingJobs: sqsMessageQueue(sqs, recordingsQueueUrl),
-    now: () => 1_700_000_000_000,
-  };
-}
+const emulators = projectorOnEmulators("throttling-test");
+const { dynamo, s3, sqs, silent, tableSet, depsFor } = emulators;
 
 /** A DynamoDB call as the injector sees it: the operation, the store, and the item (`pk|sk`) or none for a batch. */
 interface Call {
