@@ -84,32 +84,24 @@ export type LedgerEntry = ["outcome", string, string, string?] | ["failure", str
 const STATS_FILE = "stats.json";
 const LEDGER_FILE = "outcomes.ndjson";
 
-function bump(
-  counters: Record<string, Record<string, number>>,
-  service: string,
-  key: string,
-  by: number,
-): void {
+function bump(counters: Record<string, Record<string, number>>, service: string, key: string): void {
   const byKey = counters[service] ?? {};
-  byKey[key] = (byKey[key] ?? 0) + by;
-  if (byKey[key] === 0) delete byKey[key];
+  byKey[key] = (byKey[key] ?? 0) + 1;
   counters[service] = byKey;
-  if (Object.keys(byKey).length === 0) delete counters[service];
 }
 
-/** Adds one ledger entry to the counters (`by`: -1 takes it back out). */
-function countEntry(stats: LocalStats, entry: LedgerEntry, by = 1): void {
+/** Adds one ledger entry to the counters. */
+function countEntry(stats: LocalStats, entry: LedgerEntry): void {
   if (entry[0] === "failure") {
-    bump(stats.failures, entry[1], entry[2], by);
+    bump(stats.failures, entry[1], entry[2]);
     return;
   }
   const [, service, outcome, appId] = entry;
-  bump(stats.total, service, outcome, by);
+  bump(stats.total, service, outcome);
   if (appId !== undefined) {
     const app = stats.apps[appId] ?? {};
-    bump(app, service, outcome, by);
+    bump(app, service, outcome);
     stats.apps[appId] = app;
-    if (Object.keys(app).length === 0) delete stats.apps[appId];
   }
 }
 
@@ -187,13 +179,19 @@ function ledgerLines(dir: string): Array<{ text: string; line: LedgerLine }> {
     });
 }
 
-/** The counters: the last compacted snapshot plus the ledger since (`npm run query -- stats`). */
-export function readStats(dir = stateDir()): LocalStats {
+/** The last compacted snapshot of the counters (empty if none). */
+function readSnapshot(dir: string): LocalStats {
   const stats: LocalStats = { total: {}, apps: {}, failures: {} };
   const snapshot = join(dir, STATS_FILE);
   if (existsSync(snapshot))
     Object.assign(stats, JSON.parse(readFileSync(snapshot, "utf8")) as Partial<LocalStats>);
   stats.failures ??= {};
+  return stats;
+}
+
+/** The counters: the last compacted snapshot plus the ledger since (`npm run query -- stats`). */
+export function readStats(dir = stateDir()): LocalStats {
+  const stats = readSnapshot(dir);
   for (const { line } of ledgerLines(dir)) countEntry(stats, line.entry);
   return stats;
 }
@@ -203,17 +201,15 @@ export function readStats(dir = stateDir()): LocalStats {
  * ledger the lines counted at or after `keepSince` (ms): the console's live flow reads its last
  * minutes from them across a restart. The counters (`readStats`) are the same before and after.
  */
-export function compactStats(dir: string, keepSince = Number.POSITIVE_INFINITY): LocalStats {
-  const lines = ledgerLines(dir);
-  const kept = lines.filter(({ line }) => line.at !== undefined && line.at >= keepSince);
-  const stats = readStats(dir);
-  const folded: LocalStats = structuredClone(stats);
-  // The snapshot holds what the new ledger does not: take the kept lines back out.
-  for (const { line } of kept) countEntry(folded, line.entry, -1);
+export function compactStats(dir: string, keepSince = Number.POSITIVE_INFINITY): void {
+  const snapshot = readSnapshot(dir);
+  const kept: string[] = [];
+  for (const { text, line } of ledgerLines(dir))
+    if (line.at !== undefined && line.at >= keepSince) kept.push(`${text}\n`);
+    else countEntry(snapshot, line.entry);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, STATS_FILE), JSON.stringify(folded, null, 2));
-  writeFileSync(join(dir, LEDGER_FILE), kept.map(({ text }) => `${text}\n`).join(""));
-  return stats;
+  writeFileSync(join(dir, STATS_FILE), JSON.stringify(snapshot, null, 2));
+  writeFileSync(join(dir, LEDGER_FILE), kept.join(""));
 }
 
 /** Forgets every counter (a `--clean` or in-memory start). */
