@@ -29,7 +29,7 @@ import { readDeploymentConfig, tableCapacity } from "../infra/config";
 import type { ProvisionedCapacity } from "../infra/constructs/projection-tables";
 import { ACCESS_LOG_FORMAT } from "../infra/constructs/webhook-ingest";
 import { INGEST_SYSTEM_LOG_LEVEL } from "../infra/stack";
-import { ingestEnvironment, projectorEnvironment } from "../shared/platform/environment";
+import { ingestEnvironment, projectorEnvironment } from "../shared/config/function-environment";
 import { emulatorClients } from "../tools/local/clients";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
 import { SqsPoller } from "../tools/local/poller";

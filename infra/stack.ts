@@ -8,13 +8,13 @@ import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import { S3_PREFIX } from "../shared/platform/constants";
 import {
   ingestEnvironment,
   projectorEnvironment,
   reconcilerEnvironment,
   recorderEnvironment,
-} from "../shared/platform/environment";
+} from "../shared/config/function-environment";
+import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
 import { type DeploymentConfig, tableCapacity } from "./config";

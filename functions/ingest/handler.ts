@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { lazyBlobStore } from "../../shared/adapters/lazy-adapters";
-import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
+import { loadIngestConfig } from "../../shared/config/function-config";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
+import { secretCredentialSource } from "../../shared/ingest/secret-credentials";
 import { secretsClient } from "../../shared/platform/aws-clients";
-import { loadIngestConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { lineObservability } from "../../shared/platform/log-lines";
 import { sqsClient } from "../../shared/platform/sqs-client";

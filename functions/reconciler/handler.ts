@@ -1,12 +1,12 @@
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
-import { recordingApiKeySource } from "../../shared/adapters/secret-api-keys";
+import { loadReconcilerConfig } from "../../shared/config/function-config";
 import { dynamoClient, secretsClient } from "../../shared/platform/aws-clients";
-import { loadReconcilerConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import type { PresenceState } from "../../shared/projections/presence";
 import { reconcileAll } from "../../shared/reconcile/run";
+import { recordingApiKeySource } from "../../shared/recorder/secret-api-keys";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadReconcilerConfig(process.env);

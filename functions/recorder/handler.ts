@@ -1,8 +1,7 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
-import { recordingApiKeySource } from "../../shared/adapters/secret-api-keys";
+import { loadRecorderConfig } from "../../shared/config/function-config";
 import { dynamoClient, secretsClient } from "../../shared/platform/aws-clients";
-import { loadRecorderConfig } from "../../shared/platform/config";
 import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { SESSIONS_TABLE } from "../../shared/platform/tables";
@@ -10,6 +9,7 @@ import type { SessionState } from "../../shared/projections/sessions";
 import type { RecorderDependencies } from "../../shared/recorder/archive";
 import { recordSqsBatch } from "../../shared/recorder/batch";
 import { systemResolver } from "../../shared/recorder/safe-fetch";
+import { recordingApiKeySource } from "../../shared/recorder/secret-api-keys";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadRecorderConfig(process.env);

@@ -1,11 +1,11 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
-import { athenaEngine } from "../../shared/adapters/athena-sql-engine";
-import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { scheduledRollup } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { loadRollupConfig } from "../../shared/config/function-config";
 import { dynamoClient } from "../../shared/platform/aws-clients";
-import { loadRollupConfig } from "../../shared/platform/config";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";

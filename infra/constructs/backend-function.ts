@@ -31,7 +31,7 @@ export interface BackendFunctionProps {
   /** MB. Also buys CPU: Lambda allocates it in proportion. */
   readonly memorySize: number;
   readonly timeout: Duration;
-  /** From the function's environment builder (`shared/platform/environment.ts`). */
+  /** From the function's environment builder (`shared/config/function-environment.ts`). */
   readonly environment: Record<string, string | undefined>;
   /** Retention of the function's own log group. */
   readonly logRetention: RetentionDays;

@@ -1,8 +1,8 @@
 import { appSegment, utcDay } from "../contracts/bucket-layout";
-import type { ActivityStore } from "../ports/activity-store";
-import type { SqlEngine } from "../ports/sql-engine";
+import type { SqlEngine } from "./engines/sql-engine";
 import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
+import type { ActivityStore } from "./store/activity-store";
 
 const DAY_MS = 86_400_000;
 

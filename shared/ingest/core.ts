@@ -10,8 +10,8 @@ import {
 import { APP_ID_PATTERN, AUTH_REALM, TRIGGER_PATTERN } from "../platform/constants";
 import type { IngestOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
-import type { CredentialSource } from "../ports/credential-source";
 import type { MessageQueue } from "../ports/message-queue";
+import type { CredentialSource } from "./credential-source";
 import { authenticateBasic, credentialAllowsApp } from "./credentials";
 import { errorResponse, type HttpResponse, jsonResponse } from "./http";
 

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { credentialListSchema, type WebhookCredential, webhookCredentialSchema } from "../contracts/secrets";
 import { MAX_AUTHORIZATION_HEADER_LENGTH } from "../platform/constants";
 import { CredentialsFormatError } from "../platform/errors";
-import type { CredentialSource } from "../ports/credential-source";
+import type { CredentialSource } from "./credential-source";
 
 /**
  * Parses stored credentials: a list `{"credentials":[…]}`, or a single pair `{username, password}`

@@ -47,3 +47,9 @@ export const S3_PREFIX = {
  * A receipt-timed archive line received this close to midnight is copied to the next day's edge.
  */
 export const PLATFORM_RETRY_HORIZON_MS = 5 * 60_000;
+
+/** The recorder stops a job this long before the function's timeout, to record the outcome. */
+export const RECORDER_DEADLINE_MARGIN_MS = 60_000;
+
+/** Default size cap of one recording (5 GiB). */
+export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;

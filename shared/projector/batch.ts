@@ -1,5 +1,7 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { parseEventBody } from "../events/parse-body";
+import type { ParsedEvent } from "../events/schemas";
 import { ContractViolationError, errorSummary } from "../platform/errors";
 import { countOutcome, type Observability } from "../platform/observability";
 import type { ProjectionOutcome, ProjectorOutcome } from "../platform/outcomes";
@@ -38,6 +40,7 @@ async function decodeAll(records: readonly SQSRecord[], deps: ProjectorDependenc
 async function resultsOf(
   decoded: Map<string, Decoded>,
   deps: ProjectorDependencies,
+  parsedOf: ReadonlyMap<QueuedEvent, ParsedEvent>,
 ): Promise<Map<string, Result>> {
   const results = new Map<string, Result>();
   const events: QueuedEvent[] = [];
@@ -54,7 +57,11 @@ async function resultsOf(
       } else results.set(messageId, { error: entry.error });
     }),
   );
-  const folded = await projectBatch(events, deps);
+  const folded = await projectBatch(
+    events,
+    deps,
+    events.map((e) => parsedOf.get(e) ?? parseEventBody(e.body)),
+  );
   events.forEach((event, i) => {
     results.set(event.messageId, folded[i] ?? { error: new Error("no result") });
   });
@@ -87,8 +94,14 @@ export async function projectSqsBatch(
   const before = { ...capacity };
   const decoded = await decodeAll(event.Records, deps);
   const events = [...decoded.values()].flatMap((d) => ("event" in d ? [d.event] : []));
-  if (events.length > 0) await archiveBatch(events, deps.dataStore);
-  const results = await resultsOf(decoded, deps);
+  // Each body is parsed and validated once, for the archive lines and the fold alike.
+  const parsed = events.map((e) => parseEventBody(e.body));
+  if (events.length > 0) await archiveBatch(events, deps.dataStore, parsed);
+  const results = await resultsOf(
+    decoded,
+    deps,
+    new Map(events.map((e, i) => [e, parsed[i] as ParsedEvent])),
+  );
 
   const counts: Partial<Record<ProjectorOutcome, number>> = {};
   const recordHandler = async (record: SQSRecord): Promise<ProjectorOutcome> => {

@@ -1,7 +1,8 @@
 import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { eventTime } from "../events/event-time";
-import { type KnownEvent, type ParsedEvent, parseWebhookEvent } from "../events/schemas";
+import { parseEventBody } from "../events/parse-body";
+import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
@@ -308,17 +309,6 @@ async function sendRecordingJob(
   await deps.recordingJobs.send({ body: JSON.stringify(job), attributes: recordingJobAttributes(job) });
 }
 
-/** A raw body as an event: known, unknown (archived only), or invalid with why (not JSON, or the schema's error). */
-export function parseEventBody(body: string): ParsedEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return { kind: "invalid", trigger: "(none)", error: "body is not valid JSON" };
-  }
-  return parseWebhookEvent(json);
-}
-
 /**
  * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
  * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
@@ -328,12 +318,13 @@ export function parseEventBody(body: string): ParsedEvent {
 export async function projectBatch(
   events: readonly QueuedEvent[],
   deps: ProjectorDependencies,
+  parsedEvents: readonly ParsedEvent[] = events.map((e) => parseEventBody(e.body)),
 ): Promise<Array<{ outcome: ProjectionOutcome } | { error: unknown }>> {
   const results: Array<{ outcome: ProjectionOutcome } | { error: unknown }> = [];
   const known: Array<{ index: number; input: ProjectionInput }> = [];
   await Promise.all(
     events.map(async (queued, index) => {
-      const parsed = parseEventBody(queued.body);
+      const parsed = parsedEvents[index] ?? parseEventBody(queued.body);
       if (parsed.kind === "known") {
         known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
         return;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import { edgeDaysOf } from "../analytics/edge-days";
 import {
   edgeArchiveDayPrefix,
   type QuarantineRecord,
@@ -7,14 +8,13 @@ import {
   RAW_ARCHIVE_SUFFIX,
   type RawArchiveLine,
   rawArchiveDayPrefix,
-  utcDay,
 } from "../contracts/bucket-layout";
 import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
-import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
+import { parseEventBody } from "../events/parse-body";
+import type { ParsedEvent } from "../events/schemas";
 import type { BlobStore } from "../ports/blob-store";
 import { lifecycleRank } from "../projections/version";
-import { parseEventBody } from "./core";
 import type { QueuedEvent } from "./queued-event";
 
 /** An event as the contract names it, nothing else (the quarantine record's base). */
@@ -31,9 +31,11 @@ function acceptedLine(event: QueuedEvent): RawArchiveLine {
  *
  * @example archiveLine(queuedMessageSent).naturalKey // "app1|message_sent|m1"
  */
-export function archiveLine(event: QueuedEvent): RawArchiveLine {
+export function archiveLine(
+  event: QueuedEvent,
+  parsed: ParsedEvent = parseEventBody(event.body),
+): RawArchiveLine {
   const line = acceptedLine(event);
-  const parsed = parseEventBody(event.body);
   if (parsed.kind === "invalid") return line;
   const known = parsed.kind === "known" ? parsed.event : undefined;
   return {
@@ -44,28 +46,6 @@ export function archiveLine(event: QueuedEvent): RawArchiveLine {
       : `${event.appId}|${event.trigger}|body:${event.eventId}`,
     rank: lifecycleRank(event.trigger),
   };
-}
-
-/**
- * The days, other than its receipt day, whose activity recompute needs a copy of this line (its
- * "edge"), so that a day is recomputed from the receipt day's raw archive and its edge alone:
- * - a line whose event day (UTC) is not its receipt day (a late or an early event): its event day;
- * - a line received less than `PLATFORM_RETRY_HORIZON_MS` before midnight: the next day, whose
- *   recompute must see this first copy of a natural key received again after midnight (a
- *   platform retry of a receipt-timed event, whose own event time is its receipt on the next
- *   day; or another copy of the same fact with a later time in its payload, as two receipts of
- *   one message by one user).
- * A line without facts (invalid body) is in no figure, and a time no date can hold (beyond the
- * year 275760) names no day: none.
- *
- * @example edgeDaysOf({ …, receivedAt: Date.UTC(2026, 0, 3, 2), eventTime: Date.UTC(2026, 0, 2, 23) }) // ["2026-01-02"]
- */
-export function edgeDaysOf(line: RawArchiveLine): string[] {
-  if (line.eventTime === undefined || !Number.isFinite(new Date(line.eventTime).getTime())) return [];
-  const receiptDay = utcDay(line.receivedAt);
-  const days = new Set([utcDay(line.eventTime), utcDay(line.receivedAt + PLATFORM_RETRY_HORIZON_MS)]);
-  days.delete(receiptDay);
-  return [...days];
 }
 
 /**
@@ -104,8 +84,12 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined)
  *
  * @example await archiveBatch(events, dataStore) // ["raw/app=app1/date=2026-01-02/5f0c….ndjson.gz"]
  */
-export async function archiveBatch(events: readonly QueuedEvent[], store: BlobStore): Promise<string[]> {
-  const entries = events.map((event) => ({ event, line: archiveLine(event) }));
+export async function archiveBatch(
+  events: readonly QueuedEvent[],
+  store: BlobStore,
+  parsedEvents?: readonly ParsedEvent[],
+): Promise<string[]> {
+  const entries = events.map((event, i) => ({ event, line: archiveLine(event, parsedEvents?.[i]) }));
   type Entry = (typeof entries)[number];
   const put = async (prefix: string, group: Entry[]) => {
     const key = batchObjectKey(

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { onlineUids } from "../adapters/dynamo-online-users";
 import type { ItemStore } from "../ports/item-store";
 import type { PresenceState } from "../projections/presence";
+import { onlineUids } from "./dynamo-online-users";
 import { listPlatformUsers, platformBaseUrl } from "./platform-users";
 import { type ReconcileSummary, reconcilePresence } from "./reconcile";
 

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
-import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { TOP_LIMIT } from "../../shared/analytics/figures";
 import { dayActivity, dayStart, type RollupDependencies, rollupDay } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { appSegment, edgeArchiveDayPrefix, rawArchiveDayPrefix } from "../../shared/contracts/bucket-layout";
 import { PLATFORM_RETRY_HORIZON_MS, S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";

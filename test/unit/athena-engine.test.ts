@@ -5,7 +5,7 @@ import {
   StartQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
 import { describe, expect, it } from "vitest";
-import { athenaEngine } from "../../shared/adapters/athena-sql-engine";
+import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { SqlQueryError } from "../../shared/platform/errors";
 
 /**

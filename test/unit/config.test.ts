@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { readDeploymentConfig } from "../../infra/config";
-import { loadIngestConfig, loadProjectorConfig, loadRecorderConfig } from "../../shared/platform/config";
+import {
+  loadIngestConfig,
+  loadProjectorConfig,
+  loadRecorderConfig,
+} from "../../shared/config/function-config";
 import { ConfigurationError, CredentialsFormatError } from "../../shared/platform/errors";
 
 const TABLES = {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
-import type { CredentialSource } from "../../shared/ports/credential-source";
+import type { CredentialSource } from "../../shared/ingest/credential-source";
 import { fixtureText } from "../support/fixtures";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
 

@@ -1,13 +1,14 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { edgeDaysOf } from "../../shared/analytics/edge-days";
 import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
 import { dedupeKey } from "../../shared/events/dedupe";
 import { eventTime } from "../../shared/events/event-time";
 import { parseWebhookEvent } from "../../shared/events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
-import { archiveBatch, archiveLine, edgeDaysOf } from "../../shared/projector/raw-archive";
+import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
 import { fixture } from "../support/fixtures";
 import { memoryStore } from "../support/ingest";
 
@@ -182,7 +183,7 @@ describe("edge objects: the lines another day's recompute needs", () => {
     );
     expect(Object.keys(byDay).sort()).toEqual(["2026-01-01", "2026-01-03"]);
     // Received in the last minutes of the day: all three, for the next day's dedupe.
-    expect(byDay["2026-01-03"]).toEqual(nearMidnight.map(archiveLine));
+    expect(byDay["2026-01-03"]).toEqual(nearMidnight.map((e) => archiveLine(e)));
     expect(byDay["2026-01-01"]).toEqual([archiveLine(nearMidnight[2] as QueuedEvent)]);
     // A retried batch rewrites the same keys; a platform retry (a later receipt) keeps its own.
     expect(await archiveBatch(nearMidnight, store)).toEqual(keys);

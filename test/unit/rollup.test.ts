@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import { daysInRange, receiptDaysOf, scheduledDays, scheduledRollup } from "../../shared/analytics/rollup";
+import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/store/activity-store";
 import { SqlQueryError } from "../../shared/platform/errors";
-import type { ActivityStore, DayWrite, StoredDay } from "../../shared/ports/activity-store";
-import type { SqlEngine } from "../../shared/ports/sql-engine";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
 function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { describe, expect, it } from "vitest";
-import { secretCredentialSource } from "../../shared/adapters/secret-credentials";
 import { authenticateBasic } from "../../shared/ingest/credentials";
+import { secretCredentialSource } from "../../shared/ingest/secret-credentials";
 import { basic } from "../support/ingest";
 
 /**

@@ -1,6 +1,6 @@
 import { derivedFigures, type Figures, HOURLY_FIGURES } from "../../shared/analytics/figures";
 import { daysInRange } from "../../shared/analytics/rollup";
-import type { ActivityStore } from "../../shared/ports/activity-store";
+import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 
 export interface ActivityViewOptions {
   app: string;

@@ -1,10 +1,10 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
-import { athenaEngine } from "../../shared/adapters/athena-sql-engine";
-import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
-import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import type { ActivityStore } from "../../shared/ports/activity-store";
-import type { SqlEngine } from "../../shared/ports/sql-engine";
+import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
+import type { ActivityStore } from "../../shared/analytics/store/activity-store";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { UserFacingError } from "../cli";
 import type { Target } from "../target";
 

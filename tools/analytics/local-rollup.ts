@@ -1,9 +1,9 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
-import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { rollupDay } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { errorSummary } from "../../shared/platform/errors";
 

@@ -1,9 +1,9 @@
 /** `npx webhook sql "SELECT …" [--app <appId>] [--from D] [--to D] [--json | --csv] [--stack <name>]`. */
 import { Command } from "commander";
 import { isReadOnlyStatement, type SqlValue } from "../../shared/analytics/dialect";
+import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
-import type { SqlResult } from "../../shared/ports/sql-engine";
 import { isoDate, runProgram, withTarget } from "../cli";
 import { resolveTarget } from "../target";
 import { sqlEngineFor } from "./engines";

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { duckDbEngine } from "../../shared/adapters/duckdb-sql-engine";
-import { dynamoActivityStore } from "../../shared/adapters/dynamo-activity-store";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { rollupDay } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { parseRawArchiveObject, rawArchiveAppPrefix } from "../../shared/contracts/bucket-layout";
 import { emulatorClients } from "../local/clients";
 import { localActivityTableName } from "../local/provision";

@@ -15,7 +15,7 @@ import {
   ingestEnvironment,
   projectorEnvironment,
   recorderEnvironment,
-} from "../../shared/platform/environment";
+} from "../../shared/config/function-environment";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { startLocalRollups } from "../analytics/local-rollup";

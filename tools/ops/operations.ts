@@ -11,10 +11,11 @@ import {
   type RawArchiveLine,
   rawArchiveAppPrefix,
 } from "../../shared/contracts/bucket-layout";
+import { parseEventBody } from "../../shared/events/parse-body";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import { type ProjectorDependencies, parseEventBody, projectKnownEvent } from "../../shared/projector/core";
+import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
 import { dryRunStores } from "./dry-run";
 import { listKeys } from "./inspect";
 

@@ -6,11 +6,11 @@
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { Command } from "commander";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
-import { onlineUids } from "../../shared/adapters/dynamo-online-users";
 import { parseContract } from "../../shared/contracts/queue-messages";
 import { recordingApiKeysSchema } from "../../shared/contracts/secrets";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import type { PresenceState } from "../../shared/projections/presence";
+import { onlineUids } from "../../shared/reconcile/dynamo-online-users";
 import { listPlatformUsers, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";
 import { integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli";

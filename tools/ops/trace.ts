@@ -2,6 +2,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import type { SessionEvent } from "../../shared/events/accessors";
+import { parseEventBody } from "../../shared/events/parse-body";
 import type { KnownEvent } from "../../shared/events/schemas";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
@@ -12,7 +13,6 @@ import {
   atFirstReceipt,
   evolveOnce,
   type ProjectionStores,
-  parseEventBody,
   projectionInput,
   seenAt,
   type VersionedItem,

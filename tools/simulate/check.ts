@@ -1,5 +1,5 @@
 import { FIGURE_NAMES } from "../../shared/analytics/figures";
-import type { ActivityStore } from "../../shared/ports/activity-store";
+import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import type { AnalyticsQueries } from "../query/queries";
 import { expectedActivity } from "./expected-activity";
 import { fileSha256 } from "./file-server";

@@ -5,9 +5,9 @@ import {
   type GetQueryResultsCommandOutput,
   StartQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
-import { athenaLiteral, bindNamed, type SqlValue } from "../analytics/dialect";
-import { SqlQueryError } from "../platform/errors";
-import type { SqlEngine } from "../ports/sql-engine";
+import { SqlQueryError } from "../../platform/errors";
+import { athenaLiteral, bindNamed, type SqlValue } from "../dialect";
+import type { SqlEngine } from "./sql-engine";
 
 export interface AthenaEngineOptions {
   client: AthenaClient;

@@ -1,4 +1,4 @@
-import type { SqlValue } from "../analytics/dialect";
+import type { SqlValue } from "../dialect";
 
 /** First and last day, YYYY-MM-DD, inclusive (all when absent). */
 export interface DayRange {
@@ -26,7 +26,7 @@ export interface SqlResult {
 
 /**
  * SQL over the archive, as the tables `archive_events` and `archive_edges` (`ARCHIVE_TABLES`). Adapters:
- * `adapters/duckdb-sql-engine` (embedded, local) and `adapters/athena-sql-engine` (deployed).
+ * `./duckdb-sql-engine` (embedded, local) and `./athena-sql-engine` (deployed).
  * Both take Athena's dialect with named parameters (`dialect.ts`).
  */
 export interface SqlEngine {

@@ -1,8 +1,8 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import type { WebhookCredential } from "../contracts/secrets";
-import { parseCredentialList } from "../ingest/credentials";
-import type { CredentialSource } from "../ports/credential-source";
+import type { CredentialSource } from "./credential-source";
+import { parseCredentialList } from "./credentials";
 
 export interface SecretCredentialSourceOptions {
   /** Name or ARN of the secret holding `{"credentials":[...]}`. */

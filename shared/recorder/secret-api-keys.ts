@@ -1,8 +1,12 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
-import { recordingApiKeysSchema } from "../contracts/secrets";
-import type { RecorderConfig } from "../platform/config";
+import { type RecordingApiKeys, recordingApiKeysSchema } from "../contracts/secrets";
 import { ContractViolationError } from "../platform/errors";
+
+/** Where the recorder finds each app's API key: the Secrets Manager secret, or a fixed map (local, tests). */
+export type RecordingApiKeySource =
+  | { kind: "secret"; secretId: string; cacheSeconds: number }
+  | { kind: "static"; keys: RecordingApiKeys };
 
 /**
  * The recorder's per-app API keys (token-protected recordings): a fixed map locally, or the
@@ -12,7 +16,7 @@ import { ContractViolationError } from "../platform/errors";
  * @example const apiKeyFor = recordingApiKeySource(config.apiKeys, secretsClient); await apiKeyFor("app1")
  */
 export function recordingApiKeySource(
-  apiKeys: RecorderConfig["apiKeys"],
+  apiKeys: RecordingApiKeySource,
   client: () => SecretsManagerClient,
 ): (appId: string) => Promise<string | undefined> {
   if (apiKeys.kind === "static") return async (appId) => apiKeys.keys[appId];

@@ -1,4 +1,4 @@
-import type { DayActivity, Figures, GroupActivity, UserActivity } from "../analytics/figures";
+import type { DayActivity, Figures, GroupActivity, UserActivity } from "../figures";
 
 /** A day's figures as stored: with when they were computed and whether the day is final. */
 export interface StoredDay {
@@ -24,7 +24,7 @@ export interface DayWrite extends DayActivity {
 }
 
 /**
- * The activity table (`ACTIVITY_TABLE`). Adapter: `adapters/dynamo-activity-store`.
+ * The activity table (`ACTIVITY_TABLE`). Adapter: `./dynamo-activity-store`.
  * Each read is one Query (or GetItem); a day is replaced at once, never written in part.
  */
 export interface ActivityStore {

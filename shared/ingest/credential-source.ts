@@ -2,7 +2,7 @@ import type { WebhookCredential } from "../contracts/secrets";
 
 /**
  * Where the ingest gets its credentials: cached, with a way to re-read after a miss (rotation).
- * Adapters: `adapters/secret-credentials` (Secrets Manager), `staticCredentialSource` (env, tests).
+ * Adapters: `./secret-credentials` (Secrets Manager), `staticCredentialSource` (env, tests).
  */
 export interface CredentialSource {
   /** The current list (possibly cached). */

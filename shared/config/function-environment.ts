@@ -1,7 +1,8 @@
 import type * as z from "zod/mini";
-import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv, rollupEnv } from "./config";
-import { RECORDINGS_QUEUE } from "./queues";
-import type { TableNames } from "./tables";
+import { DEFAULT_MAX_RECORDING_BYTES, RECORDER_DEADLINE_MARGIN_MS } from "../platform/constants";
+import { RECORDINGS_QUEUE } from "../platform/queues";
+import type { TableNames } from "../platform/tables";
+import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv, rollupEnv } from "./function-config";
 
 /**
  * Each function's environment, built in one place: the CDK stack passes its resources' names
@@ -9,12 +10,6 @@ import type { TableNames } from "./tables";
  * checked against the schemas `config.ts` reads them with.
  */
 type EnvOf<S extends z.ZodMiniObject> = { [K in keyof z.input<S>]?: string };
-
-/** The recorder stops a job this long before the function's timeout, to record the outcome. */
-export const RECORDER_DEADLINE_MARGIN_MS = 60_000;
-
-/** Default size cap of one recording (5 GiB). */
-export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
 
 export interface IngestEnvironment {
   eventsQueueUrl: string;

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { queryAll } from "../adapters/dynamo-reads";
 import { shardQueries } from "../platform/tables";
-import { queryAll } from "./dynamo-reads";
 
 /**
  * The uids an app holds online now: one Query per shard of the presence table's `online` index

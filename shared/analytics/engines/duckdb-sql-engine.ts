@@ -3,6 +3,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection } from "@duckdb/node-api";
+import { listObjects } from "../../adapters/s3-listing";
+import { dayOfKey } from "../../contracts/bucket-layout";
+import { SqlQueryError } from "../../platform/errors";
 import {
   ARCHIVE_TABLES,
   type ArchiveTable,
@@ -10,11 +13,8 @@ import {
   DUCKDB_MACROS,
   duckDbArchiveViews,
   type SqlValue,
-} from "../analytics/dialect";
-import { dayOfKey } from "../contracts/bucket-layout";
-import { SqlQueryError } from "../platform/errors";
-import type { DayRange, SqlEngine, SqlResult } from "../ports/sql-engine";
-import { listObjects } from "./s3-listing";
+} from "../dialect";
+import type { DayRange, SqlEngine, SqlResult } from "./sql-engine";
 
 export interface DuckDbEngineOptions {
   /** The S3 API the archive is read through (fauxqs locally). */

@@ -6,16 +6,10 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import {
-  FIGURE_NAMES,
-  type Figures,
-  type GroupActivity,
-  TOP_LIMIT,
-  type UserActivity,
-} from "../analytics/figures";
-import type { ActivityStore, DayWrite, StoredDay } from "../ports/activity-store";
-import { canonicalJson } from "../projections/canonical-json";
-import { queryAll } from "./dynamo-reads";
+import { queryAll } from "../../adapters/dynamo-reads";
+import { canonicalJson } from "../../projections/canonical-json";
+import { FIGURE_NAMES, type Figures, type GroupActivity, TOP_LIMIT, type UserActivity } from "../figures";
+import type { ActivityStore, DayWrite, StoredDay } from "./activity-store";
 
 type Item = Record<string, unknown>;
 type Action = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];

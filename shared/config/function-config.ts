@@ -1,13 +1,18 @@
 import * as z from "zod/mini";
-import { type RecordingApiKeys, recordingApiKeysSchema, type WebhookCredential } from "../contracts/secrets";
+import { recordingApiKeysSchema, type WebhookCredential } from "../contracts/secrets";
 import { parseCredentialList } from "../ingest/credentials";
+import type { AwsClientSettings } from "../platform/aws-clients";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_RECORDING_BYTES,
+  RECORDER_DEADLINE_MARGIN_MS,
+  SQS_INLINE_BODY_LIMIT_BYTES,
+} from "../platform/constants";
+import { ConfigurationError } from "../platform/errors";
+import { RECORDINGS_QUEUE } from "../platform/queues";
+import type { TableNames } from "../platform/tables";
 import type { RecorderLimits } from "../recorder/archive";
-import type { AwsClientSettings } from "./aws-clients";
-import { DEFAULT_MAX_BODY_BYTES, SQS_INLINE_BODY_LIMIT_BYTES } from "./constants";
-import { DEFAULT_MAX_RECORDING_BYTES, RECORDER_DEADLINE_MARGIN_MS } from "./environment";
-import { ConfigurationError } from "./errors";
-import { RECORDINGS_QUEUE } from "./queues";
-import type { TableNames } from "./tables";
+import type { RecordingApiKeySource } from "../recorder/secret-api-keys";
 
 /**
  * Environment is read here, once per cold start, trimmed and checked. A missing or malformed
@@ -188,9 +193,7 @@ export interface RecorderConfig {
   aws: AwsClientSettings;
   sessionsTable: string;
   dataBucket: string;
-  apiKeys:
-    | { kind: "secret"; secretId: string; cacheSeconds: number }
-    | { kind: "static"; keys: RecordingApiKeys };
+  apiKeys: RecordingApiKeySource;
   allowHttp: boolean;
   allowedHosts: string[];
   limits: RecorderLimits;
