@@ -27,7 +27,7 @@ const MB = 1024 * 1024;
 async function startFileServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("../tools/simulate/serve-files.ts", import.meta.url))],
+    ["--import", "tsx", fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url))],
     {
       stdio: ["ignore", "pipe", "inherit"],
     },

@@ -4,20 +4,23 @@
 // It runs on the Node that npx puts first on PATH: the project's node_modules/.bin/node (Node 24).
 import { register } from "tsx/esm/api";
 
-const COMMANDS = {
-  start: "../tools/local/start.ts",
-  simulate: "../tools/simulate/cli.ts",
-  query: "../tools/query/cli.ts",
-  redrive: "../tools/ops/redrive.ts",
-  replay: "../tools/ops/replay.ts",
-  reconcile: "../tools/ops/reconcile.ts",
-  resend: "../tools/ops/resend.ts",
-  rollup: "../tools/analytics/rollup.ts",
-  sql: "../tools/analytics/sql.ts",
-  trigger: "../tools/ops/trigger.ts",
-  events: "../tools/ops/events.ts",
-  console: "../tools/console/cli.ts",
-};
+// Every command is one file in tools/commands/, named as it is typed.
+const COMMANDS = Object.fromEntries(
+  [
+    "start",
+    "simulate",
+    "query",
+    "redrive",
+    "replay",
+    "reconcile",
+    "resend",
+    "rollup",
+    "sql",
+    "trigger",
+    "events",
+    "console",
+  ].map((name) => [name, `../tools/commands/${name}.ts`]),
+);
 
 const [command, ...rest] = process.argv.slice(2);
 const entry = COMMANDS[command ?? ""];

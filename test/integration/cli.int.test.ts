@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { VERSION } from "../../tools/cli";
+import { VERSION } from "../../tools/cli/program";
 
 // The command-line tools as a user runs them (`npx webhook <command>`), each in its own process.
 const ROOT = new URL("../../", import.meta.url).pathname;

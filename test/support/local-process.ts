@@ -39,7 +39,7 @@ export async function startProcess(
         })
       : spawn(
           join(ROOT, "node_modules/.bin/node"),
-          ["--no-warnings", "--import", "tsx", "tools/local/start.ts", ...args],
+          ["--no-warnings", "--import", "tsx", "tools/commands/start.ts", ...args],
           { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
         );
   running.add(child);

@@ -5,8 +5,8 @@ import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-clo
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { INGEST_OUTCOMES, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
-import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/console/flow";
 import { isLoopback, refusal } from "../../tools/console/server";
+import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
 import {
   appendLedger,
   compactStats,

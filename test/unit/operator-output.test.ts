@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keyValueLines, tableLines } from "../../tools/format";
+import { keyValueLines, tableLines } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
 import { summaryLines } from "../../tools/simulate/summary";
 

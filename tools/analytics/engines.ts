@@ -5,7 +5,7 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
-import { UserFacingError } from "../cli";
+import { UserFacingError } from "../cli/program";
 import type { Target } from "../target";
 
 /** SQL over the target's archive: DuckDB over the local stack's bucket, Athena for a deployed stack. */

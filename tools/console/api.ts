@@ -4,8 +4,9 @@ import { listArchiveApps } from "../../shared/adapters/s3-listing";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
-import { isoDate, UsageError, UserFacingError } from "../cli";
-import { eventIdPrefix } from "../ops/event-id";
+import { eventIdPrefix } from "../cli/event-id";
+import { isoDate, UsageError, UserFacingError } from "../cli/program";
+import type { FlowSnapshot } from "../local/flow";
 import { resendById } from "../ops/inspect";
 import { queueDepths } from "../ops/queues";
 import { recentEvents } from "../ops/recent";
@@ -13,7 +14,6 @@ import { traceEvent } from "../ops/trace";
 import { analyticsQueries } from "../query/queries";
 import { outcomeStats } from "../query/stats";
 import type { Target } from "../target";
-import type { FlowSnapshot } from "./flow";
 
 /**
  * The console's JSON endpoints. Each answers one question with the function the CLI answers it

@@ -1,9 +1,9 @@
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
+import { FlowWindow } from "../local/flow";
 import { ledgerFollower } from "../local/state";
 import { cloudWatchFlow } from "../query/cloudwatch";
 import type { Target } from "../target";
 import type { ConsoleContext } from "./api";
-import { FlowWindow } from "./flow";
 
 /**
  * The local stack's console context: the live flow from its ledger (each counted outcome with its

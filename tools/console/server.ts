@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ipaddr from "ipaddr.js";
-import { UsageError } from "../cli";
+import { UsageError } from "../cli/program";
 import { type ConsoleContext, errorResponse, handleApi } from "./api";
 
 /**

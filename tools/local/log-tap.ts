@@ -1,5 +1,5 @@
 import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
-import { shortId } from "../ops/event-id";
+import { shortId } from "../cli/event-id";
 import type { LedgerEntry } from "./state";
 
 export type LogMode = "readable" | "json" | "silent";

@@ -18,8 +18,6 @@ import {
 } from "../../shared/config/function-environment";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
-import { startLocalRollups } from "../analytics/local-rollup";
-import { FLOW_WINDOW_SECONDS } from "../console/flow";
 import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
@@ -28,6 +26,7 @@ import {
   startDynamoDbLocal,
   startFauxqsEmulator,
 } from "./emulators";
+import { FLOW_WINDOW_SECONDS } from "./flow";
 import { type HttpApiHandler, startGateway } from "./http-gateway";
 import { acquireStateLock } from "./lock";
 import { type LogMode, tapFunctionLogs } from "./log-tap";
@@ -38,6 +37,7 @@ import {
   localActivityTableName,
   localTableNames,
 } from "./provision";
+import { startLocalRollups } from "./rollups";
 import {
   appendLedger,
   compactStats,

@@ -14,7 +14,7 @@ import {
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
-import { oneEventId } from "./event-id";
+import { oneEventId } from "../cli/event-id";
 
 /**
  * What an operator looks at: the quarantine, the dead letters (without consuming them), and one

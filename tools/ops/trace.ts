@@ -18,7 +18,7 @@ import {
   type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
-import { oneEventId } from "./event-id";
+import { oneEventId } from "../cli/event-id";
 import { type Filter, findEvents, peekDeadLetters } from "./inspect";
 
 /** What became of one event, as `npm run query -- event <id>` tells it. */

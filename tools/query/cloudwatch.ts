@@ -13,7 +13,7 @@ import {
   type FlowSnapshot,
   flowSeriesOf,
   totalsOf,
-} from "../console/flow";
+} from "../local/flow";
 
 /** Outcome counts of the last 24 hours from the functions' CloudWatch metrics (deployed stacks). */
 export async function cloudWatchOutcomes(): Promise<Record<string, Record<string, number>>> {
@@ -47,7 +47,7 @@ export async function cloudWatchOutcomes(): Promise<Record<string, Record<string
 }
 
 /**
- * A deployed stack's live flow (`tools/console/flow.ts`'s snapshot) from the functions' outcome
+ * A deployed stack's live flow (`tools/local/flow.ts`'s snapshot) from the functions' outcome
  * metrics: one GetMetricData request for the ingest's and the projector's outcomes, a minute a
  * bucket (the metrics' standard resolution), all apps together (the metrics carry no app).
  */

@@ -3,10 +3,18 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
-import { expectedMessage, integer, isoDate, oneOf, UsageError, UserFacingError, VERSION } from "../cli";
-import { isoTime, keyValueLines, tableLines } from "../format";
+import { eventIdPrefix, shortId } from "../cli/event-id";
+import { isoTime, keyValueLines, tableLines } from "../cli/format";
+import {
+  expectedMessage,
+  integer,
+  isoDate,
+  oneOf,
+  UsageError,
+  UserFacingError,
+  VERSION,
+} from "../cli/program";
 import { localObjectFile, stateDir } from "../local/state";
-import { eventIdPrefix, shortId } from "../ops/event-id";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
 import { resolveTarget, type Target } from "../target";
@@ -83,7 +91,7 @@ const sessionRow = (s: Awaited<ReturnType<AnalyticsQueries["sessionsBetween"]>>[
 
 /**
  * The query CLI: every access pattern of the tables, readable or `--json` (one JSON value on
- * stdout, nothing else there). Exported for the tests; `tools/query/cli.ts` runs it.
+ * stdout, nothing else there). Exported for the tests; `tools/commands/query.ts` runs it.
  */
 export async function runQueryCli(
   argv: string[],

@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { rollupAndCheckActivity } from "../analytics/verify";
 import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { queueDepth } from "../ops/queues";
 import { analyticsQueries } from "../query/queries";
+import { rollupAndCheckActivity } from "./activity-check";
 import { checkTables } from "./check";
 import { type FileServer, startFileServer } from "./file-server";
 import { deliveryPlan, type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";

@@ -1,4 +1,4 @@
-import { tableLines } from "../format";
+import { tableLines } from "../cli/format";
 import type { SimulationReport } from "./run";
 
 /** What each answer of the webhook means, for the summary. */

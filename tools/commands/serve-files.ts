@@ -1,5 +1,5 @@
-/** Runs the recording file server on its own: `tsx tools/simulate/serve-files.ts [port]`. */
-import { startFileServer } from "./file-server";
+/** Runs the recording file server on its own: `tsx tools/commands/serve-files.ts [port]`. */
+import { startFileServer } from "../simulate/file-server";
 
 const server = await startFileServer({ port: Number(process.argv[2] ?? 0) });
 console.log(JSON.stringify({ url: server.url, port: server.port }));

@@ -4,11 +4,11 @@
  * a local stack started in another terminal. `npm start` serves it too.
  */
 import { Command } from "commander";
-import { integer, runProgram, withTarget } from "../cli";
+import { integer, runProgram, withTarget } from "../cli/program";
+import { deployedConsoleContext, localConsoleContext } from "../console/context";
+import { startConsole } from "../console/server";
 import { stateDir } from "../local/state";
 import { resolveTarget } from "../target";
-import { deployedConsoleContext, localConsoleContext } from "./context";
-import { startConsole } from "./server";
 
 interface ConsoleCliOptions {
   port: number;

@@ -5,11 +5,11 @@
  */
 import { Command } from "commander";
 import { projectionStores } from "../../shared/projector/stores";
-import { integer, runProgram, UserFacingError, withTarget } from "../cli";
-import { isoTime, tableLines } from "../format";
+import { shortId } from "../cli/event-id";
+import { isoTime, tableLines } from "../cli/format";
+import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { type RecentEvent, recentEvents } from "../ops/recent";
 import { resolveTarget } from "../target";
-import { shortId } from "./event-id";
-import { type RecentEvent, recentEvents } from "./recent";
 
 const row = (e: RecentEvent) => ({
   event: shortId(e.eventId),

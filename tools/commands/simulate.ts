@@ -5,12 +5,12 @@
 import { readFileSync } from "node:fs";
 import { SingleBar } from "cli-progress";
 import { Command } from "commander";
-import { decimal, integer, runProgram, UserFacingError } from "../cli";
+import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
 import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
-import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";
-import { simulatedApiKey } from "./platform-api";
-import { runSimulation, type SimulationReport } from "./run";
-import { summaryLines } from "./summary";
+import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
+import { simulatedApiKey } from "../simulate/platform-api";
+import { runSimulation, type SimulationReport } from "../simulate/run";
+import { summaryLines } from "../simulate/summary";
 
 interface SimulateOptions {
   url?: string;

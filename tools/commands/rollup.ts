@@ -1,10 +1,10 @@
 /** `npx webhook rollup --app <appId> --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
 import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
-import { integer, isoDate, runProgram, UserFacingError, withTarget } from "../cli";
-import { tableLines } from "../format";
+import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
+import { tableLines } from "../cli/format";
+import { integer, isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
-import { activityStoreFor, sqlEngineFor } from "./engines";
 
 interface RollupCliOptions {
   app: string;

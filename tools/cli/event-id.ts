@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "commander";
-import { UsageError } from "../cli";
+import { UsageError } from "./program";
 
 /**
  * An event's id is the SHA-256 of its body, 64 hex characters (what the ingest answers). Every

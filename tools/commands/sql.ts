@@ -4,9 +4,9 @@ import { isReadOnlyStatement, type SqlValue } from "../../shared/analytics/diale
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
-import { isoDate, runProgram, withTarget } from "../cli";
+import { sqlEngineFor } from "../analytics/engines";
+import { isoDate, runProgram, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
-import { sqlEngineFor } from "./engines";
 
 interface SqlCliOptions {
   app?: string;

@@ -13,7 +13,7 @@ import type { PresenceState } from "../../shared/projections/presence";
 import { onlineUids } from "../../shared/reconcile/dynamo-online-users";
 import { listPlatformUsers, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";
-import { integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli";
+import { integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
 interface ReconcileOptions {

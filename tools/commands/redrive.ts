@@ -1,9 +1,9 @@
 /** `npm run redrive -- [--queue events|recordings|all] [--stack <name> | --state-dir <dir>]`: DLQ → queue. */
 import { Command } from "commander";
-import { oneOf, runProgram, UserFacingError, withTarget } from "../cli";
+import { oneOf, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { peekDeadLetters } from "../ops/inspect";
+import { redrive } from "../ops/operations";
 import { resolveTarget } from "../target";
-import { peekDeadLetters } from "./inspect";
-import { redrive } from "./operations";
 
 interface RedriveOptions {
   queue: "events" | "recordings" | "all";

@@ -7,7 +7,7 @@ import { type Command, CommanderError, InvalidArgumentError } from "commander";
  * shown as one line without a stack trace.
  */
 export const VERSION: string = (
-  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
 ).version;
 
 /** An error the user can act on: printed as one line, exit code 1, no stack trace. */

@@ -1,5 +1,5 @@
 import { PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
-import type { LedgerLine } from "../local/state";
+import type { LedgerLine } from "./state";
 
 /**
  * The console's live flow: events accepted per second and what the projector made of them, over

@@ -9,9 +9,9 @@ import { parseRawArchiveObject, rawArchiveAppPrefix } from "../../shared/contrac
 import { emulatorClients } from "../local/clients";
 import { localActivityTableName } from "../local/provision";
 import type { LocalStackInfo } from "../local/state";
-import { checkActivity } from "../simulate/check";
-import { expectedActivity } from "../simulate/expected-activity";
-import type { GeneratedHistory } from "../simulate/generator";
+import { checkActivity } from "./check";
+import { expectedActivity } from "./expected-activity";
+import type { GeneratedHistory } from "./generator";
 
 /**
  * After a simulation against the local stack: recomputes the days of the history (DuckDB) and

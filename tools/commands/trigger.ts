@@ -5,10 +5,10 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
-import { runProgram, UserFacingError } from "../cli";
+import { shortId } from "../cli/event-id";
+import { runProgram, UserFacingError } from "../cli/program";
 import { readStackInfo, stateDir } from "../local/state";
 import { type Template, template, templateTriggers } from "../simulate/templates";
-import { shortId } from "./event-id";
 
 interface TriggerOptions {
   app?: string;

@@ -5,10 +5,10 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
-import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli";
-import { keyValueLines } from "../format";
+import { keyValueLines } from "../cli/format";
+import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { replayArchive } from "../ops/operations";
 import { resolveTarget } from "../target";
-import { replayArchive } from "./operations";
 
 interface ReplayCliOptions {
   app?: string;

@@ -3,18 +3,18 @@
  *   PORT=3000 WEBHOOK_USERNAME=… WEBHOOK_PASSWORD=… LOCAL_STATE_DIR=.local npm start [-- --in-memory|--clean|--json-logs]
  */
 import { Command } from "commander";
-import { expectedMessage, integer, runProgram } from "../cli";
+import { expectedMessage, integer, runProgram } from "../cli/program";
 import { localConsoleContext } from "../console/context";
 import { type ConsoleServer, startConsole } from "../console/server";
-import { resolveTarget } from "../target";
 import {
   DEFAULT_LOCAL_RETRY_SECONDS,
   DEV_PASSWORD,
   DEV_USERNAME,
   type LocalStack,
   startLocalStack,
-} from "./stack";
-import { stateDir, writeStackInfo } from "./state";
+} from "../local/stack";
+import { stateDir, writeStackInfo } from "../local/state";
+import { resolveTarget } from "../target";
 
 interface StartOptions {
   port: number;

@@ -1,4 +1,4 @@
 /** `npm run query -- <command>`: see `runQueryCli` and the README. */
-import { runQueryCli } from "./commands";
+import { runQueryCli } from "../query/commands";
 
 process.exitCode = await runQueryCli(process.argv.slice(2));

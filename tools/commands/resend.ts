@@ -4,11 +4,11 @@
  * raw archive, with its first receipt time.
  */
 import { Command } from "commander";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli";
-import { isoTime } from "../format";
+import { eventIdPrefix, shortId } from "../cli/event-id";
+import { isoTime } from "../cli/format";
+import { isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { resendById } from "../ops/inspect";
 import { resolveTarget } from "../target";
-import { eventIdPrefix, shortId } from "./event-id";
-import { resendById } from "./inspect";
 
 interface ResendOptions {
   app?: string;
