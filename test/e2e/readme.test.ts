@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,17 +9,24 @@ import type { LocalStackInfo } from "../../tools/local/state";
 import { waitForDrain } from "../../tools/simulate/run";
 import { exited, killAll, type StartedProcess, startProcess } from "../support/local-process";
 
-// The README's commands, as a new user pastes them into a terminal, on a fresh state directory.
+// The commands of the README and of the docs/ pages, as a new user pastes them into a terminal,
+// on a fresh state directory: the README first, then the pages by name, on one stack.
 const ROOT = new URL("../../", import.meta.url).pathname;
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+const PAGES = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => join("docs", name)),
+];
 
 /**
- * The commands of the README's bash blocks that run against a local stack: continuation lines
+ * The commands of a page's bash blocks that run against a local stack: continuation lines
  * joined, comments dropped; not the ones with placeholders (`<appId>`, `…`), nor install, start
  * and deploy (the test starts the stack itself), nor the synopses (`[--json]`).
  */
-function readmeCommands(): string[] {
-  const blocks = [...README.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+function pageCommands(markdown: string): string[] {
+  const blocks = [...markdown.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
   return blocks
     .flatMap((block) => block.replace(/\\\n\s*/g, "").split("\n"))
     .map((line) => line.replace(/\s+#\s.*$/, "").trim())
@@ -91,11 +98,16 @@ afterAll(async () => {
   }
 }, 60_000);
 
-describe("the README's commands, on a fresh state directory", () => {
-  const commands = readmeCommands();
+describe("the commands of the README and the docs, on a fresh state directory", () => {
+  const byPage = PAGES.map((page) => ({
+    page,
+    commands: pageCommands(readFileSync(join(ROOT, page), "utf8")),
+  }));
+  const commands = byPage.flatMap(({ page, commands }) => commands.map((command) => ({ page, command })));
 
-  it("are there", () => {
-    expect(commands.length).toBeGreaterThan(8);
+  it("are there: the README's quick start, and the pages' recipes", () => {
+    expect(byPage[0]?.commands.length).toBeGreaterThan(8);
+    expect(commands.filter((c) => c.page !== "README.md").length).toBeGreaterThan(0);
   });
 
   it("npm start serves the console on loopback at the address its banner prints", async () => {
@@ -117,7 +129,7 @@ describe("the README's commands, on a fresh state directory", () => {
     expect(overview.target).toBe("local");
   });
 
-  it.each(commands)("%s", async (written) => {
+  it.each(commands)("$page: $command", async ({ command: written }) => {
     const command = scaled(written, port);
     if (command.includes("--serve-platform")) {
       // Serves the platform until Ctrl-C: its differences are the dropped presence only; each
