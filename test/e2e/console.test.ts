@@ -214,6 +214,16 @@ describe("the console in a browser", () => {
     expect(report.problems ?? []).toEqual([]);
     const day = utcDay(Date.now());
     const from = utcDay(Date.now() - 86_400_000);
+    // No app chosen (a fresh page): the per-app view opens on the busiest app, not on the first
+    // by name (LIVE, without figures), and offers no "All apps"; the live flow does.
+    await page.goto(`${server.url}#activity`);
+    await page.reload();
+    await expect.poll(() => page.inputValue("#app"), { timeout: 20_000 }).toBe(SIM);
+    expect(await page.locator("#app option").allTextContents()).toEqual(expect.arrayContaining([LIVE, SIM]));
+    expect(await page.locator("#app option").allTextContents()).not.toContain("All apps");
+    expect(await page.textContent("#activity-hint")).toContain(`Showing ${SIM}, the busiest app`);
+    await page.goto(`${server.url}#flow`);
+    await expect.poll(() => page.locator("#app option").allTextContents()).toContain("All apps");
     await page.goto(`${server.url}#activity`);
     await page.selectOption("#app", SIM);
     await page.fill("#from", from);

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-cloudwatch";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { INGEST_OUTCOMES, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
+import { busiestApp } from "../../tools/console/api";
 import { isLoopback, refusal } from "../../tools/console/server";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
 import {
@@ -229,5 +231,62 @@ describe("a deployed stack's flow (CloudWatch)", () => {
     expect(flow.series.accepted[0]).toBe(60);
     expect(flow.series.rejected[13]).toBe(7);
     expect(flow.totals).toMatchObject({ accepted: 183, rejected: 7, projected: 100, quarantined: 0 });
+  });
+});
+
+describe("the app the per-app views open on", () => {
+  const stored = (day: string, figures: Record<string, number>): StoredDay => ({
+    appId: "x",
+    day,
+    figures: figures as StoredDay["figures"],
+    messageKinds: {},
+    computedAt: NOW,
+    final: false,
+    bytesScanned: 0,
+  });
+
+  it("is the busiest: most messages, then active users, then anything counted; an app without figures last", () => {
+    // Prepare: the README's quick start: a curl's app and a trigger's sort before the simulation's.
+    const apps = [
+      { app: "2598234fa1e3b9c", days: [stored("2026-11-23", { groups_created: 1 })] },
+      { app: "my-app", days: [] },
+      { app: "sim-s7-a1", days: [stored("2026-11-23", { messages: 40, active_users: 9 })] },
+      { app: "sim-s7-a2", days: [stored("2026-11-23", { messages: 38, active_users: 12 })] },
+    ];
+    // Act, Assess
+    expect(busiestApp(apps)).toBe("sim-s7-a1");
+    expect(busiestApp(apps.filter((a) => a.app !== "sim-s7-a1"))).toBe("sim-s7-a2");
+    expect(busiestApp(apps.filter((a) => !a.app.startsWith("sim")))).toBe("2598234fa1e3b9c");
+    expect(
+      busiestApp([
+        { app: "b", days: [] },
+        { app: "a", days: [] },
+      ]),
+    ).toBe("a");
+    expect(busiestApp([])).toBeUndefined();
+  });
+
+  it("does not depend on the order the apps are listed in", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(
+          fc.record({
+            app: fc.string({ minLength: 1, maxLength: 6 }),
+            messages: fc.nat(5),
+            users: fc.nat(5),
+          }),
+          { selector: (a) => a.app, minLength: 1, maxLength: 8 },
+        ),
+        (listed) => {
+          const apps = listed.map((a) => ({
+            app: a.app,
+            days: [stored("2026-11-23", { messages: a.messages, active_users: a.users })],
+          }));
+          expect(busiestApp([...apps].reverse())).toBe(busiestApp(apps));
+          const top = Math.max(...listed.map((a) => a.messages));
+          expect(listed.find((a) => a.app === busiestApp(apps))?.messages).toBe(top);
+        },
+      ),
+    );
   });
 });

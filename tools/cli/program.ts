@@ -54,6 +54,24 @@ export function isoDate(value: string): string {
   return value;
 }
 
+/**
+ * A UTC day: `YYYY-MM-DD`, or `today` or `yesterday` (UTC, at the time of parsing), so that a
+ * command written down (the README's) works on any day.
+ *
+ * @example utcDayOption()("today") // "2026-11-23" on that day
+ */
+export function utcDayOption(now: () => number = Date.now) {
+  return (value: string): string => {
+    if (value === "today") return new Date(now()).toISOString().slice(0, 10);
+    if (value === "yesterday") return new Date(now() - 86_400_000).toISOString().slice(0, 10);
+    try {
+      return isoDate(value);
+    } catch {
+      throw new InvalidArgumentError("expected a date YYYY-MM-DD, today or yesterday.");
+    }
+  };
+}
+
 /** One of a fixed list. */
 export function oneOf<T extends string>(...choices: T[]) {
   return (value: string): T => {

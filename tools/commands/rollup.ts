@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
 import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
 import { tableLines } from "../cli/format";
-import { integer, isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { integer, runProgram, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface RollupCliOptions {
@@ -54,8 +54,8 @@ const program = withTarget(
       "Recompute an app's activity figures from the raw archive (DuckDB locally, Athena with --stack)",
     )
     .requiredOption("--app <appId>", "the app")
-    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
-    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
+    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
+    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--grace-minutes <minutes>", "a day is final this long after its end", integer(0, 1440), 120)
     .option(
       "--neighbours",

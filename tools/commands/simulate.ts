@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
 import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
 import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
+import { activityHint, historyDays, historyStartAt, parseHistoryStart } from "../simulate/history-start";
 import { simulatedApiKey } from "../simulate/platform-api";
 import { runSimulation, type SimulationReport } from "../simulate/run";
 import { summaryLines } from "../simulate/summary";
@@ -34,6 +35,7 @@ interface SimulateOptions {
   platformPort?: number;
   servePlatform?: boolean;
   activity?: boolean;
+  start?: number;
 }
 
 /** A history written by `--out`, its maps and sets restored. */
@@ -64,15 +66,10 @@ function summary(report: SimulationReport, rate: number, checkOnly: boolean): nu
   return code;
 }
 
-/**
- * The start (epoch s) of a history whose last event is a minute ago: a history runs about a second
- * of simulated time an event, and one that ran into the future would put its payload-timed facts
- * after the receipt-timed ones (membership) received now, and its users "online since" later.
- */
-function endingNow(events: number, seed: number, apps: string[]): number {
+/** The offset of a history's last event from its first, seconds: the same for any start. */
+function spanSeconds(events: number, seed: number, apps: string[]): number {
   const probe = generateHistory({ events, seed, apps, startAt: 0 });
-  const spanSeconds = probe.events.reduce((latest, e) => Math.max(latest, e.at), 0) / 1000;
-  return Math.floor(Date.now() / 1000 - spanSeconds - 60);
+  return probe.events.reduce((latest, e) => Math.max(latest, e.at), 0) / 1000;
 }
 
 async function simulate(o: SimulateOptions): Promise<void> {
@@ -110,8 +107,14 @@ async function simulate(o: SimulateOptions): Promise<void> {
       concurrency: o.concurrency,
       seed: o.seed,
       apps,
-      // Activity figures are recomputed for the days the events happen on: make them end now.
-      ...(o.activity ? { startAt: endingNow(o.events, o.seed, apps), activity: true } : {}),
+      // Activity figures are recomputed per UTC day and the console shows the last 7: unless
+      // --start says otherwise, the history ends a minute ago.
+      startAt: historyStartAt({
+        start: o.start,
+        spanSeconds: o.start === undefined ? spanSeconds(o.events, o.seed, apps) : 0,
+        nowMs: Date.now(),
+      }),
+      ...(o.activity ? { activity: true } : {}),
       duplicateShare: o.duplicates,
       reorderShare: o.reorder,
       stack: o.check && (!o.url || o.url === stack?.webhookUrl) ? stack : undefined,
@@ -147,6 +150,11 @@ async function simulate(o: SimulateOptions): Promise<void> {
     if (lastDrainLine >= 0 && process.stderr.isTTY) process.stderr.write("\n");
     process.exitCode = summary(report, o.rate, Boolean(o.checkOnly));
     if (report.dropped) console.log(`${report.dropped} presence events were not delivered (--drop-presence)`);
+    const days = historyDays(report.history.events.map((e) => e.at));
+    if (days && !o.activity && !o.checkOnly && !report.interrupted && !o.url) {
+      console.log("");
+      for (const line of activityHint(apps, days, Date.now())) console.log(line);
+    }
     if (report.platform) {
       const { platform } = report;
       console.log("\nThe simulated platform's API serves GET /v3/users until Ctrl-C. Reconcile with:");
@@ -186,8 +194,13 @@ const program = new Command("simulate")
     8099,
   )
   .option(
+    "--start <time>",
+    "when the history starts: a UTC day YYYY-MM-DD or an ISO date-time (default: so that it ends a minute ago; a seed and a start give the same history)",
+    parseHistoryStart,
+  )
+  .option(
     "--activity",
-    "events at the current time; after the check, recompute their days and check the activity figures too",
+    "after the check, recompute the history's days and check the activity figures too (give a seed not sent before to the state directory)",
   )
   .option("--out <file>", "write the generated history to a file")
   .option("--replay <file>", "replay a history written by --out")

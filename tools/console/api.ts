@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
@@ -56,6 +57,12 @@ const day = z.string().refine((value) => {
   }
 }, "expected a date YYYY-MM-DD");
 const app = z.string().min(1).max(256);
+/** A range of days: the earlier first, at most 366 days. */
+function ordered<T extends { from: string; to: string }>(schema: z.ZodType<T>) {
+  return schema
+    .refine((q) => q.from <= q.to, "from is after to: give the earlier day first")
+    .refine((q) => Date.parse(q.to) - Date.parse(q.from) <= 366 * 86_400_000, "a range of at most 366 days");
+}
 const schemas = {
   any: z.object({ app: app.optional() }),
   app: z.object({ app }),
@@ -67,10 +74,8 @@ const schemas = {
       .optional(),
     limit: z.coerce.number().int().min(1).max(200).default(25),
   }),
-  range: z
-    .object({ app, from: day, to: day })
-    .refine((q) => q.from <= q.to, "from is after to: give the earlier day first")
-    .refine((q) => Date.parse(q.to) - Date.parse(q.from) <= 366 * 86_400_000, "a range of at most 366 days"),
+  days: ordered(z.object({ from: day, to: day })),
+  range: ordered(z.object({ app, from: day, to: day })),
   day: z.object({ app, day }),
   top: z.object({
     app,
@@ -98,6 +103,36 @@ function eventId(value: string): string {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The app the per-app views (Activity, Now) open on when none is chosen: the busiest over the
+ * days given, by messages, then active users, then events counted at all (any figure), then by
+ * name; an app with no computed day comes last. Undefined when there is no app.
+ *
+ * @example busiestApp([{ app: "a", days: [] }, { app: "b", days: [dayWith100Messages] }]) // "b"
+ */
+export function busiestApp(
+  apps: ReadonlyArray<{ app: string; days: readonly StoredDay[] }>,
+): string | undefined {
+  const score = (days: readonly StoredDay[]) => {
+    const sum = (pick: (d: StoredDay) => number) => days.reduce((total, d) => total + pick(d), 0);
+    return [
+      sum((d) => d.figures.messages ?? 0),
+      sum((d) => d.figures.active_users ?? 0),
+      sum((d) => Object.values(d.figures).reduce((a, b) => a + b, 0)),
+      days.length,
+    ];
+  };
+  const ranked = apps.map(({ app, days }) => ({ app, score: score(days) }));
+  ranked.sort((a, b) => {
+    for (let i = 0; i < a.score.length; i++) {
+      const d = (b.score[i] ?? 0) - (a.score[i] ?? 0);
+      if (d !== 0) return d;
+    }
+    return a.app < b.app ? -1 : a.app > b.app ? 1 : 0;
+  });
+  return ranked[0]?.app;
+}
 
 /** `GET /api/now`: who is online, the sessions in progress, the recordings archived and failed. */
 async function now(ctx: ConsoleContext, appId: string) {
@@ -196,6 +231,17 @@ export async function handleApi(
         stats,
         queues,
       });
+    }
+    case "/api/busiest": {
+      // One Query of the activity table per app in the archive: asked once when a per-app view
+      // opens with no app chosen, not on every refresh.
+      const o = parse(schemas.days, params);
+      const store = activityStoreFor(target);
+      const apps = target.bucket ? await listArchiveApps(target.s3, target.bucket) : [];
+      const days = await Promise.all(
+        apps.map(async (a) => ({ app: a, days: await store.days(a, o.from, o.to) })),
+      );
+      return ok({ app: busiestApp(days) ?? null, withData: days.some((d) => d.days.length > 0) });
     }
     case "/api/flow":
       return ok(await ctx.flow(parse(schemas.any, params).app));

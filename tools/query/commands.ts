@@ -12,6 +12,7 @@ import {
   oneOf,
   UsageError,
   UserFacingError,
+  utcDayOption,
   VERSION,
 } from "../cli/program";
 import { localObjectFile, stateDir } from "../local/state";
@@ -393,8 +394,8 @@ export async function runQueryCli(
       .description(
         "an app's activity figures per day, or per hour, or its top groups or users (the rollup's)",
       )
-      .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
-      .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
+      .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
+      .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
       .option("--hourly", "each day's hours")
       .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),

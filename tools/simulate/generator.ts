@@ -117,7 +117,8 @@ const WEIGHTS = {
 };
 
 /**
- * Generates a history. Deterministic for a seed.
+ * Generates a history. Deterministic for a seed and a start (`startAt`, default 2025-11-13); the
+ * start moves only the times, not the state the history implies.
  *
  * @example generateHistory({ events: 1000, seed: 7, apps: ["app1"] }).events.length // 1000 (or a few more)
  */
@@ -206,8 +207,9 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   const renameGroup = (app: AppState, guid: string) => {
     const g = app.groups.get(guid);
     if (!g) return;
-    // A counter keeps two renames in one second apart (the same name twice would be one fact).
-    g.name = `Group ${guid} v${t}.${++renames}`;
+    // A counter keeps two renames in one second apart (the same name twice would be one fact); no
+    // time in the name, so that the state a history implies is the same whatever its start.
+    g.name = `Group ${guid} v${++renames}`;
     const e = template("group_updated");
     e.data = { group: groupPayload(app, guid, { updatedAt: t, updatedBy: g.owner }) };
     emit(app, e, { item: `group:${guid}` });

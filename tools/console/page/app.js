@@ -5,6 +5,9 @@ const $ = (id) => document.getElementById(id);
 const state = {
   app: "",
   apps: [],
+  // The app the per-app views show while none is chosen (the busiest), and when it was asked.
+  shown: undefined,
+  shownAskedAt: 0,
   view: "flow",
   busy: false,
   charts: {},
@@ -205,15 +208,25 @@ async function refreshFlow() {
   );
 }
 
+/** Views that show one app: they offer no "All apps", and open on the busiest app. */
+const PER_APP = new Set(["activity", "now"]);
+
+/** The app selector: "All apps" only where a view shows all apps; the app shown selected. */
+function renderAppSelect() {
+  const perApp = PER_APP.has(state.view);
+  const select = $("app");
+  const options = perApp ? [] : [new Option("All apps", "")];
+  select.replaceChildren(...options, ...state.apps.map((a) => new Option(a, a)));
+  select.value = perApp ? state.app || state.shown || state.apps[0] || "" : state.app;
+}
+
 /** The app list (from the archive) in the selector, keeping the choice. */
 function updateApps(overview) {
   $("target").textContent = overview.target === "local" ? "local stack" : `stack ${overview.stack ?? ""}`;
   state.refreshMs = overview.refreshSeconds * 1000;
   if (JSON.stringify(overview.apps) === JSON.stringify(state.apps)) return;
   state.apps = overview.apps;
-  const select = $("app");
-  select.replaceChildren(new Option("All apps", ""), ...overview.apps.map((a) => new Option(a, a)));
-  select.value = state.app;
+  renderAppSelect();
 }
 
 // ---- Recent events ------------------------------------------------------------------------
@@ -318,19 +331,33 @@ async function resend() {
 
 // ---- Activity -----------------------------------------------------------------------------
 
-/** The app the per-app views show: the chosen one, else the first in the archive. */
-function appForViews(hint) {
-  const app = state.app || state.apps[0];
+/**
+ * The app the per-app views show: the chosen one, else the busiest of the last 7 days (asked once
+ * it has data; until then again at most every minute), else the first in the archive.
+ */
+async function appForViews(hint) {
+  if (!state.app && !state.shown && Date.now() - state.shownAskedAt > 60_000) {
+    state.shownAskedAt = Date.now();
+    const busiest = await api("busiest", {
+      from: utcDay(Date.now() - 6 * 86_400_000),
+      to: utcDay(Date.now()),
+    });
+    if (busiest.withData) state.shown = busiest.app;
+  }
+  const app = state.app || state.shown || state.apps[0];
   $(hint).textContent = app
     ? state.app
       ? ""
-      : `Showing app ${app}: choose another above.`
+      : state.shown
+        ? `Showing ${app}, the busiest app of the last 7 days: choose another above.`
+        : `Showing ${app}: no app has activity figures in the last 7 days yet; choose another above.`
     : "No app has sent an event yet.";
+  renderAppSelect();
   return app;
 }
 
 async function refreshActivity() {
-  const app = appForViews("activity-hint");
+  const app = await appForViews("activity-hint");
   if (!app) return;
   const from = $("from").value;
   const to = $("to").value;
@@ -456,7 +483,7 @@ async function refreshDay(app) {
 // ---- Now ----------------------------------------------------------------------------------
 
 async function refreshNow() {
-  const app = appForViews("now-hint");
+  const app = await appForViews("now-hint");
   if (!app) return;
   const now = await api("now", { app });
   fillCards($("now-cards"), [
@@ -536,6 +563,7 @@ function show(view) {
   for (const link of document.querySelectorAll("nav a"))
     link.classList.toggle("active", link.dataset.view === state.view);
   document.body.dataset.view = state.view;
+  renderAppSelect();
   void refresh();
 }
 
