@@ -59,7 +59,8 @@ In another terminal${elsewhere(o)}:
   npx webhook query activity --app sim-s7-a1 --from today --to today   its figures (today's recomputed every minute)
   npx webhook sql "SELECT trigger, count(*) AS n FROM archive_events GROUP BY trigger"
 
-Ctrl-C stops everything (in-flight batches are finished first).
+Ctrl-C stops everything (in-flight batches are finished first); from elsewhere: kill ${stack.info.pid}
+(the stack's own pid: a signal to npm's does not reach it).
 `;
 }
 

@@ -8,6 +8,9 @@ export interface StateLock {
   dynamoPid?: number;
 }
 
+/** The lock's file name in the state directory. */
+export const STATE_LOCK_FILE = "lock.json";
+
 export class StateDirInUseError extends Error {
   override name = "StateDirInUseError";
 }
@@ -47,7 +50,7 @@ function readLock(file: string): StateLock | undefined {
  * @returns `record` (add the DynamoDB Local pid once known) and `release`
  */
 export async function acquireStateLock(dir: string, port: number) {
-  const file = join(dir, "lock.json");
+  const file = join(dir, STATE_LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, "wx", 0o600);
@@ -59,7 +62,7 @@ export async function acquireStateLock(dir: string, port: number) {
       const held = readLock(file);
       if (held && held.pid !== process.pid && alive(held.pid))
         throw new StateDirInUseError(
-          `${dir} is in use by another npm start (pid ${held.pid}, port ${held.port}): stop it, or start with another --state-dir`,
+          `${dir} is in use by another npm start (pid ${held.pid}, port ${held.port}): stop it (Ctrl-C in its terminal, or kill ${held.pid}), or start with another --state-dir`,
         );
       // Stale: its stack is gone. A DynamoDB Local it left behind would still hold the files.
       if (held?.dynamoPid && alive(held.dynamoPid)) {

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import type http from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -28,7 +28,7 @@ import {
 } from "./emulators";
 import { FLOW_WINDOW_SECONDS } from "./flow";
 import { type HttpApiHandler, startGateway } from "./http-gateway";
-import { acquireStateLock } from "./lock";
+import { acquireStateLock, STATE_LOCK_FILE } from "./lock";
 import { type LogMode, tapFunctionLogs } from "./log-tap";
 import { type SqsHandler, SqsPoller } from "./poller";
 import {
@@ -113,6 +113,12 @@ async function assertPortFree(port: number, host: string): Promise<void> {
   });
 }
 
+/** `--clean`: everything in the state directory but the lock this start holds. */
+function emptyStateDir(dir: string): void {
+  for (const entry of readdirSync(dir))
+    if (entry !== STATE_LOCK_FILE) rmSync(join(dir, entry), { recursive: true, force: true });
+}
+
 async function queueArn(sqs: SQSClient, url: string | undefined): Promise<string> {
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }));
   return out.Attributes?.QueueArn ?? "";
@@ -191,10 +197,17 @@ async function startEmulators(options: LocalStackOptions, started: RunningEmulat
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const host = options.host ?? "127.0.0.1";
-  await assertPortFree(options.port, host);
-  if (options.clean) rmSync(options.stateDir, { recursive: true, force: true });
+  // The lock first: a second start on this state directory is refused naming the first one's pid
+  // and port, even when it asks for the same port (which is then taken by that first one).
   mkdirSync(options.stateDir, { recursive: true });
   const lock = await acquireStateLock(options.stateDir, options.port);
+  try {
+    await assertPortFree(options.port, host);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  if (options.clean) emptyStateDir(options.stateDir);
 
   const started: RunningEmulator[] = [];
   const cleanup = async () => {
