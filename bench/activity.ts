@@ -50,7 +50,7 @@ const PRICE = {
 const SCHEDULE = { everyMinutes: 15, graceMinutes: 120, rollupMemoryGb: 0.25, secondsPerQuery: 10 };
 /**
  * `npm run bench:cost`'s figure for the pipeline without rollups ($ per million events, on
- * demand at its default 100 events/s in the batches the event source forms: README). Copied, not
+ * demand at its default 100 events/s in the batches the event source forms: docs/capacity-and-cost.md). Copied, not
  * measured here: update it with bench:cost's.
  */
 const PIPELINE_PER_MILLION = 2.43;

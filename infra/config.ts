@@ -17,7 +17,7 @@ const arn = (service: string) =>
 
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field
- * has a safe default; the README lists them with a worked `cdk deploy` example. The schema is
+ * has a safe default; docs/deploy.md lists them with a worked `cdk deploy` example. The schema is
  * strict: a key it does not know is an error that names the closest one it does.
  */
 const contextSchema = z.strictObject({
@@ -59,7 +59,7 @@ const contextSchema = z.strictObject({
    * How the projection tables and their indexes buy capacity: `on-demand` (per request) or
    * `provisioned` (units per second, auto scaled per table and per index between the min and max
    * units below, at the target utilisation). Provisioned is cheaper per unit at steady traffic
-   * and has a fixed monthly minimum (README "Capacity and cost"; `npm run bench:cost`).
+   * and has a fixed monthly minimum (docs/capacity-and-cost.md; `npm run bench:cost`).
    */
   capacityMode: z._default(
     z.enum(["on-demand", "provisioned"], 'expected "on-demand" or "provisioned"'),

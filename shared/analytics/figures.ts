@@ -3,7 +3,7 @@ import type { SqlValue } from "./dialect";
 /**
  * The activity figures of an app, per UTC day and hour, by the names the SQL gives them
  * (`sql/day-activity.sql`) and the activity table stores. Each is a count over the facts of the
- * day (each fact once, by its natural key, at its event time); the README's table is this one.
+ * day (each fact once, by its natural key, at its event time); docs/analytics.md's table is this one.
  */
 export const FIGURES = {
   messages: "messages sent (message_sent)",

@@ -59,7 +59,7 @@ const program = withTarget(
     .option("--grace-minutes <minutes>", "a day is final this long after its end", integer(0, 1440), 120)
     .option(
       "--neighbours",
-      "also read the receipt days before and after each day: for days archived before edge objects (see the README)",
+      "also read the receipt days before and after each day: for days archived before edge objects (see docs/analytics.md)",
     )
     .option("--json", "one JSON value on stdout"),
 ).action((o: RollupCliOptions) => run(o));
