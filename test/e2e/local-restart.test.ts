@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,8 +71,16 @@ describe("npm start keeps every acknowledged event", () => {
     const dir = mkdtempSync(join(tmpdir(), "lock-"));
     const port = await freePort();
     const first = await start(dir, port);
-    // The same port, as a second `npm start` in another terminal asks for: the lock answers first.
-    await expect(start(dir, port)).rejects.toThrow(new RegExp(`pid ${first.info.pid}, port ${port}\\)`));
+    // The same port, as a second `npm start` in another terminal asks for: the lock answers first
+    // (the first one answers on that port, so this one is awaited to its exit, not to /health).
+    const second = spawnSync("npm", ["start", "--silent", "--", "--port", String(port), "--state-dir", dir], {
+      cwd: new URL("../../", import.meta.url).pathname,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(second.status, second.stderr).toBe(1);
+    expect(second.stderr).toContain(`is in use by another npm start (pid ${first.info.pid}, port ${port})`);
+    expect(second.stderr).not.toContain("already in use");
     expect(await stop(first)).toBe(0);
   }, 120_000);
 
