@@ -14,6 +14,8 @@
 -- 4. one aggregation over grouping sets: the day, each hour, each group, each sender and each
 --    message kind (GROUPING(...) tells which). Each fact is joined with (1), (2) so that a call's
 --    two parties both count as active users; every other figure counts side 1 only.
+-- An integer read from a body is cast through DOUBLE: a time written `1696934553.0` reads as
+-- 1696934553 on both engines (Trino refuses CAST('1696934553.0' AS BIGINT); DuckDB accepts it).
 WITH lines AS (
   SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_events
@@ -90,13 +92,13 @@ facts AS (
     END AS members,
     CASE
       WHEN trigger IN ('call_ended', 'meeting_ended')
-        THEN CAST(json_extract_scalar(body, '$.data.destroyed_at') AS BIGINT)
-          - CAST(json_extract_scalar(body, '$.data.created_at') AS BIGINT)
+        THEN CAST(CAST(json_extract_scalar(body, '$.data.destroyed_at') AS DOUBLE) AS BIGINT)
+          - CAST(CAST(json_extract_scalar(body, '$.data.created_at') AS DOUBLE) AS BIGINT)
     END AS session_seconds,
     CASE
       WHEN trigger IN ('call_participant_left', 'meeting_participant_left')
-        THEN CAST(json_extract_scalar(body, '$.data.occupant.left_at') AS BIGINT)
-          - CAST(json_extract_scalar(body, '$.data.occupant.joined_at') AS BIGINT)
+        THEN CAST(CAST(json_extract_scalar(body, '$.data.occupant.left_at') AS DOUBLE) AS BIGINT)
+          - CAST(CAST(json_extract_scalar(body, '$.data.occupant.joined_at') AS DOUBLE) AS BIGINT)
     END AS stint_seconds,
     CASE WHEN trigger = 'recording_generated' THEN CAST(json_extract_scalar(body, '$.data.duration') AS DOUBLE) END
       AS recording_seconds
