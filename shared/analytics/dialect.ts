@@ -81,6 +81,8 @@ export const DUCKDB_MACROS: readonly string[] = [
      WHEN 'OBJECT' THEN CAST(len(json_keys(j, p)) AS BIGINT)
      WHEN 'ARRAY' THEN CAST(json_array_length(j, p) AS BIGINT)
      ELSE CAST(0 AS BIGINT) END`,
+  // Athena's sequence(start, stop): the integers from start to stop, as a list to UNNEST.
+  "CREATE OR REPLACE MACRO sequence(a, b) AS generate_series(a, b)",
 ];
 
 /** The columns of the archive view, as both engines expose them. */

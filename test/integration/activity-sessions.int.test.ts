@@ -68,4 +68,52 @@ describe("call and meeting figures from the archive, on DuckDB and in the indepe
     expect(sql.figures.call_seconds).toBe(52);
     expect(sql.figures).toEqual(expected?.figures);
   });
+
+  it("counts the participant-seconds of a day whose call and meeting ended with their rosters and no participant-left event", async () => {
+    // Prepare: the call's roster: 52 s and 50 s; the meeting's (another session): 38 s.
+    const appId = uniqueName("app");
+    const call = sessionEvent(appId, "call_ended", () => undefined);
+    const meeting = sessionEvent(appId, "meeting_ended", (data) => {
+      data.sessionId = `${data.sessionId}-meet`;
+    });
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [call, meeting]);
+
+    // Assess
+    expect(sql.figures.participant_seconds).toBe(52 + 50 + 38);
+    expect(sql.hours[10]?.figures.participant_seconds).toBe(52 + 50 + 38);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
+
+  it("counts a stint once, by session, name and join time, whether its leaving is reported by a participant-left event, the roster or both", async () => {
+    // Prepare: George's stint left twice (a left event, then the roster, later by 2 s: the
+    // latest leaving counts), Andrew's in the roster only, Ann's in a left event only (she
+    // joined and left before the end: not in this roster), and George again in another session.
+    const appId = uniqueName("app");
+    const occupant = { name: "George Alan", joined_at: 1696934501, left_at: 1696934551, audio_call: "true" };
+    const georgeLeft = sessionEvent(appId, "call_participant_left", (data) => {
+      data.occupant = occupant;
+      data.sessionId = "s1";
+    });
+    const annLeft = sessionEvent(appId, "call_participant_left", (data) => {
+      data.occupant = { ...occupant, name: "Ann", left_at: 1696934511 };
+      data.sessionId = "s1";
+    });
+    const ended = sessionEvent(appId, "call_ended", (data) => {
+      data.sessionId = "s1";
+    });
+    const otherSession = sessionEvent(appId, "call_ended", (data) => {
+      data.sessionId = "s2";
+      data.all_occupants = [{ ...occupant, left_at: 1696934521 }];
+    });
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [georgeLeft, annLeft, ended, otherSession]);
+
+    // Assess: George 52 (the roster's later leaving), Andrew 50, Ann 10; George in s2 20.
+    expect(sql.figures.participant_seconds).toBe(52 + 50 + 10 + 20);
+    expect(sql.figures).toEqual(expected?.figures);
+  });
 });

@@ -33,7 +33,8 @@ describe("the dialect layer", () => {
       day_start: 1,
       day_end: 2,
     });
-    expect(bound.values).toEqual(["a", "d0", "d2", "a", "d1", 1, 1, 2]);
+    // The raw day and the edge; a fact's hour, the facts' day; a stint's day, a stint's hour.
+    expect(bound.values).toEqual(["a", "d0", "d2", "a", "d1", 1, 1, 2, 1, 2, 1]);
   });
 
   it("writes Athena execution parameters as SQL literals", () => {
