@@ -19,8 +19,8 @@ export interface BoundQuery {
 }
 
 /**
- * Replaces each `:name` outside string literals, quoted identifiers and comments by `?`, and
- * lists the values in placeholder order (a name used twice is bound twice).
+ * Replaces each `:name` outside string literals (DuckDB's `$$…$$` too), quoted identifiers and
+ * comments by `?`, and lists the values in placeholder order (a name used twice is bound twice).
  *
  * @example bindNamed("SELECT * FROM t WHERE a = :app AND b = ':x'", { app: "a1" })
  *   // { text: "SELECT * FROM t WHERE a = ? AND b = ':x'", values: ["a1"] }
@@ -36,6 +36,8 @@ export function bindNamed(sql: string, params: Readonly<Record<string, SqlValue>
       /^'(?:[^']|'')*'/.exec(rest) ??
       /^"(?:[^"]|"")*"/.exec(rest) ??
       /^--[^\n]*/.exec(rest) ??
+      /^\/\*[\s\S]*?\*\//.exec(rest) ??
+      /^\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/.exec(rest) ??
       /^::/.exec(rest);
     if (skipped) {
       text += skipped[0];
@@ -79,6 +81,8 @@ export const DUCKDB_MACROS: readonly string[] = [
      WHEN 'OBJECT' THEN CAST(len(json_keys(j, p)) AS BIGINT)
      WHEN 'ARRAY' THEN CAST(json_array_length(j, p) AS BIGINT)
      ELSE CAST(0 AS BIGINT) END`,
+  // Athena's sequence(start, stop): the integers from start to stop, as a list to UNNEST.
+  "CREATE OR REPLACE MACRO sequence(a, b) AS generate_series(a, b)",
 ];
 
 /** The columns of the archive view, as both engines expose them. */
@@ -144,27 +148,4 @@ function duckDbView(name: ArchiveTable, files: readonly string[]): string {
  */
 export function duckDbArchiveViews(files: Readonly<Record<ArchiveTable, readonly string[]>>): string[] {
   return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name]));
-}
-
-/** Statement keywords that write or change the session, refused wherever they appear as words outside quotes. */
-const WRITES =
-  /\b(insert|update|delete|merge|create|drop|alter|truncate|copy|attach|detach|install|load|pragma|call|export|import|vacuum|checkpoint|grant|revoke|unload|msck|prepare|execute|deallocate|use|begin|commit|rollback)\b/i;
-
-/**
- * Whether an ad-hoc statement only reads: one statement, starting with SELECT, WITH, VALUES,
- * SHOW, DESCRIBE, EXPLAIN or FROM, with no writing keyword outside quotes (so `EXPLAIN ANALYZE
- * INSERT …` and `WITH … INSERT` are refused too; a column named like one must be quoted).
- *
- * @example isReadOnlyStatement("DROP TABLE x") // false
- */
-export function isReadOnlyStatement(sql: string): boolean {
-  const text = sql
-    .replace(/--[^\n]*/g, " ")
-    .replace(/\/\*[\s\S]*?\*\//g, " ")
-    .replace(/'(?:[^']|'')*'/g, "''")
-    .replace(/"(?:[^"]|"")*"/g, '""')
-    .trim()
-    .replace(/;\s*$/, "");
-  if (!text || text.includes(";") || WRITES.test(text)) return false;
-  return /^\(?\s*(select|with|values|show|describe|explain|from)\b/i.test(text);
 }

@@ -40,7 +40,8 @@ export const FIGURES = {
   meetings_started: "meetings started",
   call_seconds: "Σ (destroyed_at − created_at) of the calls that ended",
   meeting_seconds: "Σ (destroyed_at − created_at) of the meetings that ended",
-  participant_seconds: "Σ (left_at − joined_at) of the participants who left (calls and meetings)",
+  participant_seconds:
+    "Σ (left_at − joined_at) of the stints that left (calls and meetings), each once: from participant-left facts and end rosters",
   participants_joined: "participants joined (calls and meetings)",
   sessions_ended: "calls and meetings ended",
   recordings: "recordings generated",

@@ -53,3 +53,9 @@ export const RECORDER_DEADLINE_MARGIN_MS = 60_000;
 
 /** Default size cap of one recording (5 GiB). */
 export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
+
+/**
+ * Attempts of an activity day's replace when another run writes the day between its read and its
+ * transaction (each attempt reads the day again); two rollups at once need two.
+ */
+export const ACTIVITY_REPLACE_ATTEMPTS = 5;

@@ -115,6 +115,31 @@ describe("activity analytics in the stack", () => {
     expect(policy).not.toMatch(/quarantine|recordings\//);
   });
 
+  it("locks what the rollup's SQL can do on Athena: no DDL, no write outside the query results", () => {
+    // Athena runs a statement with the caller's permissions: DDL (CREATE/DROP/ALTER TABLE, CTAS,
+    // MSCK) needs Glue writes, INSERT needs S3 writes to the table's location. The role has
+    // neither; its only S3 write is the workgroup's result prefix, which the workgroup enforces.
+    const statements = Object.entries(template.findResources("AWS::IAM::Policy"))
+      .filter(([id]) => id.startsWith("AnalyticsRollupFunctionServiceRoleDefaultPolicy"))
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>);
+    const actionsOf = (s: Record<string, unknown>) => [s.Action].flat().map(String);
+    const actions = statements.flatMap(actionsOf);
+    expect(actions.filter((a) => a.startsWith("athena:")).sort()).toEqual([
+      "athena:GetQueryExecution",
+      "athena:GetQueryResults",
+      "athena:StartQueryExecution",
+    ]);
+    expect(actions.filter((a) => a.startsWith("glue:")).sort()).toEqual([
+      "glue:GetDatabase",
+      "glue:GetTable",
+    ]);
+    for (const statement of statements.filter((s) => actionsOf(s).some((a) => /^s3:(Put|Delete)/.test(a))))
+      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*athena-results\/\*[^*]*$/);
+    template.hasResourceProperties("AWS::Athena::WorkGroup", {
+      WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true }),
+    });
+  });
+
   it("lets the projector write edge objects beside the raw archive", () => {
     const policy = policyOf("ProjectorFunctionServiceRoleDefaultPolicy");
     expect(policy).toMatch(/s3:PutObject.*edge\/\*/);

@@ -6,12 +6,16 @@ import {
 } from "@aws-sdk/client-athena";
 import { describe, expect, it } from "vitest";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
+import { dayActivity } from "../../shared/analytics/rollup";
 import { SqlQueryError } from "../../shared/platform/errors";
+import { trinoSyntaxErrors } from "../../tools/analytics/trino-statement";
 
 /**
  * There is no Athena emulator (neither fauxqs nor DynamoDB Local has one, and AWS publishes
  * none), so the adapter runs against a stub of the SDK client's `send` that answers as Athena's
- * API does, states and result pages included. The SQL itself runs on DuckDB in the other tests.
+ * API does, states and result pages included. The SQL itself runs on DuckDB in the other tests;
+ * here every text sent is checked against Trino's grammar (Athena engine 3), so that a
+ * DuckDB-only form in the shared SQL fails a test rather than a deployed rollup.
  */
 function stubClient(states: Array<Record<string, unknown>>, pages: Array<Record<string, unknown>> = []) {
   const sent: Array<{ name: string; input: Record<string, unknown> }> = [];
@@ -20,7 +24,10 @@ function stubClient(states: Array<Record<string, unknown>>, pages: Array<Record<
   const client = {
     async send(command: { input: Record<string, unknown> }) {
       sent.push({ name: command.constructor.name, input: command.input });
-      if (command instanceof StartQueryExecutionCommand) return { QueryExecutionId: "q-1" };
+      if (command instanceof StartQueryExecutionCommand) {
+        expect(trinoSyntaxErrors(String(command.input.QueryString))).toEqual([]);
+        return { QueryExecutionId: "q-1" };
+      }
       if (command instanceof GetQueryExecutionCommand)
         return { QueryExecution: states[Math.min(poll++, states.length - 1)] };
       if (command instanceof GetQueryResultsCommand) return pages[page++] ?? {};
@@ -37,7 +44,11 @@ describe("the Athena engine (against a stub client: no Athena emulator exists)",
   it("binds the parameters as SQL literals, waits for the query, and reads every page of results with types", async () => {
     // Prepare
     const { client, sent } = stubClient(
-      [running, running, { Status: { State: "SUCCEEDED" }, Statistics: { DataScannedInBytes: 12_345 } }],
+      [
+        running,
+        running,
+        { Status: { State: "SUCCEEDED" }, StatementType: "DML", Statistics: { DataScannedInBytes: 12_345 } },
+      ],
       [
         {
           ResultSet: {
@@ -100,6 +111,39 @@ describe("the Athena engine (against a stub client: no Athena emulator exists)",
       undefined,
       "t2",
     ]);
+  });
+
+  it("keeps the first row of a utility statement (SHOW, DESCRIBE): only a DML result starts with column names", async () => {
+    // Prepare
+    const { client } = stubClient(
+      [{ Status: { State: "SUCCEEDED" }, StatementType: "UTILITY", Statistics: { DataScannedInBytes: 0 } }],
+      [
+        {
+          ResultSet: {
+            ResultSetMetadata: { ColumnInfo: [{ Name: "tab_name", Type: "string" }] },
+            Rows: [{ Data: [cell("archive_edges")] }, { Data: [cell("archive_events")] }],
+          },
+        },
+      ],
+    );
+    const engine = athenaEngine({ client, workGroup: "wg", database: "db", sleep: async () => undefined });
+
+    // Act
+    const result = await engine.query("SHOW TABLES");
+
+    // Assess
+    expect(result.rows).toEqual([{ tab_name: "archive_edges" }, { tab_name: "archive_events" }]);
+  });
+
+  it("sends the rollup's day query as valid Trino, with its parameters as literals", async () => {
+    const { client, sent } = stubClient([{ Status: { State: "SUCCEEDED" }, StatementType: "DML" }], [{}]);
+    const engine = athenaEngine({ client, workGroup: "wg", database: "db", sleep: async () => undefined });
+
+    await dayActivity(engine, "app 1", "2026-01-02");
+
+    const start = sent.find((s) => s.name === "StartQueryExecutionCommand")?.input;
+    expect(start?.QueryString).toMatch(/^-- The activity of one app/);
+    expect(start?.ExecutionParameters).toContain("'2026-01-02'");
   });
 
   it("turns a failed query into one line with Athena's reason, not retryable when the query is at fault", async () => {

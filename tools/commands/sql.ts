@@ -1,10 +1,11 @@
 /** `npx webhook sql "SELECT …" [--app <appId>] [--from D] [--to D] [--json | --csv] [--stack <name>]`. */
 import { Command } from "commander";
-import { isReadOnlyStatement, type SqlValue } from "../../shared/analytics/dialect";
+import type { SqlValue } from "../../shared/analytics/dialect";
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
+import { athenaStatementRefusal } from "../analytics/trino-statement";
 import { isoDate, runProgram, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
@@ -57,13 +58,19 @@ function print(result: SqlResult, o: SqlCliOptions): void {
   process.stderr.write(`(${result.rows.length} rows, ${result.bytesScanned} bytes scanned)\n`);
 }
 
+/**
+ * Runs one read-only statement. Locally DuckDB's own parser and a locked session refuse anything
+ * else (`duckDbEngine`); for Athena, Trino's grammar does here (`athenaStatementRefusal`), and the
+ * caller's IAM policy and the workgroup are the lock (README, "Activity analytics").
+ */
 async function run(statement: string, o: SqlCliOptions): Promise<void> {
-  if (!isReadOnlyStatement(statement)) {
-    fail("only one read-only statement is allowed (SELECT, WITH, VALUES, SHOW, DESCRIBE, EXPLAIN)");
-    return;
-  }
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
+    const refusal = target.kind === "local" ? undefined : athenaStatementRefusal(statement);
+    if (refusal) {
+      fail(refusal);
+      return;
+    }
     const days = { from: o.from, to: o.to };
     // Edge objects are copied for DuckDB only when the statement reads them.
     const edges = /\barchive_edges\b/i.test(statement) ? { edges: days } : {};

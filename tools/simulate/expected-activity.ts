@@ -166,8 +166,6 @@ function add(b: Bucket, fact: Fact): void {
   if (trigger === "call_ended") f.call_seconds += int(data, "destroyed_at") - int(data, "created_at");
   if (trigger === "meeting_ended") f.meeting_seconds += int(data, "destroyed_at") - int(data, "created_at");
   if (trigger === "call_ended" || trigger === "meeting_ended") f.sessions_ended++;
-  if (trigger === "call_participant_left" || trigger === "meeting_participant_left")
-    f.participant_seconds += int(data, "occupant.left_at") - int(data, "occupant.joined_at");
   if (trigger === "call_participant_joined" || trigger === "meeting_participant_joined")
     f.participants_joined++;
   if (trigger === "recording_generated") f.recording_seconds += Number(get(data, "duration") ?? 0);
@@ -226,6 +224,37 @@ function presenceLevels(facts: readonly Fact[]) {
   return { atStart, peak: transitions.length ? peak : 0, change: level - atStart, hours };
 }
 
+/**
+ * Each occupant's stint that left in the day (ms from `dayStart`), once by session, name and join
+ * time, at the latest leaving reported by a participant-left fact or an end's roster
+ * (all_occupants) of the day: its seconds and the hour it left.
+ */
+function stintsOf(facts: readonly Fact[], dayStart: number): Array<{ seconds: number; hour: number }> {
+  const left = new Map<string, { joined: number; left: number }>();
+  const report = (sessionId: string | undefined, occupant: unknown) => {
+    const at = get(occupant, "left_at");
+    if (at === undefined || at === null) return;
+    const leftMs = Number(at) * 1000;
+    if (leftMs < dayStart || leftMs >= dayStart + 86_400_000) return;
+    const joined = int(occupant, "joined_at");
+    const key = JSON.stringify([sessionId, str(occupant, "name"), joined]);
+    const known = left.get(key);
+    left.set(key, { joined, left: Math.max(known?.left ?? leftMs, leftMs) });
+  };
+  for (const { trigger, data } of facts) {
+    if (trigger === "call_participant_left" || trigger === "meeting_participant_left")
+      report(str(data, "sessionId"), get(data, "occupant"));
+    if (trigger === "call_ended" || trigger === "meeting_ended") {
+      const roster = get(data, "all_occupants");
+      for (const occupant of Array.isArray(roster) ? roster : []) report(str(data, "sessionId"), occupant);
+    }
+  }
+  return [...left.values()].map((s) => ({
+    seconds: s.left / 1000 - s.joined,
+    hour: Math.floor((s.left - dayStart) / 3_600_000),
+  }));
+}
+
 const rankBy =
   <T>(count: (x: T) => number, id: (x: T) => string) =>
   (a: T, b: T) =>
@@ -266,6 +295,10 @@ export function expectedActivity(
           if (sender) g.members.add(sender);
           groups.set(group, g);
         }
+      }
+      for (const stint of stintsOf(ofDay, Date.parse(`${day}T00:00:00Z`))) {
+        dayBucket.figures.participant_seconds += stint.seconds;
+        (hourBuckets[stint.hour] as Bucket).figures.participant_seconds += stint.seconds;
       }
       const presence = presenceLevels(ofDay);
       const figures = {

@@ -54,7 +54,10 @@ export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
         );
         const state = execution?.Status?.State;
         if (state === "SUCCEEDED") {
-          const result = await readResults(options.client, id);
+          // A DML statement's (SELECT's) first page starts with a row of column names; a utility
+          // statement's (SHOW, DESCRIBE) does not.
+          const header = execution?.StatementType === "DML";
+          const result = await readResults(options.client, id, header);
           return { ...result, bytesScanned: execution?.Statistics?.DataScannedInBytes ?? 0 };
         }
         if (state === "FAILED" || state === "CANCELLED") {
@@ -73,7 +76,7 @@ export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
   };
 }
 
-async function readResults(client: AthenaClient, id: string) {
+async function readResults(client: AthenaClient, id: string, header: boolean) {
   let columns: string[] = [];
   let types: string[] = [];
   const rows: Array<Record<string, SqlValue | null>> = [];
@@ -89,8 +92,7 @@ async function readResults(client: AthenaClient, id: string) {
       types = info.map((c) => (c.Type ?? "varchar").toLowerCase());
     }
     const data = page.ResultSet?.Rows ?? [];
-    // A SELECT's first page starts with a row of column names.
-    for (const row of first ? data.slice(1) : data) {
+    for (const row of first && header ? data.slice(1) : data) {
       const values = row.Data ?? [];
       rows.push(
         Object.fromEntries(

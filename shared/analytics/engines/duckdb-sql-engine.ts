@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import type { DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, StatementType } from "@duckdb/node-api";
 import { listObjects } from "../../adapters/s3-listing";
 import { dayOfKey } from "../../contracts/bucket-layout";
 import { SqlQueryError } from "../../platform/errors";
@@ -33,12 +33,41 @@ function plain(value: unknown): SqlValue | null {
   return String(value);
 }
 
+/** Extensions are neither installed nor loaded: the JSON reader the views use is built in. */
+const INSTANCE_OPTIONS = {
+  autoinstall_known_extensions: "false",
+  autoload_known_extensions: "false",
+  allow_community_extensions: "false",
+  allow_unsigned_extensions: "false",
+} as const;
+
+const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * The settings that confine a session to its archive copy in `dir`, run after the views are
+ * defined: files only under `dir` (reads of the copy, spills), no other file, directory, network
+ * or extension, and the configuration locked, so no later statement can undo them.
+ */
+function lockStatements(dir: string): string[] {
+  return [
+    `SET allowed_directories = [${quoted(`${dir}/`)}]`,
+    `SET temp_directory = ${quoted(join(dir, ".spill"))}`,
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+  ];
+}
+
 /**
  * DuckDB, embedded, as the `SqlEngine` of the local stack. Each query copies the archive objects
  * in its scope through the S3 API into a temporary directory laid out as the bucket is (so the
  * emulator's in-memory mode and a state directory work alike, and Hive partitions come from the
  * paths), defines `archive_events` and `archive_edges` over them, runs, and removes the copy. `bytesScanned` is the
  * bytes of the objects copied: what Athena would read for the same partitions.
+ *
+ * The statement is ad-hoc SQL too (`webhook sql`), so it runs only when DuckDB's own parser finds
+ * exactly one statement, of type SELECT (WITH, VALUES, FROM-first, SHOW and DESCRIBE are SELECTs
+ * to DuckDB; COPY, ATTACH, SET, INSTALL, EXPLAIN, CALL are not), in a session that can read
+ * nothing but its archive copy (`lockStatements`): a refusal is a `SqlQueryError` in state REFUSED.
  *
  * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { app: "a1" })
  */
@@ -52,13 +81,15 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
         const edges = scope.edges
           ? await copyArchive(options, "archive_edges", scope.app, scope.edges, dir)
           : { files: [], bytes: 0 };
-        const { DuckDBInstance } = await import("@duckdb/node-api");
-        const instance = await DuckDBInstance.create(":memory:");
+        const { DuckDBInstance, StatementType } = await import("@duckdb/node-api");
+        const instance = await DuckDBInstance.create(":memory:", INSTANCE_OPTIONS);
         const connection = await instance.connect();
         try {
           const views = duckDbArchiveViews({ archive_events: events.files, archive_edges: edges.files });
-          for (const statement of [...DUCKDB_MACROS, ...views]) await connection.run(statement);
-          return { ...(await run(connection, sql, params)), bytesScanned: events.bytes + edges.bytes };
+          for (const statement of [...DUCKDB_MACROS, ...views, ...lockStatements(dir)])
+            await connection.run(statement);
+          const result = await run(connection, sql, params, StatementType.SELECT);
+          return { ...result, bytesScanned: events.bytes + edges.bytes };
         } finally {
           connection.closeSync();
           instance.closeSync();
@@ -70,20 +101,34 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
   };
 }
 
+/** Runs `sql` if DuckDB parses it as one statement of type `select` (the enum, passed in: the module is loaded lazily). */
 async function run(
   connection: DuckDBConnection,
   sql: string,
   params: Readonly<Record<string, SqlValue>>,
+  select: StatementType,
 ): Promise<Omit<SqlResult, "bytesScanned">> {
   const bound = bindNamed(sql, params);
   try {
-    const reader = await connection.runAndReadAll(bound.text, bound.values);
+    const extracted = await connection.extractStatements(bound.text);
+    if (extracted.count !== 1)
+      throw new SqlQueryError(`one statement is allowed, this text has ${extracted.count}`, false, "REFUSED");
+    const prepared = await extracted.prepare(0);
+    if (prepared.statementType !== select)
+      throw new SqlQueryError(
+        "only a SELECT is allowed (WITH, VALUES, FROM, SHOW, DESCRIBE)",
+        false,
+        "REFUSED",
+      );
+    prepared.bind(bound.values);
+    const reader = await prepared.runAndReadAll();
     const columns = reader.columnNames();
     const rows = reader
       .getRowObjectsJS()
       .map((row) => Object.fromEntries(columns.map((c) => [c, plain(row[c])])));
     return { columns, rows };
   } catch (error) {
+    if (error instanceof SqlQueryError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new SqlQueryError(message.split("\n")[0] ?? message, false);
   }

@@ -8,12 +8,21 @@
 --    copies: those lines numbered per natural key by first receipt: copy 1 is the fact, any other
 --    copy a platform retry, an SQS redelivery, a redrive, a line archived twice or an edge copy.
 -- 2. facts: the first copies whose event time is in the day, with what the figures need read
---    from the body once (the actor, the 1:1 call's other party, the group of a group message…).
+--    from the body once (the actor, the 1:1 call's other party, the group of a group message, a
+--    participant-left fact's stint, an end's roster…).
 -- 3. levels: presence transitions in the order of facts (event time, lifecycle rank, first
 --    receipt, event id), each with the number of users online after it.
--- 4. one aggregation over grouping sets: the day, each hour, each group, each sender and each
---    message kind (GROUPING(...) tells which). Each fact is joined with (1), (2) so that a call's
---    two parties both count as active users; every other figure counts side 1 only.
+-- 4. sides: each fact joined with 1, 2 so that a call's two parties both count as active users
+--    (every other figure counts side 1 only), and an end with 3, 4, … for each entry of its roster.
+-- 5. stints: each occupant's stint (session, name, join time, as the sessions table keys it)
+--    that left in the day, reported by a participant-left fact (side 1) or an end's roster, once:
+--    its latest left_at in the day, in that hour (participant-seconds).
+-- 6. one aggregation over grouping sets: the day, each hour, each group, each sender and each
+--    message kind (GROUPING(...) tells which).
+-- One chain of CTEs, each read once: Athena inlines a CTE at each use, so a second reader of the
+-- archive's lines would scan them again.
+-- An integer read from a body is cast through DOUBLE: a time written `1696934553.0` reads as
+-- 1696934553 on both engines (Trino refuses CAST('1696934553.0' AS BIGINT); DuckDB accepts it).
 WITH lines AS (
   SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_events
@@ -42,7 +51,7 @@ facts AS (
     event_time,
     rank,
     trigger,
-    CAST(floor((event_time - :day_start) / 3600000.0) AS INTEGER) AS hour,
+    CAST(floor((event_time - :day_start) / 3600000.0) AS INTEGER) AS fact_hour,
     CASE
       WHEN trigger IN ('message_sent', 'message_edited', 'message_deleted', 'user_mentioned')
         THEN json_extract_scalar(body, '$.data.message.sender')
@@ -90,14 +99,21 @@ facts AS (
     END AS members,
     CASE
       WHEN trigger IN ('call_ended', 'meeting_ended')
-        THEN CAST(json_extract_scalar(body, '$.data.destroyed_at') AS BIGINT)
-          - CAST(json_extract_scalar(body, '$.data.created_at') AS BIGINT)
+        THEN CAST(CAST(json_extract_scalar(body, '$.data.destroyed_at') AS DOUBLE) AS BIGINT)
+          - CAST(CAST(json_extract_scalar(body, '$.data.created_at') AS DOUBLE) AS BIGINT)
     END AS session_seconds,
     CASE
-      WHEN trigger IN ('call_participant_left', 'meeting_participant_left')
-        THEN CAST(json_extract_scalar(body, '$.data.occupant.left_at') AS BIGINT)
-          - CAST(json_extract_scalar(body, '$.data.occupant.joined_at') AS BIGINT)
-    END AS stint_seconds,
+      WHEN trigger IN ('call_participant_left', 'meeting_participant_left', 'call_ended', 'meeting_ended')
+        THEN json_extract_scalar(body, '$.data.sessionId')
+    END AS session_id,
+    CASE
+      WHEN trigger IN ('call_participant_left', 'meeting_participant_left') THEN json_extract(body, '$.data.occupant')
+    END AS occupant,
+    CASE WHEN trigger IN ('call_ended', 'meeting_ended') THEN body END AS end_body,
+    CASE
+      WHEN trigger IN ('call_ended', 'meeting_ended') THEN coalesce(json_size(body, '$.data.all_occupants'), 0)
+      ELSE 0
+    END AS roster_size,
     CASE WHEN trigger = 'recording_generated' THEN CAST(json_extract_scalar(body, '$.data.duration') AS DOUBLE) END
       AS recording_seconds
   FROM copies
@@ -141,9 +157,47 @@ levels AS (
   FROM changes AS c
 ),
 sides AS (
-  SELECT l.*, s.n, CASE WHEN s.n = 1 THEN actor ELSE party END AS uid
+  SELECT
+    l.*,
+    s.n,
+    CASE WHEN s.n = 1 THEN actor WHEN s.n = 2 THEN party END AS uid,
+    CASE
+      WHEN s.n = 1 THEN occupant
+      WHEN s.n >= 3 THEN json_extract(end_body, concat('$.data.all_occupants[', CAST(s.n - 3 AS VARCHAR), ']'))
+    END AS stint
   FROM levels AS l
-  CROSS JOIN (VALUES (1), (2)) AS s (n)
+  CROSS JOIN UNNEST(sequence(1, 2 + roster_size)) AS s (n)
+),
+reported AS (
+  SELECT
+    d.*,
+    json_extract_scalar(stint, '$.name') AS stint_name,
+    CAST(CAST(json_extract_scalar(stint, '$.joined_at') AS DOUBLE) AS BIGINT) AS stint_joined_at,
+    CAST(CAST(json_extract_scalar(stint, '$.left_at') AS DOUBLE) AS BIGINT) AS reported_left_at
+  FROM sides AS d
+),
+reports AS (
+  SELECT
+    d.*,
+    CASE
+      WHEN stint_name IS NOT NULL AND stint_joined_at IS NOT NULL
+        AND reported_left_at * 1000 >= :day_start AND reported_left_at * 1000 < :day_end
+        THEN reported_left_at
+    END AS stint_left_at
+  FROM reported AS d
+),
+stints AS (
+  SELECT
+    r.*,
+    CASE
+      WHEN n >= 3 AND stint_left_at IS NOT NULL
+        THEN CAST(floor((stint_left_at * 1000 - :day_start) / 3600000.0) AS INTEGER)
+      ELSE fact_hour
+    END AS hour,
+    row_number() OVER (
+      PARTITION BY session_id, stint_name, stint_joined_at ORDER BY stint_left_at DESC NULLS LAST
+    ) AS stint_report
+  FROM reports AS r
 )
 SELECT
   GROUPING(hour, group_id, sender, message_kind) AS grouping_set,
@@ -185,11 +239,12 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'meeting_started' THEN 1 ELSE 0 END) AS meetings_started,
   sum(CASE WHEN n = 1 AND trigger = 'call_ended' THEN session_seconds ELSE 0 END) AS call_seconds,
   sum(CASE WHEN n = 1 AND trigger = 'meeting_ended' THEN session_seconds ELSE 0 END) AS meeting_seconds,
-  sum(CASE WHEN n = 1 THEN stint_seconds ELSE 0 END) AS participant_seconds,
+  sum(CASE WHEN stint_report = 1 AND stint_left_at IS NOT NULL THEN stint_left_at - stint_joined_at ELSE 0 END)
+    AS participant_seconds,
   sum(CASE WHEN n = 1 AND trigger IN ('call_participant_joined', 'meeting_participant_joined') THEN 1 ELSE 0 END)
     AS participants_joined,
   sum(CASE WHEN n = 1 AND trigger IN ('call_ended', 'meeting_ended') THEN 1 ELSE 0 END) AS sessions_ended,
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
-FROM sides
+FROM stints
 GROUP BY GROUPING SETS ((), (hour), (group_id), (sender), (message_kind))

@@ -7,6 +7,8 @@ import {
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import { queryAll } from "../../adapters/dynamo-reads";
+import { ACTIVITY_REPLACE_ATTEMPTS } from "../../platform/constants";
+import { ItemContentionError } from "../../platform/errors";
 import { canonicalJson } from "../../projections/canonical-json";
 import { FIGURE_NAMES, type Figures, type GroupActivity, TOP_LIMIT, type UserActivity } from "../figures";
 import type { ActivityStore, DayWrite, StoredDay } from "./activity-store";
@@ -56,8 +58,12 @@ function detailItems(write: DayWrite): Map<string, Item> {
 
 /**
  * The activity table on DynamoDB. A day is replaced in one `TransactWriteItems`: the hours and
- * top-list ranks that changed, the ranks no longer held deleted, and the day's item last, on
- * condition that no run computed later wrote it. A failed run leaves the day as it was.
+ * top-list ranks that changed, the ranks no longer held deleted, and the day's item last, with a
+ * new `version`, on condition that its version is the one read before the diff and that no run
+ * computed later wrote it. Two runs at once (the schedule and a manual `rollup`) cannot leave a
+ * day mixed: the second to commit finds the version moved, reads again and writes its diff over
+ * what is there now (`ACTIVITY_REPLACE_ATTEMPTS` attempts, then `ItemContentionError`), or learns
+ * it was superseded. A failed run leaves the day as it was.
  *
  * @example const store = dynamoActivityStore(documentClient(dynamo), "local-activity")
  */
@@ -108,50 +114,95 @@ export function dynamoActivityStore(doc: DynamoDBDocumentClient, tableName: stri
       })) satisfies UserActivity[];
     },
     async replace(write) {
-      const pk = dayKey(write.appId, write.day);
-      const current = new Map(
-        (
-          await queryAll(doc, {
-            TableName: tableName,
-            KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: { ":pk": pk },
-          })
-        ).map((item) => [String(item.sk), item]),
-      );
-      const next = detailItems(write);
-      const actions: Action[] = [];
-      for (const [sk, item] of next)
-        if (!current.has(sk) || canonicalJson(current.get(sk)) !== canonicalJson(item))
-          actions.push({ Put: { TableName: tableName, Item: item } });
-      for (const sk of current.keys())
-        if (!next.has(sk)) actions.push({ Delete: { TableName: tableName, Key: { pk, sk } } });
-      actions.push({
-        Put: {
-          TableName: tableName,
-          Item: {
-            pk: daysKey(write.appId),
-            sk: write.day,
-            appId: write.appId,
-            ...write.figures,
-            messageKinds: write.messageKinds,
-            computedAt: write.computedAt,
-            final: write.final,
-            bytesScanned: write.bytesScanned,
-          },
-          ConditionExpression: "attribute_not_exists(computedAt) OR computedAt <= :computedAt",
-          ExpressionAttributeValues: { ":computedAt": write.computedAt },
-        },
-      });
-      try {
-        await doc.send(new TransactWriteCommand({ TransactItems: actions }));
-        return true;
-      } catch (error) {
-        const superseded =
-          error instanceof TransactionCanceledException &&
-          error.CancellationReasons?.at(-1)?.Code === "ConditionalCheckFailed";
-        if (superseded) return false;
-        throw error;
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await replaceOnce(write);
+        if (outcome !== "conflict") return outcome === "written";
+        if (attempt >= ACTIVITY_REPLACE_ATTEMPTS)
+          throw new ItemContentionError(
+            `activity of ${write.appId} on ${write.day}: another run wrote it during each of ${attempt} attempts`,
+          );
       }
+    },
+  };
+
+  /**
+   * One attempt: reads the day item (its version) and the detail items, strongly consistent,
+   * and writes the difference on condition that the version is still the one read (and no run
+   * computed later wrote the day). Every write of a day's items is such a transaction, which
+   * bumps the version: a run that committed after this one read makes it a conflict, never a
+   * diff applied over someone else's items.
+   */
+  async function replaceOnce(write: DayWrite): Promise<"written" | "superseded" | "conflict"> {
+    const pk = dayKey(write.appId, write.day);
+    const { Item: stored } = await doc.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { pk: daysKey(write.appId), sk: write.day },
+        ConsistentRead: true,
+      }),
+    );
+    if (stored && Number(stored.computedAt) > write.computedAt) return "superseded";
+    const version = stored?.version === undefined ? undefined : Number(stored.version);
+    const current = new Map(
+      (
+        await queryAll(doc, {
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": pk },
+          ConsistentRead: true,
+        })
+      ).map((item) => [String(item.sk), item]),
+    );
+    const next = detailItems(write);
+    const actions: Action[] = [];
+    for (const [sk, item] of next)
+      if (!current.has(sk) || canonicalJson(current.get(sk)) !== canonicalJson(item))
+        actions.push({ Put: { TableName: tableName, Item: item } });
+    for (const sk of current.keys())
+      if (!next.has(sk)) actions.push({ Delete: { TableName: tableName, Key: { pk, sk } } });
+    actions.push({
+      Put: {
+        TableName: tableName,
+        Item: {
+          pk: daysKey(write.appId),
+          sk: write.day,
+          appId: write.appId,
+          ...write.figures,
+          messageKinds: write.messageKinds,
+          computedAt: write.computedAt,
+          final: write.final,
+          bytesScanned: write.bytesScanned,
+          version: (version ?? 0) + 1,
+        },
+        ...versionCondition(stored !== undefined, version, write.computedAt),
+      },
+    });
+    try {
+      await doc.send(new TransactWriteCommand({ TransactItems: actions }));
+      return "written";
+    } catch (error) {
+      // The day's version moved (or a run computed later wrote it: the next attempt tells),
+      // or another transaction was writing these items at that moment.
+      const conflict =
+        error instanceof TransactionCanceledException &&
+        (error.CancellationReasons ?? []).some(
+          (r) => r.Code === "ConditionalCheckFailed" || r.Code === "TransactionConflict",
+        );
+      if (conflict) return "conflict";
+      throw error;
+    }
+  }
+}
+
+/** The day item's write condition: still the version read (none, or absent on a day written before versions), and no later run. */
+function versionCondition(existed: boolean, version: number | undefined, computedAt: number) {
+  if (!existed) return { ConditionExpression: "attribute_not_exists(pk)" };
+  return {
+    ConditionExpression: `${version === undefined ? "attribute_not_exists(#version)" : "#version = :version"} AND computedAt <= :computedAt`,
+    ExpressionAttributeNames: { "#version": "version" },
+    ExpressionAttributeValues: {
+      ":computedAt": computedAt,
+      ...(version === undefined ? {} : { ":version": version }),
     },
   };
 }

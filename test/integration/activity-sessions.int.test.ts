@@ -1,0 +1,119 @@
+import { createHash } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { dayActivity } from "../../shared/analytics/rollup";
+import type { BlobStore } from "../../shared/ports/blob-store";
+import { archiveBatch } from "../../shared/projector/raw-archive";
+import { expectedActivity } from "../../tools/simulate/expected-activity";
+import type { GeneratedEvent } from "../../tools/simulate/generator";
+import { createBucket, testClients, uniqueName } from "../support/aws";
+import { fixture, type Loose } from "../support/fixtures";
+
+const { s3 } = testClients();
+let bucket: string;
+let archive: BlobStore;
+
+beforeAll(async () => {
+  bucket = await createBucket(s3, uniqueName("sessions"));
+  archive = s3BlobStore(s3, bucket);
+});
+
+/** The templates' call and meeting: 2023-10-10, from 10:41:41 UTC (1696934501). */
+const DAY = "2023-10-10";
+
+/** A session event of `appId` from its template, changed by `edit`, as the platform would send it. */
+function sessionEvent(appId: string, trigger: string, edit: (data: Loose) => void, text = (t: string) => t) {
+  const event = fixture(trigger);
+  event.appId = appId;
+  edit(event.data);
+  return { trigger, appId, body: text(JSON.stringify(event)), at: 0 } satisfies GeneratedEvent;
+}
+
+/** Archives the events, each received a second after its position, and computes the day both ways. */
+async function bothWays(appId: string, events: GeneratedEvent[]) {
+  const receivedAt = (e: GeneratedEvent) => Date.UTC(2023, 9, 10, 12) + events.indexOf(e) * 1000;
+  await archiveBatch(
+    events.map((e) => {
+      const eventId = createHash("sha256").update(e.body).digest("hex");
+      return {
+        messageId: eventId,
+        eventId,
+        receivedAt: receivedAt(e),
+        trigger: e.trigger,
+        appId,
+        body: e.body,
+      };
+    }),
+    archive,
+  );
+  const sql = (await dayActivity(duckDbEngine({ s3, bucket }), appId, DAY)).activity;
+  const expected = expectedActivity(events, receivedAt).get(appId)?.get(DAY);
+  return { sql, expected };
+}
+
+describe("call and meeting figures from the archive, on DuckDB and in the independent computation", () => {
+  it("reads integer times written with a fraction (1696934553.0) as integers, the same cast Athena takes", async () => {
+    // Prepare: the template's call (52 s) with every time written as a float.
+    const appId = uniqueName("app");
+    const floats = (t: string) =>
+      t.replace(/("(?:created_at|destroyed_at|joined_at|left_at)":)(\d+)/g, "$1$2.0");
+    const ended = sessionEvent(appId, "call_ended", () => undefined, floats);
+    expect(ended.body).toContain('"destroyed_at":1696934553.0');
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [ended]);
+
+    // Assess
+    expect(sql.figures.call_seconds).toBe(52);
+    expect(sql.figures).toEqual(expected?.figures);
+  });
+
+  it("counts the participant-seconds of a day whose call and meeting ended with their rosters and no participant-left event", async () => {
+    // Prepare: the call's roster: 52 s and 50 s; the meeting's (another session): 38 s.
+    const appId = uniqueName("app");
+    const call = sessionEvent(appId, "call_ended", () => undefined);
+    const meeting = sessionEvent(appId, "meeting_ended", (data) => {
+      data.sessionId = `${data.sessionId}-meet`;
+    });
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [call, meeting]);
+
+    // Assess
+    expect(sql.figures.participant_seconds).toBe(52 + 50 + 38);
+    expect(sql.hours[10]?.figures.participant_seconds).toBe(52 + 50 + 38);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
+
+  it("counts a stint once, by session, name and join time, whether its leaving is reported by a participant-left event, the roster or both", async () => {
+    // Prepare: George's stint left twice (a left event, then the roster, later by 2 s: the
+    // latest leaving counts), Andrew's in the roster only, Ann's in a left event only (she
+    // joined and left before the end: not in this roster), and George again in another session.
+    const appId = uniqueName("app");
+    const occupant = { name: "George Alan", joined_at: 1696934501, left_at: 1696934551, audio_call: "true" };
+    const georgeLeft = sessionEvent(appId, "call_participant_left", (data) => {
+      data.occupant = occupant;
+      data.sessionId = "s1";
+    });
+    const annLeft = sessionEvent(appId, "call_participant_left", (data) => {
+      data.occupant = { ...occupant, name: "Ann", left_at: 1696934511 };
+      data.sessionId = "s1";
+    });
+    const ended = sessionEvent(appId, "call_ended", (data) => {
+      data.sessionId = "s1";
+    });
+    const otherSession = sessionEvent(appId, "call_ended", (data) => {
+      data.sessionId = "s2";
+      data.all_occupants = [{ ...occupant, left_at: 1696934521 }];
+    });
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [georgeLeft, annLeft, ended, otherSession]);
+
+    // Assess: George 52 (the roster's later leaving), Andrew 50, Ann 10; George in s2 20.
+    expect(sql.figures.participant_seconds).toBe(52 + 50 + 10 + 20);
+    expect(sql.figures).toEqual(expected?.figures);
+  });
+});
