@@ -243,6 +243,28 @@ export class Monitoring extends Construct {
             ]),
             width: 8,
           }),
+          // Every message carries its app as its message group (fair queues): these show a noisy
+          // app being held back while the other apps' messages keep moving.
+          new GraphWidget({
+            title: "Fair queues: noisy apps, quiet apps' oldest message (s)",
+            left: Object.entries(props.queues).map(([name, q]) =>
+              q.queue.metric("ApproximateNumberOfNoisyGroups", {
+                label: `${name} noisy apps`,
+                statistic: "Maximum",
+                period: Duration.minutes(1),
+              }),
+            ),
+            right: Object.entries(props.queues).map(([name, q]) =>
+              q.queue.metric("ApproximateAgeOfOldestMessageInQuietGroups", {
+                label: `${name} quiet apps' oldest`,
+                statistic: "Maximum",
+                period: Duration.minutes(1),
+              }),
+            ),
+            width: 8,
+          }),
+        ],
+        [
           new GraphWidget({
             title: "Projector outcomes",
             left: outcome("projector"),
