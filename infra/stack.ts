@@ -119,6 +119,7 @@ export class WebhookBackendStack extends Stack {
     });
     const monitoring = new Monitoring(this, "Monitoring", {
       api: edge.api,
+      apiThrottled: edge.throttledRequests,
       functions: { Ingest: ingest.function, Projector: projector.function, Recorder: recorder.function },
       queues: { Events: resources.events, Recordings: resources.recordings },
       queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,

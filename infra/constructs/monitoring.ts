@@ -5,6 +5,7 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
+  type IMetric,
   MathExpression,
   Metric,
   TreatMissingData,
@@ -22,6 +23,8 @@ import { OUTCOME_METRICS, RECORDER_OUTCOMES, type ServiceName } from "../../shar
 
 export interface MonitoringProps {
   readonly api: HttpApi;
+  /** Requests the edge's throttle refused (429), Sum per period: any one is alarmed (`WebhookIngest.throttledRequests`). */
+  readonly apiThrottled: IMetric;
   /** Each function's errors and throttles are alarmed, by name. */
   readonly functions: Record<string, IFunction>;
   /** Each queue's dead letters and oldest message are alarmed, by name. */
@@ -42,7 +45,7 @@ export interface MonitoringProps {
 
 /**
  * Alarms to an encrypted SNS topic (any message in a DLQ, old messages in a queue, function
- * errors and throttles, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
+ * errors and throttles, any 429 of the edge's throttle, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
  * ingest, projector and recorder outcomes).
  */
 export class Monitoring extends Construct {
@@ -171,6 +174,16 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
+    // A 429 is a delivery the platform retries at most twice within ~40 s and then drops: the
+    // function never saw it, so no other metric or log line knows it was lost.
+    alarm("Api429", {
+      alarmDescription:
+        "The edge's throttle answered 429: the platform retries a delivery at most twice within ~40 s, then it is lost at the source, never archived (resend cannot bring it back; reconcile repairs presence). Raise peakEventsPerSecond (or throttleRateLimit / throttleBurstLimit) to the account's real peak.",
+      metric: props.apiThrottled,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
     alarm("Api5xxRate", {
@@ -207,7 +220,12 @@ export class Monitoring extends Construct {
     return new Dashboard(this, "Dashboard", {
       widgets: [
         [
-          new GraphWidget({ title: "Ingest requests", left: [requests], width: 8 }),
+          new GraphWidget({
+            title: "Ingest requests (and 429s of the throttle)",
+            left: [requests],
+            right: [props.apiThrottled],
+            width: 8,
+          }),
           new GraphWidget({
             title: "Ingest latency (ms)",
             left: [

@@ -266,6 +266,26 @@ describe("the CDK stack", () => {
       MetricName: "ApproximateAgeOfOldestMessage",
       Threshold: 300,
     });
+    // Any 429 of the edge's throttle: counted from the access log (the HTTP API's 4xx mixes in the function's 400/401/403).
+    template.hasResourceProperties("AWS::Logs::MetricFilter", {
+      FilterPattern: '{ $.status = "429" }',
+      LogGroupName: Match.anyValue(),
+      MetricTransformations: [
+        Match.objectLike({
+          MetricName: "EdgeThrottledRequests",
+          MetricNamespace: "WebhookBackend",
+          MetricValue: "1",
+        }),
+      ],
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "EdgeThrottledRequests",
+      Statistic: "Sum",
+      Threshold: 1,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      TreatMissingData: "notBreaching",
+      AlarmActions: [Match.anyValue()],
+    });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors" });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Throttles" });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
