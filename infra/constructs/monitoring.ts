@@ -90,17 +90,43 @@ export class Monitoring extends Construct {
     this.topic.addSubscription(new EmailSubscription(email, { deadLetterQueue: undelivered }));
   }
 
-  /** Dead letters, old messages, function errors and throttles, and the API's 5xx rate. */
+  /** An alarm to the topic; missing data (nothing happened) is not breaching. */
+  private alarm(name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): void {
+    const created = new Alarm(this, name, {
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      ...alarmProps,
+    });
+    created.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(created);
+  }
+
+  /**
+   * Alarms on a function's errors (a timeout is one) and throttles. The constructor does it for
+   * `props.functions`; a function built after the monitoring (the rollup, which alarms to its topic)
+   * is added with this.
+   *
+   * @example monitoring.watchFunction("Rollup", analytics.rollup.function)
+   */
+  public watchFunction(name: string, fn: IFunction): void {
+    this.alarm(`${name}Errors`, {
+      alarmDescription: `The ${name} function failed (an invocation error or a timeout, not a reported batch item).`,
+      metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    this.alarm(`${name}Throttles`, {
+      alarmDescription: `The ${name} function was throttled.`,
+      metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: "Sum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+  }
+
+  /** Dead letters, old messages, function errors and throttles, 429s, and the API's 5xx rate. */
   private alarmOn(props: MonitoringProps): void {
-    const action = new SnsAction(this.topic);
-    const alarm = (name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
-      const created = new Alarm(this, name, {
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        ...alarmProps,
-      });
-      created.addAlarmAction(action);
-      this.alarms.push(created);
-    };
+    const alarm = this.alarm.bind(this);
 
     for (const [name, { queue, deadLetterQueue }] of Object.entries(props.queues)) {
       alarm(`${name}DeadLetters`, {
@@ -124,22 +150,7 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
     }
-    for (const [name, fn] of Object.entries(props.functions)) {
-      alarm(`${name}Errors`, {
-        alarmDescription: `The ${name} function failed (an invocation error, not a reported batch item).`,
-        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      });
-      alarm(`${name}Throttles`, {
-        alarmDescription: `The ${name} function was throttled.`,
-        metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      });
-    }
+    for (const [name, fn] of Object.entries(props.functions)) this.watchFunction(name, fn);
     // A batch whose records all fail does not fail the function (they are reported, and retried):
     // only these outcome metrics see it before the DLQ does, five receives later.
     const outcomeSum = (service: ServiceName, outcome: string, period: Duration) =>

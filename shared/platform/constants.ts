@@ -32,6 +32,13 @@ export const APP_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
  */
 export const NO_APP_MESSAGE_GROUP = "(no-app)";
 
+/**
+ * The scheduled rollup stops its Athena queries this long before its invocation would time out,
+ * to count the days it could not finish (`ActivityRollups` failed) and return: enough for a
+ * query's stop, a day's write to DynamoDB and the log lines.
+ */
+export const ROLLUP_DEADLINE_MARGIN_MS = 20_000;
+
 /** Object key prefixes in the data bucket. */
 export const S3_PREFIX = {
   oversize: "oversize/",
