@@ -3,13 +3,12 @@ import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
 
 /** A whole number in [min, max]; the error shows the expected form. */
-const int = (fallback: number, min: number, max: number) => {
+const wholeNumber = (min: number, max: number) => {
   const expected = `expected a whole number from ${min} to ${max}`;
-  return z._default(
-    z.number(expected).check(z.int(expected), z.minimum(min, expected), z.maximum(max, expected)),
-    fallback,
-  );
+  return z.number(expected).check(z.int(expected), z.minimum(min, expected), z.maximum(max, expected));
 };
+/** A whole number in [min, max], `fallback` when not given. */
+const int = (fallback: number, min: number, max: number) => z._default(wholeNumber(min, max), fallback);
 const arn = (service: string) =>
   z
     .string()
@@ -49,8 +48,21 @@ const contextSchema = z.strictObject({
   /** Days before raw archive and quarantine objects move to Infrequent Access, then to Glacier IR. */
   archiveInfrequentAccessDays: int(30, 30, 3650),
   archiveGlacierDays: int(180, 90, 3650),
-  throttleRateLimit: int(500, 1, 10_000),
-  throttleBurstLimit: int(1000, 1, 5_000),
+  /**
+   * The account's expected peak of webhook deliveries per second, all its apps together (a campaign
+   * or a reconnect storm across many apps at once). The edge's throttle and the projector's
+   * concurrency are sized from it (`edgeSizing`), unless given themselves.
+   */
+  peakEventsPerSecond: int(250, 1, 10_000),
+  /** How far above `peakEventsPerSecond` the edge admits before it answers 429 (100: twice the peak). */
+  throttleHeadroomPercent: int(100, 0, 1000),
+  /**
+   * API Gateway's steady rate and burst, before it answers 429 (a delivery the platform retries at
+   * most twice within ~40 s, then drops). Default: the peak plus its headroom, and twice that
+   * for the burst, within the account's regional quotas (10,000/s, bursts of 5,000).
+   */
+  throttleRateLimit: z.optional(wholeNumber(1, 10_000)),
+  throttleBurstLimit: z.optional(wholeNumber(1, 5_000)),
   eventsMaxReceiveCount: int(EVENTS_QUEUE.maxReceiveCount, 1, 1000),
   recordingsMaxReceiveCount: int(RECORDINGS_QUEUE.maxReceiveCount, 1, 1000),
   projectorBatchSize: int(EVENTS_QUEUE.batchSize, 1, 10_000),
@@ -73,8 +85,12 @@ const contextSchema = z.strictObject({
   /** Provisioned mode: every table's and index's read units, from min to max. */
   capacityMinReadUnits: int(CAPACITY_DEFAULTS.minReadUnits, 1, 40_000),
   capacityMaxReadUnits: int(CAPACITY_DEFAULTS.maxReadUnits, 1, 40_000),
-  /** One folded invocation sustains ~1,000 events/s (bench:projector): 5 drain 10x the default API rate. */
-  projectorMaxConcurrency: int(5, 2, 1000),
+  /**
+   * The projector's concurrent batches. One folded invocation sustains ~1,000 events/s
+   * (`PROJECTOR_EVENTS_PER_SECOND`). Default: enough to drain twice the edge's rate (the same
+   * headroom again, so a backlog after an outage clears while the peak goes on), at least 5.
+   */
+  projectorMaxConcurrency: z.optional(wholeNumber(2, 1000)),
   recorderMaxConcurrency: int(5, 2, 1000),
   maxRecordingBytes: int(5 * 1024 ** 3, 1, 5 * 1024 ** 4),
   /**
@@ -102,7 +118,63 @@ const contextSchema = z.strictObject({
   api5xxAlarmPercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 1),
 });
 
-export type DeploymentConfig = z.infer<typeof contextSchema>;
+/** What one folded projector invocation sustains (`npm run bench:projector`: ~1,040-1,180 at batch 100). */
+export const PROJECTOR_EVENTS_PER_SECOND = 1000;
+
+/** API Gateway's account-wide throttle per region (a stage cannot admit more without a quota increase). */
+const ACCOUNT_THROTTLE = { rateLimit: 10_000, burstLimit: 5_000 } as const;
+
+/** The edge's throttle and the projector's concurrency: given, or sized from the expected peak. */
+export interface EdgeSizing {
+  throttleRateLimit: number;
+  throttleBurstLimit: number;
+  projectorMaxConcurrency: number;
+}
+
+type ContextValues = z.infer<typeof contextSchema>;
+export type DeploymentConfig = Omit<ContextValues, keyof EdgeSizing> & EdgeSizing;
+
+/**
+ * Sizes the edge from the account's expected peak (all its apps together): the throttle admits the
+ * peak plus its headroom (burst: twice that), and the projector's concurrency drains twice what
+ * the throttle admits, at least 5. A value given in the context is kept as given.
+ *
+ * @example edgeSizing({ peakEventsPerSecond: 250, throttleHeadroomPercent: 100 }) // { throttleRateLimit: 500, throttleBurstLimit: 1000, projectorMaxConcurrency: 5 }
+ */
+export function edgeSizing(
+  values: Pick<ContextValues, "peakEventsPerSecond" | "throttleHeadroomPercent"> & Partial<EdgeSizing>,
+): EdgeSizing {
+  const rate =
+    values.throttleRateLimit ??
+    Math.min(
+      ACCOUNT_THROTTLE.rateLimit,
+      Math.ceil((values.peakEventsPerSecond * (100 + values.throttleHeadroomPercent)) / 100),
+    );
+  return {
+    throttleRateLimit: rate,
+    throttleBurstLimit: values.throttleBurstLimit ?? Math.min(ACCOUNT_THROTTLE.burstLimit, 2 * rate),
+    projectorMaxConcurrency:
+      values.projectorMaxConcurrency ?? Math.max(5, Math.ceil((2 * rate) / PROJECTOR_EVENTS_PER_SECOND)),
+  };
+}
+
+/**
+ * An edge that refuses the expected peak (429s the platform drops after two retries), or a
+ * projector that cannot drain what the edge admits (a backlog that only grows while it lasts).
+ */
+function edgeProblems(config: DeploymentConfig): string[] {
+  const problems: string[] = [];
+  const { peakEventsPerSecond: peak, throttleRateLimit: rate, projectorMaxConcurrency: concurrency } = config;
+  if (rate < peak)
+    problems.push(
+      `throttleRateLimit: ${rate} is below peakEventsPerSecond (${peak}): the edge would answer 429 at the expected peak, and the platform drops a delivery after two retries`,
+    );
+  if (concurrency * PROJECTOR_EVENTS_PER_SECOND < rate)
+    problems.push(
+      `projectorMaxConcurrency: ${concurrency} drains ~${concurrency * PROJECTOR_EVENTS_PER_SECOND} events/s, below throttleRateLimit (${rate}): the queue would grow for as long as the edge admits that rate`,
+    );
+  return problems;
+}
 
 /** The keys of the deployment's configuration. */
 const CONTEXT_KEYS: readonly string[] = Object.keys(contextSchema.shape);
@@ -198,11 +270,19 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
     if (value !== undefined) raw[key] = value;
   }
   const parsed = contextSchema.safeParse(raw);
-  if (!parsed.success)
-    problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`));
-  else problems.push(...capacityProblems(parsed.data, Object.keys(raw)), ...batchProblems(parsed.data));
-  if (problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
-  return (parsed as { data: DeploymentConfig }).data;
+  const config = parsed.success ? { ...parsed.data, ...edgeSizing(parsed.data) } : undefined;
+  if (!config)
+    problems.push(
+      ...(parsed.error?.issues ?? []).map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`),
+    );
+  else
+    problems.push(
+      ...capacityProblems(config, Object.keys(raw)),
+      ...batchProblems(config),
+      ...edgeProblems(config),
+    );
+  if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
+  return config;
 }
 
 /**

@@ -119,6 +119,7 @@ export class WebhookBackendStack extends Stack {
     });
     const monitoring = new Monitoring(this, "Monitoring", {
       api: edge.api,
+      apiThrottled: edge.throttledRequests,
       functions: { Ingest: ingest.function, Projector: projector.function, Recorder: recorder.function },
       queues: { Events: resources.events, Recordings: resources.recordings },
       queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,
@@ -137,6 +138,9 @@ export class WebhookBackendStack extends Stack {
       bytesScannedCutoffMb: config.athenaBytesScannedCutoffMb,
       alarmTopic: monitoring.topic,
     });
+    // The schedule's function: a run that fails or times out outside a day's rollup (listing the
+    // archive) is an Errors alarm; a throttled tick (reserved concurrency 1) a Throttles one.
+    monitoring.watchFunction("Rollup", analytics.rollup.function);
     this.outputs(resources, edge, credentials, monitoring);
     new CfnOutput(this, "ActivityTable", {
       value: analytics.table.tableName,

@@ -1,11 +1,13 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
+import type { Context } from "aws-lambda";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { listArchiveApps } from "../../shared/adapters/s3-listing";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
-import { scheduledRollup } from "../../shared/analytics/rollup";
+import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { loadRollupConfig } from "../../shared/config/function-config";
 import { dynamoClient } from "../../shared/platform/aws-clients";
+import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
@@ -14,24 +16,37 @@ import { s3Client } from "../../shared/platform/s3-client";
 const config = loadRollupConfig(process.env);
 const { logger, metrics } = observability("rollup");
 const s3 = s3Client(config.aws);
-const deps = {
-  engine: athenaEngine({
-    client: new AthenaClient({}),
-    workGroup: config.athenaWorkGroup,
-    database: config.glueDatabase,
-  }),
-  store: dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable),
-  now: Date.now,
-  graceMs: config.graceMs,
-};
+const athena = new AthenaClient({});
+const store = dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable);
 
 /**
  * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
  * archive. A day that fails is counted (`ActivityRollups` failed: the alarm) and left as it was;
- * the run then fails too, so Lambda's Errors metric shows it.
+ * the run then fails too, so Lambda's Errors metric shows it. A failure around the days (listing
+ * the archive) is counted the same way. No query runs past the invocation's remaining time less a
+ * margin (the Athena engine stops it): a slow cycle fails its last days, counted, instead of being
+ * killed by the timeout with nothing said.
  */
-export const handler = async () => {
-  const report = await scheduledRollup(await listArchiveApps(s3, config.dataBucket), deps);
+export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
+  const deps = {
+    engine: athenaEngine({
+      client: athena,
+      workGroup: config.athenaWorkGroup,
+      database: config.glueDatabase,
+      deadline: Date.now() + context.getRemainingTimeInMillis() - ROLLUP_DEADLINE_MARGIN_MS,
+    }),
+    store,
+    now: Date.now,
+    graceMs: config.graceMs,
+  };
+  let report: ScheduledRollupReport;
+  try {
+    report = await scheduledRollup(await listArchiveApps(s3, config.dataBucket), deps);
+  } catch (error) {
+    countOutcome(metrics, "rollup", "failed");
+    logger.error("rollup failed", { outcome: "failed", error: errorSummary(error) });
+    throw error;
+  }
   for (const r of report.rollups) {
     countOutcome(metrics, "rollup", r.outcome);
     logger.info("rollup", { ...r });

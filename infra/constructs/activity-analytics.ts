@@ -172,7 +172,13 @@ export class ActivityAnalytics extends Construct {
       `arn:${stack.partition}:${service}:${stack.region}:${stack.account}:${resource}`;
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ["athena:StartQueryExecution", "athena:GetQueryExecution", "athena:GetQueryResults"],
+        // Stop: a query still running at the invocation's deadline is stopped, not left billing.
+        actions: [
+          "athena:StartQueryExecution",
+          "athena:GetQueryExecution",
+          "athena:GetQueryResults",
+          "athena:StopQueryExecution",
+        ],
         resources: [arn("athena", `workgroup/${this.workGroup.ref}`)],
       }),
     );

@@ -5,6 +5,7 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
+  type IMetric,
   MathExpression,
   Metric,
   TreatMissingData,
@@ -22,6 +23,8 @@ import { OUTCOME_METRICS, RECORDER_OUTCOMES, type ServiceName } from "../../shar
 
 export interface MonitoringProps {
   readonly api: HttpApi;
+  /** Requests the edge's throttle refused (429), Sum per period: any one is alarmed (`WebhookIngest.throttledRequests`). */
+  readonly apiThrottled: IMetric;
   /** Each function's errors and throttles are alarmed, by name. */
   readonly functions: Record<string, IFunction>;
   /** Each queue's dead letters and oldest message are alarmed, by name. */
@@ -42,7 +45,7 @@ export interface MonitoringProps {
 
 /**
  * Alarms to an encrypted SNS topic (any message in a DLQ, old messages in a queue, function
- * errors and throttles, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
+ * errors and throttles, any 429 of the edge's throttle, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
  * ingest, projector and recorder outcomes).
  */
 export class Monitoring extends Construct {
@@ -87,17 +90,43 @@ export class Monitoring extends Construct {
     this.topic.addSubscription(new EmailSubscription(email, { deadLetterQueue: undelivered }));
   }
 
-  /** Dead letters, old messages, function errors and throttles, and the API's 5xx rate. */
+  /** An alarm to the topic; missing data (nothing happened) is not breaching. */
+  private alarm(name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): void {
+    const created = new Alarm(this, name, {
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      ...alarmProps,
+    });
+    created.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(created);
+  }
+
+  /**
+   * Alarms on a function's errors (a timeout is one) and throttles. The constructor does it for
+   * `props.functions`; a function built after the monitoring (the rollup, which alarms to its topic)
+   * is added with this.
+   *
+   * @example monitoring.watchFunction("Rollup", analytics.rollup.function)
+   */
+  public watchFunction(name: string, fn: IFunction): void {
+    this.alarm(`${name}Errors`, {
+      alarmDescription: `The ${name} function failed (an invocation error or a timeout, not a reported batch item).`,
+      metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    this.alarm(`${name}Throttles`, {
+      alarmDescription: `The ${name} function was throttled.`,
+      metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: "Sum" }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+  }
+
+  /** Dead letters, old messages, function errors and throttles, 429s, and the API's 5xx rate. */
   private alarmOn(props: MonitoringProps): void {
-    const action = new SnsAction(this.topic);
-    const alarm = (name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
-      const created = new Alarm(this, name, {
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        ...alarmProps,
-      });
-      created.addAlarmAction(action);
-      this.alarms.push(created);
-    };
+    const alarm = this.alarm.bind(this);
 
     for (const [name, { queue, deadLetterQueue }] of Object.entries(props.queues)) {
       alarm(`${name}DeadLetters`, {
@@ -121,22 +150,7 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
     }
-    for (const [name, fn] of Object.entries(props.functions)) {
-      alarm(`${name}Errors`, {
-        alarmDescription: `The ${name} function failed (an invocation error, not a reported batch item).`,
-        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      });
-      alarm(`${name}Throttles`, {
-        alarmDescription: `The ${name} function was throttled.`,
-        metric: fn.metricThrottles({ period: Duration.minutes(5), statistic: "Sum" }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      });
-    }
+    for (const [name, fn] of Object.entries(props.functions)) this.watchFunction(name, fn);
     // A batch whose records all fail does not fail the function (they are reported, and retried):
     // only these outcome metrics see it before the DLQ does, five receives later.
     const outcomeSum = (service: ServiceName, outcome: string, period: Duration) =>
@@ -168,6 +182,16 @@ export class Monitoring extends Construct {
         label: "failed recordings",
       }),
       threshold: props.recorderFailedAlarmCount ?? 3,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    // A 429 is a delivery the platform retries at most twice within ~40 s and then drops: the
+    // function never saw it, so no other metric or log line knows it was lost.
+    alarm("Api429", {
+      alarmDescription:
+        "The edge's throttle answered 429: the platform retries a delivery at most twice within ~40 s, then it is lost at the source, never archived (resend cannot bring it back; reconcile repairs presence). Raise peakEventsPerSecond (or throttleRateLimit / throttleBurstLimit) to the account's real peak.",
+      metric: props.apiThrottled,
+      threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
@@ -207,7 +231,12 @@ export class Monitoring extends Construct {
     return new Dashboard(this, "Dashboard", {
       widgets: [
         [
-          new GraphWidget({ title: "Ingest requests", left: [requests], width: 8 }),
+          new GraphWidget({
+            title: "Ingest requests (and 429s of the throttle)",
+            left: [requests],
+            right: [props.apiThrottled],
+            width: 8,
+          }),
           new GraphWidget({
             title: "Ingest latency (ms)",
             left: [
@@ -243,6 +272,28 @@ export class Monitoring extends Construct {
             ]),
             width: 8,
           }),
+          // Every message carries its app as its message group (fair queues): these show a noisy
+          // app being held back while the other apps' messages keep moving.
+          new GraphWidget({
+            title: "Fair queues: noisy apps, quiet apps' oldest message (s)",
+            left: Object.entries(props.queues).map(([name, q]) =>
+              q.queue.metric("ApproximateNumberOfNoisyGroups", {
+                label: `${name} noisy apps`,
+                statistic: "Maximum",
+                period: Duration.minutes(1),
+              }),
+            ),
+            right: Object.entries(props.queues).map(([name, q]) =>
+              q.queue.metric("ApproximateAgeOfOldestMessageInQuietGroups", {
+                label: `${name} quiet apps' oldest`,
+                statistic: "Maximum",
+                period: Duration.minutes(1),
+              }),
+            ),
+            width: 8,
+          }),
+        ],
+        [
           new GraphWidget({
             title: "Projector outcomes",
             left: outcome("projector"),

@@ -1,10 +1,15 @@
-import { Validations } from "aws-cdk-lib";
+import { Duration, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import type { Metric } from "aws-cdk-lib/aws-cloudwatch";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
+import { METRICS_NAMESPACE } from "../../shared/platform/observability";
+
+/** The metric of the requests the edge's throttle refused (429), counted from the access log. */
+export const THROTTLED_REQUESTS_METRIC = "EdgeThrottledRequests";
 
 /**
  * The access log line: what an operator uses to find a request (its id, the caller, the time) and
@@ -22,9 +27,9 @@ export const ACCESS_LOG_FORMAT = {
 
 export interface WebhookIngestProps {
   readonly handler: IFunction;
-  /** Steady-state requests per second before API Gateway answers 429. @default 500 */
+  /** Steady-state requests per second before API Gateway answers 429 (`edgeSizing` in config). @default 500 */
   readonly rateLimit?: number;
-  /** Requests API Gateway absorbs in a burst above the rate. @default 1000 */
+  /** Requests API Gateway absorbs in a burst above the rate (`edgeSizing` in config). @default 1000 */
   readonly burstLimit?: number;
   /** Retention of the access logs. @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
@@ -41,6 +46,12 @@ export class WebhookIngest extends Construct {
   public readonly accessLogs: LogGroup;
   /** The URL to paste into the platform's webhook settings. */
   public readonly webhookUrl: string;
+  /**
+   * Requests answered 429 by the throttle, per minute (Sum). The HTTP API has no metric of its own
+   * for them (its `4xx` also counts the function's 400/401/403), so a metric filter counts the
+   * access log lines whose status is 429: the function never sees these requests.
+   */
+  public readonly throttledRequests: Metric;
 
   constructor(scope: Construct, id: string, props: WebhookIngestProps) {
     super(scope, id);
@@ -71,5 +82,13 @@ export class WebhookIngest extends Construct {
         "The platform signs deliveries with HTTP Basic auth, which the ingest function checks in constant time before anything else.",
     });
     this.webhookUrl = `${this.stage.url.replace(/\/$/, "")}/webhook`;
+    const throttled = new MetricFilter(this, "Throttled", {
+      logGroup: this.accessLogs,
+      filterPattern: FilterPattern.stringValue("$.status", "=", "429"),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: THROTTLED_REQUESTS_METRIC,
+      metricValue: "1",
+    });
+    this.throttledRequests = throttled.metric({ statistic: "Sum", period: Duration.minutes(1) });
   }
 }

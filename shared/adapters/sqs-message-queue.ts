@@ -14,7 +14,8 @@ function toAttributes(attributes: QueueMessage["attributes"]): Record<string, Me
 
 /**
  * An SQS queue as a `MessageQueue`. Takes its client, so tests and the local stack pass one
- * pointed at fauxqs.
+ * pointed at fauxqs. A message's `groupId` is sent as its `MessageGroupId` (fair queues; fauxqs
+ * accepts it and ignores it on a standard queue).
  *
  * @example await sqsMessageQueue(sqsClient(settings), url).send({ body: "{}", attributes: { trigger: "x" } })
  */
@@ -26,6 +27,7 @@ export function sqsMessageQueue(client: SQSClient, queueUrl: string): MessageQue
           QueueUrl: queueUrl,
           MessageBody: message.body,
           MessageAttributes: toAttributes(message.attributes),
+          MessageGroupId: message.groupId,
         }),
       );
     },

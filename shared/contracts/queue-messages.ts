@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { NO_APP_MESSAGE_GROUP } from "../platform/constants";
 import { ContractViolationError } from "../platform/errors";
 
 /**
@@ -48,6 +49,19 @@ export function eventMessageAttributes(attributes: StampedEventAttributes): Reco
   return Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * The message group (SQS `MessageGroupId`, the fair queues' tenant) of a message about an app: the
+ * app itself, so that one app's burst waits behind its own backlog and not in every app's way.
+ * Every queue that carries an app's events or jobs sends with it (the ingest, resend, the
+ * recording jobs, redrive).
+ *
+ * @example messageGroupOf("app1") // "app1"
+ * @example messageGroupOf(undefined) // "(no-app)"
+ */
+export function messageGroupOf(appId: string | undefined): string {
+  return appId ?? NO_APP_MESSAGE_GROUP;
+}
+
 type SqsAttributeMap = Record<string, { stringValue?: string | undefined } | undefined> | undefined;
 
 /**
@@ -83,7 +97,7 @@ export const recordingJobSchema = z.object({
 });
 export type RecordingJob = z.infer<typeof recordingJobSchema>;
 
-/** The attributes of a recording job message (for the DLQ and the console; the body is the job). */
+/** The attributes of a recording job message (for the DLQ and the console; the body is the job); its group is `messageGroupOf(job.appId)`. */
 export function recordingJobAttributes(job: RecordingJob): Record<string, string> {
   return { appId: job.appId, sessionId: job.sessionId, eventId: job.eventId };
 }

@@ -4,6 +4,7 @@ import { oversizeKey } from "../contracts/bucket-layout";
 import {
   BODY_LOCATION_S3,
   eventMessageAttributes,
+  messageGroupOf,
   type OversizePointer,
   type StampedEventAttributes,
 } from "../contracts/queue-messages";
@@ -174,8 +175,8 @@ function readBody(request: IngestRequest, limits: IngestLimits): { bytes: Buffer
 
 /**
  * Stores the event durably: inline in SQS, or in S3 with a pointer in SQS when it is too large
- * or holds characters SQS refuses. Resolves to whether it went through S3; throws if nothing
- * accepted it. The ingest's path, and `resend`'s.
+ * or holds characters SQS refuses, in its app's message group (fair queues). Resolves to whether it
+ * went through S3; throws if nothing accepted it. The ingest's path, and `resend`'s.
  *
  * @example await storeEvent(bytes, text, { trigger, receivedAt, eventId }, { queue, oversizeStore, limits })
  */
@@ -187,6 +188,7 @@ export async function storeEvent(
     limits: Pick<IngestLimits, "inlineBodyLimitBytes">;
   },
 ): Promise<boolean> {
+  const groupId = messageGroupOf(attributes.appId);
   const viaS3 = async () => {
     const stored = await deps.oversizeStore.put(
       oversizeKey(attributes.appId, attributes.receivedAt, attributes.eventId),
@@ -200,12 +202,13 @@ export async function storeEvent(
     await deps.queue.send({
       body: JSON.stringify(pointer),
       attributes: eventMessageAttributes({ ...attributes, bodyLocation: BODY_LOCATION_S3 }),
+      groupId,
     });
     return true;
   };
   if (bytes.byteLength > deps.limits.inlineBodyLimitBytes || hasSqsForbiddenCharacters(text)) return viaS3();
   try {
-    await deps.queue.send({ body: text, attributes: eventMessageAttributes(attributes) });
+    await deps.queue.send({ body: text, attributes: eventMessageAttributes(attributes), groupId });
     return false;
   } catch (error) {
     // SQS refused the characters of the body (some emulators refuse all of outside the BMP):

@@ -24,6 +24,21 @@ export const TRIGGER_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 /** App ids: printable ASCII, bounded, so that they are safe in keys, attributes and S3 paths. */
 export const APP_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
 
+/**
+ * The SQS message group (the fair queues' tenant) of an event that names no app. An app id is
+ * printable ASCII of 1-128 characters, exactly what a `MessageGroupId` may hold, so every app is
+ * its own group; events without one share this group rather than each counting as a tenant of its
+ * own (which SQS would never see as noisy).
+ */
+export const NO_APP_MESSAGE_GROUP = "(no-app)";
+
+/**
+ * The scheduled rollup stops its Athena queries this long before its invocation would time out,
+ * to count the days it could not finish (`ActivityRollups` failed) and return: enough for a
+ * query's stop, a day's write to DynamoDB and the log lines.
+ */
+export const ROLLUP_DEADLINE_MARGIN_MS = 20_000;
+
 /** Object key prefixes in the data bucket. */
 export const S3_PREFIX = {
   oversize: "oversize/",

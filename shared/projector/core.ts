@@ -1,4 +1,4 @@
-import { type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
+import { messageGroupOf, type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { eventTime } from "../events/event-time";
 import { parseEventBody } from "../events/parse-body";
@@ -306,7 +306,11 @@ async function sendRecordingJob(
     recordingUrl: event.data.recording_url,
     eventId,
   };
-  await deps.recordingJobs.send({ body: JSON.stringify(job), attributes: recordingJobAttributes(job) });
+  await deps.recordingJobs.send({
+    body: JSON.stringify(job),
+    attributes: recordingJobAttributes(job),
+    groupId: messageGroupOf(job.appId),
+  });
 }
 
 /**

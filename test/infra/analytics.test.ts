@@ -98,11 +98,22 @@ describe("activity analytics in the stack", () => {
       MetricName: "ActivityRollups",
       Dimensions: Match.arrayWith([{ Name: "outcome", Value: "failed" }]),
     });
+    // A run that fails or times out outside a day's rollup is an error of the function: alarmed too.
+    for (const metric of ["Errors", "Throttles"])
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        MetricName: metric,
+        Dimensions: [
+          { Name: "FunctionName", Value: { Ref: Match.stringLikeRegexp("^AnalyticsRollupFunction") } },
+        ],
+        AlarmActions: [Match.anyValue()],
+      });
   });
 
   it("grants the rollup only its workgroup, the archive table, the activity table and its prefixes", () => {
     const policy = policyOf("AnalyticsRollupFunctionServiceRoleDefaultPolicy");
     expect(policy).toContain("athena:StartQueryExecution");
+    // A query still running at the invocation's deadline is stopped.
+    expect(policy).toContain("athena:StopQueryExecution");
     expect(policy).toContain('["glue:GetDatabase","glue:GetTable"]');
     expect(policy).toContain(
       '["dynamodb:GetItem","dynamodb:Query","dynamodb:PutItem","dynamodb:DeleteItem"]',

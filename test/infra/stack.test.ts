@@ -142,6 +142,18 @@ describe("the CDK stack", () => {
     expect(processor?.props.Timeout).toBe(30);
   });
 
+  it("keeps both queues standard, so that each app's message group makes them fair queues, and graphs their fairness", () => {
+    // A FIFO queue would turn the app's group into strict per-app ordering (and 300 messages/s per
+    // API action without high throughput): the groups are for fairness only.
+    for (const q of resourcesOf("AWS::SQS::Queue")) expect(q.props.FifoQueue).toBeUndefined();
+    // Sending with a group needs no permission beyond sqs:SendMessage, and no condition narrows it.
+    expect(policyOf("IngestFunctionServiceRoleDefaultPolicy")).not.toContain("Condition");
+    const dashboard = Object.values(template.findResources("AWS::CloudWatch::Dashboard"))[0];
+    const body = JSON.stringify(dashboard?.Properties?.DashboardBody);
+    expect(body).toContain("ApproximateNumberOfNoisyGroups");
+    expect(body).toContain("ApproximateAgeOfOldestMessageInQuietGroups");
+  });
+
   it("creates the tables from the shared definitions: on demand, PITR, encrypted, retained", () => {
     const tables = Object.values(template.findResources("AWS::DynamoDB::Table"));
     // The projection tables and the activity table (analytics).
@@ -253,6 +265,26 @@ describe("the CDK stack", () => {
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       MetricName: "ApproximateAgeOfOldestMessage",
       Threshold: 300,
+    });
+    // Any 429 of the edge's throttle: counted from the access log (the HTTP API's 4xx mixes in the function's 400/401/403).
+    template.hasResourceProperties("AWS::Logs::MetricFilter", {
+      FilterPattern: '{ $.status = "429" }',
+      LogGroupName: Match.anyValue(),
+      MetricTransformations: [
+        Match.objectLike({
+          MetricName: "EdgeThrottledRequests",
+          MetricNamespace: "WebhookBackend",
+          MetricValue: "1",
+        }),
+      ],
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "EdgeThrottledRequests",
+      Statistic: "Sum",
+      Threshold: 1,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      TreatMissingData: "notBreaching",
+      AlarmActions: [Match.anyValue()],
     });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Errors" });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", { MetricName: "Throttles" });

@@ -24,3 +24,24 @@ export async function createBucket(s3: S3Client, name: string): Promise<string> 
   await s3.send(new CreateBucketCommand({ Bucket: name }));
   return name;
 }
+
+/**
+ * Records the `MessageGroupId` of every message the client sends (SendMessage and each entry of
+ * SendMessageBatch), in order, as the SDK hands it to the wire. fauxqs accepts the group of a
+ * standard queue and does not keep it (only FIFO queues return it), so a test of the fair queues'
+ * grouping reads the request: the emulator is still the one that answers.
+ */
+export function recordMessageGroups(sqs: SQSClient): Array<string | undefined> {
+  const groups: Array<string | undefined> = [];
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { MessageGroupId?: string; Entries?: Array<{ MessageGroupId?: string }> };
+      if (context.commandName === "SendMessageCommand") groups.push(input.MessageGroupId);
+      if (context.commandName === "SendMessageBatchCommand")
+        groups.push(...(input.Entries ?? []).map((e) => e.MessageGroupId));
+      return next(args);
+    },
+    { step: "initialize", name: "recordMessageGroups" },
+  );
+  return groups;
+}

@@ -3,6 +3,7 @@ import {
   GetQueryExecutionCommand,
   GetQueryResultsCommand,
   StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
 import { describe, expect, it } from "vitest";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
@@ -31,6 +32,7 @@ function stubClient(states: Array<Record<string, unknown>>, pages: Array<Record<
       if (command instanceof GetQueryExecutionCommand)
         return { QueryExecution: states[Math.min(poll++, states.length - 1)] };
       if (command instanceof GetQueryResultsCommand) return pages[page++] ?? {};
+      if (command instanceof StopQueryExecutionCommand) return {};
       throw new Error(`unexpected ${command.constructor.name}`);
     },
   };
@@ -41,6 +43,35 @@ const running = { Status: { State: "RUNNING" } };
 const cell = (v?: string) => (v === undefined ? {} : { VarCharValue: v });
 
 describe("the Athena engine (against a stub client: no Athena emulator exists)", () => {
+  it("stops a query still running at the deadline, and starts none past it", async () => {
+    // Prepare: a query that never ends; a clock that each poll's wait moves on (a macrotask, so
+    // that a loop without a deadline still lets the test's timeout fire).
+    const { client, sent } = stubClient([running]);
+    let clock = 0;
+    const engine = athenaEngine({
+      client,
+      workGroup: "wg",
+      database: "db",
+      pollMs: 500,
+      deadline: 2_000,
+      now: () => clock,
+      sleep: async (ms) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        clock += ms;
+      },
+    });
+    // Act
+    const stopped = engine.query("SELECT 1");
+    // Assess: stopped at the first poll at or past the deadline, and said so.
+    await expect(stopped).rejects.toThrow(SqlQueryError);
+    await expect(stopped).rejects.toThrow(/stopped at the deadline \(still RUNNING\)/);
+    expect(sent.at(-1)).toEqual({ name: "StopQueryExecutionCommand", input: { QueryExecutionId: "q-1" } });
+    expect(sent.filter((c) => c.name === "GetQueryExecutionCommand")).toHaveLength(5);
+    const before = sent.length;
+    await expect(engine.query("SELECT 1")).rejects.toThrow(/no time left before the deadline/);
+    expect(sent).toHaveLength(before);
+  });
+
   it("binds the parameters as SQL literals, waits for the query, and reads every page of results with types", async () => {
     // Prepare
     const { client, sent } = stubClient(

@@ -133,6 +133,44 @@ describe("the deployment's configuration (CDK context)", () => {
     );
   });
 
+  it("sizes the edge from the account's peak: the throttle admits the peak plus its headroom, the projector drains twice that", () => {
+    // The defaults: a peak of 250 deliveries/s with 100% headroom is the 500/s, bursts of 1,000, of before.
+    expect(fromContext({})).toMatchObject({
+      peakEventsPerSecond: 250,
+      throttleHeadroomPercent: 100,
+      throttleRateLimit: 500,
+      throttleBurstLimit: 1000,
+      projectorMaxConcurrency: 5,
+    });
+    // Context given → rate, burst, projector concurrency. A campaign across many apps (1,600/s at
+    // the peak); less headroom; a peak whose headroom the account's regional quota (10,000/s,
+    // bursts of 5,000) cuts; values given kept as given.
+    const sized: Array<[Record<string, string>, [number, number, number]]> = [
+      [{ peakEventsPerSecond: "1600" }, [3200, 5000, 7]],
+      [{ peakEventsPerSecond: "1000", throttleHeadroomPercent: "50" }, [1500, 3000, 5]],
+      [{ peakEventsPerSecond: "8000" }, [10_000, 5000, 20]],
+      [{ throttleRateLimit: "800", throttleBurstLimit: "900" }, [800, 900, 5]],
+    ];
+    for (const [context, [rate, burst, concurrency]] of sized)
+      expect(fromContext(context)).toMatchObject({
+        throttleRateLimit: rate,
+        throttleBurstLimit: burst,
+        projectorMaxConcurrency: concurrency,
+      });
+  });
+
+  it("refuses an edge below the expected peak, and a projector that cannot drain what the edge admits", () => {
+    expect(() => fromContext({ peakEventsPerSecond: "600", throttleRateLimit: "500" })).toThrow(
+      /throttleRateLimit: 500 is below peakEventsPerSecond \(600\): the edge would answer 429 at the expected peak/,
+    );
+    expect(() => fromContext({ peakEventsPerSecond: "3000", projectorMaxConcurrency: "5" })).toThrow(
+      /projectorMaxConcurrency: 5 drains ~5000 events\/s, below throttleRateLimit \(6000\)/,
+    );
+    expect(() => fromContext({ throttleHeadroomPercent: "-1" })).toThrow(
+      /throttleHeadroomPercent: expected a whole number from 0 to 1000/,
+    );
+  });
+
   it("reads the capacity mode and its auto-scaling bounds, and refuses bounds that cannot hold", () => {
     expect(fromContext({})).toMatchObject({ capacityMode: "on-demand" });
     expect(

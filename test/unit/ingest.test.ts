@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
 import type { CredentialSource } from "../../shared/ingest/credential-source";
+import { NO_APP_MESSAGE_GROUP } from "../../shared/platform/constants";
 import { fixtureText } from "../support/fixtures";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
 
@@ -202,8 +203,16 @@ describe("body", () => {
       {
         body: fixture,
         attributes: { trigger: "group_created", appId: "2598234fa1e3b9c", receivedAt: RECEIVED_AT, eventId },
+        groupId: "2598234fa1e3b9c",
       },
     ]);
+  });
+
+  it("sends each event in its app's message group, and an event without an app in the no-app group", async () => {
+    const { deps, queue } = ingestDeps();
+    await ingestWebhook(request({ body: '{"trigger":"group_created","appId":"tenant-7/eu"}' }), deps);
+    await ingestWebhook(request({ body: '{"trigger":"group_created"}' }), deps);
+    expect(queue.sent.map((m) => m.groupId)).toEqual(["tenant-7/eu", NO_APP_MESSAGE_GROUP]);
   });
 
   it("decodes a base64 body before hashing and enqueueing it", async () => {
@@ -229,6 +238,7 @@ describe("body", () => {
     expect(result.outcome).toBe("accepted-oversize");
     const pointer = JSON.parse(queue.sent[0]?.body ?? "{}");
     expect(queue.sent[0]?.attributes.bodyLocation).toBe("s3");
+    expect(queue.sent[0]?.groupId).toBe("app1");
     expect(pointer).toMatchObject({
       bucket: "test-bucket",
       size: Buffer.byteLength(body),

@@ -11,6 +11,7 @@ import {
   type RawArchiveLine,
   rawArchiveAppPrefix,
 } from "../../shared/contracts/bucket-layout";
+import { MESSAGE_ATTRIBUTE, messageGroupOf } from "../../shared/contracts/queue-messages";
 import { parseEventBody } from "../../shared/events/parse-body";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
@@ -20,8 +21,10 @@ import { dryRunStores } from "./dry-run";
 import { listKeys } from "./inspect";
 
 /**
- * Moves every message of a dead-letter queue back to its queue, body and attributes intact.
- * Works on any SQS API (AWS and the local emulator); returns how many moved.
+ * Moves every message of a dead-letter queue back to its queue, body and attributes intact, each
+ * in its app's message group (the `appId` attribute both queues carry: fair queues, as the
+ * ingest and the projector send). Works on any SQS API (AWS and the local emulator); returns how
+ * many moved.
  *
  * @example await redrive(sqs, dlqUrl, queueUrl) // 3
  */
@@ -45,6 +48,7 @@ export async function redrive(sqs: SQSClient, deadLetterUrl: string, queueUrl: s
           Id: String(i),
           MessageBody: m.Body ?? "",
           MessageAttributes: m.MessageAttributes,
+          MessageGroupId: messageGroupOf(m.MessageAttributes?.[MESSAGE_ATTRIBUTE.appId]?.StringValue),
         })),
       }),
     );

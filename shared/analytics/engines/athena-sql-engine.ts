@@ -4,6 +4,7 @@ import {
   GetQueryResultsCommand,
   type GetQueryResultsCommandOutput,
   StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
 import { SqlQueryError } from "../../platform/errors";
 import { athenaLiteral, bindNamed, type SqlValue } from "../dialect";
@@ -19,6 +20,14 @@ export interface AthenaEngineOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Poll interval, ms. @default 500 */
   pollMs?: number;
+  /**
+   * Epoch ms after which no query starts and a running one is stopped (a Lambda's remaining time
+   * less a margin, so that the failure is counted before the timeout kills the invocation).
+   * @default none
+   */
+  deadline?: number;
+  /** The clock the deadline is read against. @default Date.now */
+  now?: () => number;
 }
 
 const NUMERIC = new Set(["tinyint", "smallint", "integer", "bigint", "double", "float", "real", "decimal"]);
@@ -34,9 +43,13 @@ const NUMERIC = new Set(["tinyint", "smallint", "integer", "bigint", "double", "
  */
 export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = options.now ?? Date.now;
+  const pastDeadline = () => options.deadline !== undefined && now() >= options.deadline;
   return {
     name: "athena",
     async query(sql, params = {}) {
+      if (pastDeadline())
+        throw new SqlQueryError("no time left before the deadline to start a query", false, "CANCELLED");
       const bound = bindNamed(sql, params);
       const started = await options.client.send(
         new StartQueryExecutionCommand({
@@ -68,6 +81,14 @@ export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
             `Athena query ${state.toLowerCase()}: ${reason.split("\n")[0]}`,
             category === 1,
             state,
+          );
+        }
+        if (pastDeadline()) {
+          await options.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
+          throw new SqlQueryError(
+            `Athena query stopped at the deadline (still ${state ?? "queued"})`,
+            false,
+            "CANCELLED",
           );
         }
         await sleep(options.pollMs ?? 500);
