@@ -59,3 +59,9 @@ export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
  * transaction (each attempt reads the day again); two rollups at once need two.
  */
 export const ACTIVITY_REPLACE_ATTEMPTS = 5;
+
+/** DynamoDB's largest partition-key value (UTF-8 bytes), of a table or an index. */
+export const DYNAMO_PARTITION_KEY_MAX_BYTES = 2048;
+
+/** DynamoDB's largest sort-key value (UTF-8 bytes), of a table or an index. */
+export const DYNAMO_SORT_KEY_MAX_BYTES = 1024;

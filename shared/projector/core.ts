@@ -4,6 +4,7 @@ import { eventTime } from "../events/event-time";
 import { parseEventBody } from "../events/parse-body";
 import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
+import { ItemLimitError } from "../platform/errors";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
 import type { ItemStore } from "../ports/item-store";
@@ -311,7 +312,9 @@ async function sendRecordingJob(
 
 /**
  * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
- * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
+ * triggers as archived-only, and fold the known ones into the tables (`projectInputs`); an event
+ * naming a key DynamoDB cannot hold (`ItemLimitError`) is quarantined with that reason (its other
+ * tables' items are projected).
  *
  * @returns per event, in order, its outcome or the error that makes it worth retrying
  */
@@ -345,8 +348,20 @@ export async function projectBatch(
     known.map((k) => k.input),
     deps,
   );
-  known.forEach(({ index }, i) => {
-    results[index] = projected[i] as (typeof results)[number];
-  });
+  await Promise.all(
+    known.map(async ({ index }, i) => {
+      const result = projected[i] as (typeof results)[number];
+      results[index] = result;
+      // A key DynamoDB cannot hold (a 1,100-character uid) will never be stored: quarantined with
+      // why, so that it is not retried with its batch-mates until it dead-letters.
+      if (!("error" in result) || !(result.error instanceof ItemLimitError)) return;
+      try {
+        await quarantine(events[index] as QueuedEvent, result.error.message, deps.dataStore, deps.now);
+        results[index] = { outcome: "quarantined" };
+      } catch (error) {
+        results[index] = { error };
+      }
+    }),
+  );
   return results;
 }
