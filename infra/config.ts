@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { DEFAULT_RECORDING_API_KEY_HOSTS, HOST_NAME_PATTERN } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
 
@@ -34,6 +35,16 @@ const contextSchema = z.strictObject({
   credentialsSecretArn: z.optional(arn("secretsmanager")),
   /** A secret `{"<appId>":"<apiKey>"}` for token-protected recording downloads (and reconcile). */
   recordingApiKeysSecretArn: z.optional(arn("secretsmanager")),
+  /**
+   * The hosts (and their subdomains) a recording download may send the app's API key to: the
+   * platform's own. A `recording_url` naming any other host is fetched without the key.
+   */
+  recordingApiKeyHosts: z._default(
+    z.array(
+      z.string().check(z.regex(HOST_NAME_PATTERN, "expected a host name (no scheme, path or wildcard)")),
+    ),
+    [...DEFAULT_RECORDING_API_KEY_HOSTS],
+  ),
   /** The customer-managed KMS key of the imported secrets, if they use one: the functions may decrypt with it. */
   secretsKmsKeyArn: z.optional(arn("kms")),
   /** Where alarms are e-mailed (none: subscribe to the topic yourself). */

@@ -5,6 +5,7 @@ import {
   loadProjectorConfig,
   loadRecorderConfig,
 } from "../../shared/config/function-config";
+import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import { ConfigurationError, CredentialsFormatError } from "../../shared/platform/errors";
 
 const TABLES = {
@@ -82,6 +83,35 @@ describe("the functions' configuration (environment, read once at cold start)", 
     expect(() =>
       loadRecorderConfig({ SESSIONS_TABLE: "s", DATA_BUCKET: "b", RECORDING_API_KEYS: '{"app1":1}' }),
     ).toThrow(/RECORDING_API_KEYS must be a JSON object/);
+  });
+});
+
+describe("the recorder's API-key hosts (RECORDER_API_KEY_HOSTS)", () => {
+  const base = { SESSIONS_TABLE: "s", DATA_BUCKET: "b" };
+
+  it("default to the platform's own domains", () => {
+    expect(loadRecorderConfig(base).apiKeyHosts).toEqual([...DEFAULT_RECORDING_API_KEY_HOSTS]);
+    expect(DEFAULT_RECORDING_API_KEY_HOSTS).toContain("cometchat.io");
+  });
+
+  it("take a comma-separated list of host names, and refuse anything else", () => {
+    expect(
+      loadRecorderConfig({ ...base, RECORDER_API_KEY_HOSTS: "a.example, b.example" }).apiKeyHosts,
+    ).toEqual(["a.example", "b.example"]);
+    for (const bad of ["https://a.example", "a.example/path", "*.example", "a b"])
+      expect(() => loadRecorderConfig({ ...base, RECORDER_API_KEY_HOSTS: bad }), bad).toThrow(
+        /RECORDER_API_KEY_HOSTS/,
+      );
+  });
+
+  it("are a deployment setting, validated with the others", () => {
+    expect(readDeploymentConfig({}).recordingApiKeyHosts).toEqual([...DEFAULT_RECORDING_API_KEY_HOSTS]);
+    expect(
+      readDeploymentConfig({ recordingApiKeyHosts: '["media.example.com"]' }).recordingApiKeyHosts,
+    ).toEqual(["media.example.com"]);
+    expect(() => readDeploymentConfig({ recordingApiKeyHosts: '["https://x"]' })).toThrow(
+      /recordingApiKeyHosts/,
+    );
   });
 });
 
