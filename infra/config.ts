@@ -153,6 +153,19 @@ function batchProblems(config: DeploymentConfig): string[] {
     : [];
 }
 
+/** S3 keeps an object in Infrequent Access at least this long before a lifecycle moves it on. */
+const MIN_DAYS_IN_INFREQUENT_ACCESS = 30;
+
+/** The archive's lifecycle as S3 takes it: Glacier IR at least 30 days after Infrequent Access. */
+function archiveProblems(config: DeploymentConfig): string[] {
+  const { archiveInfrequentAccessDays: ia, archiveGlacierDays: glacier } = config;
+  return glacier < ia + MIN_DAYS_IN_INFREQUENT_ACCESS
+    ? [
+        `archiveGlacierDays: ${glacier} must be at least ${MIN_DAYS_IN_INFREQUENT_ACCESS} days after archiveInfrequentAccessDays (${ia})`,
+      ]
+    : [];
+}
+
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -211,7 +224,12 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
   const parsed = contextSchema.safeParse(raw);
   if (!parsed.success)
     problems.push(...parsed.error.issues.map((i) => `${i.path.join(".") || "(context)"}: ${i.message}`));
-  else problems.push(...capacityProblems(parsed.data, Object.keys(raw)), ...batchProblems(parsed.data));
+  else
+    problems.push(
+      ...capacityProblems(parsed.data, Object.keys(raw)),
+      ...batchProblems(parsed.data),
+      ...archiveProblems(parsed.data),
+    );
   if (problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return (parsed as { data: DeploymentConfig }).data;
 }

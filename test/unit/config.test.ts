@@ -129,6 +129,19 @@ describe("the deployment's configuration (CDK context)", () => {
     });
   });
 
+  it("refuses a Glacier transition that does not come at least 30 days after Infrequent Access (S3 would refuse it at deploy)", () => {
+    expect(() => fromContext({ archiveInfrequentAccessDays: "200", archiveGlacierDays: "120" })).toThrow(
+      "archiveGlacierDays: 120 must be at least 30 days after archiveInfrequentAccessDays (200)",
+    );
+    expect(() => fromContext({ archiveInfrequentAccessDays: "90", archiveGlacierDays: "100" })).toThrow(
+      /archiveGlacierDays: 100 must be at least 30 days after archiveInfrequentAccessDays \(90\)/,
+    );
+    expect(fromContext({ archiveInfrequentAccessDays: "60", archiveGlacierDays: "90" })).toMatchObject({
+      archiveInfrequentAccessDays: 60,
+      archiveGlacierDays: 90,
+    });
+  });
+
   it("reads the README's `-c key=value` forms: JSON lists and numbers arrive as strings", () => {
     expect(
       fromContext({ stage: "dev", allowedAppIds: '["2598234fa1e3b9c","app2"]', throttleRateLimit: "250" }),
