@@ -44,6 +44,8 @@ describe("the command-line tools", () => {
     [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
     [["reconcile", "--app", "a"], "--region"],
     [["replay", "--trigger", "group_craeted"], "group_created"],
+    [["rollup", "--app", "a", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
+    [["sql", "SELECT 1", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
   ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
     const { code, stderr } = webhook(...args);
     expect(code).toBe(2);
