@@ -11,12 +11,12 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import {
   ingestEnvironment,
   projectorEnvironment,
   recorderEnvironment,
 } from "../../shared/config/function-environment";
+import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { emulatorClients } from "./clients";
