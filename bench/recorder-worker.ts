@@ -48,6 +48,7 @@ async function recorder(): Promise<number> {
     resolver: systemResolver,
     allowHttp: true,
     allowedHosts: ["127.0.0.1"],
+    apiKeyHosts: [],
     limits: {
       connectTimeoutMs: 5_000,
       idleTimeoutMs: 30_000,

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { DEFAULT_RECORDING_API_KEY_HOSTS, HOST_NAME_PATTERN } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
 
@@ -33,6 +34,16 @@ const contextSchema = z.strictObject({
   credentialsSecretArn: z.optional(arn("secretsmanager")),
   /** A secret `{"<appId>":"<apiKey>"}` for token-protected recording downloads (and reconcile). */
   recordingApiKeysSecretArn: z.optional(arn("secretsmanager")),
+  /**
+   * The hosts (and their subdomains) a recording download may send the app's API key to: the
+   * platform's own. A `recording_url` naming any other host is fetched without the key.
+   */
+  recordingApiKeyHosts: z._default(
+    z.array(
+      z.string().check(z.regex(HOST_NAME_PATTERN, "expected a host name (no scheme, path or wildcard)")),
+    ),
+    [...DEFAULT_RECORDING_API_KEY_HOSTS],
+  ),
   /** The customer-managed KMS key of the imported secrets, if they use one: the functions may decrypt with it. */
   secretsKmsKeyArn: z.optional(arn("kms")),
   /** Where alarms are e-mailed (none: subscribe to the topic yourself). */
@@ -214,6 +225,19 @@ function batchProblems(config: DeploymentConfig): string[] {
     : [];
 }
 
+/** S3 keeps an object in Infrequent Access at least this long before a lifecycle moves it on. */
+const MIN_DAYS_IN_INFREQUENT_ACCESS = 30;
+
+/** The archive's lifecycle as S3 takes it: Glacier IR at least 30 days after Infrequent Access. */
+function archiveProblems(config: DeploymentConfig): string[] {
+  const { archiveInfrequentAccessDays: ia, archiveGlacierDays: glacier } = config;
+  return glacier < ia + MIN_DAYS_IN_INFREQUENT_ACCESS
+    ? [
+        `archiveGlacierDays: ${glacier} must be at least ${MIN_DAYS_IN_INFREQUENT_ACCESS} days after archiveInfrequentAccessDays (${ia})`,
+      ]
+    : [];
+}
+
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -280,6 +304,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...capacityProblems(config, Object.keys(raw)),
       ...batchProblems(config),
       ...edgeProblems(config),
+      ...archiveProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;

@@ -231,6 +231,7 @@ export class WebhookBackendStack extends Stack {
         dataBucket: data.bucket.bucketName,
         maxRecordingBytes: config.maxRecordingBytes,
         apiKeysSecretId: apiKeys?.secretArn,
+        apiKeyHosts: config.recordingApiKeyHosts,
       }),
     });
     recorder.function.addEventSource(

@@ -26,6 +26,7 @@ const deps: RecorderDependencies = {
   resolver: systemResolver,
   allowHttp: config.allowHttp,
   allowedHosts: config.allowedHosts,
+  apiKeyHosts: config.apiKeyHosts,
   limits: config.limits,
   now: Date.now,
 };

@@ -5,8 +5,8 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
-import { ItemContentionError } from "../platform/errors";
-import type { TableDefinition } from "../platform/tables";
+import { ItemContentionError, ItemLimitError } from "../platform/errors";
+import { keyLimitViolation, type TableDefinition } from "../platform/tables";
 import type { ApplyResult, ItemStore } from "../ports/item-store";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
@@ -46,6 +46,12 @@ export interface DynamoItemStoreOptions {
   onCapacity?: (units: ConsumedUnits) => void;
   /** Conditional writes in flight at once in `applyMany`. @default 16 */
   concurrency?: number;
+}
+
+/** DynamoDB's answer to an item over 400 KB (a `ValidationException`). */
+function isItemTooLarge(error: unknown): boolean {
+  const { name, message } = error as { name?: string; message?: string };
+  return name === "ValidationException" && /item size/i.test(message ?? "");
 }
 
 function isConflict(error: unknown): boolean {
@@ -114,11 +120,15 @@ export function dynamoItemStore<S extends object>(
     batchGetAll(doc, tableName, keys.map(keyOf), idOf, (capacity) => consumed(capacity, "read"));
   /** One conditional write of `next` over the state read at `rev`; false when someone wrote in between. */
   const write = async (key: ItemKey, state: S | null, rev: number, next: S): Promise<boolean> => {
+    const item = { ...next, ...keyOf(key), rev: rev + 1 };
+    // An index key the state grew (a long uid as `userKey`) would fail the write on every retry.
+    const violation = keyLimitViolation(table, item);
+    if (violation) throw new ItemLimitError(violation);
     try {
       const out = await doc.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...next, ...keyOf(key), rev: rev + 1 },
+          Item: item,
           ConditionExpression: state === null ? "attribute_not_exists(#pk)" : "#rev = :rev",
           ExpressionAttributeNames: state === null ? { "#pk": table.partitionKey.name } : { "#rev": "rev" },
           ExpressionAttributeValues: state === null ? undefined : { ":rev": rev },
@@ -128,6 +138,10 @@ export function dynamoItemStore<S extends object>(
       consumed(out.ConsumedCapacity, "write");
       return true;
     } catch (error) {
+      if (isItemTooLarge(error))
+        throw new ItemLimitError(
+          `${table.id}: item ${key.pk.slice(0, 200)} would be ~${Buffer.byteLength(JSON.stringify(item)).toLocaleString("en-US")} bytes, over DynamoDB's 400 KB`,
+        );
       if (!isConflict(error)) throw error;
       return false;
     }
@@ -137,6 +151,8 @@ export function dynamoItemStore<S extends object>(
     update: (state: S | null) => S,
     first?: { state: S | null; rev: number },
   ): Promise<ApplyResult<S>> => {
+    const violation = keyLimitViolation(table, keyOf(key));
+    if (violation) throw new ItemLimitError(violation);
     for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
       // An eventually consistent read is enough: a stale read fails the condition and retries.
       const { state, rev } = attempt === 1 && first ? first : await read(key, attempt > 1);
@@ -159,9 +175,11 @@ export function dynamoItemStore<S extends object>(
       // One batched read; if it is throttled beyond the SDK's retries (or keys stay unprocessed),
       // each item reads itself, so that an item fails only on its own read or write. Any other
       // failure (access denied, a missing table) fails every item with it, without N more reads.
+      // A key DynamoDB cannot hold fails the batched read for all: such an item fails alone.
+      const readable = updates.filter((u) => keyLimitViolation(table, keyOf(u.key)) === undefined);
       let found: Awaited<ReturnType<typeof readMany>> | undefined;
       try {
-        found = await readMany(updates.map((u) => u.key));
+        found = await readMany(readable.map((u) => u.key));
       } catch (error) {
         if (!THROTTLED.has((error as { name?: string }).name ?? ""))
           return updates.map(() => ({ ok: false as const, error }));

@@ -5,6 +5,8 @@ import type { AwsClientSettings } from "../platform/aws-clients";
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_RECORDING_BYTES,
+  DEFAULT_RECORDING_API_KEY_HOSTS,
+  HOST_NAME_PATTERN,
   RECORDER_DEADLINE_MARGIN_MS,
   SQS_INLINE_BODY_LIMIT_BYTES,
 } from "../platform/constants";
@@ -196,6 +198,8 @@ export interface RecorderConfig {
   apiKeys: RecordingApiKeySource;
   allowHttp: boolean;
   allowedHosts: string[];
+  /** The hosts (and their subdomains) a recording request may carry the app's key to. */
+  apiKeyHosts: string[];
   limits: RecorderLimits;
 }
 
@@ -209,6 +213,8 @@ export const recorderEnv = /* @__PURE__ */ z.extend(awsEnv, {
   /** Local stack and tests only: allow http:// and these hosts whatever their address. */
   RECORDER_ALLOW_HTTP: flag,
   RECORDER_ALLOWED_HOSTS: optionalText,
+  /** Comma-separated host names the app's API key may be sent to. @default DEFAULT_RECORDING_API_KEY_HOSTS */
+  RECORDER_API_KEY_HOSTS: optionalText,
   RECORDER_CONNECT_TIMEOUT_MS: positiveInt(5_000),
   RECORDER_IDLE_TIMEOUT_MS: positiveInt(30_000),
   RECORDER_DEADLINE_MS: positiveInt(
@@ -253,6 +259,18 @@ export function loadReconcilerConfig(env: Env): ReconcilerConfig {
   };
 }
 
+/** The API-key hosts of `RECORDER_API_KEY_HOSTS`, each a host name, or the platform's own by default. */
+function apiKeyHosts(value: string | undefined): string[] {
+  if (value === undefined) return [...DEFAULT_RECORDING_API_KEY_HOSTS];
+  const hosts = commaList(value);
+  const bad = hosts.filter((h) => !HOST_NAME_PATTERN.test(h));
+  if (bad.length > 0)
+    throw new ConfigurationError(
+      `RECORDER_API_KEY_HOSTS must be comma-separated host names (no scheme, path or wildcard): ${bad.join(", ")}`,
+    );
+  return hosts;
+}
+
 /** Reads the recorder function's configuration. */
 export function loadRecorderConfig(env: Env): RecorderConfig {
   const e = parseEnv(recorderEnv, env);
@@ -274,6 +292,7 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
     apiKeys,
     allowHttp: e.RECORDER_ALLOW_HTTP,
     allowedHosts: commaList(e.RECORDER_ALLOWED_HOSTS),
+    apiKeyHosts: apiKeyHosts(e.RECORDER_API_KEY_HOSTS),
     limits: {
       connectTimeoutMs: e.RECORDER_CONNECT_TIMEOUT_MS,
       idleTimeoutMs: e.RECORDER_IDLE_TIMEOUT_MS,

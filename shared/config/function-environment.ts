@@ -59,6 +59,8 @@ export interface RecorderEnvironment {
   maxRecordingBytes?: number;
   /** The secret `{"<appId>":"<apiKey>"}` for token-protected recordings. @default - none */
   apiKeysSecretId?: string;
+  /** The hosts the app's API key may be sent to. @default DEFAULT_RECORDING_API_KEY_HOSTS */
+  apiKeyHosts?: readonly string[];
 }
 
 export function recorderEnvironment(e: RecorderEnvironment): EnvOf<typeof recorderEnv> {
@@ -70,6 +72,7 @@ export function recorderEnvironment(e: RecorderEnvironment): EnvOf<typeof record
       RECORDINGS_QUEUE.consumerTimeoutSeconds * 1000 - RECORDER_DEADLINE_MARGIN_MS,
     ),
     ...(e.apiKeysSecretId ? { RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId } : {}),
+    ...(e.apiKeyHosts ? { RECORDER_API_KEY_HOSTS: e.apiKeyHosts.join(",") } : {}),
   };
 }
 

@@ -74,3 +74,20 @@ export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
  * transaction (each attempt reads the day again); two rollups at once need two.
  */
 export const ACTIVITY_REPLACE_ATTEMPTS = 5;
+
+/** DynamoDB's largest partition-key value (UTF-8 bytes), of a table or an index. */
+export const DYNAMO_PARTITION_KEY_MAX_BYTES = 2048;
+
+/** DynamoDB's largest sort-key value (UTF-8 bytes), of a table or an index. */
+export const DYNAMO_SORT_KEY_MAX_BYTES = 1024;
+
+/**
+ * The platform's own domains: the only hosts a recording's first request may carry the app's
+ * `apiKey` to (a host equal to one, or under it). A `recording_url` naming any other host is
+ * fetched without the key. Deployers set `recordingApiKeyHosts` for another platform domain.
+ */
+export const DEFAULT_RECORDING_API_KEY_HOSTS: readonly string[] = ["cometchat.io", "cometchat.com"];
+
+/** A host name as `recordingApiKeyHosts` takes it: lower-case labels of letters, digits and -, or an IP literal. */
+export const HOST_NAME_PATTERN =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^[0-9a-f:]+$/i;

@@ -36,6 +36,16 @@ export class ItemContentionError extends BackendError {
   readonly retryable = true;
 }
 
+/**
+ * An item is beyond what DynamoDB can hold: a key (of the table or of an index) too long, or the
+ * item over 400 KB. The event that makes it so will never be stored: it is quarantined with this
+ * message, never retried.
+ */
+export class ItemLimitError extends BackendError {
+  override name = "ItemLimitError";
+  readonly retryable = false;
+}
+
 /** A storage call did not give what it must (an object without a body, an item that should exist). */
 export class StorageError extends BackendError {
   override name = "StorageError";

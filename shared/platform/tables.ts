@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { DYNAMO_PARTITION_KEY_MAX_BYTES, DYNAMO_SORT_KEY_MAX_BYTES } from "./constants";
 
 /**
  * The projection tables, defined once: the CDK app creates them from this, and so does the local
@@ -105,6 +106,33 @@ export const TABLE_DEFINITIONS: readonly TableDefinition[] = [
   PRESENCE_TABLE,
   SESSIONS_TABLE,
 ];
+
+/**
+ * Why DynamoDB cannot hold this item's keys (a string partition key over 2,048 bytes or sort key
+ * over 1,024, of the table or of an index), or undefined when it can. DynamoDB refuses such a
+ * key in any call, a `BatchGetItem` of many items included; an event with one is quarantined.
+ *
+ * @example keyLimitViolation(MEMBERSHIPS_TABLE, { pk: "app#g1", uid: "u".repeat(1100) })
+ *   // "Memberships: sort key uid is 1,100 bytes (DynamoDB holds at most 1,024)"
+ */
+export function keyLimitViolation(table: TableDefinition, item: Record<string, unknown>): string | undefined {
+  const keys = [table, ...table.indexes].flatMap((owner) => [
+    { owner, attribute: owner.partitionKey, kind: "partition key", max: DYNAMO_PARTITION_KEY_MAX_BYTES },
+    ...(owner.sortKey
+      ? [{ owner, attribute: owner.sortKey, kind: "sort key", max: DYNAMO_SORT_KEY_MAX_BYTES }]
+      : []),
+  ]);
+  for (const { owner, attribute, kind, max } of keys) {
+    const value = item[attribute.name];
+    if (typeof value !== "string") continue;
+    const bytes = Buffer.byteLength(value, "utf8");
+    if (bytes > max) {
+      const where = owner === table ? table.id : `${table.id} index ${"name" in owner ? owner.name : ""}`;
+      return `${where}: ${kind} ${attribute.name} is ${bytes.toLocaleString("en-US")} bytes (DynamoDB holds at most ${max.toLocaleString("en-US")})`;
+    }
+  }
+  return undefined;
+}
 
 /** The deployed (or local) names of the four tables. */
 export interface TableNames {

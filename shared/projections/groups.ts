@@ -1,6 +1,6 @@
 import { type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
 import { appKey } from "../platform/tables";
-import type { Projection, ProjectionInput, SeenEvents } from "./types";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
 
 /**
@@ -34,6 +34,8 @@ export interface GroupState {
   deletedBy?: string;
   versions: { info: string; count: Version; transfer?: Version; deleted?: Version; created?: Version };
   seen?: SeenEvents;
+  /** Each part's runner-up while a platform retry may hold it (`Projection.parts`). */
+  fallback?: Fallbacks;
 }
 
 function isDeleted(versions: GroupState["versions"]): boolean {
@@ -99,4 +101,12 @@ export const groupsProjection: Projection<GroupState, GroupEvent> = {
   handles: isGroupEvent,
   keys: ({ event }) => [{ pk: appKey(event.appId, event.data.group.guid) }],
   evolve: (state, input) => evolveGroup(state, input),
+  // Group events without `updatedAt`, and membership events filling `info`, are receipt-timed.
+  parts: {
+    info: ["name", "type", "owner", "conversationId", "createdAt", "updatedAt", "updatedBy"],
+    count: ["membersCount", "onlineMembersCount"],
+    transfer: ["previousOwner", "ownerTransferredAt"],
+    deleted: ["deletedAt", "deletedBy"],
+    created: [],
+  },
 };

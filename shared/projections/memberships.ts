@@ -5,7 +5,7 @@ import {
   type MembershipTrigger,
 } from "../events/accessors";
 import { appKey } from "../platform/tables";
-import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
+import type { Fallbacks, ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
 
 export type MembershipStatus = "member" | "left" | "kicked" | "banned" | "unbanned";
@@ -32,6 +32,8 @@ export interface MembershipState {
   joinedAt?: number;
   versions: { status?: Version; joined?: Version; scope?: Version };
   seen?: SeenEvents;
+  /** Each part's runner-up while a platform retry may hold it (`Projection.parts`). */
+  fallback?: Fallbacks;
 }
 
 const STATUS_OF: Record<Exclude<MembershipTrigger, "group_member_scope_changed">, MembershipStatus> = {
@@ -114,4 +116,5 @@ export const membershipsProjection: Projection<MembershipState, MembershipEvent>
       sk: uid,
     })),
   evolve: (state, input, key) => evolveMembership(state, input, key.sk ?? ""),
+  parts: { status: ["status", "statusAt", "by", "name"], joined: ["joinedAt"], scope: ["scope"] },
 };

@@ -66,6 +66,11 @@ export interface SessionState {
   endedAt?: number;
   durationSeconds?: number;
   participants: Record<string, Participant>;
+  /**
+   * Set once the stints did not all fit on the item (`SESSION_PARTICIPANTS_MAX_BYTES`): the
+   * earliest ones are kept; every stint stays in the raw archive.
+   */
+  participantsOmitted?: true;
   recordings: Record<string, RecordingState>;
   /** Earliest event time seen for the session (ms). */
   firstEventAt: number;
@@ -107,6 +112,41 @@ function mergeParticipant(participants: Record<string, Participant>, incoming: P
   };
 }
 
+/**
+ * The room a session's stints may take on its item (an estimate of their stored bytes), well under
+ * DynamoDB's 400 KB item limit with the rest of the session: a meeting of a few thousand stints
+ * (names ~30 characters) fits whole; a larger one keeps its earliest stints.
+ */
+export const SESSION_PARTICIPANTS_MAX_BYTES = 256_000;
+
+/** A stint's stored size as estimated for the bound: its key and name, and room for the rest. */
+function stintBytes(key: string, participant: Participant): number {
+  return Buffer.byteLength(key) + Buffer.byteLength(participant.name) + 96;
+}
+
+/**
+ * Keeps the earliest stints (by join time, then key) that fit in `SESSION_PARTICIPANTS_MAX_BYTES`,
+ * and marks the session when some did not. The kept set depends only on the union of the stints
+ * reported, never on their order: a stint is dropped only when the earlier ones fill the room,
+ * and they always will.
+ */
+function boundParticipants(next: SessionState): void {
+  const entries = Object.entries(next.participants);
+  let total = 0;
+  for (const [key, participant] of entries) total += stintBytes(key, participant);
+  if (total <= SESSION_PARTICIPANTS_MAX_BYTES) return;
+  entries.sort(([ka, a], [kb, b]) => a.joinedAt - b.joinedAt || (ka < kb ? -1 : ka > kb ? 1 : 0));
+  const kept: Record<string, Participant> = {};
+  let used = 0;
+  for (const [key, participant] of entries) {
+    used += stintBytes(key, participant);
+    if (used > SESSION_PARTICIPANTS_MAX_BYTES) break;
+    kept[key] = participant;
+  }
+  next.participants = kept;
+  next.participantsOmitted = true;
+}
+
 /** Strips the query string and fragment of a URL (they may hold signatures or tokens). */
 export function withoutQuery(url: string): string {
   const cut = url.search(/[?#]/);
@@ -114,6 +154,7 @@ export function withoutQuery(url: string): string {
 }
 
 function derive(next: SessionState): SessionState {
+  boundParticipants(next);
   const joined = Object.values(next.participants).map((p) => p.joinedAt);
   const recordingTimes = Object.values(next.recordings).map((r) => r.startTime * 1000);
   const candidates = [

@@ -28,7 +28,23 @@ export interface Projection<S extends { pk: string }, E extends KnownEvent = Kno
   keys(input: ProjectionInput<E>): ItemKey[];
   /** The new state of one item. Must be commutative and idempotent over inputs. */
   evolve(state: S | null, input: ProjectionInput<E>, key: ItemKey): S;
+  /**
+   * The fields each versioned part writes (`versions.<part>`), for a projection whose parts a
+   * receipt-timed fact can hold: the item then keeps each part's runner-up (`fallback`), so that a
+   * part released by a platform retry projected before its original falls back to the fact the
+   * retry displaced (`projector/core.ts`, `evolveOnce`).
+   */
+  readonly parts?: Readonly<Record<string, readonly string[]>>;
 }
+
+/** The best fact about a part other than the one holding it: its version and the fields it wrote. */
+export interface Fallback {
+  v: Version;
+  f: Record<string, unknown>;
+}
+
+/** Per part, its runner-up while it may be needed (`Projection.parts`). */
+export type Fallbacks = Partial<Record<string, Fallback>>;
 
 /**
  * Event ids (a 64-bit prefix of the body hash) recently applied to an item, with their first

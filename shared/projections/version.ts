@@ -109,6 +109,16 @@ export function compareFacts(a: FactOrder, b: FactOrder): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/**
+ * The first receipt (ms) a version was made from, behind an optional `<rank>.` prefix.
+ *
+ * @example versionReceipt(versionOf({ eventTimeMs: 1, rank: 1, firstReceivedAt: 1763000000300, eventId: "ab" })) // 1763000000300
+ */
+export function versionReceipt(version: Version): number {
+  const plain = comparable(version).replace(/^\d\./, "");
+  return parseInt(plain.slice(TIME_WIDTH + 1, 2 * TIME_WIDTH + 1), 36);
+}
+
 /** The event time (ms) a version was made from. */
 export function versionTime(version: Version): number {
   return parseInt(comparable(version).slice(0, TIME_WIDTH), 36);

@@ -4,6 +4,7 @@ import { eventTime } from "../events/event-time";
 import { parseEventBody } from "../events/parse-body";
 import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
+import { ItemLimitError } from "../platform/errors";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
 import type { ItemStore } from "../ports/item-store";
@@ -13,8 +14,22 @@ import { type GroupState, groupsProjection } from "../projections/groups";
 import { type MembershipState, membershipsProjection } from "../projections/memberships";
 import { type PresenceState, presenceProjection } from "../projections/presence";
 import { type SessionState, sessionsProjection } from "../projections/sessions";
-import type { ItemKey, Projection, ProjectionInput, SeenEvents } from "../projections/types";
-import { lifecycleRank, type Version, versionOf, versionTime } from "../projections/version";
+import type {
+  Fallback,
+  Fallbacks,
+  ItemKey,
+  Projection,
+  ProjectionInput,
+  SeenEvents,
+} from "../projections/types";
+import {
+  isNewer,
+  lifecycleRank,
+  type Version,
+  versionOf,
+  versionReceipt,
+  versionTime,
+} from "../projections/version";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
 
@@ -108,16 +123,95 @@ export function atFirstReceipt<E extends KnownEvent>(
     : input;
 }
 
-/** An item whose parts each keep the version of the fact that wrote them. */
-export type VersionedItem = { pk: string; seen?: SeenEvents; versions: Partial<Record<string, Version>> };
+/** An item whose parts each keep the version of the fact that wrote them (and, some, their runner-up). */
+export type VersionedItem = {
+  pk: string;
+  seen?: SeenEvents;
+  versions: Partial<Record<string, Version>>;
+  fallback?: Fallbacks;
+};
 
-/** The item with the parts that `version` wrote (plain, or behind a `<rank>.` prefix) left unversioned. */
-function releaseParts<S extends VersionedItem>(state: S, version: Version): S {
-  const versions = Object.fromEntries(
-    Object.entries(state.versions).filter(([, v]) => v !== version && !v?.endsWith(`.${version}`)),
-  );
-  // Only the versions change: a released part is re-taken by the next evolve of the same fact.
-  return { ...state, versions } as S;
+/** Whether a part's version is this fact's (plain, or behind a `<rank>.` prefix). */
+function isFact(partVersion: Version | undefined, version: Version): boolean {
+  return partVersion === version || partVersion?.endsWith(`.${version}`) === true;
+}
+
+/** The fields of a part as they are on an item. */
+function fieldsOf(state: object, fields: readonly string[]): Record<string, unknown> {
+  const values = state as Record<string, unknown>;
+  return Object.fromEntries(fields.filter((f) => values[f] !== undefined).map((f) => [f, values[f]]));
+}
+
+/**
+ * The item with the parts that `version` wrote released: a part with a runner-up falls back to it
+ * (its fields and version), any other is left unversioned, to be re-taken by the next evolve of
+ * the same fact.
+ */
+function releaseParts<S extends VersionedItem>(
+  state: S,
+  version: Version,
+  parts: Readonly<Record<string, readonly string[]>> | undefined,
+): S {
+  const next: Record<string, unknown> = { ...state };
+  const versions: Partial<Record<string, Version>> = {};
+  const fallback: Fallbacks = { ...state.fallback };
+  for (const [part, v] of Object.entries(state.versions)) {
+    const behind = fallback[part];
+    const fields = parts?.[part];
+    if (!isFact(v, version)) versions[part] = v;
+    else if (behind && fields && !isFact(behind.v, version)) {
+      for (const field of fields) next[field] = behind.f[field];
+      versions[part] = behind.v;
+      delete fallback[part];
+    }
+  }
+  for (const [part, behind] of Object.entries(fallback))
+    if (behind && isFact(behind.v, version)) delete fallback[part];
+  return { ...next, versions, fallback: Object.keys(fallback).length ? fallback : undefined } as S;
+}
+
+/**
+ * Each declared part's runner-up after `input` (`Projection.parts`): the newest fact about the
+ * part other than the one holding it, among the one held before (if displaced), the one the item
+ * kept, and `input` itself (what it would have written had it been alone on the part), as long as
+ * it was received within `PLATFORM_RETRY_HORIZON_MS` of the item's newest receipt: only then can
+ * the holder be a platform retry whose original is still to come. Kept on the item so that a part
+ * released by that original falls back to it (`releaseParts`) rather than to the original.
+ */
+function withFallbacks<S extends VersionedItem, E extends KnownEvent>(
+  projection: Projection<S, E>,
+  base: S | null,
+  next: S,
+  input: ProjectionInput<E>,
+  key: ItemKey,
+  newestReceipt: number,
+): S {
+  const fallback: Fallbacks = {};
+  for (const [part, fields] of Object.entries(projection.parts ?? {})) {
+    const holder = next.versions[part];
+    const candidates: Fallback[] = [];
+    const kept = next.fallback?.[part];
+    if (kept) candidates.push(kept);
+    const displaced = base?.versions[part];
+    if (base && displaced !== undefined && displaced !== holder)
+      candidates.push({ v: displaced, f: fieldsOf(base, fields) });
+    if (base && holder !== undefined && !isFact(holder, input.version)) {
+      const { [part]: _held, ...others } = base.versions;
+      const alone = projection.evolve({ ...base, versions: others }, input, key);
+      const v = alone.versions[part];
+      if (v !== undefined && isFact(v, input.version)) candidates.push({ v, f: fieldsOf(alone, fields) });
+    }
+    let best: Fallback | undefined;
+    for (const c of candidates)
+      if (
+        c.v !== holder &&
+        versionReceipt(c.v) >= newestReceipt - PLATFORM_RETRY_HORIZON_MS &&
+        (best === undefined || isNewer(best.v, c.v))
+      )
+        best = c;
+    if (best) fallback[part] = best;
+  }
+  return { ...next, fallback: Object.keys(fallback).length ? fallback : undefined };
 }
 
 /**
@@ -126,7 +220,9 @@ function releaseParts<S extends VersionedItem>(state: S, version: Version): S {
  *   (and, for an event without a payload time, at that time), so a platform retry (same bytes,
  *   later receipt) ranks where its first delivery did and never overrides a fact received between;
  * - a delivery earlier than the one the item remembers (the retry was projected first, while the
- *   original waited in the queue) re-takes the parts the later one wrote, at this first receipt.
+ *   original waited in the queue) releases the parts the later one wrote: each falls back to its
+ *   runner-up (a fact received between them, which the retry displaced or beat), then the original
+ *   is applied at this first receipt.
  */
 export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
   projection: Projection<S, E>,
@@ -138,16 +234,21 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
     const effective = atFirstReceipt(input, prior);
     const base =
       state && prior !== undefined && prior > input.receivedAt
-        ? releaseParts(state, projectionInput(input.event, input.eventId, prior).version)
+        ? releaseParts(state, projectionInput(input.event, input.eventId, prior).version, projection.parts)
         : state;
-    const next = projection.evolve(base, effective, key);
-    return { ...next, seen: rememberEvent(state?.seen, input.eventId, effective.receivedAt) };
+    const evolved = projection.evolve(base, effective, key);
+    const seen = rememberEvent(state?.seen, input.eventId, effective.receivedAt);
+    const next = projection.parts
+      ? withFallbacks(projection, base, evolved, effective, key, Math.max(...Object.values(seen).map(Number)))
+      : evolved;
+    return { ...next, seen };
   };
 }
 
 /** The state, as comparable text, without the memory of seen event ids (which a stale event also updates). */
 export function withoutSeen(state: object): string {
-  const { seen: _seen, ...rest } = state as { seen?: SeenEvents };
+  // A fact kept as a runner-up changes nothing a reader sees either.
+  const { seen: _seen, fallback: _fallback, ...rest } = state as { seen?: SeenEvents; fallback?: Fallbacks };
   return canonicalJson(rest);
 }
 
@@ -315,7 +416,9 @@ async function sendRecordingJob(
 
 /**
  * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
- * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
+ * triggers as archived-only, and fold the known ones into the tables (`projectInputs`); an event
+ * naming a key DynamoDB cannot hold (`ItemLimitError`) is quarantined with that reason (its other
+ * tables' items are projected).
  *
  * @returns per event, in order, its outcome or the error that makes it worth retrying
  */
@@ -349,8 +452,20 @@ export async function projectBatch(
     known.map((k) => k.input),
     deps,
   );
-  known.forEach(({ index }, i) => {
-    results[index] = projected[i] as (typeof results)[number];
-  });
+  await Promise.all(
+    known.map(async ({ index }, i) => {
+      const result = projected[i] as (typeof results)[number];
+      results[index] = result;
+      // A key DynamoDB cannot hold (a 1,100-character uid) will never be stored: quarantined with
+      // why, so that it is not retried with its batch-mates until it dead-letters.
+      if (!("error" in result) || !(result.error instanceof ItemLimitError)) return;
+      try {
+        await quarantine(events[index] as QueuedEvent, result.error.message, deps.dataStore, deps.now);
+        results[index] = { outcome: "quarantined" };
+      } catch (error) {
+        results[index] = { error };
+      }
+    }),
+  );
   return results;
 }

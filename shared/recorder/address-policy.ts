@@ -85,3 +85,26 @@ export function isIpLiteral(hostname: string): boolean {
   const bare = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
   return ipaddr.isValid(bare);
 }
+
+/**
+ * Whether a recording URL's host is one of `hosts` or under one (on a label boundary): only then
+ * does its first request carry the app's `apiKey`. A URL that does not parse carries nothing.
+ *
+ * @example mayCarryApiKey("https://app1.api-us.cometchat.io/r.mp4", ["cometchat.io"]) // true
+ * @example mayCarryApiKey("https://cometchat.io.attacker.example/r.mp4", ["cometchat.io"]) // false
+ */
+export function mayCarryApiKey(url: string, hosts: readonly string[]): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname
+      .toLowerCase()
+      .replace(/\.$/, "")
+      .replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  return hosts.some((entry) => {
+    const host = entry.toLowerCase();
+    return hostname === host || hostname.endsWith(`.${host}`);
+  });
+}

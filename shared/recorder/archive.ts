@@ -21,6 +21,7 @@ import {
   type SessionState,
   withoutQuery,
 } from "../projections/sessions";
+import { mayCarryApiKey } from "./address-policy";
 import { type OpenedStream, openSafeStream, type Resolver } from "./safe-fetch";
 
 export interface RecorderLimits {
@@ -56,6 +57,8 @@ export interface RecorderDependencies {
   resolver: Resolver;
   allowHttp: boolean;
   allowedHosts: readonly string[];
+  /** The platform's own hosts (and their subdomains): the only ones a request carries the app's key to. */
+  apiKeyHosts: readonly string[];
   limits: RecorderLimits;
   now: () => number;
 }
@@ -181,7 +184,10 @@ async function record(
 
 /** Opens the recording through the safe fetch; refuses at once a declared length over the cap. */
 async function openRecording(job: RecordingJob, deps: RecorderDependencies, signal: AbortSignal) {
-  const apiKey = await deps.apiKeyFor(job.appId);
+  // The key goes to the platform's own hosts only: a recording_url is data from the outside.
+  const apiKey = mayCarryApiKey(job.recordingUrl, deps.apiKeyHosts)
+    ? await deps.apiKeyFor(job.appId)
+    : undefined;
   const opened = await openSafeStream(job.recordingUrl, {
     allowHttp: deps.allowHttp,
     allowedHosts: deps.allowedHosts,

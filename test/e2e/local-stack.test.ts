@@ -274,6 +274,7 @@ describe("the local stack end to end", () => {
         resolver: systemResolver,
         allowHttp: false,
         allowedHosts: [],
+        apiKeyHosts: [],
         limits: {
           connectTimeoutMs: 1000,
           idleTimeoutMs: 1000,

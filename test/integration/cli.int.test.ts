@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,14 +9,23 @@ import { VERSION } from "../../tools/cli/program";
 const ROOT = new URL("../../", import.meta.url).pathname;
 const NO_STACK = mkdtempSync(join(tmpdir(), "no-stack-"));
 
-function webhook(...args: string[]) {
-  const out = spawnSync(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "bin/webhook.mjs"), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    timeout: 60_000,
-    env: { ...process.env, LOCAL_STATE_DIR: NO_STACK },
+/**
+ * `npx webhook …` in its own process, awaited without blocking this worker: a synchronous spawn
+ * holds the worker's event loop, and vitest's reports to its main process time out behind it on a
+ * loaded machine (`Timeout calling "onTaskUpdate"`, #29).
+ */
+function webhook(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      join(ROOT, "node_modules/.bin/node"),
+      [join(ROOT, "bin/webhook.mjs"), ...args],
+      { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, LOCAL_STATE_DIR: NO_STACK } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
-  return { code: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m);
@@ -24,8 +33,8 @@ const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m);
 describe("the command-line tools", () => {
   it.each(["start", "simulate", "query", "redrive", "replay", "trigger", "events"])(
     "%s --version prints the version",
-    (command) => {
-      const { code, stdout } = webhook(command, "--version");
+    async (command) => {
+      const { code, stdout } = await webhook(command, "--version");
       expect([code, stdout.trim()]).toEqual([0, VERSION]);
     },
   );
@@ -44,8 +53,10 @@ describe("the command-line tools", () => {
     [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
     [["reconcile", "--app", "a"], "--region"],
     [["replay", "--trigger", "group_craeted"], "group_created"],
-  ])("refuses %j with one line naming %s and exit code 2", (args, named) => {
-    const { code, stderr } = webhook(...args);
+    [["rollup", "--app", "a", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
+    [["sql", "SELECT 1", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
+  ])("refuses %j with one line naming %s and exit code 2", async (args, named) => {
+    const { code, stderr } = await webhook(...args);
     expect(code).toBe(2);
     expect(stderr).toContain(named);
     expect(stderr.trim().split("\n")).toHaveLength(1);
@@ -53,8 +64,8 @@ describe("the command-line tools", () => {
 
   it.each([["redrive"], ["replay"], ["query", "stats", "--json"], ["simulate", "--events", "5"]])(
     "%j without a running stack says so in one line, exit code 1, nothing on stdout but what it printed before",
-    (...args) => {
-      const { code, stdout, stderr } = webhook(...args);
+    async (...args) => {
+      const { code, stdout, stderr } = await webhook(...args);
       expect(code).toBe(1);
       expect(stderr).toMatch(/^error: no local stack is running in .*npm start/);
       noStackTrace(stderr);
@@ -62,7 +73,7 @@ describe("the command-line tools", () => {
     },
   );
 
-  it("an unknown command of the dispatcher is a usage error", () => {
-    expect(webhook("deploy").code).toBe(2);
+  it("an unknown command of the dispatcher is a usage error", async () => {
+    expect((await webhook("deploy")).code).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,18 @@ import { fixtureText } from "../support/fixtures";
 import { basic } from "../support/ingest";
 
 const INVOKE = fileURLToPath(new URL("../support/invoke-bundle.mjs", import.meta.url));
+
+/** A command's stdout, awaited; rejects with its stderr when it fails. */
+function execFileText(file: string, args: string[], options: { env: NodeJS.ProcessEnv }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      args,
+      { ...options, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+    );
+  });
+}
 
 /** An API Gateway HTTP API event for `POST /webhook` with the given body. */
 function httpApiEvent(body: string): APIGatewayProxyEventV2 {
@@ -69,13 +81,13 @@ describe("the bundled ingest, with its S3 client loaded on first use", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** Each event's answer and the bundle's files loaded once it was handled, in one fresh process. */
-  function invoke(
+  async function invoke(
     events: APIGatewayProxyEventV2[],
-  ): Array<{ response: { statusCode: number }; loaded: string[] }> {
+  ): Promise<Array<{ response: { statusCode: number }; loaded: string[] }>> {
     const eventsFile = join(dir, "events.json");
     writeFileSync(eventsFile, JSON.stringify(events));
-    const out = execFileSync(process.execPath, [INVOKE, handlerFile, eventsFile], {
-      encoding: "utf8",
+    // Awaited, not execFileSync: a blocked worker delays vitest's reports to its main process.
+    const out = await execFileText(process.execPath, [INVOKE, handlerFile, eventsFile], {
       env: {
         PATH: process.env.PATH ?? "",
         AWS_REGION: LOCAL_REGION,
@@ -106,7 +118,7 @@ describe("the bundled ingest, with its S3 client loaded on first use", () => {
     });
 
     // Act
-    const [inline, oversize] = invoke([httpApiEvent(small), httpApiEvent(big)]);
+    const [inline, oversize] = await invoke([httpApiEvent(small), httpApiEvent(big)]);
 
     // Assess: the S3 client's chunk is loaded by the oversize request only, which answers 200 once
     // the body is in S3 and a pointer in SQS.

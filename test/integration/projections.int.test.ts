@@ -24,7 +24,7 @@ import {
 import { projectAll, projectInBatches, readTables } from "../support/projection";
 
 const emulators = projectorOnEmulators("projector-test");
-const { dynamo, s3, sqs, silent, tableSet, depsFor } = emulators;
+const { dynamo, s3, silent, tableSet, depsFor } = emulators;
 
 /** Several workers at once, each taking the next delivery: the order between them is the scheduler's. */
 async function projectConcurrently(

@@ -93,6 +93,7 @@ async function setup(limits: Partial<RecorderDependencies["limits"]> = {}, bucke
     resolver: systemResolver,
     allowHttp: true,
     allowedHosts: ["127.0.0.1", "localhost"],
+    apiKeyHosts: ["127.0.0.1", "localhost"],
     limits: {
       connectTimeoutMs: 2_000,
       idleTimeoutMs: 1_000,
@@ -172,6 +173,21 @@ describe("the recorder against fauxqs S3 and a local file server (local allowanc
     expect(second?.url).toContain("/recordings/signed-");
     expect(second?.headers.apikey).toBeUndefined();
     expect(second?.headers.appid).toBeUndefined();
+  });
+
+  it("never sends the app's key to a host outside the platform's own (apiKeyHosts)", async () => {
+    // Prepare: the app has a key, but the recording_url names a host the allowlist does not hold.
+    const { deps } = await setup();
+    const job = await pendingJob(deps, "app-tok", "/protected");
+    seen.length = 0;
+
+    // Act
+    const result = await archiveRecording(job, 1, { ...deps, apiKeyHosts: ["recordings.platform.example"] });
+
+    // Assess: the request went out without the key (so the protected file answers 401).
+    expect(seen[0]?.headers.apikey).toBeUndefined();
+    expect(seen[0]?.headers.appid).toBeUndefined();
+    expect(result).toMatchObject({ status: "failed", reason: "http-status" });
   });
 
   it("without the key, a protected file fails with http-status 401, permanently", async () => {

@@ -29,7 +29,7 @@ import { projectAll, readTables, touchedKeys } from "../support/projection";
  */
 
 const emulators = projectorOnEmulators("throttling-test");
-const { dynamo, s3, sqs, silent, tableSet, depsFor } = emulators;
+const { dynamo, silent, tableSet, depsFor } = emulators;
 
 /** A DynamoDB call as the injector sees it: the operation, the store, and the item (`pk|sk`) or none for a batch. */
 interface Call {

@@ -5,6 +5,7 @@ import {
   loadProjectorConfig,
   loadRecorderConfig,
 } from "../../shared/config/function-config";
+import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import { ConfigurationError, CredentialsFormatError } from "../../shared/platform/errors";
 
 const TABLES = {
@@ -85,6 +86,35 @@ describe("the functions' configuration (environment, read once at cold start)", 
   });
 });
 
+describe("the recorder's API-key hosts (RECORDER_API_KEY_HOSTS)", () => {
+  const base = { SESSIONS_TABLE: "s", DATA_BUCKET: "b" };
+
+  it("default to the platform's own domains", () => {
+    expect(loadRecorderConfig(base).apiKeyHosts).toEqual([...DEFAULT_RECORDING_API_KEY_HOSTS]);
+    expect(DEFAULT_RECORDING_API_KEY_HOSTS).toContain("cometchat.io");
+  });
+
+  it("take a comma-separated list of host names, and refuse anything else", () => {
+    expect(
+      loadRecorderConfig({ ...base, RECORDER_API_KEY_HOSTS: "a.example, b.example" }).apiKeyHosts,
+    ).toEqual(["a.example", "b.example"]);
+    for (const bad of ["https://a.example", "a.example/path", "*.example", "a b"])
+      expect(() => loadRecorderConfig({ ...base, RECORDER_API_KEY_HOSTS: bad }), bad).toThrow(
+        /RECORDER_API_KEY_HOSTS/,
+      );
+  });
+
+  it("are a deployment setting, validated with the others", () => {
+    expect(readDeploymentConfig({}).recordingApiKeyHosts).toEqual([...DEFAULT_RECORDING_API_KEY_HOSTS]);
+    expect(
+      readDeploymentConfig({ recordingApiKeyHosts: '["media.example.com"]' }).recordingApiKeyHosts,
+    ).toEqual(["media.example.com"]);
+    expect(() => readDeploymentConfig({ recordingApiKeyHosts: '["https://x"]' })).toThrow(
+      /recordingApiKeyHosts/,
+    );
+  });
+});
+
 describe("the deployment's configuration (CDK context)", () => {
   const fromContext = (context: Record<string, unknown>) => readDeploymentConfig(context);
 
@@ -96,6 +126,19 @@ describe("the deployment's configuration (CDK context)", () => {
       eventsMaxReceiveCount: 5,
       logRetentionDays: 30,
       ingestTracing: false,
+    });
+  });
+
+  it("refuses a Glacier transition that does not come at least 30 days after Infrequent Access (S3 would refuse it at deploy)", () => {
+    expect(() => fromContext({ archiveInfrequentAccessDays: "200", archiveGlacierDays: "120" })).toThrow(
+      "archiveGlacierDays: 120 must be at least 30 days after archiveInfrequentAccessDays (200)",
+    );
+    expect(() => fromContext({ archiveInfrequentAccessDays: "90", archiveGlacierDays: "100" })).toThrow(
+      /archiveGlacierDays: 100 must be at least 30 days after archiveInfrequentAccessDays \(90\)/,
+    );
+    expect(fromContext({ archiveInfrequentAccessDays: "60", archiveGlacierDays: "90" })).toMatchObject({
+      archiveInfrequentAccessDays: 60,
+      archiveGlacierDays: 90,
     });
   });
 

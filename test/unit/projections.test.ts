@@ -249,6 +249,31 @@ describe("sessions", () => {
   const apply = (inputs: ProjectionInput<SessionEvent>[]) =>
     inputs.reduce<SessionState | null>((s, i) => evolveSession(s, i, SID), null) as SessionState;
 
+  it("a roster too large for the item keeps the same earliest stints whatever the order of its reports", () => {
+    // Three end reports of 500 long-named stints each: together over SESSION_PARTICIPANTS_MAX_BYTES.
+    const report = (part: number) =>
+      session("call_ended", (e) => {
+        e.data.sessionId = SID;
+        e.data.all_occupants = Array.from({ length: 500 }, (_, i) => ({
+          joined_at: 1_696_934_500 + ((part * 500 + i) % 700),
+          left_at: 1_696_934_553,
+          audio_call: "true",
+          name: `p${part}-${i}-${"n".repeat(150)}`,
+        }));
+      });
+    const reports = [report(0), report(1), report(2)];
+    const states = [
+      [0, 1, 2],
+      [2, 1, 0],
+      [1, 2, 0],
+    ].map((order) => apply(order.map((i) => reports[i] as ProjectionInput<SessionEvent>)));
+    const [first] = states as [SessionState];
+    expect(first.participantsOmitted).toBe(true);
+    expect(Object.keys(first.participants).length).toBeLessThan(1500);
+    for (const state of states)
+      expect(Object.keys(state.participants).sort()).toEqual(Object.keys(first.participants).sort());
+  });
+
   it("follows a call from initiation to end", () => {
     const state = apply([
       session("call_initiated"),

@@ -273,6 +273,59 @@ describe("facts at the same instant", () => {
   });
 });
 
+describe("a platform retry projected before its original, with a fact received between them", () => {
+  /**
+   * Receipt-timed facts: the first at r0, the second 20 s later, and the platform's retry of the
+   * first (same bytes) 40 s after it. A slow or throttled batch of the original is enough for the
+   * retry to be projected first; every order and batch split must still end in the second fact.
+   */
+  const renamedUntimed = (ids: Ids, name: string) => {
+    const e = group("group_updated", ids, { name });
+    delete e.data.group.updatedAt;
+    return e;
+  };
+  const TRIPLES: Scenario[] = [
+    {
+      name: "member joined (r0), left (r0+20 s), joined again by the platform's retry (r0+40 s): left",
+      sent: (ids) => [member("group_member_joined", ids), member("group_member_left", ids)],
+      shows: (s, ids) => [memberOf(s, ids)?.status, memberOf(s, ids)?.statusAt],
+      expected: ["left", RECEIVED + 20_000],
+    },
+    {
+      name: "member added (r0), kicked (r0+20 s), added again by the platform's retry (r0+40 s): kicked",
+      sent: (ids) => [member("group_member_added", ids), member("group_member_kicked", ids)],
+      shows: (s, ids) => memberOf(s, ids)?.status,
+      expected: "kicked",
+    },
+    {
+      name: "group renamed A (no updatedAt, r0), B (r0+20 s), A again by the platform's retry (r0+40 s): B",
+      sent: (ids) => [created(ids, "0"), renamedUntimed(ids, "A"), renamedUntimed(ids, "B")],
+      shows: (s, ids) => groupOf(s, ids)?.name,
+      expected: "B",
+    },
+  ];
+
+  it.each(TRIPLES.map((s) => [s.name, s] as const))(
+    "%s — every processing order and batch split, for 4 id sets",
+    async (_name, scenario) => {
+      const wrong: string[] = [];
+      for (const ids of ID_SETS.slice(0, 4)) {
+        const sent = scenario.sent(ids);
+        // The last two facts are the pair: the first of them is retried. Anything before is setup.
+        const setup = sent.slice(0, -2).map((body, i) => delivery(body, RECEIVED - 60_000 + i));
+        const [first, second] = sent.slice(-2).map((body, i) => delivery(body, RECEIVED + i * 20_000)) as [
+          Delivery,
+          Delivery,
+        ];
+        const retry = { ...first, receivedAt: first.receivedAt + 40_000 };
+        const orders = permutations([first, second, retry]).map((order) => [...setup, ...order]);
+        wrong.push(...(await wrongRuns(scenario, ids, orders)));
+      }
+      expect(wrong).toEqual([]);
+    },
+  );
+});
+
 describe("the order of facts (shared/projections/version.ts)", () => {
   const fact = (eventTimeMs: number, trigger: string, firstReceivedAt: number, eventId: string) => ({
     eventTimeMs,

@@ -1,7 +1,11 @@
+import { createServer as httpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lifecycleRank } from "../../shared/projections/version";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";
+import { runSimulation } from "../../tools/simulate/run";
+import { summaryLines } from "../../tools/simulate/summary";
 
 /** The simulator plays the platform: what it sends must be what the platform could send. */
 describe("the simulator's histories", () => {
@@ -54,5 +58,67 @@ describe("the simulator's histories", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("simulate when the stack goes away mid-run", () => {
+  it("returns its report (sent, acknowledged, and that the stack went away) instead of failing with the emulator's ECONNREFUSED, and exits non-zero", async () => {
+    // Prepare: a webhook that acknowledges everything, and a stack whose emulators are gone (a port
+    // nothing listens on: the state file of a stack that stopped).
+    const webhook = httpServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.writeHead(200).end("{}"));
+    });
+    await new Promise<void>((r) => webhook.listen(0, "127.0.0.1", r));
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const gone = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const url = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/webhooks`;
+    const stack = {
+      pid: 1,
+      webhookUrl: url,
+      healthUrl: url,
+      region: "us-east-1",
+      endpoints: { aws: gone, dynamodb: gone },
+      tables: { groups: "g", memberships: "m", presence: "p", sessions: "s" },
+      bucket: "b",
+      queues: {
+        events: { url: `${gone}/000000000000/events`, arn: "a", deadLetterUrl: "d" },
+        recordings: { url: `${gone}/000000000000/recordings`, arn: "a", deadLetterUrl: "d" },
+      },
+      credentials: { username: "u", password: "p" },
+      startedAt: new Date(0).toISOString(),
+    };
+
+    // Act
+    try {
+      const report = await runSimulation({
+        url,
+        username: "u",
+        password: "p",
+        events: 20,
+        rate: 10_000,
+        concurrency: 4,
+        seed: 1,
+        apps: ["gone-app"],
+        duplicateShare: 0,
+        reorderShare: 0,
+        stack,
+        settleTimeoutSeconds: 5,
+      });
+
+      // Assess
+      expect(report.sent).toBeGreaterThan(0);
+      expect(report.byStatus).toEqual({ 200: report.sent });
+      expect(report.stackGone).toMatch(/ECONNREFUSED/);
+      const { lines, code } = summaryLines(report, 10_000);
+      const text = lines.join("\n");
+      expect(text).toContain(`sent ${report.sent} deliveries (${report.sent} acknowledged)`);
+      expect(text).toMatch(/the local stack went away .*: nothing was drained or checked/);
+      expect(code).not.toBe(0);
+    } finally {
+      await new Promise<void>((r) => webhook.close(() => r()));
+    }
   });
 });

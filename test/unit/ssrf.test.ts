@@ -1,7 +1,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
 import { RecordingFetchError } from "../../shared/platform/errors";
-import { classifyAddress } from "../../shared/recorder/address-policy";
+import { classifyAddress, mayCarryApiKey } from "../../shared/recorder/address-policy";
 import { pinnedLookup, pinTarget, type Resolver } from "../../shared/recorder/safe-fetch";
 
 /** A resolver stub: no test here sends a packet anywhere. */
@@ -174,5 +174,28 @@ describe("the recorder's address policy (allowance off)", () => {
     expect(classifyAddress("8.8.8.8")).toEqual({ allowed: true });
     expect(classifyAddress("2606:4700::1111")).toEqual({ allowed: true });
     expect(classifyAddress("[::ffff:8.8.8.8]")).toEqual({ allowed: true });
+  });
+});
+
+describe("the hosts an app's API key may be sent to (apiKeyHosts)", () => {
+  const hosts = ["cometchat.io", "recordings.example.com"];
+
+  it("are the listed hosts and their subdomains, over https", () => {
+    expect(mayCarryApiKey("https://cometchat.io/r.mp4", hosts)).toBe(true);
+    expect(mayCarryApiKey("https://app1.api-us.cometchat.io/v3/r.mp4?sig=1", hosts)).toBe(true);
+    expect(mayCarryApiKey("https://RECORDINGS.example.com./r.mp4", hosts)).toBe(true);
+  });
+
+  it("are no other host, however it is spelt", () => {
+    for (const url of [
+      "https://attacker.example/r.mp4",
+      "https://cometchat.io.attacker.example/r.mp4",
+      "https://evilcometchat.io/r.mp4",
+      "https://cometchat.io@attacker.example/r.mp4",
+      "https://example.com/r.mp4",
+      "not a url",
+    ])
+      expect(mayCarryApiKey(url, hosts), url).toBe(false);
+    expect(mayCarryApiKey("https://cometchat.io/r.mp4", [])).toBe(false);
   });
 });

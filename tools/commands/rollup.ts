@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
 import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
 import { tableLines } from "../cli/format";
-import { integer, runProgram, UserFacingError, utcDayOption, withTarget } from "../cli/program";
+import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface RollupCliOptions {
@@ -18,7 +18,7 @@ interface RollupCliOptions {
 }
 
 async function run(o: RollupCliOptions): Promise<void> {
-  if (o.from > o.to) throw new UserFacingError(`--from ${o.from} is after --to ${o.to}`);
+  if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
   const days = daysInRange(o.from, o.to);
   if (days.length > 366) throw new UserFacingError("at most 366 days at a time");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });

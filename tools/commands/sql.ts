@@ -1,12 +1,12 @@
 /** `npx webhook sql "SELECT …" [--app <appId>] [--from D] [--to D] [--json | --csv] [--stack <name>]`. */
 import { Command } from "commander";
-import type { SqlValue } from "../../shared/analytics/dialect";
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
+import { sqlOutputLines } from "../analytics/sql-output";
 import { athenaStatementRefusal } from "../analytics/trino-statement";
-import { isoDate, runProgram, withTarget } from "../cli/program";
+import { isoDate, runProgram, UsageError, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface SqlCliOptions {
@@ -27,35 +27,10 @@ function fail(message: string): void {
   sqlExit = 2;
 }
 
-const csvCell = (v: SqlValue | null) => {
-  const text = v === null ? "" : String(v);
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-};
-
 function print(result: SqlResult, o: SqlCliOptions): void {
-  if (o.json) {
-    console.log(JSON.stringify(result.rows, null, 2));
-    return;
-  }
-  if (o.csv) {
-    console.log(result.columns.map((c) => csvCell(c)).join(","));
-    for (const row of result.rows) console.log(result.columns.map((c) => csvCell(row[c] ?? null)).join(","));
-    return;
-  }
-  const cell = (v: SqlValue | null | undefined) => {
-    const text = v === null || v === undefined ? "" : String(v);
-    return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  };
-  const widths = result.columns.map((c) => Math.max(c.length, ...result.rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) =>
-    values
-      .map((v, i) => v.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  console.log(line(result.columns));
-  console.log(line(widths.map((w) => "-".repeat(w))));
-  for (const row of result.rows) console.log(line(result.columns.map((c) => cell(row[c]))));
-  process.stderr.write(`(${result.rows.length} rows, ${result.bytesScanned} bytes scanned)\n`);
+  const { stdout, stderr } = sqlOutputLines(result, o);
+  for (const line of stdout) console.log(line);
+  for (const line of stderr) process.stderr.write(`${line}\n`);
 }
 
 /**
@@ -64,6 +39,7 @@ function print(result: SqlResult, o: SqlCliOptions): void {
  * caller's IAM policy and the workgroup are the lock (README, "Activity analytics").
  */
 async function run(statement: string, o: SqlCliOptions): Promise<void> {
+  if (o.from && o.to && o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     const refusal = target.kind === "local" ? undefined : athenaStatementRefusal(statement);

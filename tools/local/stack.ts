@@ -16,6 +16,7 @@ import {
   projectorEnvironment,
   recorderEnvironment,
 } from "../../shared/config/function-environment";
+import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import { emulatorClients } from "./clients";
@@ -251,7 +252,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
       ...(options.recordingPolicy === "deployed"
         ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
-        : { RECORDER_ALLOW_HTTP: "true", RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1" }),
+        : {
+            RECORDER_ALLOW_HTTP: "true",
+            RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1",
+            // Local recording servers hold the key as the platform's would.
+            RECORDER_API_KEY_HOSTS: `${DEFAULT_RECORDING_API_KEY_HOSTS.join(",")},127.0.0.1,localhost,::1`,
+          }),
       POWERTOOLS_METRICS_DISABLED: "true",
       // Locally every event gets its line (deployed, per-event lines are DEBUG: log bytes are billed).
       POWERTOOLS_LOG_LEVEL: "DEBUG",

@@ -26,6 +26,7 @@ export interface AnalyticsQueries {
 
 type Bookkeeping =
   | "versions"
+  | "fallback"
   | "pk"
   | "userKey"
   | "onlineShard"
@@ -45,6 +46,7 @@ function view<T>(item: Record<string, unknown> | undefined): T | undefined {
     rev: _rev,
     versions: _versions,
     seen: _seen,
+    fallback: _fallback,
     pk: _pk,
     userKey: _userKey,
     onlineShard: _onlineShard,

@@ -67,6 +67,20 @@ export interface SimulationReport {
   dropped: number;
   /** The simulated platform's API, still serving: the caller closes it. */
   platform?: PlatformApi;
+  /** The local stack stopped answering after the deliveries (why): nothing was drained or checked. */
+  stackGone?: string;
+}
+
+/** The socket errors of an emulator that is no longer there (the local stack stopped). */
+const GONE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH"]);
+
+/** Why the stack is gone, if this error says it is (a socket error, possibly as the cause). */
+function stackGoneReason(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && GONE_CODES.has(code)) return (e as Error).message || code;
+  }
+  return undefined;
 }
 
 /** The plan without a stretch of `share` of its presence events, from the middle. */
@@ -119,10 +133,26 @@ export async function waitForDrain(
   }
 }
 
+/** Waits for the local stack's queues to drain, then checks its tables (and activity) against the history. */
+async function settleAndCheck(report: SimulationReport, stack: LocalStackInfo, options: SimulationOptions) {
+  report.drainSeconds = await waitForDrain(stack, options.settleTimeoutSeconds, options.onDrain);
+  const { dynamo } = emulatorClients(stack.endpoints);
+  try {
+    report.problems = await checkTables(
+      report.history,
+      analyticsQueries(documentClient(dynamo), stack.tables),
+    );
+  } finally {
+    dynamo.destroy();
+  }
+  if (options.activity) report.problems.push(...(await rollupAndCheckActivity(stack, report.history)));
+}
+
 /**
  * Plays the platform against a webhook URL: generates (or replays) a history, serves its
  * recordings from a local file server, delivers it at `rate` with `concurrency` requests in
  * flight, then — against the local stack — waits for the pipeline to settle and checks the tables.
+ * If the stack stops answering meanwhile, the report says so (`stackGone`) rather than failing.
  */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   let files: FileServer | undefined;
@@ -215,17 +245,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       ...(platform ? { platform } : {}),
     };
     if (options.stack && !report.interrupted) {
-      report.drainSeconds = await waitForDrain(options.stack, options.settleTimeoutSeconds, options.onDrain);
-      const { dynamo } = emulatorClients(options.stack.endpoints);
       try {
-        report.problems = await checkTables(
-          history,
-          analyticsQueries(documentClient(dynamo), options.stack.tables),
-        );
-      } finally {
-        dynamo.destroy();
+        await settleAndCheck(report, options.stack, options);
+      } catch (error) {
+        // The stack stopped mid-run: the report still says what was sent and acknowledged.
+        const reason = stackGoneReason(error);
+        if (reason === undefined) throw error;
+        report.stackGone = reason;
       }
-      if (options.activity) report.problems.push(...(await rollupAndCheckActivity(options.stack, history)));
     }
     return report;
   } finally {

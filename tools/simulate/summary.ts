@@ -20,7 +20,8 @@ const SHOWN_PROBLEMS = 50;
 /**
  * The summary `simulate` prints: deliveries and rate, each status with what it means, the
  * deliveries by trigger, the drain time and the check (at most 50 differences, then how many
- * more). `code` is the exit code: 130 interrupted, 1 a difference or an answer other than 200.
+ * more). `code` is the exit code: 130 interrupted, 1 a difference, an answer other than 200 or a
+ * stack that went away mid-run.
  */
 export function summaryLines(
   report: Omit<SimulationReport, "history" | "platform"> & Partial<Pick<SimulationReport, "history">>,
@@ -32,8 +33,9 @@ export function summaryLines(
   if (checkOnly) lines.push("\ncheck only: nothing sent");
   else {
     const line = report.interrupted ? "interrupted: sent" : "sent";
+    const acknowledged = report.byStatus["200"] ?? 0;
     lines.push(
-      `\n${line} ${report.sent} deliveries in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)`,
+      `\n${line} ${report.sent} deliveries (${acknowledged} acknowledged) in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)`,
     );
     if (!report.interrupted && report.sent > 50 && report.deliveriesPerSecond < rate * 0.9)
       warnings.push(
@@ -59,6 +61,10 @@ export function summaryLines(
   if (report.drainSeconds !== undefined && !checkOnly)
     lines.push(`queues drained ${report.drainSeconds.toFixed(1)} s after the last delivery`);
   let code = report.interrupted ? 130 : 0;
+  if (report.stackGone !== undefined) {
+    lines.push(`the local stack went away (${report.stackGone}): nothing was drained or checked`);
+    code ||= 1;
+  }
   if (report.problems) {
     if (report.problems.length === 0) lines.push("check: the tables match the history ✔");
     else {
