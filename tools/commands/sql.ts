@@ -5,7 +5,6 @@ import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
-import { athenaStatementRefusal } from "../analytics/trino-statement";
 import { isoDate, runProgram, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
@@ -66,7 +65,11 @@ function print(result: SqlResult, o: SqlCliOptions): void {
 async function run(statement: string, o: SqlCliOptions): Promise<void> {
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
-    const refusal = target.kind === "local" ? undefined : athenaStatementRefusal(statement);
+    // Trino's grammar is loaded only for Athena: the parser takes a second or two to load.
+    const refusal =
+      target.kind === "local"
+        ? undefined
+        : (await import("../analytics/trino-statement")).athenaStatementRefusal(statement);
     if (refusal) {
       fail(refusal);
       return;
