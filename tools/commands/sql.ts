@@ -5,7 +5,6 @@ import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
 import { sqlOutputLines } from "../analytics/sql-output";
-import { athenaStatementRefusal } from "../analytics/trino-statement";
 import { isoDate, runProgram, UsageError, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
@@ -42,7 +41,11 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
   if (o.from && o.to && o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
-    const refusal = target.kind === "local" ? undefined : athenaStatementRefusal(statement);
+    // Trino's grammar is loaded only for Athena: the parser takes a second or two to load.
+    const refusal =
+      target.kind === "local"
+        ? undefined
+        : (await import("../analytics/trino-statement")).athenaStatementRefusal(statement);
     if (refusal) {
       fail(refusal);
       return;
