@@ -15,6 +15,7 @@ const COMMANDS = Object.fromEntries(
     "reconcile",
     "resend",
     "rollup",
+    "archive-migrate",
     "sql",
     "trigger",
     "events",

@@ -1,9 +1,10 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { loadRollupConfig } from "../../shared/config/function-config";
 import { dynamoClient } from "../../shared/platform/aws-clients";
 import { errorSummary } from "../../shared/platform/errors";
@@ -23,18 +24,24 @@ const deps = {
   store: dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable),
   now: Date.now,
   graceMs: config.graceMs,
+  ledger: blobRollupLedger(s3BlobStore(s3, config.dataBucket)),
 };
 
 /**
  * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
- * archive. A day that fails is counted (`ActivityRollups` failed: the alarm) and left as it was;
- * the run then fails too, so Lambda's Errors metric shows it.
+ * archive, one query a day for every app (`scheduledRollup`). A day that fails is counted
+ * (`ActivityRollups` failed: the alarm) and left as it was; the run then fails too, so Lambda's
+ * Errors metric shows it.
  */
 export const handler = async () => {
-  const report = await scheduledRollup(await listArchiveApps(s3, config.dataBucket), deps);
-  for (const r of report.rollups) {
-    countOutcome(metrics, "rollup", r.outcome);
-    logger.info("rollup", { ...r });
+  const report = await scheduledRollup(deps);
+  for (const pass of report.passes) {
+    const { rollups, failures, ...summary } = pass;
+    logger.info("rollup pass", { ...summary, apps: rollups.length, failed: failures.length });
+    for (const r of rollups) {
+      countOutcome(metrics, "rollup", r.outcome);
+      if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
+    }
   }
   for (const f of report.failures) {
     countOutcome(metrics, "rollup", "failed");

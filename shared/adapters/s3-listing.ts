@@ -23,23 +23,3 @@ export async function listObjects(s3: S3Client, bucket: string, prefix: string):
   } while (token);
   return objects;
 }
-
-/**
- * The apps the raw archive holds (`raw/app=<segment>/`), as app ids: one listing request per
- * thousand apps.
- */
-export async function listArchiveApps(s3: S3Client, bucket: string): Promise<string[]> {
-  const apps: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: "raw/", Delimiter: "/", ContinuationToken: token }),
-    );
-    for (const p of page.CommonPrefixes ?? []) {
-      const segment = /^raw\/app=([^/]+)\/$/.exec(p.Prefix ?? "")?.[1];
-      if (segment) apps.push(decodeURIComponent(segment));
-    }
-    token = page.NextContinuationToken;
-  } while (token);
-  return apps;
-}

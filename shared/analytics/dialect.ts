@@ -83,7 +83,7 @@ export const DUCKDB_MACROS: readonly string[] = [
 
 /** The columns of the archive view, as both engines expose them. */
 export const ARCHIVE_COLUMNS = {
-  app: "the app segment of the key (URI-encoded appId)",
+  app: "the app id, as the envelope's appId was sent (null when it had none)",
   date: "the partition day, YYYY-MM-DD (ARCHIVE_TABLES: the receipt day, or the day that needs the line)",
   event_id: "SHA-256 of the raw body",
   received_at: "edge receipt time, ms",
@@ -91,7 +91,6 @@ export const ARCHIVE_COLUMNS = {
   rank: "lifecycle rank: 0 opening, 1 other, 2 terminal",
   trigger: "the envelope's trigger",
   natural_key: "the dedupe key (null for an invalid body or an old line)",
-  app_id: "the envelope's appId",
   body: "the raw body, as the platform sent it",
 } as const;
 
@@ -119,31 +118,39 @@ export const ARCHIVE_TABLES = {
 export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
 
 /** A DuckDB view `name` over archive files, or an empty one with the same columns when there is none. */
-function duckDbView(name: ArchiveTable, files: readonly string[]): string {
+function duckDbView(name: ArchiveTable, files: readonly string[], app?: string): string {
   if (files.length === 0)
     return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM (VALUES
       (NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::INTEGER,
-       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
-      AS t(app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body) WHERE false`;
+       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
+      AS t(app, date, event_id, received_at, event_time, rank, trigger, natural_key, body) WHERE false`;
   const list = files.map((f) => `'${f.replaceAll("'", "''")}'`).join(", ");
+  // The day comes from the path as the text it is (no Hive decoding, no type guessing); the app
+  // from the line, so an app id of any characters compares as it was sent.
   return `CREATE OR REPLACE TEMP VIEW ${name} AS
-    SELECT CAST(app AS VARCHAR) AS app, CAST(date AS VARCHAR) AS date, eventId AS event_id,
-      receivedAt AS received_at, eventTime AS event_time, rank, trigger, naturalKey AS natural_key,
-      appId AS app_id, body
-    FROM read_json([${list}], format = 'newline_delimited', hive_partitioning = true, hive_types_autocast = false,
+    SELECT appId AS app, regexp_extract(filename, 'date=([0-9]{4}-[0-9]{2}-[0-9]{2})/', 1) AS date,
+      eventId AS event_id, receivedAt AS received_at, eventTime AS event_time, rank, trigger,
+      naturalKey AS natural_key, body
+    FROM read_json([${list}], format = 'newline_delimited', filename = true,
       columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
-        eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`;
+        eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})${
+          app === undefined ? "" : `\n    WHERE appId = '${app.replaceAll("'", "''")}'`
+        }`;
 }
 
 /**
  * DuckDB's `archive_events` and `archive_edges` over archive files laid out as in the bucket
- * (`…/raw/app=<app>/date=<day>/<batch>.ndjson[.gz]`, `…/edge/…` likewise; gzip read by its
- * suffix), with the columns Athena's Glue tables have. No file: an empty view with the same columns.
+ * (`…/raw/date=<day>/hour=<hh>/<batch>.ndjson[.gz]`, `…/edge/date=<day>/…`; gzip read by its
+ * suffix), with the columns Athena's Glue tables have; with `app`, that app's lines only. No
+ * file: an empty view with the same columns.
  *
- * @example duckDbArchiveViews({ archive_events: ["/tmp/x/raw/app=a/date=2026-01-02/1.ndjson.gz"], archive_edges: [] })
+ * @example duckDbArchiveViews({ archive_events: ["/tmp/x/raw/date=2026-01-02/hour=07/1.ndjson.gz"], archive_edges: [] })
  */
-export function duckDbArchiveViews(files: Readonly<Record<ArchiveTable, readonly string[]>>): string[] {
-  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name]));
+export function duckDbArchiveViews(
+  files: Readonly<Record<ArchiveTable, readonly string[]>>,
+  app?: string,
+): string[] {
+  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name], app));
 }
 
 /** Statement keywords that write or change the session, refused wherever they appear as words outside quotes. */

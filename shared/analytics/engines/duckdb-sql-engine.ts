@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { listObjects } from "../../adapters/s3-listing";
-import { dayOfKey } from "../../contracts/bucket-layout";
+import { dayOfKey, isArchiveObjectKey } from "../../contracts/bucket-layout";
 import { SqlQueryError } from "../../platform/errors";
 import {
   ARCHIVE_TABLES,
@@ -40,7 +40,7 @@ function plain(value: unknown): SqlValue | null {
  * paths), defines `archive_events` and `archive_edges` over them, runs, and removes the copy. `bytesScanned` is the
  * bytes of the objects copied: what Athena would read for the same partitions.
  *
- * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { app: "a1" })
+ * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { from: "2026-01-02", to: "2026-01-02" })
  */
 export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
   return {
@@ -48,15 +48,18 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
     async query(sql, params = {}, scope = {}) {
       const dir = mkdtempSync(join(options.workDir ?? tmpdir(), "archive-sql-"));
       try {
-        const events = await copyArchive(options, "archive_events", scope.app, scope, dir);
+        const events = await copyArchive(options, "archive_events", scope, dir);
         const edges = scope.edges
-          ? await copyArchive(options, "archive_edges", scope.app, scope.edges, dir)
+          ? await copyArchive(options, "archive_edges", scope.edges, dir)
           : { files: [], bytes: 0 };
         const { DuckDBInstance } = await import("@duckdb/node-api");
         const instance = await DuckDBInstance.create(":memory:");
         const connection = await instance.connect();
         try {
-          const views = duckDbArchiveViews({ archive_events: events.files, archive_edges: edges.files });
+          const views = duckDbArchiveViews(
+            { archive_events: events.files, archive_edges: edges.files },
+            scope.app,
+          );
           for (const statement of [...DUCKDB_MACROS, ...views]) await connection.run(statement);
           return { ...(await run(connection, sql, params)), bytesScanned: events.bytes + edges.bytes };
         } finally {
@@ -89,22 +92,35 @@ async function run(
   }
 }
 
-/** Copies one archive table's objects of an app's days into `dir`, keys as paths; returns the files and their bytes. */
+/**
+ * The prefixes to list for a range of days: one per day when the range is bounded (a day's
+ * objects, not the whole archive's), else the table's root.
+ */
+function dayPrefixes(root: string, days: DayRange): string[] {
+  if (!days.from || !days.to) return [root];
+  const prefixes: string[] = [];
+  for (let t = Date.parse(`${days.from}T00:00:00Z`); t <= Date.parse(`${days.to}T00:00:00Z`); t += 86_400_000)
+    prefixes.push(`${root}date=${new Date(t).toISOString().slice(0, 10)}/`);
+  return prefixes;
+}
+
+/** Copies one archive table's objects of a range of days into `dir`, keys as paths; returns the files and their bytes. */
 async function copyArchive(
   options: DuckDbEngineOptions,
   table: ArchiveTable,
-  app: string | undefined,
   days: DayRange,
   dir: string,
 ): Promise<{ files: string[]; bytes: number }> {
-  const root = ARCHIVE_TABLES[table].prefix;
-  const objects = (await listObjects(options.s3, options.bucket, app ? `${root}app=${app}/` : root)).filter(
-    ({ key }) => {
-      const day = dayOfKey(key);
-      if (!day || !/\.ndjson(\.gz)?$/.test(key)) return false;
-      return (!days.from || day >= days.from) && (!days.to || day <= days.to);
-    },
+  const listed = await Promise.all(
+    dayPrefixes(ARCHIVE_TABLES[table].prefix, days).map((prefix) =>
+      listObjects(options.s3, options.bucket, prefix),
+    ),
   );
+  const objects = listed.flat().filter(({ key }) => {
+    const day = dayOfKey(key);
+    if (!day || !isArchiveObjectKey(key)) return false;
+    return (!days.from || day >= days.from) && (!days.to || day <= days.to);
+  });
   const files: string[] = [];
   let bytes = 0;
   for (const { key } of objects) {

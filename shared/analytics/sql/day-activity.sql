@@ -1,5 +1,7 @@
--- The activity of one app on one UTC day, in one scan of the archive (the same text on DuckDB
+-- The activity of every app on one UTC day, in one scan of the archive (the same text on DuckDB
 -- and Athena; `dialect.ts` binds the :parameters and gives DuckDB Athena's JSON functions).
+-- :app narrows it to one app ('' for every app); each step below works per app (every window is
+-- partitioned by it, every grouping set holds it), so an app's figures are the same either way.
 --
 -- 1. lines: the raw archive of the receipt day (with `rollup --neighbours`, for archives written
 --    before edge objects: the day before, the day, the day after), and the day's edge: copies of
@@ -11,32 +13,39 @@
 --    from the body once (the actor, the 1:1 call's other party, the group of a group message…).
 -- 3. levels: presence transitions in the order of facts (event time, lifecycle rank, first
 --    receipt, event id), each with the number of users online after it.
--- 4. one aggregation over grouping sets: the day, each hour, each group, each sender and each
---    message kind (GROUPING(...) tells which). Each fact is joined with (1), (2) so that a call's
---    two parties both count as active users; every other figure counts side 1 only.
-WITH lines AS (
-  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+-- 4. one aggregation over grouping sets, each per app: the day, each hour, each group, each
+--    sender and each message kind (GROUPING(...) tells which). Each fact is joined with (1), (2)
+--    so that a call's two parties both count as active users; every other figure counts side 1 only.
+-- 5. the top lists cut here, per app: the :top groups and senders with the most messages (ties
+--    by id), so that a day of 10,000 apps ships their top lists, not every group and sender.
+WITH archived AS (
+  SELECT coalesce(app, '_none') AS app, event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_events
-  WHERE app = :app AND "date" BETWEEN :first_date AND :last_date
+  WHERE "date" BETWEEN :first_date AND :last_date
   UNION ALL
-  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+  SELECT coalesce(app, '_none') AS app, event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_edges
-  WHERE app = :app AND "date" = :day
+  WHERE "date" = :day
+),
+lines AS (
+  SELECT * FROM archived WHERE :app = '' OR app = :app
 ),
 copies AS (
   SELECT
+    app,
     event_id,
     received_at,
     event_time,
     rank,
     trigger,
     body,
-    row_number() OVER (PARTITION BY natural_key ORDER BY received_at, event_id) AS copy
+    row_number() OVER (PARTITION BY app, natural_key ORDER BY received_at, event_id) AS copy
   FROM lines
   WHERE natural_key IS NOT NULL
 ),
 facts AS (
   SELECT
+    app,
     event_id,
     received_at,
     event_time,
@@ -108,7 +117,7 @@ transitions AS (
     f.*,
     CASE WHEN presence_status = 'online' THEN 1 ELSE 0 END AS online,
     lag(presence_status) OVER (
-      PARTITION BY trigger, actor ORDER BY event_time, rank, received_at, event_id
+      PARTITION BY app, trigger, actor ORDER BY event_time, rank, received_at, event_id
     ) AS previous_status
   FROM facts AS f
 ),
@@ -132,10 +141,10 @@ changes AS (
 levels AS (
   SELECT
     c.*,
-    sum(online_at_start) OVER (PARTITION BY trigger) AS start_level,
-    sum(online_at_start) OVER (PARTITION BY trigger)
+    sum(online_at_start) OVER (PARTITION BY app, trigger) AS start_level,
+    sum(online_at_start) OVER (PARTITION BY app, trigger)
       + sum(delta) OVER (
-        PARTITION BY trigger ORDER BY event_time, rank, received_at, event_id
+        PARTITION BY app, trigger ORDER BY event_time, rank, received_at, event_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
       ) AS level
   FROM changes AS c
@@ -144,8 +153,10 @@ sides AS (
   SELECT l.*, s.n, CASE WHEN s.n = 1 THEN actor ELSE party END AS uid
   FROM levels AS l
   CROSS JOIN (VALUES (1), (2)) AS s (n)
-)
+),
+grouped AS (
 SELECT
+  app,
   GROUPING(hour, group_id, sender, message_kind) AS grouping_set,
   hour,
   group_id,
@@ -192,4 +203,20 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
 FROM sides
-GROUP BY GROUPING SETS ((), (hour), (group_id), (sender), (message_kind))
+GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind))
+),
+ranked AS (
+  SELECT
+    g.*,
+    -- 11: a group's row, 13: a sender's (GROUPING: 1 for each of hour, group_id, sender,
+    -- message_kind left out). The row of no group (no sender) is not a list entry.
+    row_number() OVER (
+      PARTITION BY app, grouping_set
+      ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
+    ) AS position
+  FROM grouped AS g
+)
+SELECT *
+FROM ranked
+WHERE grouping_set NOT IN (11, 13) OR (position <= :top AND coalesce(group_id, sender) IS NOT NULL)
+ORDER BY app, grouping_set, position
