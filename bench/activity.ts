@@ -370,17 +370,22 @@ try {
 
   // The scheduled cycle at 1, 1,000 and 10,000 apps, at 1M events a day: before, one query per app
   // and day; now, one per day for every app. Athena bills each query at least 10 MB.
-  const cycleBytes = (todayScans / runs + (1 + edgeShare)) * dayBytesAtScale;
+  const todayBytes = (todayScans / runs) * dayBytesAtScale;
+  const yesterdayBytes = (1 + edgeShare) * dayBytesAtScale;
   const cycle = (apps: number, perApp: boolean) => {
-    const cycleQueries = perApp ? 2 * apps : 2;
-    const scanned = perApp
-      ? Math.max(cycleBytes / apps, PRICE.athenaMinimumBytes) * cycleQueries
-      : Math.max(cycleBytes / 2, PRICE.athenaMinimumBytes) * 2;
-    const usd = scanned * PRICE.athenaPerByte;
-    return { cycleQueries, scanned, usd };
+    const n = perApp ? apps : 1;
+    const billed = (bytes: number) => n * Math.max(bytes / n, PRICE.athenaMinimumBytes);
+    const today = billed(todayBytes) * PRICE.athenaPerByte;
+    const yesterday = billed(yesterdayBytes) * PRICE.athenaPerByte;
+    return {
+      cycleQueries: 2 * n,
+      scanned: billed(todayBytes) + billed(yesterdayBytes),
+      usd: today + yesterday,
+      month: 30 * (runs * today + yesterdayRuns * yesterday),
+    };
   };
   console.log(
-    `\nthe scheduled cycle (today and yesterday until final) at 1M events a day; Athena bills ≥ 10 MB a query:`,
+    `\nthe scheduled cycle (today, and yesterday until final) at 1M events a day; Athena bills ≥ 10 MB a query:`,
   );
   console.table(
     [1, 1000, 10_000].flatMap((apps) =>
@@ -397,7 +402,7 @@ try {
           "engine queries": c.cycleQueries,
           "MB scanned (billed)": Number((c.scanned / 1024 ** 2).toFixed(1)),
           "$ a cycle": Number(c.usd.toFixed(5)),
-          "$ a month (every 15 min)": Number((c.usd * runs * 30).toFixed(2)),
+          "Athena $ a month (every 15 min)": Number(c.month.toFixed(2)),
         };
       }),
     ),

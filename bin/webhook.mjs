@@ -16,6 +16,7 @@ const COMMANDS = Object.fromEntries(
     "resend",
     "rollup",
     "archive-migrate",
+    "compact",
     "sql",
     "trigger",
     "events",
