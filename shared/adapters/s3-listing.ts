@@ -9,7 +9,7 @@ export interface ListedObject {
 /**
  * Every object under a prefix, following the listing's pages (1,000 keys a request).
  *
- * @example await listObjects(s3, bucket, "raw/app=a1/date=2026-01-02/") // [{ key, size }, …]
+ * @example await listObjects(s3, bucket, "raw/date=2026-01-02/hour=07/") // [{ key, size }, …]
  */
 export async function listObjects(s3: S3Client, bucket: string, prefix: string): Promise<ListedObject[]> {
   const objects: ListedObject[] = [];
