@@ -17,22 +17,25 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { DuckDBInstance } from "@duckdb/node-api";
-import { bindNamed, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { COMPACT_ROW_GROUP_ROWS } from "../shared/analytics/compaction";
+import { bindNamed, compactionSelect, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
 import type { DayRange, SqlEngine } from "../shared/analytics/engines/sql-engine";
 import { TOP_LIMIT } from "../shared/analytics/figures";
-import { dayActivity, dayStart } from "../shared/analytics/rollup";
+import { dayActivities, dayActivity, dayStart } from "../shared/analytics/rollup";
 import { dayOfKey, utcDay } from "../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../shared/platform/constants";
 import type { BlobStore } from "../shared/ports/blob-store";
 import type { QueuedEvent } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
-import { generateHistory } from "../tools/simulate/generator";
+import { generateHistory, zipfWeights } from "../tools/simulate/generator";
 
 /** ~1 event a second: enough to cover the day and 10 minutes on either side. */
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 86_000);
 const DAY = "2026-03-02";
 const DAY_MS = 86_400_000;
+/** The apps of the multi-tenant day (Zipf-like weights). */
+const APPS = Number(process.env.BENCH_APPS ?? 1000);
 /** How the platform delivers (assumed): retries 10 and 40 s after the first delivery, some events late. */
 const DELIVERY = { retryShare: 0.05, lateShare: 0.01, maxLateMinutes: 120 };
 
@@ -58,13 +61,20 @@ const PIPELINE_PER_MILLION = 2.43;
 /** A number in [0, 1) from a string: the same deliveries on every run. */
 const unit = (text: string) => createHash("sha256").update(text).digest().readUInt32BE(0) / 2 ** 32;
 
-const dir = mkdtempSync(join(tmpdir(), "bench-activity-"));
-try {
+/** Every object the archive got: its path, table, day, size and when its batch was archived. */
+type Written = { path: string; table: "raw" | "edge"; day: string; bytes: number; at: number };
+
+/**
+ * The simulated day of `apps` (Zipf-like weights when several) delivered as the platform would and
+ * archived in batches of 100 under `dir`, as the projector archives them.
+ */
+async function simulateDay(apps: string[], dir: string) {
   const start = dayStart(DAY);
   const history = generateHistory({
     events: EVENTS,
     seed: 7,
-    apps: ["bench-app"],
+    apps,
+    ...(apps.length > 1 ? { appWeights: zipfWeights(apps.length) } : {}),
     startAt: (start - 600_000) / 1000,
   });
   const deliveries: QueuedEvent[] = [];
@@ -90,11 +100,9 @@ try {
       });
   }
   deliveries.sort((a, b) => a.receivedAt - b.receivedAt);
-  if ((history.events.at(-1)?.at ?? 0) < start + DAY_MS)
-    console.log(`note: ${EVENTS} events end before the day does (BENCH_EVENTS ≥ 86000 covers it)`);
 
   /** Every object written: its path, table, day, size and when its batch was archived. */
-  const objects: Array<{ path: string; table: "raw" | "edge"; day: string; bytes: number; at: number }> = [];
+  const objects: Written[] = [];
   let batchAt = 0;
   const store: BlobStore = {
     bucket: "bench",
@@ -117,38 +125,33 @@ try {
     await archiveBatch(batch, store);
     batches++;
   }
-  const dayEvents = history.events.filter((e) => utcDay(e.at) === DAY);
-  const rawBytes = dayEvents.reduce((s, e) => s + Buffer.byteLength(e.body), 0);
-  const sizeOf = (table: "raw" | "edge", day: string, before = Number.POSITIVE_INFINITY) =>
-    objects
-      .filter((o) => o.table === table && o.day === day && o.at < before)
-      .reduce((s, o) => s + o.bytes, 0);
-  const dayBytes = sizeOf("raw", DAY);
-  const edgeBytes = sizeOf("edge", DAY);
-  const edgePuts = objects.filter((o) => o.table === "edge").length;
-  const rawPuts = objects.length - edgePuts;
-  const perEventArchived =
-    objects.filter((o) => o.table === "raw").reduce((s, o) => s + o.bytes, 0) / deliveries.length;
+  return { history, deliveries, objects, batches };
+}
 
-  // The recompute itself, as the rollup runs it (`dayActivity`), on DuckDB over the files written
-  // (an engine whose scope picks the objects, as the local adapter's does from the bucket); `until`
-  // leaves out the batches archived later (today's last recompute, at midnight).
-  const instance = await DuckDBInstance.create(":memory:");
-  const connection = await instance.connect();
-  for (const macro of DUCKDB_MACROS) await connection.run(macro);
-  let until = Number.POSITIVE_INFINITY;
-  const engine: SqlEngine = {
+/**
+ * The rollup's engine over the files written (its scope picks the objects, as the local adapter's
+ * does from the bucket); `until()` leaves out the batches archived later (today's last recompute).
+ */
+function engineOver(
+  connection: DuckDBConnection,
+  objects: readonly Written[],
+  until: () => number = () => Number.POSITIVE_INFINITY,
+): SqlEngine {
+  return {
     name: "duckdb",
     async query(sql, params = {}, scope = {}) {
       const within = (day: string, range: DayRange) =>
         (!range.from || day >= range.from) && (!range.to || day <= range.to);
       const read = objects.filter(
         (o) =>
-          o.at < until &&
+          o.at < until() &&
           (o.table === "raw" ? within(o.day, scope) : !!scope.edges && within(o.day, scope.edges)),
       );
       const paths = (table: "raw" | "edge") => read.filter((o) => o.table === table).map((o) => o.path);
-      for (const view of duckDbArchiveViews({ archive_events: paths("raw"), archive_edges: paths("edge") }))
+      for (const view of duckDbArchiveViews({
+        archive_events: { ndjson: paths("raw") },
+        archive_edges: { ndjson: paths("edge") },
+      }))
         await connection.run(view);
       const bound = bindNamed(sql, params);
       const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
@@ -163,6 +166,33 @@ try {
       };
     },
   };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "bench-activity-"));
+try {
+  const start = dayStart(DAY);
+  const { history, deliveries, objects, batches } = await simulateDay(["bench-app"], join(dir, "one"));
+  if ((history.events.at(-1)?.at ?? 0) < start + DAY_MS)
+    console.log(`note: ${EVENTS} events end before the day does (BENCH_EVENTS ≥ 86000 covers it)`);
+  const dayEvents = history.events.filter((e) => utcDay(e.at) === DAY);
+  const rawBytes = dayEvents.reduce((s, e) => s + Buffer.byteLength(e.body), 0);
+  const sizeOf = (table: "raw" | "edge", day: string, before = Number.POSITIVE_INFINITY) =>
+    objects
+      .filter((o) => o.table === table && o.day === day && o.at < before)
+      .reduce((s, o) => s + o.bytes, 0);
+  const dayBytes = sizeOf("raw", DAY);
+  const edgeBytes = sizeOf("edge", DAY);
+  const edgePuts = objects.filter((o) => o.table === "edge").length;
+  const rawPuts = objects.length - edgePuts;
+  const perEventArchived =
+    objects.filter((o) => o.table === "raw").reduce((s, o) => s + o.bytes, 0) / deliveries.length;
+
+  // The recompute itself, as the rollup runs it (`dayActivity`), on DuckDB over the files written.
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  for (const macro of DUCKDB_MACROS) await connection.run(macro);
+  let until = Number.POSITIVE_INFINITY;
+  const engine = engineOver(connection, objects, () => until);
   const began = performance.now();
   const closed = await dayActivity(engine, "bench-app", DAY);
   const seconds = (performance.now() - began) / 1000;
@@ -174,8 +204,6 @@ try {
   );
   until = start + DAY_MS;
   const today = await dayActivity(engine, "bench-app", DAY);
-  connection.closeSync();
-  instance.closeSync();
 
   // Today's last recompute reads D and the edge written so far; a closed day's, D and its whole
   // edge. The previous read of a closed day was D-1, D and D+1: at steady state, three days.
@@ -269,6 +297,129 @@ try {
   console.log(
     `targets: scanned per day ≤ 0.3× raw JSON: ${ratio(scannedToday).toFixed(3)}× per recompute of today, ${ratio(scannedClosed).toFixed(3)}× per recompute of a closed day (baseline ${ratio(scannedBefore).toFixed(3)}×); rollups ≤ $0.10 per 1M events: $${added.toFixed(4)}`,
   );
+
+  // ---- Multi-tenant: the same number of events over BENCH_APPS apps (Zipf-like weights). ----
+  const tenants = await simulateDay(
+    Array.from({ length: APPS }, (_, i) => `tenant-${String(i + 1).padStart(5, "0")}`),
+    join(dir, "many"),
+  );
+  const tenantEngine = engineOver(connection, tenants.objects);
+  const timed = async <T>(run: () => Promise<T>) => {
+    const t0 = performance.now();
+    const result = await run();
+    return { result, seconds: (performance.now() - t0) / 1000 };
+  };
+  const allApps = await timed(() => dayActivities(tenantEngine, DAY));
+  const shares = new Map<string, number>();
+  const tenantDay = tenants.history.events.filter((e) => utcDay(e.at) === DAY);
+  for (const e of tenantDay) shares.set(e.appId, (shares.get(e.appId) ?? 0) + 1 / tenantDay.length);
+  // The app for the one-app figures: the biggest at most 5% of the day's events.
+  const [probe, probeShare] = [...shares]
+    .filter(([, share]) => share <= 0.05)
+    .sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
+  const oneOfMany = await timed(() => dayActivities(tenantEngine, DAY, { app: probe }));
+  const tenantRaw = tenants.objects.filter((o) => o.table === "raw" && o.day === DAY);
+  const tenantDayBytes = tenantRaw.reduce((sum, o) => sum + o.bytes, 0);
+  const sentApps = new Set(tenants.deliveries.map((d) => d.appId)).size;
+  const tenantPuts = tenants.objects.length / tenants.deliveries.length;
+  console.log(
+    `\n${APPS} apps (${sentApps} sent; Zipf-like weights), the same ${EVENTS} events: ${tenants.objects.length} archive objects for ${tenants.batches} batches of 100 (${tenantPuts.toFixed(4)} PUTs a delivery; one app: ${(objects.length / deliveries.length).toFixed(4)})`,
+  );
+  console.log(
+    `  every app's day in one query: ${allApps.seconds.toFixed(2)} s for ${allApps.result.activities.size} apps (one app's day alone: ${seconds.toFixed(2)} s; ${(allApps.seconds / seconds).toFixed(2)}× it, target ≤ 10×); one query narrowed to ${probe} (${(probeShare * 100).toFixed(2)}% of events): ${oneOfMany.seconds.toFixed(2)} s`,
+  );
+
+  // Closed day in Parquet: the tenants' day compacted as the compactor writes it, and the bytes a
+  // one-app query reads: the row groups whose app range holds the app (min/max statistics), every
+  // column of them, against the day's NDJSON.
+  const parquetPath = join(dir, "day.parquet");
+  const views = duckDbArchiveViews({
+    archive_events: { ndjson: tenantRaw.map((o) => o.path) },
+    archive_edges: { ndjson: [] },
+  });
+  for (const view of views) await connection.run(view);
+  await connection.run(
+    `COPY (${compactionSelect(DAY)}) TO '${parquetPath}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP_ROWS})`,
+  );
+  const groups = (
+    await connection.runAndReadAll(
+      `SELECT row_group_id, sum(total_compressed_size) AS bytes,
+         max(CASE WHEN path_in_schema = 'app' THEN stats_min_value END) AS min_app,
+         max(CASE WHEN path_in_schema = 'app' THEN stats_max_value END) AS max_app
+       FROM parquet_metadata('${parquetPath}') GROUP BY row_group_id`,
+    )
+  ).getRowObjectsJS();
+  const parquetBytes = groups.reduce((sum, g) => sum + Number(g.bytes), 0);
+  const probeGroups = groups.filter((g) => String(g.min_app) <= probe && probe <= String(g.max_app));
+  const probeBytes = probeGroups.reduce((sum, g) => sum + Number(g.bytes), 0);
+  console.table({
+    "the day's NDJSON (gzip), every app": { bytes: tenantDayBytes, "× NDJSON": 1 },
+    "the day in Parquet (zstd, sorted by app, event time)": {
+      bytes: parquetBytes,
+      "× NDJSON": Number((parquetBytes / tenantDayBytes).toFixed(4)),
+    },
+    [`one app (${(probeShare * 100).toFixed(2)}% of events), NDJSON: the whole day`]: {
+      bytes: tenantDayBytes,
+      "× NDJSON": 1,
+    },
+    [`one app, Parquet: ${probeGroups.length} of ${groups.length} row groups`]: {
+      bytes: probeBytes,
+      "× NDJSON": Number((probeBytes / tenantDayBytes).toFixed(4)),
+    },
+  });
+
+  // The scheduled cycle at 1, 1,000 and 10,000 apps, at 1M events a day: before, one query per app
+  // and day; now, one per day for every app. Athena bills each query at least 10 MB.
+  const todayBytes = (todayScans / runs) * dayBytesAtScale;
+  const yesterdayBytes = (1 + edgeShare) * dayBytesAtScale;
+  const cycle = (apps: number, perApp: boolean) => {
+    const n = perApp ? apps : 1;
+    const billed = (bytes: number) => n * Math.max(bytes / n, PRICE.athenaMinimumBytes);
+    const today = billed(todayBytes) * PRICE.athenaPerByte;
+    const yesterday = billed(yesterdayBytes) * PRICE.athenaPerByte;
+    return {
+      cycleQueries: 2 * n,
+      scanned: billed(todayBytes) + billed(yesterdayBytes),
+      usd: today + yesterday,
+      month: 30 * (runs * today + yesterdayRuns * yesterday),
+    };
+  };
+  console.log(
+    `\nthe scheduled cycle (today, and yesterday until final) at 1M events a day; Athena bills ≥ 10 MB a query:`,
+  );
+  console.table(
+    [1, 1000, 10_000].flatMap((apps) =>
+      (
+        [
+          ["one query per app and day (before)", true],
+          ["one query per day, every app (now)", false],
+        ] as const
+      ).map(([how, perApp]) => {
+        const c = cycle(apps, perApp);
+        return {
+          apps,
+          how,
+          "engine queries": c.cycleQueries,
+          "MB scanned (billed)": Number((c.scanned / 1024 ** 2).toFixed(1)),
+          "$ a cycle": Number(c.usd.toFixed(5)),
+          "Athena $ a month (every 15 min)": Number(c.month.toFixed(2)),
+        };
+      }),
+    ),
+  );
+  // The function's time at 10,000 apps: 2 queries (~10 s each on Athena), reading the rows back
+  // (~80 a day an app, 1,000 a results page, ~0.1 s a page), and the writes of the apps whose
+  // figures moved (all of them, at worst: a Query and a transaction each, ~30 ms, 16 at a time).
+  const modelSeconds =
+    2 * SCHEDULE.secondsPerQuery + ((2 * 10_000 * 80) / 1000) * 0.1 + ((2 * 10_000) / 16) * 0.03;
+  console.log(
+    `the cycle at 10,000 apps, modelled: ${modelSeconds.toFixed(0)} s at worst (every app changed), inside the function's 600 s timeout`,
+  );
+  console.log(
+    `targets: PUTs a delivery at ${APPS} apps ${tenantPuts.toFixed(4)} (≤ 0.02 at batches ≥ 50; these are of 100); cycle queries 2 whatever the apps; every app's day ${(allApps.seconds / seconds).toFixed(2)}× one app's (≤ 10×); one app of ≤ 5% on a closed day reads ${(probeBytes / tenantDayBytes).toFixed(4)}× the day's NDJSON in Parquet (≤ 0.1×)`,
+  );
+  connection.closeSync();
+  instance.closeSync();
   if (!same) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });

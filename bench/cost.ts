@@ -18,6 +18,9 @@
  * provisioned at a steady BENCH_RATE, each table and index sized by auto scaling from the units
  * DynamoDB reported for it (`bench/capacity.ts`).
  * Recordings are counted (jobs sent) but not fetched: their cost follows their bytes, not the events.
+ * The mix runs twice, side by side: in one app, then spread over BENCH_APPS apps (1,000 by
+ * default) with Zipf-like weights (`zipfWeights`: a few big apps, a long tail), as a multi-tenant
+ * account sends it; the archive's S3 PUTs per delivery and the $ per million events of each.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,7 +37,7 @@ import { emulatorClients } from "../tools/local/clients";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
 import { SqsPoller } from "../tools/local/poller";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
-import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
+import { deliveryPlan, generateHistory, zipfWeights } from "../tools/simulate/generator";
 import {
   breakEvenRate,
   breakEvenUtilisation,
@@ -52,6 +55,8 @@ import { batchAtRate, CONCURRENT_BATCHES, startFauxqsProcess } from "./support";
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
 /** The steady traffic at which X-Ray's sampling is priced (100/s: 8.6 million events a day). */
 const RATE = Number(process.env.BENCH_RATE ?? 100);
+/** The apps the second run spreads the same number of events over (Zipf-like weights). */
+const APPS = Number(process.env.BENCH_APPS ?? 1000);
 
 /** us-east-1 list prices, USD. */
 const PRICE = {
@@ -298,114 +303,151 @@ async function main() {
       c: Context,
     ) => Promise<SQSBatchResponse>;
 
-    const history = generateHistory({ events: EVENTS, seed: 7, apps: ["cost-app"] });
-    const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
-    let projectorInvocations = 0;
-    const run = await capturingLogs(async () => {
-      for (const [i, delivery] of plan.entries()) {
-        const response = await ingest(apiEvent(delivery.body, delivery.at + 200 + i));
-        if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
-      }
-      const poller = new SqsPoller({
-        sqs: emulatorClients({ aws: aws.endpoint }).sqs,
-        queueUrl: events.QueueUrl ?? "",
-        queueArn: eventsArn,
-        region: LOCAL_REGION,
-        handler: (e, c) => {
-          projectorInvocations++;
-          return projector(e, c);
-        },
-        functionName: "projector",
-        batchSize: batch,
-        batchingWindowMs: deployed.projectorBatchingWindowSeconds * 1000,
-        concurrency: 1,
+    /** One run of the mix over `appCount` apps: prints its tables and returns its headline figures. */
+    const measure = async (appCount: number) => {
+      aws.counts.clear();
+      dynamodb.counts.clear();
+      for (const u of meter.units.values()) Object.assign(u, { write: 0, read: 0 });
+      const history =
+        appCount === 1
+          ? generateHistory({ events: EVENTS, seed: 7, apps: ["cost-app"] })
+          : generateHistory({
+              events: EVENTS,
+              seed: 7,
+              apps: Array.from({ length: appCount }, (_, i) => `tenant-${String(i + 1).padStart(5, "0")}`),
+              appWeights: zipfWeights(appCount),
+            });
+      const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
+      let projectorInvocations = 0;
+      const run = await capturingLogs(async () => {
+        for (const [i, delivery] of plan.entries()) {
+          const response = await ingest(apiEvent(delivery.body, delivery.at + 200 + i));
+          if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
+        }
+        const poller = new SqsPoller({
+          sqs: emulatorClients({ aws: aws.endpoint }).sqs,
+          queueUrl: events.QueueUrl ?? "",
+          queueArn: eventsArn,
+          region: LOCAL_REGION,
+          handler: (e, c) => {
+            projectorInvocations++;
+            return projector(e, c);
+          },
+          functionName: "projector",
+          batchSize: batch,
+          batchingWindowMs: deployed.projectorBatchingWindowSeconds * 1000,
+          concurrency: 1,
+        });
+        poller.start();
+        for (;;) {
+          const a = (
+            await direct.sqs.send(
+              new GetQueueAttributesCommand({
+                QueueUrl: events.QueueUrl,
+                AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+              }),
+            )
+          ).Attributes;
+          if (Number(a?.ApproximateNumberOfMessages) + Number(a?.ApproximateNumberOfMessagesNotVisible) === 0)
+            break;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        await poller.stop();
       });
-      poller.start();
-      for (;;) {
-        const a = (
-          await direct.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: events.QueueUrl,
-              AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-            }),
-          )
-        ).Attributes;
-        if (Number(a?.ApproximateNumberOfMessages) + Number(a?.ApproximateNumberOfMessagesNotVisible) === 0)
-          break;
-        await new Promise((r) => setTimeout(r, 300));
-      }
-      await poller.stop();
-    });
 
-    const n = plan.length;
-    const count = (map: Map<string, number>, ...ops: string[]) =>
-      ops.reduce((s, op) => s + (map.get(op) ?? 0), 0);
-    const sqsSends = count(aws.counts, "SendMessage", "SendMessageBatch");
-    const sqsOther = count(
-      aws.counts,
-      "ReceiveMessage",
-      "DeleteMessageBatch",
-      "DeleteMessage",
-      "ChangeMessageVisibility",
-    );
-    const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
-    const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
-    const perInvocation = projectorInvocations / n;
-    /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
-    const platform = (ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) => ({
-      logBytes:
-        ((ingest.systemLogLevel === SystemLogLevel.WARN ? 0 : 1) + perInvocation) *
-        PLATFORM_BYTES_PER_INVOCATION,
-      traces: (ingest.traced ? sampledShare(RATE) : 0) + perInvocation * sampledShare(RATE * perInvocation),
-    });
-    const costLines = (p: { logBytes: number; traces: number }) =>
-      [
-        { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
-        { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
-        { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
-        { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
-        { item: "projector invocations", perEvent: perInvocation, usd: PRICE.lambdaRequest },
-        { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
-        { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
-        { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
-        { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
-        { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logByte },
-        { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
-        { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
-        { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
-      ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
-    const lines = costLines(
-      platform({ systemLogLevel: INGEST_SYSTEM_LOG_LEVEL, traced: deployed.ingestTracing }),
-    );
-    const previous = costLines(platform({ systemLogLevel: SystemLogLevel.INFO, traced: true }));
-    const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
-    const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
-    const total = sum(lines);
-    console.log(
-      `cost on the simulator's mix: ${n} deliveries of one app (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
-    );
+      const n = plan.length;
+      const count = (map: Map<string, number>, ...ops: string[]) =>
+        ops.reduce((s, op) => s + (map.get(op) ?? 0), 0);
+      const sqsSends = count(aws.counts, "SendMessage", "SendMessageBatch");
+      const sqsOther = count(
+        aws.counts,
+        "ReceiveMessage",
+        "DeleteMessageBatch",
+        "DeleteMessage",
+        "ChangeMessageVisibility",
+      );
+      const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
+      const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
+      const perInvocation = projectorInvocations / n;
+      /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
+      const platform = (ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) => ({
+        logBytes:
+          ((ingest.systemLogLevel === SystemLogLevel.WARN ? 0 : 1) + perInvocation) *
+          PLATFORM_BYTES_PER_INVOCATION,
+        traces: (ingest.traced ? sampledShare(RATE) : 0) + perInvocation * sampledShare(RATE * perInvocation),
+      });
+      const costLines = (p: { logBytes: number; traces: number }) =>
+        [
+          { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
+          { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
+          { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
+          { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
+          { item: "projector invocations", perEvent: perInvocation, usd: PRICE.lambdaRequest },
+          { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
+          { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
+          { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
+          { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
+          { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logByte },
+          { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
+          { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
+          { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
+        ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+      const lines = costLines(
+        platform({ systemLogLevel: INGEST_SYSTEM_LOG_LEVEL, traced: deployed.ingestTracing }),
+      );
+      const previous = costLines(platform({ systemLogLevel: SystemLogLevel.INFO, traced: true }));
+      const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
+      const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
+      const total = sum(lines);
+      console.log(
+        `cost on the simulator's mix: ${n} deliveries of ${appCount === 1 ? "one app" : `${new Set(history.events.map((e) => e.appId)).size} of ${appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
+      );
+      console.table(
+        lines.map((l) => ({
+          "per event": l.item,
+          count: Number(l.perEvent.toFixed(4)),
+          "$ per million events": Number(l.perMillion.toFixed(4)),
+        })),
+      );
+      console.log(
+        `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
+      );
+      console.log(
+        `previous defaults (the ingest traced, its start and report lines logged): ${sum(previous).toFixed(2)}; ratio ${(sum(previous) / floor).toFixed(2)}`,
+      );
+      printCapacityModes(
+        [...meter.units].map(([resource, u]) => ({ resource, write: u.write / n, read: u.read / n })),
+        total,
+        lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
+      );
+      console.log(
+        `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
+      );
+      console.log("requests counted:", Object.fromEntries([...aws.counts, ...dynamodb.counts].sort()));
+      return {
+        apps: new Set(history.events.map((e) => e.appId)).size,
+        deliveries: n,
+        s3PutsPerDelivery: s3Puts / n,
+        writeUnitsPerEvent: run.writeUnits / n,
+        usdPerMillion: total,
+      };
+    };
+    const one = await measure(1);
+    const many = await measure(APPS);
+    console.log(`one app and ${APPS} apps side by side, the same ${EVENTS} events:`);
     console.table(
-      lines.map((l) => ({
-        "per event": l.item,
-        count: Number(l.perEvent.toFixed(4)),
-        "$ per million events": Number(l.perMillion.toFixed(4)),
+      [
+        { run: "1 app", ...one },
+        { run: `${APPS} apps`, ...many },
+      ].map((r) => ({
+        run: r.run,
+        "apps that sent": r.apps,
+        deliveries: r.deliveries,
+        "S3 PUTs per delivery": Number(r.s3PutsPerDelivery.toFixed(4)),
+        "DynamoDB write units per event": Number(r.writeUnitsPerEvent.toFixed(3)),
+        "$ per million events": Number(r.usdPerMillion.toFixed(2)),
       })),
     );
-    console.log(
-      `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
-    );
-    console.log(
-      `previous defaults (the ingest traced, its start and report lines logged): ${sum(previous).toFixed(2)}; ratio ${(sum(previous) / floor).toFixed(2)}`,
-    );
-    printCapacityModes(
-      [...meter.units].map(([resource, u]) => ({ resource, write: u.write / n, read: u.read / n })),
-      total,
-      lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
-    );
-    console.log(
-      `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
-    );
-    console.log("requests counted:", Object.fromEntries([...aws.counts, ...dynamodb.counts].sort()));
   } finally {
     direct.destroy();
     await Promise.all([aws.close(), dynamodb.close()]);

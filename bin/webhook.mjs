@@ -15,6 +15,8 @@ const COMMANDS = Object.fromEntries(
     "reconcile",
     "resend",
     "rollup",
+    "archive-migrate",
+    "compact",
     "sql",
     "trigger",
     "events",

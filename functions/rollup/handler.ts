@@ -1,10 +1,11 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
 import type { Context } from "aws-lambda";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { loadRollupConfig } from "../../shared/config/function-config";
 import { dynamoClient } from "../../shared/platform/aws-clients";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
@@ -18,14 +19,16 @@ const { logger, metrics } = observability("rollup");
 const s3 = s3Client(config.aws);
 const athena = new AthenaClient({});
 const store = dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable);
+const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
 /**
  * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
- * archive. A day that fails is counted (`ActivityRollups` failed: the alarm) and left as it was;
- * the run then fails too, so Lambda's Errors metric shows it. A failure around the days (listing
- * the archive) is counted the same way. No query runs past the invocation's remaining time less a
- * margin (the Athena engine stops it): a slow cycle fails its last days, counted, instead of being
- * killed by the timeout with nothing said.
+ * archive, one query a day for every app (`scheduledRollup`). A day that fails is counted
+ * (`ActivityRollups` failed: the alarm) and left as it was; the run then fails too, so Lambda's
+ * Errors metric shows it. A failure around the days (reading the archive or the ledger) is counted
+ * the same way. No query runs past the invocation's remaining time less a margin (the Athena
+ * engine stops it): a slow cycle fails its last days, counted, instead of being killed by the
+ * timeout with nothing said.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
   const deps = {
@@ -38,18 +41,23 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     store,
     now: Date.now,
     graceMs: config.graceMs,
+    ledger,
   };
   let report: ScheduledRollupReport;
   try {
-    report = await scheduledRollup(await listArchiveApps(s3, config.dataBucket), deps);
+    report = await scheduledRollup(deps);
   } catch (error) {
     countOutcome(metrics, "rollup", "failed");
     logger.error("rollup failed", { outcome: "failed", error: errorSummary(error) });
     throw error;
   }
-  for (const r of report.rollups) {
-    countOutcome(metrics, "rollup", r.outcome);
-    logger.info("rollup", { ...r });
+  for (const pass of report.passes) {
+    const { rollups, failures, ...summary } = pass;
+    logger.info("rollup pass", { ...summary, apps: rollups.length, failed: failures.length });
+    for (const r of rollups) {
+      countOutcome(metrics, "rollup", r.outcome);
+      if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
+    }
   }
   for (const f of report.failures) {
     countOutcome(metrics, "rollup", "failed");

@@ -33,15 +33,15 @@ export interface ActivityAnalyticsProps {
   readonly alarmTopic: ITopic;
 }
 
-/** Glue column types of the archive lines (the partition columns app and date aside). */
+/** Glue column types of the archive lines (the partition columns date, and hour of the raw archive, aside). */
 const COLUMN_TYPES: Record<string, string> = {
+  app: "string",
   event_id: "string",
   received_at: "bigint",
   event_time: "bigint",
   rank: "int",
   trigger: "string",
   natural_key: "string",
-  app_id: "string",
   body: "string",
 };
 /** The JSON field of each column (the OpenX SerDe matches lower-cased keys). */
@@ -50,12 +50,13 @@ const JSON_FIELDS: Record<string, string> = {
   received_at: "receivedat",
   event_time: "eventtime",
   natural_key: "naturalkey",
-  app_id: "appid",
+  app: "appid",
 };
 
 /**
  * Activity analytics: the raw archive and its edge copies as Athena tables (`archive_events`,
- * `archive_edges`: Glue, partition projection over app and date: no crawler, no partitions to add), a workgroup with
+ * `archive_edges`: Glue, partition projection over the receipt date (and hour, for the raw
+ * archive): no crawler, no partitions to add; the app a column of every line), a workgroup with
  * encrypted results and a bytes-scanned cutoff, the activity table, and the rollup function on
  * a schedule, with an alarm when a day fails.
  */
@@ -95,19 +96,27 @@ export class ActivityAnalytics extends Construct {
           description: `${table.description} (shared/contracts/bucket-layout.ts)`,
           tableType: "EXTERNAL_TABLE",
           partitionKeys: [
-            { name: "app", type: "string", comment: ARCHIVE_COLUMNS.app },
             { name: "date", type: "string", comment: table.date },
+            ...(name === "archive_events"
+              ? [{ name: "hour", type: "string", comment: "the receipt hour, 00-23 (UTC)" }]
+              : []),
           ],
           parameters: {
             classification: "json",
             "projection.enabled": "true",
-            "projection.app.type": "injected",
             "projection.date.type": "date",
             "projection.date.format": "yyyy-MM-dd",
             "projection.date.range": "2024-01-01,NOW",
             "projection.date.interval": "1",
             "projection.date.interval.unit": "DAYS",
-            "storage.location.template": `${root}app=\${app}/date=\${date}/`,
+            ...(name === "archive_events"
+              ? {
+                  "projection.hour.type": "integer",
+                  "projection.hour.range": "0,23",
+                  "projection.hour.digits": "2",
+                  "storage.location.template": `${root}date=\${date}/hour=\${hour}/`,
+                }
+              : { "storage.location.template": `${root}date=\${date}/` }),
           },
           storageDescriptor: {
             location: root,
@@ -152,7 +161,8 @@ export class ActivityAnalytics extends Construct {
       service: "rollup",
       invokedBy: "schedule",
       entry: FUNCTION_ENTRIES.rollup,
-      description: "Recomputes today's and yesterday's activity figures from the raw archive (Athena)",
+      description:
+        "Recomputes today's and yesterday's activity figures of every app from the raw archive (Athena, one query a day)",
       memorySize: 256,
       timeout: Duration.minutes(10),
       logRetention: props.logRetention,
@@ -207,6 +217,9 @@ export class ActivityAnalytics extends Construct {
     );
     props.data.grantListPrefix(this.rollup, S3_PREFIX.raw);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.edge);
+    // The ledger of its passes (`rollup/date=<day>.json`): read, then rewritten.
+    props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.rollup]);
+    props.data.grantListPrefix(this.rollup, S3_PREFIX.rollup);
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
     );

@@ -9,7 +9,7 @@ export interface ListedObject {
 /**
  * Every object under a prefix, following the listing's pages (1,000 keys a request).
  *
- * @example await listObjects(s3, bucket, "raw/app=a1/date=2026-01-02/") // [{ key, size }, …]
+ * @example await listObjects(s3, bucket, "raw/date=2026-01-02/hour=07/") // [{ key, size }, …]
  */
 export async function listObjects(s3: S3Client, bucket: string, prefix: string): Promise<ListedObject[]> {
   const objects: ListedObject[] = [];
@@ -22,24 +22,4 @@ export async function listObjects(s3: S3Client, bucket: string, prefix: string):
     token = page.NextContinuationToken;
   } while (token);
   return objects;
-}
-
-/**
- * The apps the raw archive holds (`raw/app=<segment>/`), as app ids: one listing request per
- * thousand apps.
- */
-export async function listArchiveApps(s3: S3Client, bucket: string): Promise<string[]> {
-  const apps: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: "raw/", Delimiter: "/", ContinuationToken: token }),
-    );
-    for (const p of page.CommonPrefixes ?? []) {
-      const segment = /^raw\/app=([^/]+)\/$/.exec(p.Prefix ?? "")?.[1];
-      if (segment) apps.push(decodeURIComponent(segment));
-    }
-    token = page.NextContinuationToken;
-  } while (token);
-  return apps;
 }

@@ -87,7 +87,7 @@ export const DUCKDB_MACROS: readonly string[] = [
 
 /** The columns of the archive view, as both engines expose them. */
 export const ARCHIVE_COLUMNS = {
-  app: "the app segment of the key (URI-encoded appId)",
+  app: "the app id, as the envelope's appId was sent (null when it had none)",
   date: "the partition day, YYYY-MM-DD (ARCHIVE_TABLES: the receipt day, or the day that needs the line)",
   event_id: "SHA-256 of the raw body",
   received_at: "edge receipt time, ms",
@@ -95,7 +95,6 @@ export const ARCHIVE_COLUMNS = {
   rank: "lifecycle rank: 0 opening, 1 other, 2 terminal",
   trigger: "the envelope's trigger",
   natural_key: "the dedupe key (null for an invalid body or an old line)",
-  app_id: "the envelope's appId",
   body: "the raw body, as the platform sent it",
 } as const;
 
@@ -122,30 +121,62 @@ export const ARCHIVE_TABLES = {
 } as const;
 export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
 
+/** The view's columns in order, as a SELECT list of their own names. */
+const VIEW_COLUMNS = "app, date, event_id, received_at, event_time, rank, trigger, natural_key, body";
+
+const quoted = (files: readonly string[]) => files.map((f) => `'${f.replaceAll("'", "''")}'`).join(", ");
+
+/** The archive files of a view: NDJSON objects (gzip or plain), and Parquet of compacted days. */
+export interface ArchiveFiles {
+  ndjson: readonly string[];
+  parquet?: readonly string[];
+}
+
 /** A DuckDB view `name` over archive files, or an empty one with the same columns when there is none. */
-function duckDbView(name: ArchiveTable, files: readonly string[]): string {
-  if (files.length === 0)
+function duckDbView(name: ArchiveTable, files: ArchiveFiles, app?: string): string {
+  const parts: string[] = [];
+  // The day comes from the path as the text it is (no Hive decoding, no type guessing); the app
+  // from the line, so an app id of any characters compares as it was sent.
+  if (files.ndjson.length)
+    parts.push(`SELECT appId AS app, regexp_extract(filename, 'date=([0-9]{4}-[0-9]{2}-[0-9]{2})/', 1) AS date,
+      eventId AS event_id, receivedAt AS received_at, eventTime AS event_time, rank, trigger,
+      naturalKey AS natural_key, body
+    FROM read_json([${quoted(files.ndjson)}], format = 'newline_delimited', filename = true,
+      columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
+        eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`);
+  // A compacted day (`compaction.ts`): the same columns, written by `compactionSelect`.
+  if (files.parquet?.length)
+    parts.push(`SELECT ${VIEW_COLUMNS} FROM read_parquet([${quoted(files.parquet)}])`);
+  if (parts.length === 0)
     return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM (VALUES
       (NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::INTEGER,
-       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
-      AS t(app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body) WHERE false`;
-  const list = files.map((f) => `'${f.replaceAll("'", "''")}'`).join(", ");
-  return `CREATE OR REPLACE TEMP VIEW ${name} AS
-    SELECT CAST(app AS VARCHAR) AS app, CAST(date AS VARCHAR) AS date, eventId AS event_id,
-      receivedAt AS received_at, eventTime AS event_time, rank, trigger, naturalKey AS natural_key,
-      appId AS app_id, body
-    FROM read_json([${list}], format = 'newline_delimited', hive_partitioning = true, hive_types_autocast = false,
-      columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
-        eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`;
+       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
+      AS t(${VIEW_COLUMNS}) WHERE false`;
+  const where = app === undefined ? "" : ` WHERE app = '${app.replaceAll("'", "''")}'`;
+  return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${VIEW_COLUMNS} FROM (${parts.join("\n    UNION ALL ")})${where}`;
+}
+
+/**
+ * The statement that rewrites a day's NDJSON (the view `archive_events` over it) as its Parquet:
+ * every column of the view, sorted by app, event time and receipt, so that row groups hold
+ * ranges of apps (`compaction.ts`).
+ */
+export function compactionSelect(day: string): string {
+  return `SELECT ${VIEW_COLUMNS} FROM archive_events WHERE "date" = '${day.replaceAll("'", "''")}'
+    ORDER BY app, event_time, received_at, event_id`;
 }
 
 /**
  * DuckDB's `archive_events` and `archive_edges` over archive files laid out as in the bucket
- * (`…/raw/app=<app>/date=<day>/<batch>.ndjson[.gz]`, `…/edge/…` likewise; gzip read by its
- * suffix), with the columns Athena's Glue tables have. No file: an empty view with the same columns.
+ * (`…/raw/date=<day>/hour=<hh>/<batch>.ndjson[.gz]`, `…/edge/date=<day>/…`; gzip read by its
+ * suffix; compacted days' Parquet beside them), with the columns Athena's Glue tables have; with
+ * `app`, that app's lines only. No file: an empty view with the same columns.
  *
- * @example duckDbArchiveViews({ archive_events: ["/tmp/x/raw/app=a/date=2026-01-02/1.ndjson.gz"], archive_edges: [] })
+ * @example duckDbArchiveViews({ archive_events: { ndjson: ["/tmp/x/raw/date=2026-01-02/hour=07/1.ndjson.gz"] }, archive_edges: { ndjson: [] } })
  */
-export function duckDbArchiveViews(files: Readonly<Record<ArchiveTable, readonly string[]>>): string[] {
-  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name]));
+export function duckDbArchiveViews(
+  files: Readonly<Record<ArchiveTable, ArchiveFiles>>,
+  app?: string,
+): string[] {
+  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name], app));
 }

@@ -1,8 +1,12 @@
-import { appSegment, utcDay } from "../contracts/bucket-layout";
+import { createHash } from "node:crypto";
+import pLimit from "p-limit";
+import { utcDay } from "../contracts/bucket-layout";
+import { canonicalJson } from "../projections/canonical-json";
 import type { SqlEngine } from "./engines/sql-engine";
 import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
+import type { DayPass, RollupLedger } from "./store/rollup-ledger";
 
 const DAY_MS = 86_400_000;
 
@@ -13,14 +17,21 @@ export interface RollupDependencies {
   now: () => number;
   /** How long after a day's end late events are still awaited: a day computed later is final. */
   graceMs: number;
+  /** Where passes over every app are remembered (`rollupDayAllApps`): none, every app is written. */
+  ledger?: RollupLedger;
+  /** Apps written at once by a pass over every app. @default 16 */
+  writeConcurrency?: number;
 }
 
 /** What a rollup did for one day. */
 export interface DayRollup {
   appId: string;
   day: string;
-  /** written; superseded (a run computed later had written it); skipped (already final, not forced). */
-  outcome: "written" | "superseded" | "skipped";
+  /**
+   * written; superseded (a run computed later had written it); skipped (already final, not
+   * forced); unchanged (a pass over every app found the same figures as its last pass wrote).
+   */
+  outcome: "written" | "superseded" | "skipped" | "unchanged";
   final: boolean;
   computedAt: number;
   bytesScanned: number;
@@ -62,9 +73,57 @@ export interface RollupOptions {
   neighbours?: boolean;
 }
 
+/** What one engine query over a day gave: every app's activity (or one app's), and its cost. */
+export interface DayActivities {
+  activities: Map<string, DayActivity>;
+  queries: number;
+  bytesScanned: number;
+}
+
 /**
- * One day's figures of an app, computed from the archive by `sql/day-activity.sql` over the day's
- * raw archive and edge (`receiptDaysOf`), and the bytes the engine read for them.
+ * Every app's figures of one day (or one app's, with `app`), computed from the archive in one
+ * query, `sql/day-activity.sql`, over the day's raw archive and edge (`receiptDaysOf`), with the
+ * top lists cut per app in SQL; and the bytes the engine read. An app is there when it has a line
+ * on the day.
+ *
+ * @example (await dayActivities(engine, "2026-01-02")).activities.get("app1")?.figures.messages // 9257
+ */
+export async function dayActivities(
+  engine: SqlEngine,
+  day: string,
+  { app = "", neighbours = false }: { app?: string } & Pick<RollupOptions, "neighbours"> = {},
+): Promise<DayActivities> {
+  const start = dayStart(day);
+  const { first, last } = receiptDaysOf(day, { neighbours });
+  const result = await engine.query(
+    readQuery("day-activity"),
+    {
+      app,
+      first_date: first,
+      last_date: last,
+      day,
+      day_start: start,
+      day_end: start + DAY_MS,
+      top: TOP_LIMIT,
+    },
+    { from: first, to: last, edges: { from: day, to: day } },
+  );
+  const rowsByApp = new Map<string, typeof result.rows>();
+  for (const row of result.rows) {
+    const appId = String(row.app);
+    const rows = rowsByApp.get(appId);
+    if (rows) rows.push(row);
+    else rowsByApp.set(appId, [row]);
+  }
+  const activities = new Map(
+    [...rowsByApp].map(([appId, rows]) => [appId, activityFromRows(rows, { hours: 24, top: TOP_LIMIT })]),
+  );
+  return { activities, queries: 1, bytesScanned: result.bytesScanned };
+}
+
+/**
+ * One day's figures of an app (`dayActivities` narrowed to it; all zero when it has no line that
+ * day), and the bytes the engine read for them.
  *
  * @example (await dayActivity(engine, "app1", "2026-01-02")).activity.figures.messages // 9257
  */
@@ -72,19 +131,12 @@ export async function dayActivity(
   engine: SqlEngine,
   appId: string,
   day: string,
-  { neighbours = false }: Pick<RollupOptions, "neighbours"> = {},
+  options: Pick<RollupOptions, "neighbours"> = {},
 ): Promise<{ activity: DayActivity; bytesScanned: number }> {
-  const start = dayStart(day);
-  const { first, last } = receiptDaysOf(day, { neighbours });
-  const app = appSegment(appId);
-  const result = await engine.query(
-    readQuery("day-activity"),
-    { app, first_date: first, last_date: last, day, day_start: start, day_end: start + DAY_MS },
-    { app, from: first, to: last, edges: { from: day, to: day } },
-  );
+  const { activities, bytesScanned } = await dayActivities(engine, day, { ...options, app: appId });
   return {
-    activity: activityFromRows(result.rows, { hours: 24, top: TOP_LIMIT }),
-    bytesScanned: result.bytesScanned,
+    activity: activities.get(appId) ?? activityFromRows([], { hours: 24, top: TOP_LIMIT }),
+    bytesScanned,
   };
 }
 
@@ -137,28 +189,134 @@ export function scheduledDays(now: number): string[] {
   return [utcDay(now - DAY_MS), utcDay(now)];
 }
 
-/** A scheduled run's report: each day's rollup, and the days that failed with why. */
-export interface ScheduledRollupReport {
+/** A digest of what a day's write stores for an app: a pass rewrites the app when it differs. */
+export function activityDigest(activity: DayActivity, final: boolean): string {
+  return createHash("sha256").update(canonicalJson({ activity, final })).digest("base64url").slice(0, 16);
+}
+
+/** What a pass over every app of a day did. */
+export interface DayPassReport {
+  day: string;
+  /** skipped: the day was final in the ledger and the pass was not forced; nothing was read. */
+  outcome: "passed" | "skipped";
+  final: boolean;
+  computedAt: number;
+  queries: number;
+  bytesScanned: number;
   rollups: DayRollup[];
   failures: Array<{ appId: string; day: string; error: unknown }>;
 }
 
 /**
- * The scheduled rollup: yesterday (unless final) and today of every app. A day that fails is
- * reported and left as it was; the other days still run.
+ * Recomputes one day of every app in one pass: one engine query reads the day once for every app
+ * (`dayActivities`), then each app's day is replaced as `rollupDay` does (same transaction, same
+ * condition on computedAt), a bounded number at once; an app whose figures and finality are those
+ * the ledger's last pass wrote is left alone (`unchanged`: no DynamoDB request). The pass is then
+ * recorded in the ledger, unless an app's write failed (the next pass writes it). With
+ * `skipFinal`, a day whose last pass was final is not read at all. So the work follows the
+ * archive's bytes and the apps whose figures moved, not the number of apps.
+ *
+ * @example await rollupDayAllApps("2026-01-02", deps) // { queries: 1, rollups: [{ appId: "app1", outcome: "written" }, …] }
+ * @throws SqlQueryError when the query fails: nothing of the day was written
  */
-export async function scheduledRollup(
-  appIds: readonly string[],
+export async function rollupDayAllApps(
+  day: string,
   deps: RollupDependencies,
-): Promise<ScheduledRollupReport> {
-  const report: ScheduledRollupReport = { rollups: [], failures: [] };
-  for (const appId of appIds)
-    for (const day of scheduledDays(deps.now())) {
-      try {
-        report.rollups.push(await rollupDay(appId, day, deps, { skipFinal: true }));
-      } catch (error) {
-        report.failures.push({ appId, day, error });
-      }
+  options: RollupOptions = {},
+): Promise<DayPassReport> {
+  const previous = await deps.ledger?.pass(day);
+  if (options.skipFinal && previous?.final)
+    return {
+      day,
+      outcome: "skipped",
+      final: true,
+      computedAt: previous.computedAt,
+      queries: 0,
+      bytesScanned: 0,
+      rollups: [],
+      failures: [],
+    };
+  const computedAt = deps.now();
+  const final = computedAt >= dayStart(day) + DAY_MS + deps.graceMs;
+  const { activities, queries, bytesScanned } = await dayActivities(deps.engine, day, options);
+  const limit = pLimit(deps.writeConcurrency ?? 16);
+  const digests: Record<string, string> = {};
+  const report: DayPassReport = {
+    day,
+    outcome: "passed",
+    final,
+    computedAt,
+    queries,
+    bytesScanned,
+    rollups: [],
+    failures: [],
+  };
+  await Promise.all(
+    [...activities].map(([appId, activity]) =>
+      limit(async () => {
+        const digest = activityDigest(activity, final);
+        digests[appId] = digest;
+        if (previous?.apps[appId] === digest) {
+          report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
+          return;
+        }
+        try {
+          const written = await deps.store.replace({
+            appId,
+            day,
+            ...activity,
+            computedAt,
+            final,
+            bytesScanned,
+          });
+          report.rollups.push({
+            appId,
+            day,
+            outcome: written ? "written" : "superseded",
+            final,
+            computedAt,
+            bytesScanned,
+          });
+        } catch (error) {
+          report.failures.push({ appId, day, error });
+        }
+      }),
+    ),
+  );
+  report.rollups.sort((a, b) => (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0));
+  if (report.failures.length === 0)
+    await deps.ledger?.record({
+      day,
+      computedAt,
+      final,
+      queries,
+      bytesScanned,
+      apps: digests,
+    } satisfies DayPass);
+  return report;
+}
+
+/** A scheduled run's report: each day's pass, and the days (or apps' days) that failed with why. */
+export interface ScheduledRollupReport {
+  passes: DayPassReport[];
+  failures: Array<{ appId?: string; day: string; error: unknown }>;
+}
+
+/**
+ * The scheduled rollup: yesterday (unless its last pass was final) and today, every app in one
+ * pass a day (`rollupDayAllApps`): two engine queries a run at most, whatever the number of
+ * apps. A day that fails is reported and left as it was; the other day still runs.
+ */
+export async function scheduledRollup(deps: RollupDependencies): Promise<ScheduledRollupReport> {
+  const report: ScheduledRollupReport = { passes: [], failures: [] };
+  for (const day of scheduledDays(deps.now())) {
+    try {
+      const pass = await rollupDayAllApps(day, deps, { skipFinal: true });
+      report.passes.push(pass);
+      report.failures.push(...pass.failures);
+    } catch (error) {
+      report.failures.push({ day, error });
     }
+  }
   return report;
 }

@@ -64,29 +64,49 @@ export function appSegment(appId: string | undefined): string {
   return encodeURIComponent(appId ?? "_none");
 }
 
-/** `raw/app=<appId>/`: the raw archive of one app. */
-export function rawArchiveAppPrefix(appId: string | undefined): string {
-  return `${S3_PREFIX.raw}app=${appSegment(appId)}/`;
+/** `hh` (UTC, 00-23) of an epoch-ms time. */
+export function utcHour(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 13);
 }
 
 /**
- * `raw/app=<appId>/date=<yyyy-mm-dd>/`: where the raw archive of one app and receipt day lives
- * (Hive-style, so Athena can partition on it).
+ * `raw/date=<yyyy-mm-dd>/`: the raw archive of one receipt day, every app's lines together (the
+ * app is a field of each line, `appId`). Hive-style, so Athena can partition on it.
  *
- * @example rawArchiveDayPrefix("app1", Date.UTC(2026, 0, 2)) // "raw/app=app1/date=2026-01-02/"
+ * @example rawArchiveDayPrefix("2026-01-02") // "raw/date=2026-01-02/"
  */
-export function rawArchiveDayPrefix(appId: string | undefined, receivedAt: number): string {
-  return `${rawArchiveAppPrefix(appId)}date=${utcDay(receivedAt)}/`;
+export function rawArchiveDayPrefix(day: string): string {
+  return `${S3_PREFIX.raw}date=${day}/`;
 }
 
 /**
- * `edge/app=<appId>/date=<yyyy-mm-dd>/`: the copies of archive lines received on other days that
- * the recompute of this day needs (`edgeDaysOf`), in the raw archive's line format.
+ * `raw/date=<yyyy-mm-dd>/hour=<hh>/`: where the lines received in one UTC hour are archived, one
+ * object per batch whatever apps it holds (`archiveBatch`), so that a lookup that knows when an
+ * event was received reads one hour of objects.
  *
- * @example edgeArchiveDayPrefix("app1", "2026-01-03") // "edge/app=app1/date=2026-01-03/"
+ * @example rawArchiveHourPrefix(Date.UTC(2026, 0, 2, 7)) // "raw/date=2026-01-02/hour=07/"
  */
-export function edgeArchiveDayPrefix(appId: string | undefined, day: string): string {
-  return `${S3_PREFIX.edge}app=${appSegment(appId)}/date=${day}/`;
+export function rawArchiveHourPrefix(receivedAt: number): string {
+  return `${rawArchiveDayPrefix(utcDay(receivedAt))}hour=${utcHour(receivedAt)}/`;
+}
+
+/**
+ * `edge/date=<yyyy-mm-dd>/`: the copies of archive lines received on other days that the
+ * recompute of this day needs (`edgeDaysOf`), in the raw archive's line format, every app together.
+ *
+ * @example edgeArchiveDayPrefix("2026-01-03") // "edge/date=2026-01-03/"
+ */
+export function edgeArchiveDayPrefix(day: string): string {
+  return `${S3_PREFIX.edge}date=${day}/`;
+}
+
+/**
+ * Whether a key is a raw-archive or edge object of the layout above. Objects of the layout before
+ * it (`raw/app=<app>/date=<day>/…`, one object per app and batch) are not: `webhook archive
+ * migrate` rewrites them (`tools/ops/archive-migrate.ts`).
+ */
+export function isArchiveObjectKey(key: string): boolean {
+  return /^(raw|edge)\/date=\d{4}-\d{2}-\d{2}\/(hour=\d{2}\/)?[^/]+\.ndjson(\.gz)?$/.test(key);
 }
 
 /** The receipt day of a raw-archive or quarantine key (`date=<yyyy-mm-dd>/`), if it has one. */

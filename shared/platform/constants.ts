@@ -50,6 +50,14 @@ export const S3_PREFIX = {
   edge: "edge/",
   quarantine: "quarantine/",
   recordings: "recordings/",
+  /**
+   * The rollup's ledger: per day, its last pass over every app (`rollup/date=<day>.json`, a
+   * `DayPass`): when, whether final, and a digest of each app's figures, so that a pass writes
+   * only the apps whose figures changed.
+   */
+  rollup: "rollup/",
+  /** Closed receipt days of the raw archive rewritten as Parquet (`compact/date=<day>/`). */
+  compact: "compact/",
   /** Athena's query results (the activity rollup and `webhook sql --stack`), expired after a week. */
   athenaResults: "athena-results/",
 } as const;

@@ -49,8 +49,8 @@ export const RECONCILER_OUTCOMES = [
 ] as const;
 export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 
-/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup.ts`). */
-export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "failed"] as const;
+/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup.ts`; unchanged: the same figures as its last pass). */
+export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "unchanged", "failed"] as const;
 export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 
 /** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */

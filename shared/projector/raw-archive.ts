@@ -7,7 +7,7 @@ import {
   quarantineKey,
   RAW_ARCHIVE_SUFFIX,
   type RawArchiveLine,
-  rawArchiveDayPrefix,
+  rawArchiveHourPrefix,
 } from "../contracts/bucket-layout";
 import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
@@ -71,18 +71,21 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string | undefined)
 }
 
 /**
- * The raw archive: one gzip-compressed NDJSON object per (app, receipt day) in a batch, under
- * `raw/app=<appId>/date=<yyyy-mm-dd>/<hash of the batch's event ids and receipts>.ndjson.gz`; each line is a
- * `RawArchiveLine` (`archiveLine`). Compressed, a day is ~0.15× its raw JSON: what SQL over the
- * archive scans (Athena and DuckDB read gzip). A retried batch rewrites the same key; a batch
- * split differently may archive an event twice, which replay and the analytics deduplicate.
+ * The raw archive: one gzip-compressed NDJSON object per batch, whatever apps it holds, under
+ * `raw/date=<yyyy-mm-dd>/hour=<hh>/<hash of the batch's event ids and receipts>.ndjson.gz` (its
+ * receipt hour; a batch received across an hour's end writes one object per hour); each line is
+ * a `RawArchiveLine` (`archiveLine`), the app a field of it. So the archive's PUTs follow batches,
+ * not apps: a batch of 10 events of 10 apps is one object, not ten. Compressed, a day is ~0.15×
+ * its raw JSON: what SQL over the archive scans (Athena and DuckDB read gzip). A retried batch
+ * rewrites the same key; a batch split differently may archive an event twice, which replay and
+ * the analytics deduplicate.
  *
  * Only when the batch holds lines another day's recompute needs (`edgeDaysOf`: late events,
- * lines received in the last minutes of a day), one more object per (app, day needing them)
- * under `edge/app=<appId>/date=<that day>/`, with copies of those lines. Nothing but the activity
- * rollup reads `edge/`: the raw archive alone is every event once per receipt.
+ * lines received in the last minutes of a day), one more object per day needing them under
+ * `edge/date=<that day>/`, with copies of those lines, every app together. Nothing but the
+ * activity rollup reads `edge/`: the raw archive alone is every event once per receipt.
  *
- * @example await archiveBatch(events, dataStore) // ["raw/app=app1/date=2026-01-02/5f0c….ndjson.gz"]
+ * @example await archiveBatch(events, dataStore) // ["raw/date=2026-01-02/hour=07/5f0c….ndjson.gz"]
  */
 export async function archiveBatch(
   events: readonly QueuedEvent[],
@@ -100,11 +103,9 @@ export async function archiveBatch(
     await store.put(key, gzipSync(`${lines.join("\n")}\n`), { contentType: "application/gzip" });
     return key;
   };
-  const raw = groupBy(entries, (e) => rawArchiveDayPrefix(e.event.appId, e.event.receivedAt));
+  const raw = groupBy(entries, (e) => rawArchiveHourPrefix(e.event.receivedAt));
   const edges = groupBy(
-    entries.flatMap((e) =>
-      edgeDaysOf(e.line).map((day) => ({ ...e, edge: edgeArchiveDayPrefix(e.event.appId, day) })),
-    ),
+    entries.flatMap((e) => edgeDaysOf(e.line).map((day) => ({ ...e, edge: edgeArchiveDayPrefix(day) }))),
     (e) => e.edge,
   );
   return Promise.all([...raw, ...edges].map(([prefix, group]) => put(prefix, group)));

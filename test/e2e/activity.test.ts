@@ -3,14 +3,13 @@ import { createHash } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { listObjects } from "../../shared/adapters/s3-listing";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
-import { parseRawArchiveObject, utcDay } from "../../shared/contracts/bucket-layout";
+import { utcDay } from "../../shared/contracts/bucket-layout";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { scanArchive } from "../../tools/ops/archive-scan";
 import { checkActivity } from "../../tools/simulate/check";
 import { runSimulation, type SimulationReport } from "../../tools/simulate/run";
 
@@ -44,7 +43,7 @@ async function cli(args: string[]) {
 }
 
 beforeAll(async () => {
-  // The timer off: the test recomputes with the CLI (the timer runs the same rollupDay).
+  // The timer off: the test recomputes with the CLI (the timer runs the same pass, rollupDayAllApps).
   stack = await startLocalStack({
     port: await freePort(),
     stateDir: dir,
@@ -73,14 +72,9 @@ beforeAll(async () => {
   // Each event's first receipt at the edge, as archived: membership events fall on it.
   firstReceipt = new Map();
   const { s3 } = stack.clients;
-  for (const { key } of await listObjects(s3, stack.info.bucket, `raw/app=${APP}/`)) {
-    const out = await s3.send(new GetObjectCommand({ Bucket: stack.info.bucket, Key: key }));
-    for (const line of parseRawArchiveObject(
-      (await out.Body?.transformToByteArray()) ?? new Uint8Array(),
-      key,
-    ))
-      firstReceipt.set(line.eventId, Math.min(firstReceipt.get(line.eventId) ?? Infinity, line.receivedAt));
-  }
+  await scanArchive(s3, stack.info.bucket, { appId: APP }, "oldest", (line) => {
+    firstReceipt.set(line.eventId, Math.min(firstReceipt.get(line.eventId) ?? Infinity, line.receivedAt));
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -95,11 +89,11 @@ describe("activity analytics on the local stack", () => {
     // Assess
     expect(report.problems).toEqual([]);
     expect(rollup.code).toBe(0);
-    const results = JSON.parse(rollup.stdout) as Array<{
-      day: string;
-      outcome: string;
-      bytesScanned: number;
-    }>;
+    const { queries, rollups: results } = JSON.parse(rollup.stdout) as {
+      queries: number;
+      rollups: Array<{ day: string; outcome: string; bytesScanned: number }>;
+    };
+    expect(queries).toBe(3);
     expect(results.map((r) => r.outcome)).toEqual(["written", "written", "written"]);
     expect(results.find((r) => r.day === today)?.bytesScanned).toBeGreaterThan(0);
     const store = dynamoActivityStore(documentClient(stack.clients.dynamo), stack.info.activityTable ?? "");

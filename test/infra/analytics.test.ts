@@ -30,17 +30,20 @@ const policyOf = (prefix: string) =>
   );
 
 describe("activity analytics in the stack", () => {
-  it("declares the archive as a Glue table with partition projection over app and receipt date", () => {
+  it("declares the archive as a Glue table with partition projection over receipt date and hour, the app a column", () => {
     template.hasResourceProperties("AWS::Glue::Table", {
       TableInput: Match.objectLike({
         Name: "archive_events",
-        PartitionKeys: [Match.objectLike({ Name: "app" }), Match.objectLike({ Name: "date" })],
+        PartitionKeys: [Match.objectLike({ Name: "date" }), Match.objectLike({ Name: "hour" })],
         Parameters: Match.objectLike({
           "projection.enabled": "true",
-          "projection.app.type": "injected",
           "projection.date.type": "date",
           "projection.date.format": "yyyy-MM-dd",
-          "storage.location.template": Match.anyValue(),
+          "projection.hour.type": "integer",
+          "projection.hour.digits": "2",
+          "storage.location.template": {
+            "Fn::Join": ["", ["s3://", Match.anyValue(), `/raw/date=\${date}/hour=\${hour}/`]],
+          },
         }),
         StorageDescriptor: Match.objectLike({
           SerdeInfo: Match.objectLike({
@@ -48,9 +51,13 @@ describe("activity analytics in the stack", () => {
             Parameters: Match.objectLike({
               "mapping.event_time": "eventtime",
               "mapping.natural_key": "naturalkey",
+              "mapping.app": "appid",
             }),
           }),
-          Columns: Match.arrayWith([Match.objectLike({ Name: "event_time", Type: "bigint" })]),
+          Columns: Match.arrayWith([
+            Match.objectLike({ Name: "app", Type: "string" }),
+            Match.objectLike({ Name: "event_time", Type: "bigint" }),
+          ]),
         }),
       }),
     });
@@ -60,11 +67,11 @@ describe("activity analytics in the stack", () => {
     template.hasResourceProperties("AWS::Glue::Table", {
       TableInput: Match.objectLike({
         Name: "archive_edges",
-        PartitionKeys: [Match.objectLike({ Name: "app" }), Match.objectLike({ Name: "date" })],
+        PartitionKeys: [Match.objectLike({ Name: "date" })],
         Parameters: Match.objectLike({
           "projection.enabled": "true",
           "storage.location.template": {
-            "Fn::Join": ["", ["s3://", Match.anyValue(), `/edge/app=\${app}/date=\${date}/`]],
+            "Fn::Join": ["", ["s3://", Match.anyValue(), `/edge/date=\${date}/`]],
           },
         }),
         StorageDescriptor: Match.objectLike({
@@ -122,6 +129,8 @@ describe("activity analytics in the stack", () => {
     expect(policy).toMatch(/edge\/\*/);
     expect(policy).toContain("/archive_edges");
     expect(policy).toMatch(/athena-results\/\*/);
+    // The ledger of its passes, read and rewritten.
+    expect(policy).toMatch(/rollup\/\*/);
     expect(policy).not.toMatch(/"(athena|glue|dynamodb|s3):\*"/);
     expect(policy).not.toMatch(/quarantine|recordings\//);
   });

@@ -4,11 +4,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { parseRawArchiveObject, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectionStores, ProjectorDependencies } from "../../shared/projector/core";
 import { projectionStores } from "../../shared/projector/stores";
 import { ingestRecordFor as ingestRecord, sqsEvent, sqsRecord } from "../../tools/local/sqs-event";
+import { scanArchive } from "../../tools/ops/archive-scan";
 import { analyticsQueries } from "../../tools/query/queries";
 import { checkTables } from "../../tools/simulate/check";
 import { testClients } from "../support/aws";
@@ -228,16 +229,11 @@ describe("the projector handler over the emulators", () => {
     const record = JSON.parse((await quarantined.Body?.transformToString()) ?? "{}");
     expect(record.error).toContain("group_member_scope_changed: data.members.cometchat-uid-2.scope");
     expect(record.body).toBe(JSON.stringify(invalid));
-    const raw = await s3.send(
-      new ListObjectsV2Command({ Bucket: emulators.bucket, Prefix: `raw/app=${app}/` }),
-    );
+    // The archive holds every app's lines together (one object per batch): this app's.
     const lines: RawArchiveLine[] = [];
-    for (const object of raw.Contents ?? []) {
-      const bytes = await (
-        await s3.send(new GetObjectCommand({ Bucket: emulators.bucket, Key: object.Key }))
-      ).Body?.transformToByteArray();
-      lines.push(...parseRawArchiveObject(bytes ?? new Uint8Array(), object.Key ?? ""));
-    }
+    await scanArchive(s3, emulators.bucket, { appId: app }, "oldest", (line) => {
+      lines.push(line);
+    });
     expect(lines.map((l) => l.body).sort()).toEqual(
       [
         JSON.stringify(created),

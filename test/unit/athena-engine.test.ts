@@ -173,7 +173,7 @@ describe("the Athena engine (against a stub client: no Athena emulator exists)",
     await dayActivity(engine, "app 1", "2026-01-02");
 
     const start = sent.find((s) => s.name === "StartQueryExecutionCommand")?.input;
-    expect(start?.QueryString).toMatch(/^-- The activity of one app/);
+    expect(start?.QueryString).toMatch(/^-- The activity of every app on one UTC day/);
     expect(start?.ExecutionParameters).toContain("'2026-01-02'");
   });
 

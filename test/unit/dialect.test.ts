@@ -32,9 +32,11 @@ describe("the dialect layer", () => {
       day: "d1",
       day_start: 1,
       day_end: 2,
+      top: 25,
     });
-    // The raw day and the edge; a fact's hour, the facts' day; a stint's day, a stint's hour.
-    expect(bound.values).toEqual(["a", "d0", "d2", "a", "d1", 1, 1, 2, 1, 2, 1]);
+    // Every app's lines of the days, then narrowed to :app ('' for every app); a fact's hour, the
+    // facts' day; a stint's day, a stint's hour; the top lists cut at :top.
+    expect(bound.values).toEqual(["d0", "d2", "d1", "a", "a", 1, 1, 2, 1, 2, 1, 25]);
   });
 
   it("writes Athena execution parameters as SQL literals", () => {

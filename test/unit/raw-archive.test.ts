@@ -91,7 +91,7 @@ describe("raw archive objects", () => {
     const [key] = await archiveBatch(events, store);
 
     // Assess
-    expect(key).toMatch(/^raw\/app=app1\/date=2026-01-02\/[0-9a-f]{32}\.ndjson\.gz$/);
+    expect(key).toMatch(/^raw\/date=2026-01-02\/hour=\d{2}\/[0-9a-f]{32}\.ndjson\.gz$/);
     const bytes = store.objects.get(key ?? "") ?? new Uint8Array();
     expect(gunzipSync(bytes).toString("utf8").trim().split("\n")).toHaveLength(3);
     const lines = parseRawArchiveObject(bytes, key ?? "");
@@ -99,6 +99,29 @@ describe("raw archive objects", () => {
     expect(lines.every((l) => typeof l.naturalKey === "string" && typeof l.eventTime === "number")).toBe(
       true,
     );
+  });
+
+  it("puts one object for a batch whatever apps it holds, each line naming its app", async () => {
+    // Prepare: ten events of ten apps (one of them an id that needs URL-encoding), one hour.
+    const store = memoryStore();
+    const apps = Array.from({ length: 9 }, (_, i) => `tenant-${i}`).concat("ténant/ü 1?");
+    const events = apps.map((appId, i) => {
+      const body = fixture("message_sent");
+      body.appId = appId;
+      return queued(JSON.stringify({ ...body, id: i }), "message_sent", appId);
+    });
+
+    // Act
+    const keys = await archiveBatch(events, store);
+
+    // Assess
+    const raw = keys.filter((k) => k.startsWith("raw/"));
+    const edges = keys.filter((k) => k.startsWith("edge/")).map((k) => /date=([\d-]+)\//.exec(k)?.[1]);
+    expect(raw).toHaveLength(1);
+    // The fixture's events are late: their edge copies, one object per day that needs them.
+    expect(new Set(edges).size).toBe(edges.length);
+    const lines = parseRawArchiveObject(store.objects.get(raw[0] ?? "") ?? new Uint8Array(), raw[0] ?? "");
+    expect(lines.map((l) => l.appId)).toEqual(apps);
   });
 
   it("reads objects written before (plain NDJSON, lines without the facts)", () => {
@@ -171,15 +194,12 @@ describe("edge objects: the lines another day's recompute needs", () => {
     expect(quiet).toHaveLength(1);
     expect(keys).toHaveLength(3);
     const [raw, ...edges] = keys;
-    expect(raw).toMatch(/^raw\/app=app1\/date=2026-01-02\//);
+    expect(raw).toMatch(/^raw\/date=2026-01-02\/hour=23\//);
     const linesOf = (key: string | undefined) =>
       parseRawArchiveObject(store.objects.get(key ?? "") ?? new Uint8Array(), key ?? "");
     expect(linesOf(raw)).toHaveLength(3);
     const byDay = Object.fromEntries(
-      edges.map((k) => [
-        /^edge\/app=app1\/date=([\d-]+)\/[0-9a-f]{32}\.ndjson\.gz$/.exec(k)?.[1],
-        linesOf(k),
-      ]),
+      edges.map((k) => [/^edge\/date=([\d-]+)\/[0-9a-f]{32}\.ndjson\.gz$/.exec(k)?.[1], linesOf(k)]),
     );
     expect(Object.keys(byDay).sort()).toEqual(["2026-01-01", "2026-01-03"]);
     // Received in the last minutes of the day: all three, for the next day's dedupe.

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import { daysInRange, receiptDaysOf, scheduledDays, scheduledRollup } from "../../shared/analytics/rollup";
 import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/store/activity-store";
+import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { SqlQueryError } from "../../shared/platform/errors";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
@@ -25,6 +26,19 @@ function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
   };
 }
 
+/** The rollup's ledger in memory (its S3 adapter is read and written by the integration tests' passes). */
+function memoryLedger() {
+  const passes = new Map<string, DayPass>();
+  const ledger: RollupLedger = {
+    pass: async (day) => passes.get(day),
+    record: async (p) => {
+      passes.set(p.day, p);
+    },
+    apps: async () => [...new Set([...passes.values()].flatMap((p) => Object.keys(p.apps)))],
+  };
+  return { passes, ledger };
+}
+
 describe("the rollup core", () => {
   it("reads the day's own receipt day (and its edge), or its neighbours too for archives written before edges", () => {
     expect(receiptDaysOf("2026-03-01")).toEqual({ first: "2026-03-01", last: "2026-03-01" });
@@ -36,60 +50,90 @@ describe("the rollup core", () => {
     expect(scheduledDays(Date.UTC(2026, 0, 1, 0, 5))).toEqual(["2025-12-31", "2026-01-01"]);
   });
 
-  it("counts a failed day and writes nothing of it; the other days still run; final days are skipped", async () => {
-    // Prepare
+  it("runs one query a day for every app, writes only apps whose figures changed, and skips a final day", async () => {
+    // Prepare: an engine that answers every app's day rows for 3 apps; the ledger in memory.
     const store = memoryActivityStore();
-    const now = Date.UTC(2026, 0, 2, 12);
-    store.writes.push({
-      appId: "done",
-      day: "2026-01-01",
-      figures: {} as never,
-      hours: [],
-      topGroups: [],
-      topUsers: [],
-      messageKinds: {},
-      computedAt: now - 1000,
-      final: true,
-      bytesScanned: 0,
-    });
-    const asked: string[] = [];
-    const scopes: unknown[] = [];
+    const { passes, ledger } = memoryLedger();
+    const asked: unknown[] = [];
+    let messages = 1;
     const engine: SqlEngine = {
       name: "duckdb",
       async query(_sql, params, scope) {
-        asked.push(`${params?.app} ${params?.day_start}`);
-        scopes.push(scope);
-        if (params?.app === "broken")
+        asked.push({ app: params?.app, day: params?.day, scope });
+        return {
+          columns: [],
+          rows: ["a1", "a2", "ä 3/x"].map((app) => ({
+            app,
+            grouping_set: 15,
+            messages: app === "a1" ? messages : 1,
+          })),
+          bytesScanned: 10,
+        };
+      },
+    };
+    let now = Date.UTC(2026, 0, 2, 1);
+    const deps = { engine, store, ledger, now: () => now, graceMs: 7_200_000 };
+
+    // Act: a pass, then one where only a1 moved, then one after yesterday's grace.
+    const first = await scheduledRollup(deps);
+    messages = 2;
+    now += 900_000;
+    const second = await scheduledRollup(deps);
+    now = Date.UTC(2026, 0, 2, 3);
+    await scheduledRollup(deps);
+    const after = await scheduledRollup(deps);
+
+    // Assess
+    expect(first.passes.map((p) => `${p.day} ${p.queries} ${p.rollups.length}`)).toEqual([
+      "2026-01-01 1 3",
+      "2026-01-02 1 3",
+    ]);
+    expect(asked[0]).toEqual({
+      app: "",
+      day: "2026-01-01",
+      scope: { from: "2026-01-01", to: "2026-01-01", edges: { from: "2026-01-01", to: "2026-01-01" } },
+    });
+    expect(second.passes[1]?.rollups.map((r) => `${r.appId} ${r.outcome}`)).toEqual([
+      "a1 written",
+      "a2 unchanged",
+      "ä 3/x unchanged",
+    ]);
+    expect(
+      store.writes
+        .filter((w) => w.day === "2026-01-01" && w.final)
+        .map((w) => w.appId)
+        .sort(),
+    ).toEqual(["a1", "a2", "ä 3/x"]);
+    // Yesterday final in the ledger: not read again.
+    expect(after.passes[0]).toMatchObject({ day: "2026-01-01", outcome: "skipped", queries: 0 });
+    expect(asked).toHaveLength(7);
+  });
+
+  it("reports a failed day and records no pass for it; the other day still runs", async () => {
+    // Prepare
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    const now = Date.UTC(2026, 0, 2, 12);
+    const engine: SqlEngine = {
+      name: "duckdb",
+      async query(_sql, params) {
+        if (params?.day === "2026-01-01")
           throw new SqlQueryError("Athena query cancelled: bytes scanned limit", false, "CANCELLED");
-        return { columns: [], rows: [], bytesScanned: 10 };
+        return { columns: [], rows: [{ app: "done", grouping_set: 15, messages: 3 }], bytesScanned: 10 };
       },
     };
 
     // Act
-    const report = await scheduledRollup(["broken", "done"], {
-      engine,
-      store,
-      now: () => now,
-      graceMs: 7_200_000,
-    });
+    const report = await scheduledRollup({ engine, store, ledger, now: () => now, graceMs: 7_200_000 });
 
     // Assess
-    expect(report.failures.map((f) => `${f.appId} ${f.day}`)).toEqual([
-      "broken 2026-01-01",
-      "broken 2026-01-02",
+    expect(report.failures.map((f) => `${f.appId ?? "every app"} ${f.day}`)).toEqual([
+      "every app 2026-01-01",
     ]);
-    expect(report.rollups.map((r) => `${r.appId} ${r.day} ${r.outcome} ${r.final}`)).toEqual([
-      "done 2026-01-01 skipped true",
-      "done 2026-01-02 written false",
+    expect(report.passes.map((p) => `${p.day} ${p.rollups.map((r) => `${r.appId} ${r.outcome}`)}`)).toEqual([
+      "2026-01-02 done written",
     ]);
-    expect(store.writes.filter((w) => w.appId === "broken")).toEqual([]);
-    expect(asked).toHaveLength(3);
-    // Today and yesterday alike: the day's raw archive and its edge, nothing else.
-    expect(scopes.at(-1)).toEqual({
-      app: "done",
-      from: "2026-01-02",
-      to: "2026-01-02",
-      edges: { from: "2026-01-02", to: "2026-01-02" },
-    });
+    expect(store.writes.map((w) => `${w.appId} ${w.day}`)).toEqual(["done 2026-01-02"]);
+    expect([...passes.keys()]).toEqual(["2026-01-02"]);
   });
 });

@@ -24,7 +24,7 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
   try {
     if (!target.bucket || !target.queues)
       throw new UserFacingError("the target has no data bucket or queues");
-    const report = await resendById(
+    const { report, searched } = await resendById(
       target,
       { bucket: target.bucket, queueUrl: target.queues.events.url },
       eventId,
@@ -32,7 +32,7 @@ async function run(eventId: string, o: ResendOptions): Promise<void> {
     );
     if (!report)
       throw new UserFacingError(
-        `event ${eventId} is in neither the quarantine nor the raw archive${o.app ? ` of ${o.app}` : ""}`,
+        `event ${eventId} is in neither the quarantine nor the raw archive${o.app ? ` of ${o.app}` : ""} (looked in ${searched}; --date or --days to look elsewhere)`,
       );
     if (o.json) {
       console.log(JSON.stringify(report));

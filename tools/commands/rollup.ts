@@ -1,13 +1,13 @@
-/** `npx webhook rollup --app <appId> --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
+/** `npx webhook rollup [--app <appId>] --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
-import { daysInRange, rollupDay } from "../../shared/analytics/rollup";
+import { type DayRollup, daysInRange, rollupDay, rollupDayAllApps } from "../../shared/analytics/rollup";
 import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
 import { tableLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface RollupCliOptions {
-  app: string;
+  app?: string;
   from: string;
   to: string;
   graceMinutes: number;
@@ -29,20 +29,41 @@ async function run(o: RollupCliOptions): Promise<void> {
       now: Date.now,
       graceMs: o.graceMinutes * 60_000,
     };
-    const results = [];
-    for (const day of days) results.push(await rollupDay(o.app, day, deps, { neighbours: o.neighbours }));
-    if (o.json) console.log(JSON.stringify(results, null, 2));
-    else
+    // One query a day: for one app, or for every app of the day at once.
+    const results: DayRollup[] = [];
+    const failures: Array<{ appId: string; day: string; error: string }> = [];
+    let bytesScanned = 0;
+    for (const day of days) {
+      if (o.app) {
+        const r = await rollupDay(o.app, day, deps, { neighbours: o.neighbours });
+        results.push(r);
+        bytesScanned += r.bytesScanned;
+        continue;
+      }
+      const pass = await rollupDayAllApps(day, deps, { neighbours: o.neighbours });
+      results.push(...pass.rollups);
+      failures.push(...pass.failures.map((f) => ({ ...f, error: String(f.error) })));
+      bytesScanned += pass.bytesScanned;
+    }
+    const queries = days.length;
+    if (o.json) console.log(JSON.stringify({ queries, bytesScanned, rollups: results, failures }, null, 2));
+    else {
       for (const line of tableLines(
         results.map((r) => ({
+          app: r.appId,
           day: r.day,
           outcome: r.outcome,
           final: r.final,
           computedAt: new Date(r.computedAt).toISOString(),
-          bytesScanned: r.bytesScanned,
         })),
       ))
         console.log(line);
+      console.log(
+        `${queries} engine quer${queries === 1 ? "y" : "ies"}, ${bytesScanned} bytes of archive read`,
+      );
+      for (const f of failures) console.error(`failed: ${f.appId} ${f.day}: ${f.error}`);
+    }
+    if (failures.length) process.exitCode = 1;
   } finally {
     target.destroy();
   }
@@ -51,9 +72,9 @@ async function run(o: RollupCliOptions): Promise<void> {
 const program = withTarget(
   new Command("rollup")
     .description(
-      "Recompute an app's activity figures from the raw archive (DuckDB locally, Athena with --stack)",
+      "Recompute activity figures from the raw archive, every app of each day in one query (DuckDB locally, Athena with --stack)",
     )
-    .requiredOption("--app <appId>", "the app")
+    .option("--app <appId>", "only this app (default: every app with a line on the day)")
     .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--grace-minutes <minutes>", "a day is final this long after its end", integer(0, 1440), 120)

@@ -1,7 +1,6 @@
 /** `npx webhook sql "SELECT …" [--app <appId>] [--from D] [--to D] [--json | --csv] [--stack <name>]`. */
 import { Command } from "commander";
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
-import { appSegment } from "../../shared/contracts/bucket-layout";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
 import { sqlOutputLines } from "../analytics/sql-output";
@@ -53,7 +52,7 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
     const days = { from: o.from, to: o.to };
     // Edge objects are copied for DuckDB only when the statement reads them.
     const edges = /\barchive_edges\b/i.test(statement) ? { edges: days } : {};
-    const scope = { ...(o.app ? { app: appSegment(o.app) } : {}), ...days, ...edges };
+    const scope = { ...(o.app ? { app: o.app } : {}), ...days, ...edges };
     print(await sqlEngineFor(target).query(statement, {}, scope), o);
   } catch (error) {
     if (error instanceof SqlQueryError) fail(error.message);
@@ -66,10 +65,13 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
 const program = withTarget(
   new Command("sql")
     .description(
-      "Read-only SQL over the raw archive as the view archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, app_id, body; each line once per receipt) and archive_edges (copies of some of its lines, for the rollup): DuckDB locally, Athena with --stack",
+      "Read-only SQL over the raw archive as the view archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, body; each line once per receipt) and archive_edges (copies of some of its lines, for the rollup): DuckDB locally, Athena with --stack",
     )
     .argument("<statement>", "one SELECT (Athena's dialect; filter on app = '…' with --stack)")
-    .option("--app <appId>", "locally: read only this app's archive")
+    .option(
+      "--app <appId>",
+      "locally: the views hold only this app's lines (with --stack, filter on app = '…')",
+    )
     .option("--from <date>", "locally: first receipt day read, YYYY-MM-DD", isoDate)
     .option("--to <date>", "locally: last receipt day read, YYYY-MM-DD", isoDate)
     .option("--json", "the rows as one JSON array on stdout")

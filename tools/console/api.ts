@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { daysInRange } from "../../shared/analytics/rollup";
 import type { StoredDay } from "../../shared/analytics/store/activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
 import { activityStoreFor } from "../analytics/engines";
@@ -84,6 +87,22 @@ const schemas = {
     limit: z.coerce.number().int().min(1).max(25).default(10),
   }),
 };
+
+/** Where a listed event is (its app and receipt time, as the list gave them): its lookup reads that hour. */
+const listedAt = z.object({ app: app.optional(), at: z.coerce.number().int().min(0).optional() });
+function whereListed(params: URLSearchParams): { appId?: string; receivedAt?: number } {
+  const { app: appId, at } = parse(listedAt, params);
+  return { ...(appId ? { appId } : {}), ...(at === undefined ? {} : { receivedAt: at }) };
+}
+
+/** The apps the rollup's passes of the last week saw (the archive's keys do not name apps). */
+function knownApps(target: Target): Promise<string[]> {
+  if (!target.bucket) return Promise.resolve([]);
+  const today = Date.now();
+  return blobRollupLedger(s3BlobStore(target.s3, target.bucket)).apps(
+    daysInRange(utcDay(today - 6 * 86_400_000), utcDay(today)),
+  );
+}
 
 /** The query string's parameters, checked: a 400 naming the first problem. */
 function parse<T extends z.ZodType>(schema: T, params: URLSearchParams): z.infer<T> {
@@ -191,12 +210,17 @@ export async function handleApi(
   if (resend?.[1]) {
     if (method !== "POST") throw new ApiError(405, "resend is a POST");
     if (!target.queues) throw new ApiError(404, "the target has no events queue");
-    const report = await resendById(
+    const { report, searched } = await resendById(
       target,
       { bucket: bucketOf(ctx), queueUrl: target.queues.events.url },
       eventId(resend[1]),
+      whereListed(params),
     );
-    if (!report) throw new ApiError(404, "the event is in neither the quarantine nor the raw archive");
+    if (!report)
+      throw new ApiError(
+        404,
+        `the event is in neither the quarantine nor the raw archive (looked in ${searched})`,
+      );
     return ok(report);
   }
   if (method !== "GET") throw new ApiError(405, `${method} is not allowed here: the console is read-only`);
@@ -208,6 +232,7 @@ export async function handleApi(
       target.queues?.events.deadLetterUrl,
       projectionStores(target.dynamo, target.tables),
       eventId(story[1]),
+      whereListed(params),
     );
     if (trace.key === undefined && trace.outcome !== "dead-lettered")
       throw new ApiError(404, `event ${trace.eventId} is in neither the archive, the quarantine nor the DLQ`);
@@ -217,7 +242,7 @@ export async function handleApi(
     case "/api/overview": {
       const { app } = parse(schemas.any, params);
       const [apps, stats, queues] = await Promise.all([
-        target.bucket ? listArchiveApps(target.s3, target.bucket) : [],
+        knownApps(target),
         outcomeStats(target, app, ctx.stateDir),
         target.queues ? queueDepths(target.sqs, target.queues) : undefined,
       ]);
@@ -237,7 +262,7 @@ export async function handleApi(
       // opens with no app chosen, not on every refresh.
       const o = parse(schemas.days, params);
       const store = activityStoreFor(target);
-      const apps = target.bucket ? await listArchiveApps(target.s3, target.bucket) : [];
+      const apps = await knownApps(target);
       const days = await Promise.all(
         apps.map(async (a) => ({ app: a, days: await store.days(a, o.from, o.to) })),
       );

@@ -1,9 +1,10 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { listArchiveApps } from "../../shared/adapters/s3-listing";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { rollupDay } from "../../shared/analytics/rollup";
+import { rollupDayAllApps } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { errorSummary } from "../../shared/platform/errors";
 
@@ -19,7 +20,7 @@ export interface LocalRollupOptions {
 
 /**
  * `npm start`'s stand-in for the deployed schedule: every `everyMs`, today of every app in the
- * archive is recomputed with DuckDB (one run at a time). A failed run is shown as a WARN line,
+ * archive is recomputed with DuckDB, every app in one query (one run at a time). A failed run is shown as a WARN line,
  * like a function's. Returns a stop that waits for a run in progress.
  */
 export function startLocalRollups(options: LocalRollupOptions): () => Promise<void> {
@@ -29,13 +30,14 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     store: dynamoActivityStore(options.doc, options.activityTable),
     now,
     graceMs: options.graceMs,
+    ledger: blobRollupLedger(s3BlobStore(options.s3, options.bucket)),
   };
   let running: Promise<void> = Promise.resolve();
   const tick = () => {
     running = running.then(async () => {
       try {
-        for (const appId of await listArchiveApps(options.s3, options.bucket))
-          await rollupDay(appId, utcDay(now()), deps);
+        const pass = await rollupDayAllApps(utcDay(now()), deps);
+        if (pass.failures[0]) throw pass.failures[0].error;
       } catch (error) {
         console.error(
           JSON.stringify({

@@ -5,16 +5,18 @@ import { listObjects } from "../../shared/adapters/s3-listing";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import {
   dayOfKey,
-  parseRawArchiveObject,
   type QuarantineRecord,
   quarantineRecordSchema,
   type RawArchiveLine,
-  rawArchiveAppPrefix,
+  utcDay,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
 import { oneEventId } from "../cli/event-id";
+import { archiveDays, scanArchive } from "./archive-scan";
+
+export { archiveLines } from "./archive-scan";
 
 /**
  * What an operator looks at: the quarantine, the dead letters (without consuming them), and one
@@ -24,12 +26,6 @@ import { oneEventId } from "../cli/event-id";
 /** Every key under a prefix, following the listing's pages. */
 export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
   return (await listObjects(s3, bucket, prefix)).map((o) => o.key);
-}
-
-/** The lines of one raw-archive object (gzip or, written before, plain NDJSON). */
-export async function archiveLines(s3: S3Client, bucket: string, key: string): Promise<RawArchiveLine[]> {
-  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return parseRawArchiveObject((await out.Body?.transformToByteArray()) ?? new Uint8Array(), key);
 }
 
 async function getText(s3: S3Client, bucket: string, key: string): Promise<string> {
@@ -43,7 +39,14 @@ export interface Filter {
   appId?: string;
   /** Receipt day, YYYY-MM-DD. */
   date?: string;
+  /** Receipt time (ms), when known (the console and `events` list it): only its hour is read. */
+  receivedAt?: number;
+  /** Without a day or receipt time, how many of the archive's most recent days a lookup reads. @default 31 */
+  days?: number;
 }
+
+/** How many of the most recent receipt days a lookup by id alone reads (`Filter.days`). */
+export const LOOKUP_DAYS = 31;
 
 function prefixOf(root: string, filter: Filter): string {
   return filter.appId
@@ -147,53 +150,81 @@ export interface FoundEvent {
   error?: string;
 }
 
+/** What a lookup found, and how far it looked (`searched`, for a reader: "raw archive 2026-01-08 back to …"). */
+export interface EventSearch {
+  found: FoundEvent[];
+  searched: string;
+}
+
 /**
  * The events whose id starts with `prefix` (a full id, or a prefix: see `event-id.ts`): from the
- * quarantine, else the raw archive at their first receipt (narrowed by app and day). A full id
- * stops at the first archive object that holds it; a prefix reads every object under the filter,
- * so that an ambiguous one is known.
+ * quarantine, else the raw archive at their first receipt. The archive is read where the event
+ * can be, newest first: the hour of `receivedAt` when known, else the day `date`, else the
+ * `days` most recent receipt days (`LOOKUP_DAYS`), lines of other apps than `appId` skipped. A
+ * full id stops at the first archive object that holds it; a prefix reads every object in that
+ * window, so that an ambiguous one is known. Never the whole archive unless asked (`days`).
+ *
+ * @example (await findEvents(s3, bucket, id, { appId: "app1", receivedAt })).found[0]?.line.trigger
  */
 export async function findEvents(
   s3: S3Client,
   bucket: string,
   prefix: string,
   filter: Filter = {},
-): Promise<FoundEvent[]> {
+): Promise<EventSearch> {
   const found = new Map<string, FoundEvent>();
-  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, filter))).filter(
-    (k) => onDay(filter)(k) && (k.split("/").pop() ?? "").startsWith(prefix),
+  const date = filter.date ?? (filter.receivedAt === undefined ? undefined : utcDay(filter.receivedAt));
+  const where = { ...filter, date };
+  const quarantined = (await listKeys(s3, bucket, prefixOf(S3_PREFIX.quarantine, where))).filter(
+    (k) => onDay(where)(k) && (k.split("/").pop() ?? "").startsWith(prefix),
   );
   for (const key of quarantined) {
     const r = parseJsonContract(quarantineRecordSchema, await getText(s3, bucket, key), "quarantine record");
     found.set(r.eventId, { source: "quarantine", key, line: r, error: r.error });
   }
   const complete = () => prefix.length === 64 && found.size > 0;
-  const root = filter.appId ? rawArchiveAppPrefix(filter.appId) : S3_PREFIX.raw;
-  for (const key of complete() ? [] : (await listKeys(s3, bucket, root)).filter(onDay(filter))) {
-    for (const line of await archiveLines(s3, bucket, key)) {
+  if (complete()) return { found: [...found.values()], searched: "the quarantine" };
+  let window: { from?: string; to?: string } = { from: date, to: date };
+  if (!date) {
+    const days = await archiveDays(s3, bucket);
+    window = { from: days.at(-(filter.days ?? LOOKUP_DAYS)) ?? days[0], to: days.at(-1) };
+  }
+  const extent = await scanArchive(
+    s3,
+    bucket,
+    { appId: filter.appId, ...window, receivedAt: filter.receivedAt },
+    "newest",
+    (line, key) => {
       const known = found.get(line.eventId);
-      if (!line.eventId.startsWith(prefix) || known?.source === "quarantine") continue;
+      if (!line.eventId.startsWith(prefix) || known?.source === "quarantine") return;
       if (!known || line.receivedAt < known.line.receivedAt)
         found.set(line.eventId, { source: "archive", key, line });
-    }
-    if (complete()) break;
-  }
-  return [...found.values()];
+      return complete() ? "stop" : undefined;
+    },
+  );
+  const span =
+    extent.days.length === 0
+      ? "no day of the raw archive"
+      : `the raw archive from ${extent.days[0]} back to ${extent.days.at(-1)} (${extent.days.length} day(s)${filter.receivedAt === undefined ? "" : ", the hour of its receipt"}, ${extent.objects} object(s))`;
+  return { found: [...found.values()], searched: `the quarantine and ${span}` };
 }
 
-/** The one event an id or prefix names (`findEvents`); `AmbiguousEventIdError` if it fits several. */
+/**
+ * The one event an id or prefix names (`findEvents`); `AmbiguousEventIdError` if it fits several.
+ * `searched` says how far it looked.
+ */
 export async function findEvent(
   s3: S3Client,
   bucket: string,
   prefix: string,
   filter: Filter = {},
-): Promise<FoundEvent | undefined> {
-  const found = await findEvents(s3, bucket, prefix, filter);
+): Promise<{ event?: FoundEvent; searched: string }> {
+  const { found, searched } = await findEvents(s3, bucket, prefix, filter);
   const id = oneEventId(
     prefix,
     found.map((f) => f.line.eventId),
   );
-  return found.find((f) => f.line.eventId === id);
+  return { event: found.find((f) => f.line.eventId === id), searched };
 }
 
 /**
@@ -233,17 +264,21 @@ export interface ResendReport {
 
 /**
  * `resend` (the CLI's and the console's): finds one event by id or prefix (`findEvent`) and, unless
- * `dryRun`, puts it back on the events queue (`resendEvent`). Not found: `undefined`.
+ * `dryRun`, puts it back on the events queue (`resendEvent`). Not found: no `report`; `searched`
+ * says how far the lookup looked either way.
  */
 export async function resendById(
   clients: { s3: S3Client; sqs: SQSClient },
   where: { bucket: string; queueUrl: string },
   eventId: string,
   options: Filter & { dryRun?: boolean } = {},
-): Promise<ResendReport | undefined> {
-  const found = await findEvent(clients.s3, where.bucket, eventId, options);
-  if (!found) return undefined;
+): Promise<{ report?: ResendReport; searched: string }> {
+  const { event: found, searched } = await findEvent(clients.s3, where.bucket, eventId, options);
+  if (!found) return { searched };
   if (!options.dryRun) await resendEvent(clients.sqs, clients.s3, where.bucket, where.queueUrl, found.line);
   const { eventId: fullId, trigger, appId, receivedAt } = found.line;
-  return { eventId: fullId, trigger, appId, receivedAt, source: found.source, resent: !options.dryRun };
+  return {
+    report: { eventId: fullId, trigger, appId, receivedAt, source: found.source, resent: !options.dryRun },
+    searched,
+  };
 }

@@ -5,20 +5,14 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import {
-  dayOfKey,
-  parseRawArchiveObject,
-  type RawArchiveLine,
-  rawArchiveAppPrefix,
-} from "../../shared/contracts/bucket-layout";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { MESSAGE_ATTRIBUTE, messageGroupOf } from "../../shared/contracts/queue-messages";
 import { parseEventBody } from "../../shared/events/parse-body";
-import { S3_PREFIX } from "../../shared/platform/constants";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
+import { scanArchive } from "./archive-scan";
 import { dryRunStores } from "./dry-run";
-import { listKeys } from "./inspect";
 
 /**
  * Moves every message of a dead-letter queue back to its queue, body and attributes intact, each
@@ -90,7 +84,8 @@ export interface ReplayReport {
 }
 
 /**
- * Re-projects events from the raw archive (`raw/app=<app>/date=<day>/*.ndjson[.gz]`) through the same
+ * Re-projects events from the raw archive (`raw/date=<day>/hour=<hh>/*.ndjson[.gz]`, lines of
+ * `appId` alone when given; `scanArchive`) through the same
  * projector core, in receipt order, each event once at its first receipt (the archive holds a
  * platform retry again, with a later receipt time). The
  * projections are idempotent and order-independent, so replaying over the current tables leaves
@@ -103,22 +98,21 @@ export async function replayArchive(
   deps: ProjectorDependencies,
   options: ReplayOptions = {},
 ): Promise<ReplayReport> {
-  const prefix = options.appId ? rawArchiveAppPrefix(options.appId) : S3_PREFIX.raw;
-  const keys = (await listKeys(s3, archive.bucket, prefix)).filter((key) => {
-    const day = dayOfKey(key) ?? "";
-    return (!options.from || day >= options.from) && (!options.to || day <= options.to);
-  });
   const events = new Map<string, RawArchiveLine>();
   let lines = 0;
-  for (const key of keys) {
-    for (const entry of parseRawArchiveObject(await archive.getBytes(key), key)) {
+  const extent = await scanArchive(
+    s3,
+    archive.bucket,
+    { appId: options.appId, from: options.from, to: options.to },
+    "oldest",
+    (entry) => {
       lines++;
       // A platform retry is archived again with a later receipt time: the first receipt is the
       // event's (it is the version the live projector used).
       const known = events.get(entry.eventId);
       if (!known || entry.receivedAt < known.receivedAt) events.set(entry.eventId, entry);
-    }
-  }
+    },
+  );
   const ordered = [...events.values()]
     .filter((e) => !options.triggers?.length || options.triggers.includes(e.trigger))
     .sort((a, b) => a.receivedAt - b.receivedAt || a.eventId.localeCompare(b.eventId));
@@ -140,7 +134,7 @@ export async function replayArchive(
     else outcomes[await projectKnownEvent(parsed.event, entry, run)]++;
   }
   return {
-    objects: keys.length,
+    objects: extent.objects,
     events: ordered.length,
     duplicates: lines - events.size,
     outcomes,

@@ -128,7 +128,7 @@ export async function traceEvent(
   filter: Filter = {},
 ): Promise<EventTrace> {
   // `eventId` may be a prefix (event-id.ts): the events it fits in the bucket and the DLQ name one.
-  const candidates = await findEvents(clients.s3, bucket, eventId, filter);
+  const { found: candidates, searched } = await findEvents(clients.s3, bucket, eventId, filter);
   const letters = deadLetterUrl
     ? (await peekDeadLetters(clients.sqs, deadLetterUrl, 10_000)).filter((l) =>
         l.attributes.eventId?.startsWith(eventId),
@@ -161,7 +161,7 @@ export async function traceEvent(
     return {
       ...base,
       outcome: "pending",
-      note: "in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted)",
+      note: `in neither the archive, the quarantine nor the DLQ: not yet processed (or never accepted); looked in ${searched} and the DLQ`,
     };
   return { ...base, ...(await judgeArchived(line, stores)) };
 }

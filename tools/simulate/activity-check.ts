@@ -1,14 +1,12 @@
 import { createHash } from "node:crypto";
-import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { listObjects } from "../../shared/adapters/s3-listing";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { rollupDay } from "../../shared/analytics/rollup";
+import { rollupDayAllApps } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
-import { parseRawArchiveObject, rawArchiveAppPrefix } from "../../shared/contracts/bucket-layout";
 import { emulatorClients } from "../local/clients";
 import { localActivityTableName } from "../local/provision";
 import type { LocalStackInfo } from "../local/state";
+import { scanArchive } from "../ops/archive-scan";
 import { checkActivity } from "./check";
 import { expectedActivity } from "./expected-activity";
 import type { GeneratedHistory } from "./generator";
@@ -25,16 +23,10 @@ export async function rollupAndCheckActivity(
   const { s3, dynamo, destroy } = emulatorClients(stack.endpoints);
   try {
     const firstReceipt = new Map<string, number>();
-    for (const appId of history.expected.keys())
-      for (const { key } of await listObjects(s3, stack.bucket, rawArchiveAppPrefix(appId))) {
-        const out = await s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key }));
-        const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-        for (const line of parseRawArchiveObject(bytes, key))
-          firstReceipt.set(
-            line.eventId,
-            Math.min(firstReceipt.get(line.eventId) ?? Infinity, line.receivedAt),
-          );
-      }
+    await scanArchive(s3, stack.bucket, {}, "oldest", (line) => {
+      if (line.appId !== undefined && history.expected.has(line.appId))
+        firstReceipt.set(line.eventId, Math.min(firstReceipt.get(line.eventId) ?? Infinity, line.receivedAt));
+    });
     const receivedAt = (e: { body: string }) =>
       firstReceipt.get(createHash("sha256").update(e.body).digest("hex")) ?? Number.NaN;
     const store = dynamoActivityStore(
@@ -47,8 +39,14 @@ export async function rollupAndCheckActivity(
       now: Date.now,
       graceMs: 2 * 3_600_000,
     };
-    for (const [appId, days] of expectedActivity(history.events, receivedAt))
-      for (const day of days.keys()) await rollupDay(appId, day, deps);
+    // One pass a day for every app, as the schedule runs it.
+    const days = new Set<string>();
+    for (const appDays of expectedActivity(history.events, receivedAt).values())
+      for (const day of appDays.keys()) days.add(day);
+    for (const day of [...days].sort()) {
+      const pass = await rollupDayAllApps(day, deps);
+      if (pass.failures[0]) throw pass.failures[0].error;
+    }
     return await checkActivity(history, store, receivedAt);
   } finally {
     destroy();

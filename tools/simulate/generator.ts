@@ -48,6 +48,21 @@ export interface GeneratorOptions {
   recordingBytes?: [number, number];
   /** Epoch seconds of the first event. */
   startAt?: number;
+  /**
+   * How often each app acts, relative to the others (`zipfWeights`: a few big apps, a long tail);
+   * absent, every app alike. With weights an app starts with no group (and an app the history
+   * never picks sends nothing).
+   */
+  appWeights?: readonly number[];
+}
+
+/**
+ * Zipf-like weights for `n` apps: the k-th app acts 1/k as often as the first.
+ *
+ * @example zipfWeights(3) // [1, 0.5, 0.333…]
+ */
+export function zipfWeights(n: number): number[] {
+  return Array.from({ length: n }, (_, k) => 1 / (k + 1));
 }
 
 const PLATFORMS = ["web", "android", "ios", "javascript"];
@@ -567,13 +582,19 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   };
 
   // Start with some groups and sessions so that every kind of event has something to act on.
-  for (const app of apps) {
-    actions.groupCreate(app);
-    actions.groupCreate(app);
-    actions.groupCreate(app);
-  }
+  // Weighted, an app starts with no group (its actions that need one wait until it creates one),
+  // so that a thousand apps' histories keep the mix of one app's rather than three group
+  // creations per app.
+  const weights = options.appWeights;
+  if (!weights)
+    for (const app of apps) {
+      actions.groupCreate(app);
+      actions.groupCreate(app);
+      actions.groupCreate(app);
+    }
+  const byWeight = weights && Object.fromEntries(apps.map((_a, i) => [String(i), weights[i] ?? 0]));
   while (events.length < options.events) {
-    const app = random.pick(apps);
+    const app = byWeight ? (apps[Number(random.weighted(byWeight))] as AppState) : random.pick(apps);
     t += random.int(0, 2);
     actions[random.weighted(WEIGHTS)](app);
   }

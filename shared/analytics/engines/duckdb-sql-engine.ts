@@ -4,8 +4,15 @@ import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection, StatementType } from "@duckdb/node-api";
 import { listObjects } from "../../adapters/s3-listing";
-import { dayOfKey } from "../../contracts/bucket-layout";
+import { dayOfKey, isArchiveObjectKey } from "../../contracts/bucket-layout";
+import { S3_PREFIX } from "../../platform/constants";
 import { SqlQueryError } from "../../platform/errors";
+import {
+  type CompactionManifest,
+  compactManifestKey,
+  parseCompactionManifest,
+  readPlan,
+} from "../compaction";
 import {
   ARCHIVE_TABLES,
   type ArchiveTable,
@@ -61,7 +68,8 @@ function lockStatements(dir: string): string[] {
  * DuckDB, embedded, as the `SqlEngine` of the local stack. Each query copies the archive objects
  * in its scope through the S3 API into a temporary directory laid out as the bucket is (so the
  * emulator's in-memory mode and a state directory work alike, and Hive partitions come from the
- * paths), defines `archive_events` and `archive_edges` over them, runs, and removes the copy. `bytesScanned` is the
+ * paths), defines `archive_events` and `archive_edges` over them (a compacted day: its Parquet and
+ * the objects archived after it, `readPlan`), runs, and removes the copy. `bytesScanned` is the
  * bytes of the objects copied: what Athena would read for the same partitions.
  *
  * The statement is ad-hoc SQL too (`webhook sql`), so it runs only when DuckDB's own parser finds
@@ -69,7 +77,7 @@ function lockStatements(dir: string): string[] {
  * to DuckDB; COPY, ATTACH, SET, INSTALL, EXPLAIN, CALL are not), in a session that can read
  * nothing but its archive copy (`lockStatements`): a refusal is a `SqlQueryError` in state REFUSED.
  *
- * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { app: "a1" })
+ * @example await duckDbEngine({ s3, bucket }).query("SELECT count(*) AS n FROM archive_events", {}, { from: "2026-01-02", to: "2026-01-02" })
  */
 export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
   return {
@@ -77,15 +85,15 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
     async query(sql, params = {}, scope = {}) {
       const dir = mkdtempSync(join(options.workDir ?? tmpdir(), "archive-sql-"));
       try {
-        const events = await copyArchive(options, "archive_events", scope.app, scope, dir);
+        const events = await copyArchive(options, "archive_events", scope, dir);
         const edges = scope.edges
-          ? await copyArchive(options, "archive_edges", scope.app, scope.edges, dir)
-          : { files: [], bytes: 0 };
+          ? await copyArchive(options, "archive_edges", scope.edges, dir)
+          : { ndjson: [], parquet: [], bytes: 0 };
         const { DuckDBInstance, StatementType } = await import("@duckdb/node-api");
         const instance = await DuckDBInstance.create(":memory:", INSTANCE_OPTIONS);
         const connection = await instance.connect();
         try {
-          const views = duckDbArchiveViews({ archive_events: events.files, archive_edges: edges.files });
+          const views = duckDbArchiveViews({ archive_events: events, archive_edges: edges }, scope.app);
           for (const statement of [...DUCKDB_MACROS, ...views, ...lockStatements(dir)])
             await connection.run(statement);
           const result = await run(connection, sql, params, StatementType.SELECT);
@@ -134,32 +142,82 @@ async function run(
   }
 }
 
-/** Copies one archive table's objects of an app's days into `dir`, keys as paths; returns the files and their bytes. */
+/**
+ * The prefixes to list for a range of days: one per day when the range is bounded (a day's
+ * objects, not the whole archive's), else the table's root.
+ */
+function dayPrefixes(root: string, days: DayRange): string[] {
+  if (!days.from || !days.to) return [root];
+  const prefixes: string[] = [];
+  for (let t = Date.parse(`${days.from}T00:00:00Z`); t <= Date.parse(`${days.to}T00:00:00Z`); t += 86_400_000)
+    prefixes.push(`${root}date=${new Date(t).toISOString().slice(0, 10)}/`);
+  return prefixes;
+}
+
+/** The compaction manifests of a range of days (`compaction.ts`), by day. */
+async function manifests(
+  options: DuckDbEngineOptions,
+  days: DayRange,
+): Promise<Map<string, CompactionManifest>> {
+  const listed = await Promise.all(
+    dayPrefixes(S3_PREFIX.compact, days).map((prefix) => listObjects(options.s3, options.bucket, prefix)),
+  );
+  const found = new Map<string, CompactionManifest>();
+  for (const { key } of listed.flat()) {
+    const day = dayOfKey(key);
+    if (!day || key !== compactManifestKey(day)) continue;
+    if ((days.from && day < days.from) || (days.to && day > days.to)) continue;
+    found.set(day, parseCompactionManifest(new TextDecoder().decode(await getBytes(options, key)), key));
+  }
+  return found;
+}
+
+async function getBytes(options: DuckDbEngineOptions, key: string): Promise<Uint8Array> {
+  const out = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
+  return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+}
+
+/**
+ * Copies one archive table's objects of a range of days into `dir`, keys as paths: NDJSON, and
+ * for `archive_events` a compacted day's Parquet in place of the objects its manifest names
+ * (`readPlan`). Returns the files and their bytes.
+ */
 async function copyArchive(
   options: DuckDbEngineOptions,
   table: ArchiveTable,
-  app: string | undefined,
   days: DayRange,
   dir: string,
-): Promise<{ files: string[]; bytes: number }> {
-  const root = ARCHIVE_TABLES[table].prefix;
-  const objects = (await listObjects(options.s3, options.bucket, app ? `${root}app=${app}/` : root)).filter(
-    ({ key }) => {
-      const day = dayOfKey(key);
-      if (!day || !/\.ndjson(\.gz)?$/.test(key)) return false;
-      return (!days.from || day >= days.from) && (!days.to || day <= days.to);
-    },
+): Promise<{ ndjson: string[]; parquet: string[]; bytes: number }> {
+  const listed = await Promise.all(
+    dayPrefixes(ARCHIVE_TABLES[table].prefix, days).map((prefix) =>
+      listObjects(options.s3, options.bucket, prefix),
+    ),
   );
-  const files: string[] = [];
-  let bytes = 0;
-  for (const { key } of objects) {
-    const out = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
-    const body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-    const path = join(dir, key);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, body);
-    files.push(path);
-    bytes += body.byteLength;
+  const objects = listed.flat().filter(({ key }) => {
+    const day = dayOfKey(key);
+    if (!day || !isArchiveObjectKey(key)) return false;
+    return (!days.from || day >= days.from) && (!days.to || day <= days.to);
+  });
+  const compacted = table === "archive_events" ? await manifests(options, days) : new Map();
+  const byDay = new Map<string, string[]>();
+  for (const { key } of objects)
+    byDay.set(dayOfKey(key) ?? "", [...(byDay.get(dayOfKey(key) ?? "") ?? []), key]);
+  for (const day of compacted.keys()) if (!byDay.has(day)) byDay.set(day, []);
+  const copied = { ndjson: [] as string[], parquet: [] as string[], bytes: 0 };
+  for (const [day, keys] of byDay) {
+    const plan = readPlan(keys, compacted.get(day));
+    for (const [kind, list] of [
+      ["ndjson", plan.ndjson],
+      ["parquet", plan.parquet],
+    ] as const)
+      for (const key of list) {
+        const body = await getBytes(options, key);
+        const path = join(dir, key);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, body);
+        copied[kind].push(path);
+        copied.bytes += body.byteLength;
+      }
   }
-  return { files, bytes };
+  return copied;
 }

@@ -7,13 +7,14 @@ export interface DayRange {
 }
 
 /**
- * Which part of the archive a query may read: one app's receipt days in `archive_events` (all
- * when absent) and, when `edges` is given, those days of `archive_edges` (none otherwise).
+ * Which part of the archive a query may read: receipt days of `archive_events` (all when absent)
+ * and, when `edges` is given, those days of `archive_edges` (none otherwise). Every app's lines
+ * of a day are together: a query narrows to an app by its `app` column.
  */
 export interface ArchiveScope extends DayRange {
-  /** The app's key segment (`appSegment(appId)`). */
-  app?: string;
   edges?: DayRange;
+  /** DuckDB: the views hold this app's lines only (`sql --app`). Athena reads what the WHERE says. */
+  app?: string;
 }
 
 /** A query's answer: the columns in order, each row by column name, and what it cost. */

@@ -1,5 +1,7 @@
--- The activity of one app on one UTC day, in one scan of the archive (the same text on DuckDB
+-- The activity of every app on one UTC day, in one scan of the archive (the same text on DuckDB
 -- and Athena; `dialect.ts` binds the :parameters and gives DuckDB Athena's JSON functions).
+-- :app narrows it to one app ('' for every app); each step below works per app (every window is
+-- partitioned by it, every grouping set holds it), so an app's figures are the same either way.
 --
 -- 1. lines: the raw archive of the receipt day (with `rollup --neighbours`, for archives written
 --    before edge objects: the day before, the day, the day after), and the day's edge: copies of
@@ -17,35 +19,42 @@
 -- 5. stints: each occupant's stint (session, name, join time, as the sessions table keys it)
 --    that left in the day, reported by a participant-left fact (side 1) or an end's roster, once:
 --    its latest left_at in the day, in that hour (participant-seconds).
--- 6. one aggregation over grouping sets: the day, each hour, each group, each sender and each
---    message kind (GROUPING(...) tells which).
+-- 6. one aggregation over grouping sets, each per app: the day, each hour, each group, each
+--    sender and each message kind (GROUPING(...) tells which).
+-- 7. the top lists cut here, per app: the :top groups and senders with the most messages (ties
+--    by id), so that a day of 10,000 apps ships their top lists, not every group and sender.
 -- One chain of CTEs, each read once: Athena inlines a CTE at each use, so a second reader of the
 -- archive's lines would scan them again.
 -- An integer read from a body is cast through DOUBLE: a time written `1696934553.0` reads as
 -- 1696934553 on both engines (Trino refuses CAST('1696934553.0' AS BIGINT); DuckDB accepts it).
-WITH lines AS (
-  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+WITH archived AS (
+  SELECT coalesce(app, '_none') AS app, event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_events
-  WHERE app = :app AND "date" BETWEEN :first_date AND :last_date
+  WHERE "date" BETWEEN :first_date AND :last_date
   UNION ALL
-  SELECT event_id, received_at, event_time, rank, trigger, natural_key, body
+  SELECT coalesce(app, '_none') AS app, event_id, received_at, event_time, rank, trigger, natural_key, body
   FROM archive_edges
-  WHERE app = :app AND "date" = :day
+  WHERE "date" = :day
+),
+lines AS (
+  SELECT * FROM archived WHERE :app = '' OR app = :app
 ),
 copies AS (
   SELECT
+    app,
     event_id,
     received_at,
     event_time,
     rank,
     trigger,
     body,
-    row_number() OVER (PARTITION BY natural_key ORDER BY received_at, event_id) AS copy
+    row_number() OVER (PARTITION BY app, natural_key ORDER BY received_at, event_id) AS copy
   FROM lines
   WHERE natural_key IS NOT NULL
 ),
 facts AS (
   SELECT
+    app,
     event_id,
     received_at,
     event_time,
@@ -124,7 +133,7 @@ transitions AS (
     f.*,
     CASE WHEN presence_status = 'online' THEN 1 ELSE 0 END AS online,
     lag(presence_status) OVER (
-      PARTITION BY trigger, actor ORDER BY event_time, rank, received_at, event_id
+      PARTITION BY app, trigger, actor ORDER BY event_time, rank, received_at, event_id
     ) AS previous_status
   FROM facts AS f
 ),
@@ -148,10 +157,10 @@ changes AS (
 levels AS (
   SELECT
     c.*,
-    sum(online_at_start) OVER (PARTITION BY trigger) AS start_level,
-    sum(online_at_start) OVER (PARTITION BY trigger)
+    sum(online_at_start) OVER (PARTITION BY app, trigger) AS start_level,
+    sum(online_at_start) OVER (PARTITION BY app, trigger)
       + sum(delta) OVER (
-        PARTITION BY trigger ORDER BY event_time, rank, received_at, event_id
+        PARTITION BY app, trigger ORDER BY event_time, rank, received_at, event_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
       ) AS level
   FROM changes AS c
@@ -195,11 +204,13 @@ stints AS (
       ELSE fact_hour
     END AS hour,
     row_number() OVER (
-      PARTITION BY session_id, stint_name, stint_joined_at ORDER BY stint_left_at DESC NULLS LAST
+      PARTITION BY app, session_id, stint_name, stint_joined_at ORDER BY stint_left_at DESC NULLS LAST
     ) AS stint_report
   FROM reports AS r
-)
+),
+grouped AS (
 SELECT
+  app,
   GROUPING(hour, group_id, sender, message_kind) AS grouping_set,
   hour,
   group_id,
@@ -247,4 +258,20 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
 FROM stints
-GROUP BY GROUPING SETS ((), (hour), (group_id), (sender), (message_kind))
+GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind))
+),
+ranked AS (
+  SELECT
+    g.*,
+    -- 11: a group's row, 13: a sender's (GROUPING: 1 for each of hour, group_id, sender,
+    -- message_kind left out). The row of no group (no sender) is not a list entry.
+    row_number() OVER (
+      PARTITION BY app, grouping_set
+      ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
+    ) AS position
+  FROM grouped AS g
+)
+SELECT *
+FROM ranked
+WHERE grouping_set NOT IN (11, 13) OR (position <= :top AND coalesce(group_id, sender) IS NOT NULL)
+ORDER BY app, grouping_set, position

@@ -12,6 +12,7 @@ const state = {
   busy: false,
   charts: {},
   openEvent: undefined,
+  openWhere: undefined,
   refreshMs: 2000,
 };
 const OUTCOMES = ["projected", "stale", "archived-only", "quarantined", "failed"];
@@ -249,12 +250,18 @@ async function refreshEvents() {
       ["outcome", "outcome"],
     ],
     events,
-    { key: (e) => e.eventId, onClick: (e) => openStory(e.eventId), empty: "no events yet" },
+    {
+      key: (e) => e.eventId,
+      onClick: (e) => openStory(e.eventId, { app: e.appId, at: e.receivedAt }),
+      empty: "no events yet",
+    },
   );
 }
 
-async function openStory(eventId) {
+// `where`: the app and receipt time of a listed event, so that its lookup reads that hour only.
+async function openStory(eventId, where = {}) {
   state.openEvent = eventId;
+  state.openWhere = where;
   $("story-id").textContent = short(eventId);
   $("story-message").textContent = "";
   $("confirm").hidden = true;
@@ -263,7 +270,7 @@ async function openStory(eventId) {
   $("story-items").replaceChildren();
   if (!$("story").open) $("story").showModal();
   try {
-    const t = await api(`events/${eventId}`);
+    const t = await api(`events/${eventId}`, where);
     const r = t.recording;
     const fields = [
       ["event", t.eventId],
@@ -312,15 +319,11 @@ async function openStory(eventId) {
 async function resend() {
   $("confirm").hidden = true;
   try {
-    const report = await api(
-      `events/${state.openEvent}/resend`,
-      {},
-      {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}",
-      },
-    );
+    const report = await api(`events/${state.openEvent}/resend`, state.openWhere ?? {}, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     $("story-message").textContent =
       `resent ${short(report.eventId)} from the ${report.source}: it is back on the events queue (a payload still invalid is quarantined again); reopen the event to see what became of it`;
     $("resend").hidden = true;

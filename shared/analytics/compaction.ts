@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import * as z from "zod/mini";
+import { parseJsonContract } from "../contracts/queue-messages";
+import { S3_PREFIX } from "../platform/constants";
+
+/**
+ * Closed receipt days of the raw archive, rewritten as Parquet: every line of the day's NDJSON
+ * objects, sorted by app then event time, in small row groups (`COMPACT_ROW_GROUP_ROWS`), so that
+ * a one-app query reads the row groups whose app range holds it, not the day. The NDJSON stays
+ * the source of truth: a day's compaction is the Parquet file plus a manifest naming the objects
+ * it holds, written last. Readers (`archive_events`) take a day's Parquet and the NDJSON objects
+ * the manifest does not name: a line archived after its day was compacted (a redrive, a replay, a
+ * batch retried late) is read from its own object, and counted. Compacting again takes every
+ * object of the day (same objects: same file, same key); a crash before the manifest leaves the
+ * previous state (no manifest: the NDJSON alone), so nothing is lost or counted twice.
+ */
+
+/** Rows per Parquet row group: small enough that an app of a few % of a day is a few groups. */
+export const COMPACT_ROW_GROUP_ROWS = 2048;
+
+export const compactionManifestSchema = z.object({
+  day: z.string(),
+  /** The Parquet object(s) of the day. */
+  parquet: z.array(z.string()),
+  /** The NDJSON objects whose lines they hold. */
+  sources: z.array(z.string()),
+  rows: z.number(),
+  bytes: z.number(),
+  compactedAt: z.number(),
+});
+export type CompactionManifest = z.infer<typeof compactionManifestSchema>;
+
+/** `compact/date=<day>/`. */
+export function compactDayPrefix(day: string): string {
+  return `${S3_PREFIX.compact}date=${day}/`;
+}
+
+/** `compact/date=<day>/manifest.json`: the day's compaction, written last. */
+export function compactManifestKey(day: string): string {
+  return `${compactDayPrefix(day)}manifest.json`;
+}
+
+/**
+ * `compact/date=<day>/<hash of its sources>.parquet`: the same objects compact to the same key.
+ *
+ * @example compactParquetKey("2026-01-02", ["raw/date=2026-01-02/hour=00/a.ndjson.gz"]) // "compact/date=2026-01-02/1f3a….parquet"
+ */
+export function compactParquetKey(day: string, sources: readonly string[]): string {
+  const hash = createHash("sha256")
+    .update([...sources].sort().join("\n"))
+    .digest("hex")
+    .slice(0, 32);
+  return `${compactDayPrefix(day)}${hash}.parquet`;
+}
+
+/** A manifest's text, checked. */
+export function parseCompactionManifest(text: string, key: string): CompactionManifest {
+  return parseJsonContract(compactionManifestSchema, text, key);
+}
+
+/**
+ * What a day's readers take: the manifest's Parquet, and the NDJSON objects it does not name
+ * (archived after the compaction). Without a manifest, every object.
+ *
+ * @example readPlan(["a", "b", "late"], { parquet: ["p"], sources: ["a", "b"], … }) // { parquet: ["p"], ndjson: ["late"] }
+ */
+export function readPlan(
+  objects: readonly string[],
+  manifest: CompactionManifest | undefined,
+): { parquet: string[]; ndjson: string[] } {
+  if (!manifest) return { parquet: [], ndjson: [...objects] };
+  const compacted = new Set(manifest.sources);
+  return { parquet: [...manifest.parquet], ndjson: objects.filter((k) => !compacted.has(k)) };
+}
+
+/** A day's compaction as a port: DuckDB locally (`engines/duckdb-compactor`), Athena deployed (`engines/athena-compactor`). */
+export interface ArchiveCompactor {
+  /** Rewrites a closed receipt day as Parquet and writes its manifest; returns it. */
+  compactDay(day: string): Promise<CompactionManifest>;
+}

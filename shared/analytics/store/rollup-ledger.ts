@@ -1,0 +1,62 @@
+import * as z from "zod/mini";
+import { parseJsonContract } from "../../contracts/queue-messages";
+import { S3_PREFIX } from "../../platform/constants";
+import type { BlobStore } from "../../ports/blob-store";
+
+/** A day's last pass over every app (`rollupDayAllApps`), as the ledger keeps it. */
+export const dayPassSchema = z.object({
+  day: z.string(),
+  /** When the pass started (ms): every line archived before it is counted. */
+  computedAt: z.number(),
+  /** Computed after the day's end plus the grace period: the schedule leaves the day alone. */
+  final: z.boolean(),
+  /** Engine queries the pass ran, and the archive bytes they read. */
+  queries: z.number(),
+  bytesScanned: z.number(),
+  /** Each app's figures, by a digest of their stored form: unchanged ones are not rewritten. */
+  apps: z.record(z.string(), z.string()),
+});
+export type DayPass = z.infer<typeof dayPassSchema>;
+
+/** Where the rollup remembers its passes. Adapter: `blobRollupLedger`. */
+export interface RollupLedger {
+  pass(day: string): Promise<DayPass | undefined>;
+  record(pass: DayPass): Promise<void>;
+  /** The apps the passes from `from` to `to` saw, sorted. */
+  apps(days: readonly string[]): Promise<string[]>;
+}
+
+/** `rollup/date=<day>.json`. @example dayPassKey("2026-01-02") // "rollup/date=2026-01-02.json" */
+export function dayPassKey(day: string): string {
+  return `${S3_PREFIX.rollup}date=${day}.json`;
+}
+
+/**
+ * The ledger as one small JSON object per day in the data bucket (one GET and at most one PUT a
+ * day a pass: at 10,000 apps ~0.4 MB, beyond what one DynamoDB item holds). A day never passed
+ * over reads as undefined (the object's absence is all the adapter interprets of a failed read:
+ * `NoSuchKey`; any other failure is thrown).
+ *
+ * @example await blobRollupLedger(s3BlobStore(s3, bucket)).pass("2026-01-02") // { final: true, … }
+ */
+export function blobRollupLedger(blobs: BlobStore): RollupLedger {
+  const read = async (day: string) => {
+    try {
+      return parseJsonContract(dayPassSchema, await blobs.getText(dayPassKey(day)), dayPassKey(day));
+    } catch (error) {
+      if (error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound"))
+        return undefined;
+      throw error;
+    }
+  };
+  return {
+    pass: read,
+    async record(pass) {
+      await blobs.put(dayPassKey(pass.day), JSON.stringify(pass), { contentType: "application/json" });
+    },
+    async apps(days) {
+      const passes = await Promise.all(days.map(read));
+      return [...new Set(passes.flatMap((p) => Object.keys(p?.apps ?? {})))].sort();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import type { QueuedEvent } from "../../shared/projector/queued-event";
+import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
+import { migrateArchive } from "../../tools/ops/archive-migrate";
+import { scanArchive } from "../../tools/ops/archive-scan";
+import { findEvents } from "../../tools/ops/inspect";
+import { createBucket, testClients, uniqueName } from "../support/aws";
+import { fixture } from "../support/fixtures";
+
+const { s3 } = testClients();
+const at = (day: number, h: number, m = 0) => Date.UTC(2026, 0, day, h, m);
+
+function event(appId: string, id: string, receivedAt: number): QueuedEvent {
+  const body = fixture("message_sent");
+  body.appId = appId;
+  Object.assign(body.data.message, { id, sentAt: receivedAt / 1000 - 1 });
+  const text = JSON.stringify(body);
+  const eventId = createHash("sha256").update(text).digest("hex");
+  return { messageId: `m-${id}`, eventId, receivedAt, trigger: "message_sent", appId, body: text };
+}
+
+async function keysUnder(bucket: string, prefix: string) {
+  return (await listObjects(s3, bucket, prefix)).map((o) => o.key).sort();
+}
+
+async function allLines(bucket: string) {
+  const lines: string[] = [];
+  await scanArchive(s3, bucket, {}, "oldest", (line) => {
+    lines.push(JSON.stringify(line));
+  });
+  return lines.sort();
+}
+
+describe("the batch layout of the archive", () => {
+  let bucket: string;
+  beforeAll(async () => {
+    bucket = await createBucket(s3, uniqueName("layout"));
+  });
+
+  it("rewrites an archive written per app into it, idempotently, and back (archive-migrate)", async () => {
+    // Prepare: objects as the previous version wrote them, two apps (one needing URL-encoding).
+    const events = [
+      event("a1", "m1", at(2, 10)),
+      event("a1", "m2", at(2, 11, 30)),
+      event("ä/2 ?", "m3", at(2, 11, 31)),
+    ];
+    const legacy = [
+      { key: "raw/app=a1/date=2026-01-02/aaaa.ndjson.gz", lines: [events[0], events[1]] },
+      { key: `raw/app=${encodeURIComponent("ä/2 ?")}/date=2026-01-02/bbbb.ndjson.gz`, lines: [events[2]] },
+      { key: "edge/app=a1/date=2026-01-01/cccc.ndjson.gz", lines: [events[0]] },
+    ];
+    for (const o of legacy)
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: o.key,
+          Body: gzipSync(`${o.lines.map((e) => JSON.stringify(archiveLine(e as QueuedEvent))).join("\n")}\n`),
+        }),
+      );
+
+    // Act
+    const forward = await migrateArchive(s3, bucket);
+    const again = await migrateArchive(s3, bucket);
+    const migrated = await allLines(bucket);
+    const edges = await keysUnder(bucket, "edge/");
+    const back = await migrateArchive(s3, bucket, { back: true });
+    const restored = await keysUnder(bucket, "raw/");
+    await migrateArchive(s3, bucket);
+
+    // Assess: the raw object of a1 spans two hours: two objects; the edge keeps its day.
+    expect(forward).toMatchObject({ read: 3, written: 4, deleted: 3, lines: 4 });
+    expect(again).toMatchObject({ read: 0, written: 0 });
+    expect(edges).toEqual(["edge/date=2026-01-01/cccc.ndjson.gz"]);
+    expect(migrated).toEqual(events.map((e) => JSON.stringify(archiveLine(e))).sort());
+    expect(back).toMatchObject({ direction: "back", read: 4, deleted: 4 });
+    expect(restored.every((k) => k.startsWith("raw/app="))).toBe(true);
+    expect(
+      restored.some((k) => k.startsWith(`raw/app=${encodeURIComponent("ä/2 ?")}/date=2026-01-02/`)),
+    ).toBe(true);
+    expect(await allLines(bucket)).toEqual(migrated);
+  });
+
+  it("finds an event where it can be, newest first, and says how far it looked", async () => {
+    // Prepare: three days of one batch of three apps each hour 10 and 20.
+    const own = await createBucket(s3, uniqueName("lookup"));
+    const store = s3BlobStore(s3, own);
+    const batches = [3, 4, 5].flatMap((day) =>
+      [10, 20].map((h) => ["a1", "a2", "a3"].map((app) => event(app, `m-${day}-${h}-${app}`, at(day, h)))),
+    );
+    for (const batch of batches) await archiveBatch(batch, store);
+    const target = batches[1]?.[2] as QueuedEvent;
+    const newest = batches[5]?.[0] as QueuedEvent;
+
+    // Act
+    const byHour = await findEvents(s3, own, target.eventId, { appId: "a3", receivedAt: target.receivedAt });
+    const bare = await findEvents(s3, own, newest.eventId);
+    const missing = await findEvents(s3, own, "f".repeat(64), { days: 2 });
+
+    // Assess
+    expect(byHour.found.map((f) => f.line.eventId)).toEqual([target.eventId]);
+    expect(byHour.searched).toContain(
+      "2026-01-03 back to 2026-01-03 (1 day(s), the hour of its receipt, 1 object(s))",
+    );
+    // The newest day's newest object first: one object read.
+    expect(bare.found.map((f) => f.line.eventId)).toEqual([newest.eventId]);
+    expect(bare.searched).toContain("1 object(s)");
+    expect(missing.found).toEqual([]);
+    expect(missing.searched).toContain("from 2026-01-05 back to 2026-01-04 (2 day(s)");
+  });
+});
