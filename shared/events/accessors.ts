@@ -111,7 +111,7 @@ export function actorOf(event: KnownEvent): string | undefined {
       return event.data.message.sender;
     case "message_edited":
     case "message_deleted":
-      return event.data.message.data.entities.by.entity.uid;
+      return messageChangeOf(event).by;
     case "message_reaction_added":
     case "message_reaction_removed":
       return event.data.reaction.uid;
@@ -123,6 +123,62 @@ export function actorOf(event: KnownEvent): string | undefined {
     default:
       return isCallMessageEvent(event) ? event.data.call.sender : undefined;
   }
+}
+
+/** An edit or a delete of a message. */
+export type MessageChangeEvent = EventOf<"message_edited" | "message_deleted">;
+
+/** What an edit or delete reports, whichever layout it came in. */
+export interface MessageChange {
+  /** `action`: the published example's action message; `message`: the message itself, as live deliveries carry it. */
+  layout: "action" | "message";
+  /** The id of the message edited or deleted. */
+  messageId: string;
+  /** When it was edited or deleted (epoch seconds) and the payload path it came from; undefined when the payload has no time. */
+  at?: { seconds: number; path: string };
+  /** Who edited or deleted it, when the payload says or implies it. */
+  by?: string;
+}
+
+type ChangedMessage = MessageChangeEvent["data"]["message"];
+type ActionLayout = Extract<ChangedMessage, { data: { action: string } }>;
+
+function isActionLayout(message: ChangedMessage): message is ActionLayout {
+  return message.data?.action !== undefined;
+}
+
+/**
+ * An edit or delete, whichever layout it came in. The action layout names the message in
+ * `entities.on`, the actor in `entities.by`, and is itself sent at the time of the change. The
+ * live layout is the message: its `editedAt`/`deletedAt` (else `updatedAt`) is the time and
+ * `editedBy`/`deletedBy` (else its sender) the actor; these are the platform's message fields,
+ * which the QA suite does not assert, so each has its fallback, the last one the receipt.
+ *
+ * @example messageChangeOf(liveEdit) // { layout: "message", messageId: "101", at: { seconds: 1757000000, path: "data.message.editedAt" }, by: "qa-user-1" }
+ */
+export function messageChangeOf(event: MessageChangeEvent): MessageChange {
+  const message = event.data.message;
+  const [atField, byField] =
+    event.trigger === "message_edited"
+      ? (["editedAt", "editedBy"] as const)
+      : (["deletedAt", "deletedBy"] as const);
+  if (isActionLayout(message)) {
+    const on = message.data.entities.on.entity;
+    const onPath = "data.message.data.entities.on.entity";
+    const at =
+      on[atField] !== undefined
+        ? { seconds: on[atField], path: `${onPath}.${atField}` }
+        : { seconds: message.sentAt, path: "data.message.sentAt" };
+    return { layout: "action", messageId: on.id, at, by: message.data.entities.by.entity.uid };
+  }
+  const own = message[atField];
+  const at =
+    own !== undefined
+      ? { seconds: own, path: `data.message.${atField}` }
+      : message.updatedAt !== undefined
+        ? { seconds: message.updatedAt, path: "data.message.updatedAt" }
+        : undefined;
+  return { layout: "message", messageId: message.id, at, by: message[byField] ?? message.sender };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CallMessageTrigger } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 type KeyPart = string | number | undefined;
@@ -23,6 +23,16 @@ const callKey: NaturalKey<CallMessageTrigger> = (e) => [
 ];
 
 /**
+ * An edit or delete is the message's id and the time of the change, in either layout: two edits of
+ * one message are two facts, the same edit delivered in the other layout is one. Without a time
+ * in the payload nothing tells two edits apart: the body hash decides.
+ */
+const messageChangeKey: NaturalKey<"message_edited" | "message_deleted"> = (e) => {
+  const change = messageChangeOf(e);
+  return change.at ? [change.messageId, change.at.seconds] : undefined;
+};
+
+/**
  * Per trigger, the parts of the payload that identify the fact it reports, so that the same fact
  * delivered twice with different bytes is recognised. `undefined` where the payload has nothing
  * that tells two occurrences apart (a block, unblock and block again of the same pair; membership
@@ -30,8 +40,8 @@ const callKey: NaturalKey<CallMessageTrigger> = (e) => [
  */
 export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   message_sent: (e) => [e.data.message.id],
-  message_edited: (e) => [e.data.message.id],
-  message_deleted: (e) => [e.data.message.id],
+  message_edited: (e) => messageChangeKey(e),
+  message_deleted: (e) => messageChangeKey(e),
   message_reaction_added: (e) => [e.data.reaction.id, e.data.reaction.reactedAt],
   message_reaction_removed: (e) => [e.data.reaction.id, e.data.reaction.reactedAt],
   user_blocked: () => undefined,

@@ -1,4 +1,4 @@
-import type { CallMessageTrigger } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** An event's time in epoch ms, and where it came from (a payload path, or `receivedAt`). */
@@ -15,6 +15,12 @@ const seconds = (value: number | undefined, path: string): [number, string] | un
 
 const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sentAt, "data.call.sentAt");
 
+/** An edit or delete is timed by the change (`messageChangeOf`), not by when the message was sent. */
+const changedAt: Extractor<"message_edited" | "message_deleted"> = (e) => {
+  const at = messageChangeOf(e).at;
+  return at ? seconds(at.seconds, at.path) : undefined;
+};
+
 /**
  * Per trigger, which payload field is the event time. Most are epoch seconds; the presence
  * event's `data.timestamp` is milliseconds. Membership events, blocks and a group update without
@@ -23,8 +29,8 @@ const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sen
  */
 export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   message_sent: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
-  message_edited: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
-  message_deleted: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  message_edited: (e) => changedAt(e),
+  message_deleted: (e) => changedAt(e),
   message_reaction_added: (e) => seconds(e.data.reaction.reactedAt, "data.reaction.reactedAt"),
   message_reaction_removed: (e) => seconds(e.data.reaction.reactedAt, "data.reaction.reactedAt"),
   user_blocked: () => undefined,

@@ -140,6 +140,35 @@ export function actionMessageSchema<A extends string>(action: A) {
   });
 }
 
+/**
+ * The message itself, as live edits and deletes deliver it: `data.message` is the edited or
+ * deleted message (its own id, the new text, `editedAt`/`editedBy` or `deletedAt`/`deletedBy`),
+ * not the action message of the published example. Observed live by the platform's QA suite,
+ * which asserts only the id and the text: everything else is optional, and `data.action` is
+ * absent (a body with it is the action layout, judged by `actionMessageSchema`).
+ */
+export const changedMessageSchema = z.looseObject({
+  id,
+  conversationId: z.optional(z.string()),
+  sender: z.optional(z.string()),
+  receiverType: z.optional(z.string()),
+  receiver: z.optional(z.string()),
+  category: z.optional(z.string()),
+  type: z.optional(z.string()),
+  sentAt: z.optional(epochSeconds),
+  updatedAt: z.optional(epochSeconds),
+  editedAt: z.optional(epochSeconds),
+  editedBy: z.optional(z.string()),
+  deletedAt: z.optional(epochSeconds),
+  deletedBy: z.optional(z.string()),
+  data: z.optional(
+    z.looseObject({
+      action: z.optional(z.undefined()),
+      text: z.optional(z.string()),
+    }),
+  ),
+});
+
 /** 2.6 Reaction. */
 export const reactionSchema = z.looseObject({
   id,

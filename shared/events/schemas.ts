@@ -3,6 +3,7 @@ import * as z from "zod/mini";
 import {
   actionMessageSchema,
   callMessageSchema,
+  changedMessageSchema,
   connectionSchema,
   epochMillis,
   epochSeconds,
@@ -69,13 +70,15 @@ const sessionEnded = z.looseObject({
 const callData = <A extends string>(action: A) => z.looseObject({ call: callMessageSchema(action) });
 
 export const messageSentSchema = event("message_sent", z.looseObject({ message: textMessageSchema }));
+// An edit or delete comes in two layouts, the same fact: the published example's action message
+// (`data.action`, `entities.by`/`on`), and the message itself as live deliveries carry it.
 export const messageEditedSchema = event(
   "message_edited",
-  z.looseObject({ message: actionMessageSchema("edited") }),
+  z.looseObject({ message: z.union([actionMessageSchema("edited"), changedMessageSchema]) }),
 );
 export const messageDeletedSchema = event(
   "message_deleted",
-  z.looseObject({ message: actionMessageSchema("deleted") }),
+  z.looseObject({ message: z.union([actionMessageSchema("deleted"), changedMessageSchema]) }),
 );
 export const messageReactionAddedSchema = event(
   "message_reaction_added",
@@ -226,9 +229,22 @@ export type ParsedEvent =
  * @example "group_member_scope_changed: data.members.u1.scope: Invalid input: expected string, received undefined"
  */
 export function describeIssues(trigger: string, error: z.core.$ZodError): string {
-  return error.issues
-    .map((issue) => `${trigger}: ${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+  return flatIssues(error.issues, [])
+    .map(({ path, message }) => `${trigger}: ${path.length ? path.join(".") : "(root)"}: ${message}`)
     .join("; ");
+}
+
+/** The issues with a union's alternatives spelled out (zod reports a failed union as one "Invalid input"). */
+function flatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  base: PropertyKey[],
+): Array<{ path: PropertyKey[]; message: string }> {
+  return issues.flatMap((issue) => {
+    const path = [...base, ...issue.path];
+    if (issue.code === "invalid_union" && issue.errors.length > 0)
+      return issue.errors.flatMap((alternative) => flatIssues(alternative, path));
+    return [{ path, message: issue.message }];
+  });
 }
 
 /**

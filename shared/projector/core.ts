@@ -314,6 +314,17 @@ async function sendRecordingJob(
 }
 
 /**
+ * Why the projector refuses a parsed event (it is quarantined with this reason), or undefined
+ * when it accepts it: a body that fails its schema.
+ *
+ * @example refusalOf(parseEventBody("{")) // "body is not valid JSON"
+ */
+export function refusalOf(parsed: ParsedEvent): string | undefined {
+  if (parsed.kind === "invalid") return parsed.error;
+  return undefined;
+}
+
+/**
  * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
  * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
  *

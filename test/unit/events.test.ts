@@ -8,12 +8,20 @@ import {
   isMembershipEvent,
   isSessionEvent,
   membersOf,
+  messageChangeOf,
   sessionIdOf,
 } from "../../shared/events/accessors";
 import { dedupeKey, naturalKey } from "../../shared/events/dedupe";
 import { eventTime } from "../../shared/events/event-time";
 import { KNOWN_TRIGGERS, type KnownEvent, parseWebhookEvent } from "../../shared/events/schemas";
-import { allFixtures, fixture, fixtureText, type Loose, publishedExamples } from "../support/fixtures";
+import {
+  allFixtures,
+  fixture,
+  fixtureText,
+  type Loose,
+  observedLiveFixtures,
+  publishedExamples,
+} from "../support/fixtures";
 
 function known(value: unknown): KnownEvent {
   const parsed = parseWebhookEvent(value);
@@ -111,9 +119,10 @@ describe("schemas: the platform's published examples", () => {
 /** Paths the spec is certain about, per trigger: each must be present and of its type. */
 const REQUIRED_PATHS: Record<string, string[][]> = {
   message_sent: [["data", "message", "id"], ["data", "message", "sentAt"], ["appId"]],
+  // Without `data.action` an edit is the live layout (the message itself), which needs only its id.
   message_edited: [
     ["data", "message", "data", "entities", "on", "entity", "id"],
-    ["data", "message", "data", "action"],
+    ["data", "message", "id"],
   ],
   message_deleted: [["data", "message", "data", "entities", "by", "entity", "uid"]],
   message_reaction_added: [
@@ -324,8 +333,12 @@ describe("schemas: tolerance", () => {
 
 const EXPECTED_TIME_SOURCE: Record<string, string> = {
   message_sent: "data.message.sentAt",
-  message_edited: "data.message.sentAt",
-  message_deleted: "data.message.sentAt",
+  message_edited: "data.message.data.entities.on.entity.editedAt",
+  message_deleted: "data.message.data.entities.on.entity.deletedAt",
+  "observed-live/message_edited.live": "data.message.editedAt",
+  "observed-live/message_edited.live-without-editedAt": "data.message.updatedAt",
+  "observed-live/message_edited.live-bare": "receivedAt",
+  "observed-live/message_deleted.live": "data.message.deletedAt",
   message_reaction_added: "data.reaction.reactedAt",
   message_reaction_removed: "data.reaction.reactedAt",
   user_blocked: "receivedAt",
@@ -367,7 +380,7 @@ describe("event time", () => {
   it.each(allFixtures())("$name: from the documented field, in ms", ({ name }) => {
     const event = known(fixture(name));
     const time = eventTime(event, RECEIVED);
-    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[name.split(".")[0] ?? ""];
+    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[name.split(".")[0] ?? ""] ?? "(listed)";
     expect(time.source).toBe(source);
     if (source === "receivedAt") expect(time.ms).toBe(RECEIVED);
     else {
@@ -456,5 +469,77 @@ describe("accessors", () => {
     expect(conversationUids("group_cometchat-guid-1")).toBeUndefined();
     expect(conversationUids("_user_x")).toBeUndefined();
     expect(conversationUids("x_user_")).toBeUndefined();
+  });
+});
+
+describe("edits and deletes as live deliveries carry them (observed by the platform's QA suite)", () => {
+  /** The published layout of the live fixture's edit: an action message about message 101. */
+  function publishedEditOf(live: Loose): Loose {
+    const published = fixture("message_edited");
+    Object.assign(published.data.message.data.entities.on.entity, {
+      id: live.data.message.id,
+      editedAt: live.data.message.editedAt,
+      editedBy: live.data.message.editedBy,
+    });
+    published.data.message.data.entities.by.entity.uid = live.data.message.editedBy;
+    return published;
+  }
+
+  it.each(observedLiveFixtures())("$name is accepted as $trigger", ({ name, trigger }) => {
+    // Before: `data.message.data.action: expected "edited"`, `entities.by … received undefined`.
+    expect(known(fixture(name)).trigger).toBe(trigger);
+  });
+
+  it("reads the original message's id, the edit time and the editor in both layouts: one fact", () => {
+    const live = fixture("observed-live/message_edited.live");
+    const [a, b] = [known(live), known(publishedEditOf(live))];
+    const changes = [a, b].map((e) => (e.trigger === "message_edited" ? messageChangeOf(e) : undefined));
+    expect(changes.map((c) => [c?.layout, c?.messageId, c?.at?.seconds, c?.by])).toEqual([
+      ["message", "101", 1756990060, "qa-user-1"],
+      ["action", "101", 1756990060, "qa-user-1"],
+    ]);
+    expect(naturalKey(a)).toBe("2598234fa1e3b9c|message_edited|101|1756990060");
+    expect(naturalKey(b)).toBe(naturalKey(a));
+    expect(eventTime(a, 0)).toEqual({ ms: 1756990060000, source: "data.message.editedAt" });
+    expect(actorOf(a)).toBe("qa-user-1");
+  });
+
+  it("keys two edits of one message as two facts, and times each by its edit, not by sentAt", () => {
+    const first = fixture("observed-live/message_edited.live");
+    const second = fixture("observed-live/message_edited.live");
+    Object.assign(second.data.message, { editedAt: 1757076460, updatedAt: 1757076460 });
+    second.data.message.data.text = "edited a day later";
+    const [a, b] = [known(first), known(second)];
+    expect(naturalKey(a)).not.toBe(naturalKey(b));
+    expect(new Date(eventTime(b, 0).ms).toISOString().slice(0, 10)).toBe("2025-09-05");
+    expect(new Date(first.data.message.sentAt * 1000).toISOString().slice(0, 10)).toBe("2025-09-04");
+  });
+
+  it("falls back to updatedAt, then to the receipt (keyed by the body) when the payload has no time", () => {
+    const updated = known(fixture("observed-live/message_edited.live-without-editedAt"));
+    expect(eventTime(updated, 5).source).toBe("data.message.updatedAt");
+    expect(actorOf(updated)).toBe("qa-user-1");
+    const bare = known(fixture("observed-live/message_edited.live-bare"));
+    expect(eventTime(bare, 5)).toEqual({ ms: 5, source: "receivedAt" });
+    expect(naturalKey(bare)).toBeUndefined();
+    expect(dedupeKey(bare, "hash")).toBe("2598234fa1e3b9c|message_edited|body:hash");
+  });
+
+  it("keys and times a live delete by the original message and its deletedAt", () => {
+    const deleted = known(fixture("observed-live/message_deleted.live"));
+    expect(naturalKey(deleted)).toBe("2598234fa1e3b9c|message_deleted|101|1756990200");
+    expect(eventTime(deleted, 0).source).toBe("data.message.deletedAt");
+    expect(actorOf(deleted)).toBe("qa-user-1");
+  });
+
+  it("still refuses an action message without its entities, naming both layouts' reasons", () => {
+    const broken = fixture("message_edited");
+    delete broken.data.message.data.entities.by;
+    const parsed = parseWebhookEvent(broken);
+    expect(parsed.kind).toBe("invalid");
+    if (parsed.kind === "invalid") {
+      expect(parsed.error).toContain("message_edited: data.message.data.entities.by");
+      expect(parsed.error).toContain("message_edited: data.message.data.action");
+    }
   });
 });

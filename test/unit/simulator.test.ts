@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { parseWebhookEvent } from "../../shared/events/schemas";
 import { lifecycleRank } from "../../shared/projections/version";
+import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";
 
 /** The simulator plays the platform: what it sends must be what the platform could send. */
@@ -54,5 +56,35 @@ describe("the simulator's histories", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("sends edits and deletes in both layouts, the live one and the published one, every one accepted", () => {
+    const { events } = generateHistory({ events: 3000, seed: 11, apps: ["app"] });
+    const layouts = new Map<string, Set<string>>();
+    for (const e of events.filter((x) => x.trigger === "message_edited" || x.trigger === "message_deleted")) {
+      const parsed = parseWebhookEvent(JSON.parse(e.body));
+      expect(parsed.kind, e.body).toBe("known");
+      const message = (JSON.parse(e.body) as { data: { message: { data?: { action?: string } } } }).data
+        .message;
+      const seen = layouts.get(e.trigger) ?? new Set();
+      seen.add(message.data?.action ? "action" : "message");
+      layouts.set(e.trigger, seen);
+    }
+    expect([...(layouts.get("message_edited") ?? [])].sort()).toEqual(["action", "message"]);
+    expect([...(layouts.get("message_deleted") ?? [])].sort()).toEqual(["action", "message"]);
+  });
+
+  it("has no phantom users: everyone active in a day's figures is one of the app's users", () => {
+    // Before the fix the template's own sender (cometchat-uid-1) acted in every simulated edit
+    // and delete: 31 active users in a day of 30 users.
+    const history = generateHistory({ events: 3000, seed: 5, apps: ["app"] });
+    const users = history.expected.get("app")?.users ?? [];
+    const known = new Set(users.map((u) => u.uid));
+    for (const e of history.events.filter((x) => /^message_(edited|deleted)$/.test(x.trigger)))
+      expect(e.body.includes("cometchat-uid-"), e.body).toBe(false);
+    for (const [, day] of expectedActivity(history.events, (e) => e.at).get("app") ?? new Map()) {
+      expect(day.figures.active_users).toBeLessThanOrEqual(known.size);
+      expect(day.figures.edited).toBeGreaterThan(0);
+    }
   });
 });

@@ -62,8 +62,14 @@ const MEMBERS: Partial<Record<string, keyof Figures>> = {
 
 /** Who acts in an event, as the figures define it (membership and block events: nobody). */
 function actorOf(trigger: string, data: unknown): string | undefined {
-  if (["message_sent", "message_edited", "message_deleted", "user_mentioned"].includes(trigger))
-    return str(data, "message.sender");
+  if (trigger === "message_sent" || trigger === "user_mentioned") return str(data, "message.sender");
+  // Either layout of an edit or delete: the action message's `by`, else the message's own fields.
+  if (trigger === "message_edited" || trigger === "message_deleted")
+    return (
+      str(data, "message.data.entities.by.entity.uid") ??
+      str(data, trigger === "message_edited" ? "message.editedBy" : "message.deletedBy") ??
+      str(data, "message.sender")
+    );
   if (trigger.startsWith("message_reaction_")) return str(data, "reaction.uid");
   if (trigger === "message_delivery_receipt" || trigger === "message_read_receipt")
     return str(data, "body.user.uid");

@@ -90,6 +90,10 @@ interface AppState {
   /** Each user's latest presence time (ms): a user's presence events never go back in time. */
   presenceAt: Map<string, number>;
   messages: string[];
+  /** Who sent each message, to whom, and when: its edits and deletes are by its sender. */
+  sent: Map<string, { sender: string; receiver: string; receiverType: string; sentAt: number }>;
+  /** Messages edited this second: a second edit in the same second would be the same fact. */
+  editedThisSecond: { at: number; ids: Set<string> };
   /** Receipts sent, by trigger, message and user. */
   receipts: Set<string>;
   nextGroup: number;
@@ -139,6 +143,8 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     ended: new Map(),
     presenceAt: new Map(),
     messages: [],
+    sent: new Map(),
+    editedThisSecond: { at: 0, ids: new Set() },
     receipts: new Set(),
     nextGroup: 1,
     nextSession: 1,
@@ -165,6 +171,71 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   const emit = (app: AppState, e: Template, extra: Partial<GeneratedEvent> = {}) => {
     envelope(app, e);
     events.push({ body: JSON.stringify(e), trigger: e.trigger, appId: app.appId, at: t * 1000, ...extra });
+  };
+  /**
+   * An edit or delete of message `on` by its sender, now. Messages with an even id come in the
+   * layout live deliveries have (the message itself, with `editedAt`/`editedBy` or
+   * `deletedAt`/`deletedBy`), the others in the published example's action layout; both name the
+   * real sender everywhere (the template's own users would be phantom active users).
+   */
+  const messageChange = (app: AppState, trigger: "message_edited" | "message_deleted", on: string) => {
+    const original = app.sent.get(on) ?? {
+      sender: app.users[0]?.uid ?? "",
+      receiver: app.users[1]?.uid ?? "",
+      receiverType: "user",
+      sentAt: t,
+    };
+    const { sender, receiver, receiverType } = original;
+    const conversationId = receiverType === "group" ? `group_${receiver}` : `${sender}_user_${receiver}`;
+    const [atField, byField] =
+      trigger === "message_edited" ? ["editedAt", "editedBy"] : ["deletedAt", "deletedBy"];
+    const message = {
+      id: on,
+      conversationId,
+      sender,
+      receiverType,
+      receiver,
+      category: "message",
+      type: "text",
+      data: trigger === "message_edited" ? { text: `hello ${on} (edited at ${t})` } : {},
+      sentAt: original.sentAt,
+      [atField]: t,
+      [byField]: sender,
+      updatedAt: t,
+    };
+    const e = template(trigger);
+    if (Number(on) % 2 === 0) {
+      e.data = { message };
+      return e;
+    }
+    const receiverEntity =
+      receiverType === "group"
+        ? {
+            entity: { guid: receiver, name: app.groups.get(receiver)?.name ?? receiver },
+            entityType: "group",
+          }
+        : { entity: user(app, receiver), entityType: "user" };
+    Object.assign(e.data.message, {
+      id: `${app.nextMessage++}`,
+      conversationId,
+      sender,
+      receiverType,
+      receiver,
+      sentAt: t,
+      updatedAt: t,
+    });
+    const entities = e.data.message.data.entities;
+    entities.by.entity = user(app, sender);
+    if (receiverType === "user") entities.for.entity = user(app, receiver);
+    else delete entities.for;
+    entities.on.entity = {
+      ...message,
+      data: {
+        ...message.data,
+        entities: { sender: { entity: user(app, sender), entityType: "user" }, receiver: receiverEntity },
+      },
+    };
+    return e;
   };
   /** Renames so far: each rename names the group differently, even within one second. */
   let renames = 0;
@@ -284,25 +355,30 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         };
       }
       e.data.message.data.text = `hello ${id}`;
+      app.sent.set(id, {
+        sender: a.uid,
+        receiver: e.data.message.receiver,
+        receiverType: e.data.message.receiverType,
+        sentAt: t,
+      });
       emit(app, e);
       return true;
     },
     edit(app) {
       if (app.messages.length === 0) return false;
-      const e = template("message_edited");
       const on = random.pick(app.messages);
-      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
-      e.data.message.data.entities.on.entity.id = on;
-      e.data.message.data.entities.on.entity.editedAt = t;
-      emit(app, e);
+      if (app.editedThisSecond.at !== t) app.editedThisSecond = { at: t, ids: new Set() };
+      if (app.editedThisSecond.ids.has(on)) return false;
+      app.editedThisSecond.ids.add(on);
+      emit(app, messageChange(app, "message_edited", on));
       return true;
     },
     delete(app) {
       if (app.messages.length === 0) return false;
-      const e = template("message_deleted");
-      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
-      e.data.message.data.entities.on.entity.id = random.pick(app.messages);
-      emit(app, e);
+      const on = random.pick(app.messages);
+      emit(app, messageChange(app, "message_deleted", on));
+      // A deleted message is edited, read or reacted to no more.
+      app.messages.splice(app.messages.indexOf(on), 1);
       return true;
     },
     reaction(app) {

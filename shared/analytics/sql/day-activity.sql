@@ -53,8 +53,22 @@ facts AS (
     trigger,
     CAST(floor((event_time - :day_start) / 3600000.0) AS INTEGER) AS fact_hour,
     CASE
-      WHEN trigger IN ('message_sent', 'message_edited', 'message_deleted', 'user_mentioned')
+      WHEN trigger IN ('message_sent', 'user_mentioned')
         THEN json_extract_scalar(body, '$.data.message.sender')
+      -- An edit or delete in the published layout names its actor in entities.by; live, the
+      -- message itself says editedBy or deletedBy, else its sender (messageChangeOf).
+      WHEN trigger = 'message_edited'
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.message.data.entities.by.entity.uid'),
+          json_extract_scalar(body, '$.data.message.editedBy'),
+          json_extract_scalar(body, '$.data.message.sender')
+        )
+      WHEN trigger = 'message_deleted'
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.message.data.entities.by.entity.uid'),
+          json_extract_scalar(body, '$.data.message.deletedBy'),
+          json_extract_scalar(body, '$.data.message.sender')
+        )
       WHEN trigger IN ('message_reaction_added', 'message_reaction_removed')
         THEN json_extract_scalar(body, '$.data.reaction.uid')
       WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
