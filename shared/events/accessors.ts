@@ -125,6 +125,30 @@ export function actorOf(event: KnownEvent): string | undefined {
   }
 }
 
+/** The membership triggers that an actor applies to other members (`data.by` acts on `data.members`). */
+const ACTED_ON_OTHERS: readonly MembershipTrigger[] = [
+  "group_member_kicked",
+  "group_member_banned",
+  "group_member_unbanned",
+];
+
+/**
+ * Why a membership event cannot be applied as it came, or undefined. A kick, ban or unban whose
+ * only member is its own actor (`data.by`) is the platform's on-behalf-of bug (observed live by
+ * its QA suite): the delivery names the actor instead of the target, whom it does not name at all.
+ * Applied, it would mark the actor (often the owner) banned and leave the real target a member.
+ *
+ * @example membershipAnomaly(banOnBehalfOf) // "group_member_banned: data.members holds only its actor (data.by = u1) …"
+ */
+export function membershipAnomaly(event: KnownEvent): string | undefined {
+  if (!isMembershipEvent(event) || !(ACTED_ON_OTHERS as readonly string[]).includes(event.trigger))
+    return undefined;
+  const by = actorOf(event);
+  const members = Object.keys(event.data.members);
+  if (by === undefined || members.length !== 1 || members[0] !== by) return undefined;
+  return `${event.trigger}: data.members holds only its actor (data.by = ${by}), not the member acted on: the platform's on-behalf-of bug; not applied (the target is not in the payload)`;
+}
+
 /** An edit or a delete of a message. */
 export type MessageChangeEvent = EventOf<"message_edited" | "message_deleted">;
 

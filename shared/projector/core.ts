@@ -1,7 +1,7 @@
 import { messageGroupOf, type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { eventTime } from "../events/event-time";
-import { parseEventBody } from "../events/parse-body";
+import { parseEventBody, refusalOf } from "../events/parse-body";
 import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import type { ProjectionOutcome } from "../platform/outcomes";
@@ -314,17 +314,6 @@ async function sendRecordingJob(
 }
 
 /**
- * Why the projector refuses a parsed event (it is quarantined with this reason), or undefined
- * when it accepts it: a body that fails its schema.
- *
- * @example refusalOf(parseEventBody("{")) // "body is not valid JSON"
- */
-export function refusalOf(parsed: ParsedEvent): string | undefined {
-  if (parsed.kind === "invalid") return parsed.error;
-  return undefined;
-}
-
-/**
  * Handles the decoded events of a batch: parse each, quarantine the invalid ones, count unknown
  * triggers as archived-only, and fold the known ones into the tables (`projectInputs`).
  *
@@ -340,7 +329,8 @@ export async function projectBatch(
   await Promise.all(
     events.map(async (queued, index) => {
       const parsed = parsedEvents[index] ?? parseEventBody(queued.body);
-      if (parsed.kind === "known") {
+      const refusal = refusalOf(parsed);
+      if (parsed.kind === "known" && refusal === undefined) {
         known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
         return;
       }
@@ -349,7 +339,7 @@ export async function projectBatch(
         return;
       }
       try {
-        await quarantine(queued, parsed.error, deps.dataStore, deps.now);
+        await quarantine(queued, refusal ?? "refused", deps.dataStore, deps.now);
         results[index] = { outcome: "quarantined" };
       } catch (error) {
         results[index] = { error };

@@ -377,10 +377,10 @@ const EXPECTED_TIME_SOURCE: Record<string, string> = {
 
 describe("event time", () => {
   const RECEIVED = 1_700_000_000_123;
-  it.each(allFixtures())("$name: from the documented field, in ms", ({ name }) => {
+  it.each(allFixtures())("$name: from the documented field, in ms", ({ name, trigger }) => {
     const event = known(fixture(name));
     const time = eventTime(event, RECEIVED);
-    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[name.split(".")[0] ?? ""] ?? "(listed)";
+    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[trigger];
     expect(time.source).toBe(source);
     if (source === "receivedAt") expect(time.ms).toBe(RECEIVED);
     else {

@@ -17,6 +17,7 @@ import {
 } from "../../shared/projections/sessions";
 import type { Projection, ProjectionInput } from "../../shared/projections/types";
 import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
+import { archiveLine } from "../../shared/projector/raw-archive";
 import { checkTables } from "../../tools/simulate/check";
 import { fixture, type Loose } from "../support/fixtures";
 import { FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
@@ -454,5 +455,70 @@ describe("projector core (in memory)", () => {
       }),
       { numRuns: 50 },
     );
+  });
+});
+
+describe("deliveries as the platform really sends them (#30)", () => {
+  const queued = (json: Loose, i: number) => ({
+    messageId: `m${i}`,
+    eventId: `e${i}`,
+    // After the fixtures' payload times: the ban is the latest fact about the owner.
+    receivedAt: 1_800_000_000_000 + i * 1000,
+    trigger: json.trigger,
+    appId: json.appId,
+    body: JSON.stringify(json),
+  });
+
+  it.each(["group_member_banned", "group_member_unbanned"])(
+    "the on-behalf-of bug (%s names only its actor) is quarantined with its reason: the owner is not banned, the target stays a member",
+    async (trigger) => {
+      // Prepare: qa-user-1 creates the group, adds qa-user-2; then bans qa-user-2 on behalf of
+      // itself, and the platform's delivery names qa-user-1 in data.members.
+      const stores = memoryStores();
+      const deps = memoryDeps(stores);
+      const created = fixture("group_created");
+      created.data.group = { ...created.data.group, guid: "qa-group-ban", owner: "qa-user-1" };
+      created.data.members = { "qa-user-1": { uid: "qa-user-1", name: "qa-user-1" } };
+      const added = fixture("group_member_added");
+      added.data.group = { ...added.data.group, guid: "qa-group-ban", owner: "qa-user-1" };
+      added.data.members = { "qa-user-2": { uid: "qa-user-2", name: "qa-user-2" } };
+      added.data.by = { uid: "qa-user-1", name: "qa-user-1" };
+      const bugged = fixture(`observed-live/${trigger}.on-behalf-of`);
+
+      // Act
+      const results = await projectBatch([created, added, bugged].map(queued), deps);
+
+      // Assess
+      expect(results.map((r) => ("error" in r ? "failed" : r.outcome))).toEqual([
+        "projected",
+        "projected",
+        "quarantined",
+      ]);
+      const membership = (uid: string) =>
+        [...stores.memberships.items.values()].find((m) => (m as { uid: string }).uid === uid) as
+          | { status?: string }
+          | undefined;
+      expect(membership("qa-user-1")?.status).toBe("member");
+      expect(membership("qa-user-2")?.status).toBe("member");
+      const records = [
+        ...(
+          deps.dataStore as ReturnType<typeof memoryDeps>["dataStore"] & { objects: Map<string, Uint8Array> }
+        ).objects.values(),
+      ];
+      const record = JSON.parse(Buffer.from(records[0] ?? new Uint8Array()).toString("utf8")) as {
+        error: string;
+      };
+      expect(record.error).toContain("data.members holds only its actor (data.by = qa-user-1)");
+      // Refused, it is in no figure (its archive line carries no facts).
+      expect(archiveLine(queued(bugged, 2)).naturalKey).toBeUndefined();
+      expect(archiveLine(queued(added, 1)).naturalKey).toBeDefined();
+    },
+  );
+
+  it("a ban of another member by its actor is applied as before", async () => {
+    const deps = memoryDeps();
+    const ban = fixture("group_member_banned");
+    const [result] = await projectBatch([queued(ban, 0)], deps);
+    expect(result).toEqual({ outcome: "projected" });
   });
 });

@@ -5,10 +5,10 @@
  */
 import { Command } from "commander";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { keyValueLines } from "../cli/format";
-import { resolveTarget } from "../target";
+import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { rederiveArchive } from "../ops/archive-repair";
+import { resolveTarget } from "../target";
 
 interface RederiveCliOptions {
   app?: string;

@@ -10,9 +10,9 @@ import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
 import { keyValueLines } from "../cli/format";
 import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
 import { resolveTarget } from "../target";
-import { replayQuarantine } from "../ops/archive-repair";
 
 interface ReplayCliOptions {
   app?: string;

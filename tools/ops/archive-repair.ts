@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { edgeDaysOf } from "../../shared/analytics/edge-days";
 import {
   dayOfKey,
   edgeArchiveDayPrefix,
@@ -13,10 +14,10 @@ import {
   rawArchiveAppPrefix,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
+import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import { parseEventBody, refusalOf } from "../../shared/projector/core";
-import { archiveLine, edgeDaysOf } from "../../shared/projector/raw-archive";
+import { archiveLine } from "../../shared/projector/raw-archive";
 import { listKeys, resendEvent } from "./inspect";
 
 /**
