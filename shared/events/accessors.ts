@@ -1,4 +1,4 @@
-import type { Group, User } from "./resources";
+import { type Group, type GroupRef, hasGroupDetails, type User } from "./resources";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** Triggers whose `data.group` is a group (spec 6.4). */
@@ -78,9 +78,15 @@ export function isCallMessageEvent(event: KnownEvent): event is CallMessageEvent
   return "call" in event.data;
 }
 
-/** The group of a group event. @example groupOf(event).guid */
-export function groupOf(event: GroupEvent): Group {
+/** The group of a group event (a membership event's may be slim: `hasGroupDetails`). @example groupOf(event).guid */
+export function groupOf(event: GroupEvent): GroupRef {
   return event.data.group;
+}
+
+/** The group of a group event with every detail its item needs, or undefined for a slim one. */
+export function detailedGroupOf(event: GroupEvent): Group | undefined {
+  const group = event.data.group;
+  return hasGroupDetails(group) ? group : undefined;
 }
 
 /** The members map (uid → user) of a membership event, as a list. */

@@ -69,6 +69,32 @@ export const groupSchema = z.looseObject({
 });
 export type Group = z.infer<typeof groupSchema>;
 
+/**
+ * The group of a membership event, as slim as a delivery may make it: the membership needs only
+ * its guid. With every detail of `groupSchema` (`hasGroupDetails`) it also refreshes the group's
+ * item; without, the membership is recorded and the group details skipped.
+ */
+export const groupRefSchema = z.looseObject({
+  ...groupSchema.shape,
+  name: z.optional(z.string()),
+  type: z.optional(z.string()),
+  membersCount: z.optional(z.int().check(z.minimum(0))),
+  createdAt: z.optional(epochSeconds),
+  owner: z.optional(z.string()),
+});
+export type GroupRef = z.infer<typeof groupRefSchema>;
+
+/** Whether a membership event's group carries what the group's item is made of. */
+export function hasGroupDetails(group: GroupRef): group is Group {
+  return (
+    group.name !== undefined &&
+    group.type !== undefined &&
+    group.membersCount !== undefined &&
+    group.createdAt !== undefined &&
+    group.owner !== undefined
+  );
+}
+
 /** 2.5 An entity wrapper: `{ entity, entityType }`. */
 export function entityWrapper<T extends z.ZodMiniType>(entity: T) {
   return z.looseObject({ entity, entityType: z.string() });

@@ -7,6 +7,7 @@ import {
   connectionSchema,
   epochMillis,
   epochSeconds,
+  groupRefSchema,
   groupSchema,
   id,
   initialConfigSchema,
@@ -29,10 +30,12 @@ import {
 // quarantine records and logs carry.
 z.config(en());
 
+// Only the app is required: every key includes it. `region` and `webhook` are read by nothing
+// (a delivery without them is kept as it came, not quarantined).
 const envelope = {
   appId: id,
-  region: z.string(),
-  webhook: z.string(),
+  region: z.optional(z.string()),
+  webhook: z.optional(z.string()),
 };
 
 function event<T extends string, D extends z.ZodMiniType>(trigger: T, data: D) {
@@ -49,8 +52,9 @@ function sessionEvent<T extends string, K extends "call" | "meet", D extends z.Z
 }
 
 const groupOnly = z.looseObject({ group: groupSchema });
-const groupWithMembers = z.looseObject({ group: groupSchema, members: userMapSchema });
-const groupMembersBy = z.looseObject({ group: groupSchema, members: userMapSchema, by: userSchema });
+// Membership events need the group's guid and the members; the group's other details are optional.
+const groupWithMembers = z.looseObject({ group: groupRefSchema, members: userMapSchema });
+const groupMembersBy = z.looseObject({ group: groupRefSchema, members: userMapSchema, by: userSchema });
 const sessionStarted = z.looseObject({ created_at: epochSeconds, sessionId: id });
 const participantJoined = z.looseObject({
   occupant: occupantSchema,
@@ -96,7 +100,10 @@ export const userUnblockedSchema = event(
   "user_unblocked",
   z.looseObject({ users: userMapSchema, by: userSchema }),
 );
-export const groupCreatedSchema = event("group_created", groupWithMembers);
+export const groupCreatedSchema = event(
+  "group_created",
+  z.looseObject({ group: groupSchema, members: userMapSchema }),
+);
 export const groupUpdatedSchema = event("group_updated", groupOnly);
 export const groupDeletedSchema = event("group_deleted", groupOnly);
 export const groupOwnerTransferredSchema = event("group_owner_transferred", groupOnly);
@@ -109,7 +116,7 @@ export const groupMemberUnbannedSchema = event("group_member_unbanned", groupMem
 export const groupMemberScopeChangedSchema = event(
   "group_member_scope_changed",
   z.looseObject({
-    group: groupSchema,
+    group: groupRefSchema,
     members: z.record(
       z.string(),
       z.extend(userSchema, { scope: z.string(), oldScope: z.optional(z.string()) }),

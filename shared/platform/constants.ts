@@ -74,3 +74,12 @@ export const DEFAULT_MAX_RECORDING_BYTES = 5 * 1024 ** 3;
  * transaction (each attempt reads the day again); two rollups at once need two.
  */
 export const ACTIVITY_REPLACE_ATTEMPTS = 5;
+/**
+ * A rise in one trigger's quarantine rate, which is how a change of the platform's payloads shows
+ * (every live edit and delete was quarantined before #30, and nothing said so): the trigger's
+ * quarantined share above `sharePercent` of at least `minEvents` of its events within
+ * `windowMinutes`. One alarm per trigger (`infra/constructs/monitoring.ts`) and the console's
+ * highlight use it. 20 events keep a quiet trigger's single bad delivery from alarming; 5% is far
+ * above what a healthy trigger shows (0) and far below a shape change (100%).
+ */
+export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;

@@ -140,7 +140,8 @@ const REQUIRED_PATHS: Record<string, string[][]> = {
   group_updated: [["data", "group", "membersCount"]],
   group_deleted: [["data", "group", "guid"]],
   group_member_joined: [["data", "members"]],
-  group_member_left: [["data", "group", "owner"]],
+  // A membership event needs its group's guid only (a slim group is kept as it came).
+  group_member_left: [["data", "group", "guid"]],
   group_member_added: [["data", "by"]],
   group_member_kicked: [["data", "by", "uid"]],
   group_member_banned: [["data", "group", "guid"]],

@@ -1,7 +1,9 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
 import type { EventOf } from "../../shared/events/schemas";
+import { observability } from "../../shared/platform/observability";
+import { TRIGGER_METRICS } from "../../shared/platform/outcomes";
 import { evolveGroup, groupsProjection } from "../../shared/projections/groups";
 import {
   evolveMembership,
@@ -16,8 +18,10 @@ import {
   sessionsProjection,
 } from "../../shared/projections/sessions";
 import type { Projection, ProjectionInput } from "../../shared/projections/types";
+import { projectSqsBatch } from "../../shared/projector/batch";
 import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
 import { archiveLine } from "../../shared/projector/raw-archive";
+import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
 import { checkTables } from "../../tools/simulate/check";
 import { fixture, type Loose } from "../support/fixtures";
 import { FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
@@ -520,5 +524,92 @@ describe("deliveries as the platform really sends them (#30)", () => {
     const ban = fixture("group_member_banned");
     const [result] = await projectBatch([queued(ban, 0)], deps);
     expect(result).toEqual({ outcome: "projected" });
+  });
+});
+
+describe("slimmer deliveries (#30 item 3)", () => {
+  it("accepts a delivery without webhook and region: only the app is required", () => {
+    expect(inputOf(fixture("observed-live/message_sent.without-webhook-region")).event.trigger).toBe(
+      "message_sent",
+    );
+  });
+
+  it("records a membership whose group object is slim, and skips the group's details (no group item made from it)", async () => {
+    // Prepare
+    const stores = memoryStores();
+    const slim = fixture("observed-live/group_member_added.slim-group");
+
+    // Act
+    const outcome = await projectKnownEvent(
+      inputOf(slim).event,
+      { eventId: "e1", receivedAt: T0 },
+      memoryDeps(stores),
+    );
+
+    // Assess
+    expect(outcome).toBe("projected");
+    expect([...stores.memberships.items.values()].map((m) => (m as { status?: string }).status)).toEqual([
+      "member",
+    ]);
+    expect(stores.groups.items.size).toBe(0);
+  });
+
+  it("a slim membership event leaves an existing group's details as they were", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const created = fixture("group_created");
+    await projectKnownEvent(inputOf(created).event, { eventId: "e0", receivedAt: T0 }, deps);
+    const before = JSON.stringify([...stores.groups.items.values()]);
+    const slim = fixture("observed-live/group_member_added.slim-group");
+    await projectKnownEvent(inputOf(slim).event, { eventId: "e1", receivedAt: T0 + 1 }, deps);
+    expect(JSON.stringify([...stores.groups.items.values()])).toBe(before);
+  });
+});
+
+describe("per-trigger counts for the quarantine-rate alarm (#30)", () => {
+  it("emits, per trigger in a batch, the events handled and quarantined; an unmodelled trigger as (other)", async () => {
+    // Prepare: two live edits (accepted now), a broken one, a message, an unknown trigger.
+    const edit = fixture("observed-live/message_edited.live");
+    const broken = fixture("observed-live/message_edited.live");
+    delete broken.data.message.id;
+    const unknown = { ...fixture("message_sent"), trigger: "after_feed_item_read" };
+    const second = fixture("observed-live/message_edited.live");
+    second.data.message.editedAt += 1;
+    const bodies = [edit, second, broken, fixture("message_sent"), unknown].map((b) => JSON.stringify(b));
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+
+    // Act
+    try {
+      await projectSqsBatch(
+        sqsEvent(bodies.map((b, i) => ingestRecordFor(b, T0 + i))),
+        undefined,
+        memoryDeps(),
+        observability("projector"),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+
+    // Assess
+    const perTrigger = written
+      .flatMap((chunk) => chunk.split("\n"))
+      .filter((line) => line.includes('"trigger"') && line.includes("_aws"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .map((m) => {
+        const name = TRIGGER_METRICS.events in m ? TRIGGER_METRICS.events : TRIGGER_METRICS.quarantined;
+        return `${m.service} ${m.trigger} ${name} ${m[name]}`;
+      })
+      .sort();
+    // A quarantined count only where there is one (CloudWatch treats the missing value as no breach).
+    expect(perTrigger).toEqual([
+      "projector (other) TriggerEvents 1",
+      "projector message_edited TriggerEvents 3",
+      "projector message_edited TriggerQuarantined 1",
+      "projector message_sent TriggerEvents 1",
+    ]);
   });
 });
