@@ -48,6 +48,7 @@ export const SESSION_TRIGGERS = [
   "call_cancelled",
   "call_rejected",
   "call_unanswered",
+  "transcription_generated",
 ] as const satisfies readonly Trigger[];
 export type SessionTrigger = (typeof SESSION_TRIGGERS)[number];
 export type SessionEvent = EventOf<SessionTrigger>;
@@ -125,7 +126,7 @@ export function actorOf(event: KnownEvent): string | undefined {
       return event.data.user.uid;
     case "message_delivery_receipt":
     case "message_read_receipt":
-      return event.data.body.user.uid;
+      return receiptOf(event).uid;
     default:
       return isCallMessageEvent(event) ? event.data.call.sender : undefined;
   }
@@ -153,6 +154,53 @@ export function membershipAnomaly(event: KnownEvent): string | undefined {
   const members = Object.keys(event.data.members);
   if (by === undefined || members.length !== 1 || members[0] !== by) return undefined;
   return `${event.trigger}: data.members holds only its actor (data.by = ${by}), not the member acted on: the platform's on-behalf-of bug; not applied (the target is not in the payload)`;
+}
+
+/** A delivery or read receipt. */
+export type ReceiptEvent = EventOf<"message_delivery_receipt" | "message_read_receipt">;
+
+/** What a receipt reports, in the current format or the legacy one. */
+export interface Receipt {
+  format: "current" | "legacy";
+  messageId: string;
+  /** Who delivered or read it. */
+  uid: string;
+  /** When (epoch ms) and the payload path it came from; undefined when the payload has no time. */
+  at?: { ms: number; path: string };
+}
+
+type ReceiptData = ReceiptEvent["data"];
+type LegacyReceiptData = Extract<ReceiptData, { receiptType: string }>;
+
+function isLegacyReceipt(data: ReceiptData): data is LegacyReceiptData {
+  return typeof data.receiptType === "string";
+}
+
+/**
+ * A receipt, whichever format it came in: the current one (`data.body`, `timestamp` in seconds),
+ * or the legacy webhooks' (`data.receiptType`, `receiptSender`, `deliveredAt`/`readAt`: numbers or
+ * strings of digits, read as milliseconds when too large to be seconds).
+ *
+ * @example receiptOf(legacyRead) // { format: "legacy", messageId: "MESSAGE_ID", uid: "receiptSenderUID", at: { ms: 1673017183000, path: "data.readAt" } }
+ */
+export function receiptOf(event: ReceiptEvent): Receipt {
+  const data = event.data;
+  if (!isLegacyReceipt(data))
+    return {
+      format: "current",
+      messageId: data.body.messageId,
+      uid: data.body.user.uid,
+      at: { ms: data.body.timestamp * 1000, path: "data.body.timestamp" },
+    };
+  const field = event.trigger === "message_read_receipt" ? "readAt" : "deliveredAt";
+  const raw = data[field];
+  const n = raw === undefined ? undefined : Number(raw);
+  return {
+    format: "legacy",
+    messageId: data.messageId,
+    uid: data.receiptSender,
+    at: n === undefined ? undefined : { ms: n > 99_999_999_999 ? n : n * 1000, path: `data.${field}` },
+  };
 }
 
 /** An edit or a delete of a message. */

@@ -1,4 +1,4 @@
-import { type CallMessageTrigger, messageChangeOf } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 type KeyPart = string | number | undefined;
@@ -32,6 +32,12 @@ const messageChangeKey: NaturalKey<"message_edited" | "message_deleted"> = (e) =
   return change.at ? [change.messageId, change.at.seconds] : undefined;
 };
 
+/** A receipt is its message and its reader; a legacy one says so in its key (`…|legacy|…`, searchable in `sql`). */
+const receiptKey: NaturalKey<"message_delivery_receipt" | "message_read_receipt"> = (e) => {
+  const r = receiptOf(e);
+  return r.format === "legacy" ? ["legacy", r.messageId, r.uid] : [r.messageId, r.uid];
+};
+
 /**
  * Per trigger, the parts of the payload that identify the fact it reports, so that the same fact
  * delivered twice with different bytes is recognised. `undefined` where the payload has nothing
@@ -59,8 +65,8 @@ export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   group_member_unbanned: () => undefined,
   group_member_scope_changed: () => undefined,
   user_connection_status_changed: (e) => [e.data.user.uid, e.data.timestamp, e.data.currentConnection.action],
-  message_delivery_receipt: (e) => [e.data.body.messageId, e.data.body.user.uid],
-  message_read_receipt: (e) => [e.data.body.messageId, e.data.body.user.uid],
+  message_delivery_receipt: (e) => receiptKey(e),
+  message_read_receipt: (e) => receiptKey(e),
   call_initiated: callKey,
   call_started: (e) => [e.data.sessionId],
   call_participant_joined: occupantKey,
@@ -76,6 +82,12 @@ export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   call_cancelled: callKey,
   call_rejected: callKey,
   call_unanswered: callKey,
+  message_delivered_to_all: (e) => [e.data.body.messageId],
+  message_read_by_all: (e) => [e.data.body.messageId],
+  moderation_engine_blocked: (e) => [e.data.message.id],
+  moderation_engine_approved: (e) => [e.data.message.id],
+  moderation_manual_approved: (e) => [e.data.message.id],
+  transcription_generated: (e) => [e.data.sessionId, e.data.tid ?? e.data.startTime],
 };
 
 /**

@@ -1,4 +1,4 @@
-import { type CallMessageTrigger, messageChangeOf } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** An event's time in epoch ms, and where it came from (a payload path, or `receivedAt`). */
@@ -14,6 +14,12 @@ const seconds = (value: number | undefined, path: string): [number, string] | un
   value === undefined ? undefined : [value * 1000, path];
 
 const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sentAt, "data.call.sentAt");
+
+/** A receipt, current or legacy, is timed by its own time (`receiptOf`). */
+const receiptAt: Extractor<"message_delivery_receipt" | "message_read_receipt"> = (e) => {
+  const at = receiptOf(e).at;
+  return at ? [at.ms, at.path] : undefined;
+};
 
 /** An edit or delete is timed by the change (`messageChangeOf`), not by when the message was sent. */
 const changedAt: Extractor<"message_edited" | "message_deleted"> = (e) => {
@@ -47,8 +53,8 @@ export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   group_member_unbanned: () => undefined,
   group_member_scope_changed: () => undefined,
   user_connection_status_changed: (e) => [e.data.timestamp, "data.timestamp (ms)"],
-  message_delivery_receipt: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
-  message_read_receipt: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  message_delivery_receipt: (e) => receiptAt(e),
+  message_read_receipt: (e) => receiptAt(e),
   call_initiated: callSentAt,
   call_started: (e) => seconds(e.data.created_at, "data.created_at"),
   call_participant_joined: (e) => seconds(e.data.occupant.joined_at, "data.occupant.joined_at"),
@@ -64,6 +70,14 @@ export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   call_cancelled: callSentAt,
   call_rejected: callSentAt,
   call_unanswered: callSentAt,
+  message_delivered_to_all: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  message_read_by_all: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  moderation_engine_blocked: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  moderation_engine_approved: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  // A manual approval happens at the review, which the payload does not date.
+  moderation_manual_approved: () => undefined,
+  transcription_generated: (e) =>
+    e.data.startTime === undefined ? undefined : seconds(Number(e.data.startTime), "data.startTime"),
 };
 
 /**

@@ -222,6 +222,31 @@ export function receiptDataSchema<A extends string>(action: A) {
   });
 }
 
+/** A legacy time: a number or a string of digits, in seconds or (beyond year 5138 as seconds) milliseconds. */
+const legacyTime = z.union([
+  z.int().check(z.minimum(0)),
+  z.string().check(z.regex(/^\d{1,16}$/, "expected epoch seconds or milliseconds")),
+]);
+
+/**
+ * A receipt in the platform's legacy webhook format (same trigger names, another envelope:
+ * `origin`, `chatAPIVersion`; `data.receiptType`, `receiptSender`, `deliveredAt`/`readAt`). Apps on
+ * the legacy webhooks send these; an app has one webhook system at a time. Modelled from the
+ * platform's documentation (`test/examples/legacy/`), tolerant of what it leaves open.
+ */
+export function legacyReceiptDataSchema<A extends string>(receiptType: A) {
+  return z.looseObject({
+    messageId: id,
+    receiptType: z.literal(receiptType),
+    receiptSender: id,
+    messageSender: z.optional(z.string()),
+    receiptReceiver: z.optional(z.string()),
+    receiverType: z.optional(z.string()),
+    deliveredAt: z.optional(legacyTime),
+    readAt: z.optional(legacyTime),
+  });
+}
+
 /** 6.6 `currentConnection` of `user_connection_status_changed` (times in milliseconds). */
 export const connectionSchema = z.looseObject({
   action: z.string(),

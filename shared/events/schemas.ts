@@ -11,6 +11,7 @@ import {
   groupSchema,
   id,
   initialConfigSchema,
+  legacyReceiptDataSchema,
   occupantSchema,
   reactionSchema,
   receiptDataSchema,
@@ -134,8 +135,15 @@ export const userConnectionStatusChangedSchema = event(
     userPresenceChanged: z.optional(z.boolean()),
   }),
 );
-export const messageDeliveryReceiptSchema = event("message_delivery_receipt", receiptDataSchema("delivered"));
-export const messageReadReceiptSchema = event("message_read_receipt", receiptDataSchema("read"));
+// A receipt in the current format, or in the legacy one (`data.receiptType`): the same fact.
+export const messageDeliveryReceiptSchema = event(
+  "message_delivery_receipt",
+  z.union([receiptDataSchema("delivered"), legacyReceiptDataSchema("delivered")]),
+);
+export const messageReadReceiptSchema = event(
+  "message_read_receipt",
+  z.union([receiptDataSchema("read"), legacyReceiptDataSchema("read")]),
+);
 export const callInitiatedSchema = event("call_initiated", callData("initiated"));
 export const callStartedSchema = sessionEvent("call_started", "call", sessionStarted);
 export const callParticipantJoinedSchema = sessionEvent("call_participant_joined", "call", participantJoined);
@@ -166,7 +174,57 @@ export const callCancelledSchema = event("call_cancelled", callData("cancelled")
 export const callRejectedSchema = event("call_rejected", callData("rejected"));
 export const callUnansweredSchema = event("call_unanswered", callData("unanswered"));
 
-/** Every trigger we model, in spec order, then `user_mentioned` and the call outcomes. */
+// Beyond the spec (#30), modelled from the platform's documentation and, for the group receipts,
+// what its QA suite verified live: tolerant of what the documentation leaves open.
+/** A group message delivered to, or read by, every member (`body.action` deliveredToAll / readByAll). */
+const groupReceiptData = <A extends string>(action: A) =>
+  z.looseObject({
+    receiver: z.string(),
+    receiverType: z.optional(z.string()),
+    messageSender: z.optional(z.string()),
+    body: z.looseObject({
+      action: z.literal(action),
+      messageId: id,
+      timestamp: z.optional(epochSeconds),
+    }),
+  });
+export const messageDeliveredToAllSchema = event(
+  "message_delivered_to_all",
+  groupReceiptData("deliveredToAll"),
+);
+export const messageReadByAllSchema = event("message_read_by_all", groupReceiptData("readByAll"));
+/** A moderation verdict on a message (a blocked message fires no `message_sent`). */
+const moderationData = z.looseObject({
+  message: z.looseObject({
+    id,
+    sender: z.optional(z.string()),
+    receiver: z.optional(z.string()),
+    receiverType: z.optional(z.string()),
+    sentAt: z.optional(epochSeconds),
+  }),
+});
+export const moderationEngineBlockedSchema = event("moderation_engine_blocked", moderationData);
+export const moderationEngineApprovedSchema = event("moderation_engine_approved", moderationData);
+export const moderationManualApprovedSchema = event("moderation_manual_approved", moderationData);
+/** Epoch seconds, as a number or a string of digits (the documentation shows numbers; recordings send strings). */
+const secondsOrDigits = z.union([
+  epochSeconds,
+  z.string().check(z.regex(/^\d{1,11}$/, "expected epoch seconds")),
+]);
+/** A transcript of a call or meeting: attached to its session, like a recording. */
+export const transcriptionGeneratedSchema = event(
+  "transcription_generated",
+  z.looseObject({
+    sessionId: id,
+    tid: z.optional(z.string()),
+    transcriptDate: z.optional(z.string()),
+    transcript_url: z.string().check(z.minLength(1)),
+    startTime: z.optional(secondsOrDigits),
+    endTime: z.optional(secondsOrDigits),
+  }),
+);
+
+/** Every trigger we model, in spec order, then `user_mentioned`, the call outcomes and the triggers beyond the spec. */
 export const knownEventSchema = z.discriminatedUnion("trigger", [
   messageSentSchema,
   messageEditedSchema,
@@ -204,6 +262,12 @@ export const knownEventSchema = z.discriminatedUnion("trigger", [
   callCancelledSchema,
   callRejectedSchema,
   callUnansweredSchema,
+  messageDeliveredToAllSchema,
+  messageReadByAllSchema,
+  moderationEngineBlockedSchema,
+  moderationEngineApprovedSchema,
+  moderationManualApprovedSchema,
+  transcriptionGeneratedSchema,
 ]);
 
 export type KnownEvent = z.infer<typeof knownEventSchema>;

@@ -9,6 +9,7 @@ import {
   isSessionEvent,
   membersOf,
   messageChangeOf,
+  receiptOf,
   sessionIdOf,
 } from "../../shared/events/accessors";
 import { dedupeKey, naturalKey } from "../../shared/events/dedupe";
@@ -99,9 +100,21 @@ describe("schemas: the platform's published examples", () => {
     for (const trigger of SPEC_TRIGGERS) expect(triggers.has(trigger), trigger).toBe(true);
   });
 
-  const calls = new Set(["call_busy", "call_cancelled", "call_rejected", "call_unanswered"]);
+  const calls = new Set([
+    "call_busy",
+    "call_cancelled",
+    "call_rejected",
+    "call_unanswered",
+    // Beyond the spec, modelled since #30 (the rest: campaigns, feeds, push, moderation_engine_failed).
+    "message_delivered_to_all",
+    "message_read_by_all",
+    "moderation_engine_blocked",
+    "moderation_engine_approved",
+    "moderation_manual_approved",
+    "transcription_generated",
+  ]);
   it.each(publishedExamples("other-triggers"))(
-    "other trigger $file: call outcomes known, the rest unknown",
+    "other trigger $file: call outcomes and the triggers modelled beyond the spec known, the rest unknown",
     ({ file, json }) => {
       const parsed = parseWebhookEvent(json);
       const trigger = file.replace(/(-\d)?\.json$/, "");
@@ -109,10 +122,38 @@ describe("schemas: the platform's published examples", () => {
     },
   );
 
-  it.each(publishedExamples("legacy"))("legacy $file never crashes the parser", ({ json }) => {
-    const parsed = parseWebhookEvent(json);
-    expect(["unknown", "invalid"]).toContain(parsed.kind);
-    if (parsed.kind === "invalid") expect(parsed.error).toMatch(/^message_(delivery|read)_receipt: /);
+  it.each(publishedExamples("legacy"))(
+    "legacy $file: receipts known (legacy format), the legacy-only triggers unknown (archived)",
+    ({ file, json }) => {
+      // Before #30 the legacy receipts were quarantined as invalid.
+      const parsed = parseWebhookEvent(json);
+      const receipt = /^message_(delivery|read)_receipt/.test(file);
+      expect(parsed.kind).toBe(receipt ? "known" : "unknown");
+      if (
+        parsed.kind === "known" &&
+        (parsed.event.trigger === "message_read_receipt" ||
+          parsed.event.trigger === "message_delivery_receipt")
+      ) {
+        const r = receiptOf(parsed.event);
+        expect([r.format, r.messageId, r.uid, r.at?.ms]).toEqual([
+          "legacy",
+          "MESSAGE_ID",
+          "receiptSenderUID",
+          1673017183000,
+        ]);
+        expect(naturalKey(parsed.event)).toBe(
+          `167*****1529|${parsed.event.trigger}|legacy|MESSAGE_ID|receiptSenderUID`,
+        );
+        expect(actorOf(parsed.event)).toBe("receiptSenderUID");
+      }
+    },
+  );
+
+  it("reads a legacy receipt's millisecond string time as milliseconds", () => {
+    const legacy = publishedExamples("legacy").find((e) => e.file === "message_read_receipt-3.json")
+      ?.json as Loose;
+    const event = known({ ...legacy, data: { ...legacy.data, readAt: "1673017183123" } });
+    expect(eventTime(event, 0)).toEqual({ ms: 1673017183123, source: "data.readAt" });
   });
 });
 
@@ -340,6 +381,8 @@ const EXPECTED_TIME_SOURCE: Record<string, string> = {
   "observed-live/message_edited.live-without-editedAt": "data.message.updatedAt",
   "observed-live/message_edited.live-bare": "receivedAt",
   "observed-live/message_deleted.live": "data.message.deletedAt",
+  "observed-live/message_delivered_to_all.live": "receivedAt",
+  "observed-live/message_read_by_all.live": "receivedAt",
   message_reaction_added: "data.reaction.reactedAt",
   message_reaction_removed: "data.reaction.reactedAt",
   user_blocked: "receivedAt",
@@ -374,6 +417,12 @@ const EXPECTED_TIME_SOURCE: Record<string, string> = {
   call_cancelled: "data.call.sentAt",
   call_rejected: "data.call.sentAt",
   call_unanswered: "data.call.sentAt",
+  message_delivered_to_all: "data.body.timestamp",
+  message_read_by_all: "data.body.timestamp",
+  moderation_engine_blocked: "data.message.sentAt",
+  moderation_engine_approved: "data.message.sentAt",
+  moderation_manual_approved: "receivedAt",
+  transcription_generated: "data.startTime",
 };
 
 describe("event time", () => {

@@ -613,3 +613,24 @@ describe("per-trigger counts for the quarantine-rate alarm (#30)", () => {
     ]);
   });
 });
+
+describe("transcripts on sessions (#30 item 5)", () => {
+  it("attaches transcription_generated to its session like a recording, its URL without the query, idempotently", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const transcript = fixture("transcription_generated");
+    transcript.data.transcript_url = "https://files.example.com/transcripts/1.txt?signature=secret";
+    const event = inputOf(transcript).event;
+    expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 }, deps)).toBe("projected");
+    expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 + 5 }, deps)).toBe("stale");
+    const [session] = [...stores.sessions.items.values()] as Array<{ transcripts?: Record<string, unknown> }>;
+    expect(session?.transcripts).toEqual({
+      "tr-1": {
+        sourceUrl: "https://files.example.com/transcripts/1.txt",
+        transcriptDate: "2023-10-10",
+        startTime: 1696937627,
+        endTime: 1696937648,
+      },
+    });
+  });
+});

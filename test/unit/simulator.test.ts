@@ -87,4 +87,31 @@ describe("the simulator's histories", () => {
       expect(day.figures.edited).toBeGreaterThan(0);
     }
   });
+
+  it("sends the triggers beyond the spec in its mix, every one accepted and counted in its figure", () => {
+    const history = generateHistory({ events: 4000, seed: 3, apps: ["app"] });
+    const sent = new Set(history.events.map((e) => e.trigger));
+    for (const trigger of [
+      "message_delivered_to_all",
+      "message_read_by_all",
+      "moderation_engine_blocked",
+      "moderation_engine_approved",
+      "transcription_generated",
+    ])
+      expect(sent.has(trigger), trigger).toBe(true);
+    for (const e of history.events)
+      expect(parseWebhookEvent(JSON.parse(e.body)).kind, e.trigger).toBe("known");
+    const days = [
+      ...(expectedActivity(history.events, (e) => e.at)
+        .get("app")
+        ?.values() ?? []),
+    ];
+    const total = (name: "delivered_to_all" | "read_by_all" | "messages_blocked" | "transcripts") =>
+      days.reduce((sum, d) => sum + d.figures[name], 0);
+    const count = (trigger: string) => history.events.filter((e) => e.trigger === trigger).length;
+    expect(total("delivered_to_all")).toBe(count("message_delivered_to_all"));
+    expect(total("read_by_all")).toBe(count("message_read_by_all"));
+    expect(total("messages_blocked")).toBe(count("moderation_engine_blocked"));
+    expect(total("transcripts")).toBe(count("transcription_generated"));
+  });
 });

@@ -51,6 +51,10 @@ const COUNTED: Partial<Record<string, keyof Figures>> = {
   call_unanswered: "calls_unanswered",
   meeting_started: "meetings_started",
   recording_generated: "recordings",
+  message_delivered_to_all: "delivered_to_all",
+  message_read_by_all: "read_by_all",
+  moderation_engine_blocked: "messages_blocked",
+  transcription_generated: "transcripts",
 };
 const MEMBERS: Partial<Record<string, keyof Figures>> = {
   group_member_joined: "member_joins",
@@ -72,7 +76,7 @@ function actorOf(trigger: string, data: unknown): string | undefined {
     );
   if (trigger.startsWith("message_reaction_")) return str(data, "reaction.uid");
   if (trigger === "message_delivery_receipt" || trigger === "message_read_receipt")
-    return str(data, "body.user.uid");
+    return str(data, "body.user.uid") ?? str(data, "receiptSender");
   if (trigger === "user_connection_status_changed") return str(data, "user.uid");
   if (CALL_MESSAGES.includes(trigger)) return str(data, "call.sender");
   if (trigger === "group_created" || trigger === "group_owner_transferred") return str(data, "group.owner");
@@ -144,6 +148,7 @@ function add(b: Bucket, fact: Fact): void {
   const f = b.figures;
   const counted = COUNTED[trigger];
   if (counted) f[counted]++;
+  if (COUNTED[trigger]?.endsWith("_receipts") && get(data, "receiptType") !== undefined) f.legacy_receipts++;
   const members = MEMBERS[trigger];
   if (members) f[members] += Object.keys((get(data, "members") as Json | undefined) ?? {}).length;
   const actor = actorOf(trigger, data);

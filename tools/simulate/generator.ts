@@ -92,6 +92,8 @@ interface AppState {
   messages: string[];
   /** Who sent each message, to whom, and when: its edits and deletes are by its sender. */
   sent: Map<string, { sender: string; receiver: string; receiverType: string; sentAt: number }>;
+  /** Group messages delivered to every member, and read by every member. */
+  groupReceipts: { delivered: Set<string>; read: Set<string> };
   /** Messages edited this second: a second edit in the same second would be the same fact. */
   editedThisSecond: { at: number; ids: Set<string> };
   /** Receipts sent, by trigger, message and user. */
@@ -115,6 +117,8 @@ const WEIGHTS = {
   groupDelete: 0.4,
   member: 12,
   owner: 0.6,
+  groupReceipt: 1.5,
+  moderation: 0.6,
   call: 2,
   participant: 8,
   end: 1.8,
@@ -144,6 +148,7 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     presenceAt: new Map(),
     messages: [],
     sent: new Map(),
+    groupReceipts: { delivered: new Set(), read: new Set() },
     editedThisSecond: { at: 0, ids: new Set() },
     receipts: new Set(),
     nextGroup: 1,
@@ -515,6 +520,46 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       emit(app, e, { item: `group:${guid}` });
       return true;
     },
+    groupReceipt(app) {
+      // A group message delivered to every member, later read by every member (verified live).
+      const { delivered, read } = app.groupReceipts;
+      const candidates = app.messages.filter(
+        (id) => app.sent.get(id)?.receiverType === "group" && !read.has(id),
+      );
+      if (candidates.length === 0) return false;
+      const id = random.pick(candidates);
+      const message = app.sent.get(id);
+      if (!message) return false;
+      const toAll = !delivered.has(id);
+      (toAll ? delivered : read).add(id);
+      const trigger = toAll ? "message_delivered_to_all" : "message_read_by_all";
+      const e = template(trigger);
+      e.data = {
+        ...e.data,
+        receiver: message.receiver,
+        receiverType: "group",
+        messageSender: message.sender,
+        body: { ...e.data.body, messageId: id, timestamp: t, action: toAll ? "deliveredToAll" : "readByAll" },
+      };
+      emit(app, e);
+      return true;
+    },
+    moderation(app) {
+      // A message a moderation rule blocked (it fires no message_sent), or one it approved.
+      const [a, b] = [random.pick(app.users), random.pick(app.users)];
+      const e = template(random.chance(0.7) ? "moderation_engine_blocked" : "moderation_engine_approved");
+      Object.assign(e.data.message, {
+        id: `${app.nextMessage++}`,
+        conversationId: `${a.uid}_user_${b.uid}`,
+        sender: a.uid,
+        receiver: b.uid,
+        sentAt: t,
+        updatedAt: t,
+      });
+      e.data.message.data = { text: `blocked ${t}`, moderation: { status: "disapproved" } };
+      emit(app, e);
+      return true;
+    },
     call(app) {
       if (app.sessions.size >= 3) return false;
       const kind = random.chance(0.6) ? "call" : "meet";
@@ -637,6 +682,17 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
           recording_url: `${baseUrl}${path}?token=${random.int(1, 1e9)}`,
         };
         emit(app, r, { recording: { path, bytes }, item: `session:${session.id}` });
+        // Its transcript, attached to the session like the recording.
+        const tr = template("transcription_generated");
+        tr.data = {
+          sessionId: session.id,
+          tid: `tr-${session.id}`,
+          transcriptDate: r.data.recordingDate,
+          transcript_url: `${baseUrl}/transcripts/${encodeURIComponent(session.id)}.txt?token=${random.int(1, 1e9)}`,
+          startTime: session.startedAt,
+          endTime: t,
+        };
+        emit(app, tr, { item: `session:${session.id}` });
       }
       return true;
     },

@@ -71,8 +71,12 @@ facts AS (
         )
       WHEN trigger IN ('message_reaction_added', 'message_reaction_removed')
         THEN json_extract_scalar(body, '$.data.reaction.uid')
+      -- A receipt's reader: data.body.user, or in the legacy format data.receiptSender (receiptOf).
       WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
-        THEN json_extract_scalar(body, '$.data.body.user.uid')
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.body.user.uid'),
+          json_extract_scalar(body, '$.data.receiptSender')
+        )
       WHEN trigger = 'user_connection_status_changed'
         THEN json_extract_scalar(body, '$.data.user.uid')
       WHEN trigger IN ('call_initiated', 'call_busy', 'call_rejected', 'call_cancelled', 'call_unanswered')
@@ -229,6 +233,16 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'user_mentioned' THEN 1 ELSE 0 END) AS mentions,
   sum(CASE WHEN n = 1 AND trigger = 'message_delivery_receipt' THEN 1 ELSE 0 END) AS delivery_receipts,
   sum(CASE WHEN n = 1 AND trigger = 'message_read_receipt' THEN 1 ELSE 0 END) AS read_receipts,
+  sum(
+    CASE
+      WHEN n = 1 AND trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        AND json_extract_scalar(body, '$.data.receiptType') IS NOT NULL THEN 1
+      ELSE 0
+    END
+  ) AS legacy_receipts,
+  sum(CASE WHEN n = 1 AND trigger = 'message_delivered_to_all' THEN 1 ELSE 0 END) AS delivered_to_all,
+  sum(CASE WHEN n = 1 AND trigger = 'message_read_by_all' THEN 1 ELSE 0 END) AS read_by_all,
+  sum(CASE WHEN n = 1 AND trigger = 'moderation_engine_blocked' THEN 1 ELSE 0 END) AS messages_blocked,
   count(DISTINCT sender) AS active_senders,
   count(DISTINCT uid) AS active_users,
   count(DISTINCT CASE WHEN presence_status = 'online' THEN actor END) AS users_online,
@@ -259,6 +273,7 @@ SELECT
     AS participants_joined,
   sum(CASE WHEN n = 1 AND trigger IN ('call_ended', 'meeting_ended') THEN 1 ELSE 0 END) AS sessions_ended,
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
-  sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
+  sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
+  sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts
 FROM stints
 GROUP BY GROUPING SETS ((), (hour), (group_id), (sender), (message_kind))
