@@ -23,6 +23,7 @@ import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projec
 import { archiveLine } from "../../shared/projector/raw-archive";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
 import { checkTables } from "../../tools/simulate/check";
+import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { fixture, type Loose } from "../support/fixtures";
 import { FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
 import {
@@ -632,5 +633,42 @@ describe("transcripts on sessions (#30 item 5)", () => {
         endTime: 1696937648,
       },
     });
+  });
+});
+
+describe("delivery facts from the platform's QA suite (#30 item 6)", () => {
+  it("an ownership transfer made on behalf of a user fires group_updated, not group_owner_transferred: the owner follows the group's snapshot", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const created = fixture("group_created");
+    await projectKnownEvent(inputOf(created).event, { eventId: "c", receivedAt: T0 }, deps);
+    const updated = fixture("group_updated");
+    updated.data.group = {
+      ...updated.data.group,
+      owner: "qa-user-2",
+      updatedAt: created.data.group.createdAt + 60,
+    };
+    await projectKnownEvent(inputOf(updated).event, { eventId: "u", receivedAt: T0 + 1 }, deps);
+    const [group] = [...stores.groups.items.values()] as Array<{ owner: string }>;
+    expect(group?.owner).toBe("qa-user-2");
+  });
+
+  it("user_mentioned and message_sent arrive as a pair for one message: one message counted, one mention", () => {
+    const sent = fixture("message_sent");
+    const mention = fixture("user_mentioned");
+    mention.data.message.id = sent.data.message.id;
+    const events = [sent, mention].map((b) => ({
+      body: JSON.stringify(b),
+      trigger: b.trigger,
+      appId: b.appId,
+      at: 0,
+    }));
+    const days = [
+      ...(expectedActivity(events, () => 1_700_000_000_000)
+        .get(sent.appId)
+        ?.values() ?? []),
+    ];
+    expect(days.reduce((n, d) => n + d.figures.messages, 0)).toBe(1);
+    expect(days.reduce((n, d) => n + d.figures.mentions, 0)).toBe(1);
   });
 });
