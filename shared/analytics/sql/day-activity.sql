@@ -94,6 +94,11 @@ facts AS (
     CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.receiverType') END
       AS receiver_type,
     CASE
+      WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        AND json_extract_scalar(body, '$.data.receiptType') IS NOT NULL THEN 1
+      ELSE 0
+    END AS legacy_receipt,
+    CASE
       WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'group'
         THEN json_extract_scalar(body, '$.data.message.receiver')
     END AS group_id,
@@ -233,13 +238,7 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'user_mentioned' THEN 1 ELSE 0 END) AS mentions,
   sum(CASE WHEN n = 1 AND trigger = 'message_delivery_receipt' THEN 1 ELSE 0 END) AS delivery_receipts,
   sum(CASE WHEN n = 1 AND trigger = 'message_read_receipt' THEN 1 ELSE 0 END) AS read_receipts,
-  sum(
-    CASE
-      WHEN n = 1 AND trigger IN ('message_delivery_receipt', 'message_read_receipt')
-        AND json_extract_scalar(body, '$.data.receiptType') IS NOT NULL THEN 1
-      ELSE 0
-    END
-  ) AS legacy_receipts,
+  sum(CASE WHEN n = 1 THEN legacy_receipt ELSE 0 END) AS legacy_receipts,
   sum(CASE WHEN n = 1 AND trigger = 'message_delivered_to_all' THEN 1 ELSE 0 END) AS delivered_to_all,
   sum(CASE WHEN n = 1 AND trigger = 'message_read_by_all' THEN 1 ELSE 0 END) AS read_by_all,
   sum(CASE WHEN n = 1 AND trigger = 'moderation_engine_blocked' THEN 1 ELSE 0 END) AS messages_blocked,
