@@ -12,6 +12,7 @@ const COMMANDS = Object.fromEntries(
     "query",
     "redrive",
     "replay",
+    "rederive",
     "reconcile",
     "resend",
     "rollup",

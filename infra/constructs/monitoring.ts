@@ -18,8 +18,15 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
+import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
-import { OUTCOME_METRICS, RECORDER_OUTCOMES, type ServiceName } from "../../shared/platform/outcomes";
+import {
+  OUTCOME_METRICS,
+  RECORDER_OUTCOMES,
+  type ServiceName,
+  TRIGGER_METRICS,
+} from "../../shared/platform/outcomes";
 
 export interface MonitoringProps {
   readonly api: HttpApi;
@@ -45,7 +52,8 @@ export interface MonitoringProps {
 
 /**
  * Alarms to an encrypted SNS topic (any message in a DLQ, old messages in a queue, function
- * errors and throttles, any 429 of the edge's throttle, API 5xx rate) and a dashboard (ingest rate and latency, queue depth,
+ * errors and throttles, any 429 of the edge's throttle, API 5xx rate, a rise in one trigger's
+ * quarantine rate) and a dashboard (ingest rate and latency, queue depth,
  * ingest, projector and recorder outcomes).
  */
 export class Monitoring extends Construct {
@@ -195,6 +203,34 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
+    // A rise in one trigger's quarantine rate: how a change of the platform's payloads shows.
+    // One alarm per modelled trigger (its name says which); metric math alarms take 10 metrics at most.
+    const window = Duration.minutes(QUARANTINE_SPIKE.windowMinutes);
+    const perTrigger = (metricName: string, trigger: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: "projector", trigger },
+        statistic: "Sum",
+        period: window,
+      });
+    for (const trigger of [...KNOWN_TRIGGERS].sort()) {
+      alarm(`Quarantine-${trigger}`, {
+        alarmDescription: `${trigger}: more than ${QUARANTINE_SPIKE.sharePercent}% of at least ${QUARANTINE_SPIKE.minEvents} events quarantined within ${QUARANTINE_SPIKE.windowMinutes} minutes: the platform's payload may have changed. See npm run query -- quarantine, then replay --quarantine once the schema accepts it.`,
+        metric: new MathExpression({
+          expression: `IF(events >= ${QUARANTINE_SPIKE.minEvents}, 100 * quarantined / events, 0)`,
+          usingMetrics: {
+            events: perTrigger(TRIGGER_METRICS.events, trigger),
+            quarantined: perTrigger(TRIGGER_METRICS.quarantined, trigger),
+          },
+          period: window,
+          label: `${trigger} quarantined %`,
+        }),
+        threshold: QUARANTINE_SPIKE.sharePercent,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
     alarm("Api5xxRate", {

@@ -16,6 +16,11 @@ export const FIGURES = {
   mentions: "mentions (user_mentioned)",
   delivery_receipts: "delivery receipts",
   read_receipts: "read receipts",
+  legacy_receipts: "receipts in the platform's legacy webhook format (also counted in the receipts above)",
+  delivered_to_all: "group messages delivered to every member (message_delivered_to_all)",
+  read_by_all: "group messages read by every member (message_read_by_all)",
+  messages_blocked:
+    "messages blocked by a moderation rule (moderation_engine_blocked): they fire no message_sent",
   active_senders: "distinct senders of messages",
   active_users:
     "distinct uids acting: senders, editors, reactors, readers, presence, call parties, group creators/owners/updaters",
@@ -46,6 +51,7 @@ export const FIGURES = {
   sessions_ended: "calls and meetings ended",
   recordings: "recordings generated",
   recording_seconds: "Σ duration of the recordings generated",
+  transcripts: "transcripts generated (transcription_generated)",
 } as const;
 
 export type FigureName = keyof typeof FIGURES;

@@ -1,4 +1,4 @@
-import type { Group, User } from "./resources";
+import { type Group, type GroupRef, hasGroupDetails, type User } from "./resources";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** Triggers whose `data.group` is a group (spec 6.4). */
@@ -48,6 +48,7 @@ export const SESSION_TRIGGERS = [
   "call_cancelled",
   "call_rejected",
   "call_unanswered",
+  "transcription_generated",
 ] as const satisfies readonly Trigger[];
 export type SessionTrigger = (typeof SESSION_TRIGGERS)[number];
 export type SessionEvent = EventOf<SessionTrigger>;
@@ -78,9 +79,15 @@ export function isCallMessageEvent(event: KnownEvent): event is CallMessageEvent
   return "call" in event.data;
 }
 
-/** The group of a group event. @example groupOf(event).guid */
-export function groupOf(event: GroupEvent): Group {
+/** The group of a group event (a membership event's may be slim: `hasGroupDetails`). @example groupOf(event).guid */
+export function groupOf(event: GroupEvent): GroupRef {
   return event.data.group;
+}
+
+/** The group of a group event with every detail its item needs, or undefined for a slim one. */
+export function detailedGroupOf(event: GroupEvent): Group | undefined {
+  const group = event.data.group;
+  return hasGroupDetails(group) ? group : undefined;
 }
 
 /** The members map (uid → user) of a membership event, as a list. */
@@ -111,7 +118,7 @@ export function actorOf(event: KnownEvent): string | undefined {
       return event.data.message.sender;
     case "message_edited":
     case "message_deleted":
-      return event.data.message.data.entities.by.entity.uid;
+      return messageChangeOf(event).by;
     case "message_reaction_added":
     case "message_reaction_removed":
       return event.data.reaction.uid;
@@ -119,10 +126,137 @@ export function actorOf(event: KnownEvent): string | undefined {
       return event.data.user.uid;
     case "message_delivery_receipt":
     case "message_read_receipt":
-      return event.data.body.user.uid;
+      return receiptOf(event).uid;
     default:
       return isCallMessageEvent(event) ? event.data.call.sender : undefined;
   }
+}
+
+/** The membership triggers that an actor applies to other members (`data.by` acts on `data.members`). */
+const ACTED_ON_OTHERS: readonly MembershipTrigger[] = [
+  "group_member_kicked",
+  "group_member_banned",
+  "group_member_unbanned",
+];
+
+/**
+ * Why a membership event cannot be applied as it came, or undefined. A kick, ban or unban whose
+ * only member is its own actor (`data.by`) is the platform's on-behalf-of bug (observed live by
+ * its QA suite): the delivery names the actor instead of the target, whom it does not name at all.
+ * Applied, it would mark the actor (often the owner) banned and leave the real target a member.
+ *
+ * @example membershipAnomaly(banOnBehalfOf) // "group_member_banned: data.members holds only its actor (data.by = u1) …"
+ */
+export function membershipAnomaly(event: KnownEvent): string | undefined {
+  if (!isMembershipEvent(event) || !(ACTED_ON_OTHERS as readonly string[]).includes(event.trigger))
+    return undefined;
+  const by = actorOf(event);
+  const members = Object.keys(event.data.members);
+  if (by === undefined || members.length !== 1 || members[0] !== by) return undefined;
+  return `${event.trigger}: data.members holds only its actor (data.by = ${by}), not the member acted on: the platform's on-behalf-of bug; not applied (the target is not in the payload)`;
+}
+
+/** A delivery or read receipt. */
+export type ReceiptEvent = EventOf<"message_delivery_receipt" | "message_read_receipt">;
+
+/** What a receipt reports, in the current format or the legacy one. */
+export interface Receipt {
+  format: "current" | "legacy";
+  messageId: string;
+  /** Who delivered or read it. */
+  uid: string;
+  /** When (epoch ms) and the payload path it came from; undefined when the payload has no time. */
+  at?: { ms: number; path: string };
+}
+
+type ReceiptData = ReceiptEvent["data"];
+type LegacyReceiptData = Extract<ReceiptData, { receiptType: string }>;
+
+function isLegacyReceipt(data: ReceiptData): data is LegacyReceiptData {
+  return typeof data.receiptType === "string";
+}
+
+/**
+ * A receipt, whichever format it came in: the current one (`data.body`, `timestamp` in seconds),
+ * or the legacy webhooks' (`data.receiptType`, `receiptSender`, `deliveredAt`/`readAt`: numbers or
+ * strings of digits, read as milliseconds when too large to be seconds).
+ *
+ * @example receiptOf(legacyRead) // { format: "legacy", messageId: "MESSAGE_ID", uid: "receiptSenderUID", at: { ms: 1673017183000, path: "data.readAt" } }
+ */
+export function receiptOf(event: ReceiptEvent): Receipt {
+  const data = event.data;
+  if (!isLegacyReceipt(data))
+    return {
+      format: "current",
+      messageId: data.body.messageId,
+      uid: data.body.user.uid,
+      at: { ms: data.body.timestamp * 1000, path: "data.body.timestamp" },
+    };
+  const field = event.trigger === "message_read_receipt" ? "readAt" : "deliveredAt";
+  const raw = data[field];
+  const n = raw === undefined ? undefined : Number(raw);
+  return {
+    format: "legacy",
+    messageId: data.messageId,
+    uid: data.receiptSender,
+    at: n === undefined ? undefined : { ms: n > 99_999_999_999 ? n : n * 1000, path: `data.${field}` },
+  };
+}
+
+/** An edit or a delete of a message. */
+export type MessageChangeEvent = EventOf<"message_edited" | "message_deleted">;
+
+/** What an edit or delete reports, whichever layout it came in. */
+export interface MessageChange {
+  /** `action`: the published example's action message; `message`: the message itself, as live deliveries carry it. */
+  layout: "action" | "message";
+  /** The id of the message edited or deleted. */
+  messageId: string;
+  /** When it was edited or deleted (epoch seconds) and the payload path it came from; undefined when the payload has no time. */
+  at?: { seconds: number; path: string };
+  /** Who edited or deleted it, when the payload says or implies it. */
+  by?: string;
+}
+
+type ChangedMessage = MessageChangeEvent["data"]["message"];
+type ActionLayout = Extract<ChangedMessage, { data: { action: string } }>;
+
+function isActionLayout(message: ChangedMessage): message is ActionLayout {
+  return message.data?.action !== undefined;
+}
+
+/**
+ * An edit or delete, whichever layout it came in. The action layout names the message in
+ * `entities.on`, the actor in `entities.by`, and is itself sent at the time of the change. The
+ * live layout is the message: its `editedAt`/`deletedAt` (else `updatedAt`) is the time and
+ * `editedBy`/`deletedBy` (else its sender) the actor; these are the platform's message fields,
+ * which the QA suite does not assert, so each has its fallback, the last one the receipt.
+ *
+ * @example messageChangeOf(liveEdit) // { layout: "message", messageId: "101", at: { seconds: 1757000000, path: "data.message.editedAt" }, by: "qa-user-1" }
+ */
+export function messageChangeOf(event: MessageChangeEvent): MessageChange {
+  const message = event.data.message;
+  const [atField, byField] =
+    event.trigger === "message_edited"
+      ? (["editedAt", "editedBy"] as const)
+      : (["deletedAt", "deletedBy"] as const);
+  if (isActionLayout(message)) {
+    const on = message.data.entities.on.entity;
+    const onPath = "data.message.data.entities.on.entity";
+    const at =
+      on[atField] !== undefined
+        ? { seconds: on[atField], path: `${onPath}.${atField}` }
+        : { seconds: message.sentAt, path: "data.message.sentAt" };
+    return { layout: "action", messageId: on.id, at, by: message.data.entities.by.entity.uid };
+  }
+  const own = message[atField];
+  const at =
+    own !== undefined
+      ? { seconds: own, path: `data.message.${atField}` }
+      : message.updatedAt !== undefined
+        ? { seconds: message.updatedAt, path: "data.message.updatedAt" }
+        : undefined;
+  return { layout: "message", messageId: message.id, at, by: message[byField] ?? message.sender };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CallMessageTrigger } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 type KeyPart = string | number | undefined;
@@ -23,6 +23,22 @@ const callKey: NaturalKey<CallMessageTrigger> = (e) => [
 ];
 
 /**
+ * An edit or delete is the message's id and the time of the change, in either layout: two edits of
+ * one message are two facts, the same edit delivered in the other layout is one. Without a time
+ * in the payload nothing tells two edits apart: the body hash decides.
+ */
+const messageChangeKey: NaturalKey<"message_edited" | "message_deleted"> = (e) => {
+  const change = messageChangeOf(e);
+  return change.at ? [change.messageId, change.at.seconds] : undefined;
+};
+
+/** A receipt is its message and its reader; a legacy one says so in its key (`…|legacy|…`, searchable in `sql`). */
+const receiptKey: NaturalKey<"message_delivery_receipt" | "message_read_receipt"> = (e) => {
+  const r = receiptOf(e);
+  return r.format === "legacy" ? ["legacy", r.messageId, r.uid] : [r.messageId, r.uid];
+};
+
+/**
  * Per trigger, the parts of the payload that identify the fact it reports, so that the same fact
  * delivered twice with different bytes is recognised. `undefined` where the payload has nothing
  * that tells two occurrences apart (a block, unblock and block again of the same pair; membership
@@ -30,8 +46,8 @@ const callKey: NaturalKey<CallMessageTrigger> = (e) => [
  */
 export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   message_sent: (e) => [e.data.message.id],
-  message_edited: (e) => [e.data.message.id],
-  message_deleted: (e) => [e.data.message.id],
+  message_edited: (e) => messageChangeKey(e),
+  message_deleted: (e) => messageChangeKey(e),
   message_reaction_added: (e) => [e.data.reaction.id, e.data.reaction.reactedAt],
   message_reaction_removed: (e) => [e.data.reaction.id, e.data.reaction.reactedAt],
   user_blocked: () => undefined,
@@ -49,8 +65,8 @@ export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   group_member_unbanned: () => undefined,
   group_member_scope_changed: () => undefined,
   user_connection_status_changed: (e) => [e.data.user.uid, e.data.timestamp, e.data.currentConnection.action],
-  message_delivery_receipt: (e) => [e.data.body.messageId, e.data.body.user.uid],
-  message_read_receipt: (e) => [e.data.body.messageId, e.data.body.user.uid],
+  message_delivery_receipt: (e) => receiptKey(e),
+  message_read_receipt: (e) => receiptKey(e),
   call_initiated: callKey,
   call_started: (e) => [e.data.sessionId],
   call_participant_joined: occupantKey,
@@ -66,6 +82,12 @@ export const NATURAL_KEYS: { [T in Trigger]: NaturalKey<T> } = {
   call_cancelled: callKey,
   call_rejected: callKey,
   call_unanswered: callKey,
+  message_delivered_to_all: (e) => [e.data.body.messageId],
+  message_read_by_all: (e) => [e.data.body.messageId],
+  moderation_engine_blocked: (e) => [e.data.message.id],
+  moderation_engine_approved: (e) => [e.data.message.id],
+  moderation_manual_approved: (e) => [e.data.message.id],
+  transcription_generated: (e) => [e.data.sessionId, e.data.tid ?? e.data.startTime],
 };
 
 /**

@@ -1,4 +1,4 @@
-import type { CallMessageTrigger } from "./accessors";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
 import type { EventOf, KnownEvent, Trigger } from "./schemas";
 
 /** An event's time in epoch ms, and where it came from (a payload path, or `receivedAt`). */
@@ -15,6 +15,18 @@ const seconds = (value: number | undefined, path: string): [number, string] | un
 
 const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sentAt, "data.call.sentAt");
 
+/** A receipt, current or legacy, is timed by its own time (`receiptOf`). */
+const receiptAt: Extractor<"message_delivery_receipt" | "message_read_receipt"> = (e) => {
+  const at = receiptOf(e).at;
+  return at ? [at.ms, at.path] : undefined;
+};
+
+/** An edit or delete is timed by the change (`messageChangeOf`), not by when the message was sent. */
+const changedAt: Extractor<"message_edited" | "message_deleted"> = (e) => {
+  const at = messageChangeOf(e).at;
+  return at ? seconds(at.seconds, at.path) : undefined;
+};
+
 /**
  * Per trigger, which payload field is the event time. Most are epoch seconds; the presence
  * event's `data.timestamp` is milliseconds. Membership events, blocks and a group update without
@@ -23,8 +35,8 @@ const callSentAt: Extractor<CallMessageTrigger> = (e) => seconds(e.data.call.sen
  */
 export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   message_sent: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
-  message_edited: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
-  message_deleted: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  message_edited: (e) => changedAt(e),
+  message_deleted: (e) => changedAt(e),
   message_reaction_added: (e) => seconds(e.data.reaction.reactedAt, "data.reaction.reactedAt"),
   message_reaction_removed: (e) => seconds(e.data.reaction.reactedAt, "data.reaction.reactedAt"),
   user_blocked: () => undefined,
@@ -41,8 +53,8 @@ export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   group_member_unbanned: () => undefined,
   group_member_scope_changed: () => undefined,
   user_connection_status_changed: (e) => [e.data.timestamp, "data.timestamp (ms)"],
-  message_delivery_receipt: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
-  message_read_receipt: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  message_delivery_receipt: (e) => receiptAt(e),
+  message_read_receipt: (e) => receiptAt(e),
   call_initiated: callSentAt,
   call_started: (e) => seconds(e.data.created_at, "data.created_at"),
   call_participant_joined: (e) => seconds(e.data.occupant.joined_at, "data.occupant.joined_at"),
@@ -58,6 +70,14 @@ export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   call_cancelled: callSentAt,
   call_rejected: callSentAt,
   call_unanswered: callSentAt,
+  message_delivered_to_all: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  message_read_by_all: (e) => seconds(e.data.body.timestamp, "data.body.timestamp"),
+  moderation_engine_blocked: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  moderation_engine_approved: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),
+  // A manual approval happens at the review, which the payload does not date.
+  moderation_manual_approved: () => undefined,
+  transcription_generated: (e) =>
+    e.data.startTime === undefined ? undefined : seconds(Number(e.data.startTime), "data.startTime"),
 };
 
 /**

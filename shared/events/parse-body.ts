@@ -1,3 +1,4 @@
+import { membershipAnomaly } from "./accessors";
 import { type ParsedEvent, parseWebhookEvent } from "./schemas";
 
 /**
@@ -14,4 +15,17 @@ export function parseEventBody(body: string): ParsedEvent {
     return { kind: "invalid", trigger: "(none)", error: "body is not valid JSON" };
   }
   return parseWebhookEvent(json);
+}
+
+/**
+ * Why the projector refuses a parsed event (it is quarantined with this reason), or undefined
+ * when it accepts it: a body that fails its schema, or a known event that cannot be applied as it
+ * came (`membershipAnomaly`: a kick, ban or unban naming only its actor).
+ *
+ * @example refusalOf(parseEventBody("{")) // "body is not valid JSON"
+ */
+export function refusalOf(parsed: ParsedEvent): string | undefined {
+  if (parsed.kind === "invalid") return parsed.error;
+  if (parsed.kind === "known") return membershipAnomaly(parsed.event);
+  return undefined;
 }

@@ -69,6 +69,32 @@ export const groupSchema = z.looseObject({
 });
 export type Group = z.infer<typeof groupSchema>;
 
+/**
+ * The group of a membership event, as slim as a delivery may make it: the membership needs only
+ * its guid. With every detail of `groupSchema` (`hasGroupDetails`) it also refreshes the group's
+ * item; without, the membership is recorded and the group details skipped.
+ */
+export const groupRefSchema = z.looseObject({
+  ...groupSchema.shape,
+  name: z.optional(z.string()),
+  type: z.optional(z.string()),
+  membersCount: z.optional(z.int().check(z.minimum(0))),
+  createdAt: z.optional(epochSeconds),
+  owner: z.optional(z.string()),
+});
+export type GroupRef = z.infer<typeof groupRefSchema>;
+
+/** Whether a membership event's group carries what the group's item is made of. */
+export function hasGroupDetails(group: GroupRef): group is Group {
+  return (
+    group.name !== undefined &&
+    group.type !== undefined &&
+    group.membersCount !== undefined &&
+    group.createdAt !== undefined &&
+    group.owner !== undefined
+  );
+}
+
 /** 2.5 An entity wrapper: `{ entity, entityType }`. */
 export function entityWrapper<T extends z.ZodMiniType>(entity: T) {
   return z.looseObject({ entity, entityType: z.string() });
@@ -140,6 +166,35 @@ export function actionMessageSchema<A extends string>(action: A) {
   });
 }
 
+/**
+ * The message itself, as live edits and deletes deliver it: `data.message` is the edited or
+ * deleted message (its own id, the new text, `editedAt`/`editedBy` or `deletedAt`/`deletedBy`),
+ * not the action message of the published example. Observed live by the platform's QA suite,
+ * which asserts only the id and the text: everything else is optional, and `data.action` is
+ * absent (a body with it is the action layout, judged by `actionMessageSchema`).
+ */
+export const changedMessageSchema = z.looseObject({
+  id,
+  conversationId: z.optional(z.string()),
+  sender: z.optional(z.string()),
+  receiverType: z.optional(z.string()),
+  receiver: z.optional(z.string()),
+  category: z.optional(z.string()),
+  type: z.optional(z.string()),
+  sentAt: z.optional(epochSeconds),
+  updatedAt: z.optional(epochSeconds),
+  editedAt: z.optional(epochSeconds),
+  editedBy: z.optional(z.string()),
+  deletedAt: z.optional(epochSeconds),
+  deletedBy: z.optional(z.string()),
+  data: z.optional(
+    z.looseObject({
+      action: z.optional(z.undefined()),
+      text: z.optional(z.string()),
+    }),
+  ),
+});
+
 /** 2.6 Reaction. */
 export const reactionSchema = z.looseObject({
   id,
@@ -164,6 +219,31 @@ export function receiptDataSchema<A extends string>(action: A) {
       user: userSchema,
       timestamp: epochSeconds,
     }),
+  });
+}
+
+/** A legacy time: a number or a string of digits, in seconds or (beyond year 5138 as seconds) milliseconds. */
+const legacyTime = z.union([
+  z.int().check(z.minimum(0)),
+  z.string().check(z.regex(/^\d{1,16}$/, "expected epoch seconds or milliseconds")),
+]);
+
+/**
+ * A receipt in the platform's legacy webhook format (same trigger names, another envelope:
+ * `origin`, `chatAPIVersion`; `data.receiptType`, `receiptSender`, `deliveredAt`/`readAt`). Apps on
+ * the legacy webhooks send these; an app has one webhook system at a time. Modelled from the
+ * platform's documentation (`test/examples/legacy/`), tolerant of what it leaves open.
+ */
+export function legacyReceiptDataSchema<A extends string>(receiptType: A) {
+  return z.looseObject({
+    messageId: id,
+    receiptType: z.literal(receiptType),
+    receiptSender: id,
+    messageSender: z.optional(z.string()),
+    receiptReceiver: z.optional(z.string()),
+    receiverType: z.optional(z.string()),
+    deliveredAt: z.optional(legacyTime),
+    readAt: z.optional(legacyTime),
   });
 }
 

@@ -3,12 +3,15 @@ import * as z from "zod/mini";
 import {
   actionMessageSchema,
   callMessageSchema,
+  changedMessageSchema,
   connectionSchema,
   epochMillis,
   epochSeconds,
+  groupRefSchema,
   groupSchema,
   id,
   initialConfigSchema,
+  legacyReceiptDataSchema,
   occupantSchema,
   reactionSchema,
   receiptDataSchema,
@@ -28,10 +31,12 @@ import {
 // quarantine records and logs carry.
 z.config(en());
 
+// Only the app is required: every key includes it. `region` and `webhook` are read by nothing
+// (a delivery without them is kept as it came, not quarantined).
 const envelope = {
   appId: id,
-  region: z.string(),
-  webhook: z.string(),
+  region: z.optional(z.string()),
+  webhook: z.optional(z.string()),
 };
 
 function event<T extends string, D extends z.ZodMiniType>(trigger: T, data: D) {
@@ -48,8 +53,9 @@ function sessionEvent<T extends string, K extends "call" | "meet", D extends z.Z
 }
 
 const groupOnly = z.looseObject({ group: groupSchema });
-const groupWithMembers = z.looseObject({ group: groupSchema, members: userMapSchema });
-const groupMembersBy = z.looseObject({ group: groupSchema, members: userMapSchema, by: userSchema });
+// Membership events need the group's guid and the members; the group's other details are optional.
+const groupWithMembers = z.looseObject({ group: groupRefSchema, members: userMapSchema });
+const groupMembersBy = z.looseObject({ group: groupRefSchema, members: userMapSchema, by: userSchema });
 const sessionStarted = z.looseObject({ created_at: epochSeconds, sessionId: id });
 const participantJoined = z.looseObject({
   occupant: occupantSchema,
@@ -69,13 +75,15 @@ const sessionEnded = z.looseObject({
 const callData = <A extends string>(action: A) => z.looseObject({ call: callMessageSchema(action) });
 
 export const messageSentSchema = event("message_sent", z.looseObject({ message: textMessageSchema }));
+// An edit or delete comes in two layouts, the same fact: the published example's action message
+// (`data.action`, `entities.by`/`on`), and the message itself as live deliveries carry it.
 export const messageEditedSchema = event(
   "message_edited",
-  z.looseObject({ message: actionMessageSchema("edited") }),
+  z.looseObject({ message: z.union([actionMessageSchema("edited"), changedMessageSchema]) }),
 );
 export const messageDeletedSchema = event(
   "message_deleted",
-  z.looseObject({ message: actionMessageSchema("deleted") }),
+  z.looseObject({ message: z.union([actionMessageSchema("deleted"), changedMessageSchema]) }),
 );
 export const messageReactionAddedSchema = event(
   "message_reaction_added",
@@ -93,7 +101,10 @@ export const userUnblockedSchema = event(
   "user_unblocked",
   z.looseObject({ users: userMapSchema, by: userSchema }),
 );
-export const groupCreatedSchema = event("group_created", groupWithMembers);
+export const groupCreatedSchema = event(
+  "group_created",
+  z.looseObject({ group: groupSchema, members: userMapSchema }),
+);
 export const groupUpdatedSchema = event("group_updated", groupOnly);
 export const groupDeletedSchema = event("group_deleted", groupOnly);
 export const groupOwnerTransferredSchema = event("group_owner_transferred", groupOnly);
@@ -106,7 +117,7 @@ export const groupMemberUnbannedSchema = event("group_member_unbanned", groupMem
 export const groupMemberScopeChangedSchema = event(
   "group_member_scope_changed",
   z.looseObject({
-    group: groupSchema,
+    group: groupRefSchema,
     members: z.record(
       z.string(),
       z.extend(userSchema, { scope: z.string(), oldScope: z.optional(z.string()) }),
@@ -124,8 +135,15 @@ export const userConnectionStatusChangedSchema = event(
     userPresenceChanged: z.optional(z.boolean()),
   }),
 );
-export const messageDeliveryReceiptSchema = event("message_delivery_receipt", receiptDataSchema("delivered"));
-export const messageReadReceiptSchema = event("message_read_receipt", receiptDataSchema("read"));
+// A receipt in the current format, or in the legacy one (`data.receiptType`): the same fact.
+export const messageDeliveryReceiptSchema = event(
+  "message_delivery_receipt",
+  z.union([receiptDataSchema("delivered"), legacyReceiptDataSchema("delivered")]),
+);
+export const messageReadReceiptSchema = event(
+  "message_read_receipt",
+  z.union([receiptDataSchema("read"), legacyReceiptDataSchema("read")]),
+);
 export const callInitiatedSchema = event("call_initiated", callData("initiated"));
 export const callStartedSchema = sessionEvent("call_started", "call", sessionStarted);
 export const callParticipantJoinedSchema = sessionEvent("call_participant_joined", "call", participantJoined);
@@ -156,7 +174,57 @@ export const callCancelledSchema = event("call_cancelled", callData("cancelled")
 export const callRejectedSchema = event("call_rejected", callData("rejected"));
 export const callUnansweredSchema = event("call_unanswered", callData("unanswered"));
 
-/** Every trigger we model, in spec order, then `user_mentioned` and the call outcomes. */
+// Beyond the spec (#30), modelled from the platform's documentation and, for the group receipts,
+// what its QA suite verified live: tolerant of what the documentation leaves open.
+/** A group message delivered to, or read by, every member (`body.action` deliveredToAll / readByAll). */
+const groupReceiptData = <A extends string>(action: A) =>
+  z.looseObject({
+    receiver: z.string(),
+    receiverType: z.optional(z.string()),
+    messageSender: z.optional(z.string()),
+    body: z.looseObject({
+      action: z.literal(action),
+      messageId: id,
+      timestamp: z.optional(epochSeconds),
+    }),
+  });
+export const messageDeliveredToAllSchema = event(
+  "message_delivered_to_all",
+  groupReceiptData("deliveredToAll"),
+);
+export const messageReadByAllSchema = event("message_read_by_all", groupReceiptData("readByAll"));
+/** A moderation verdict on a message (a blocked message fires no `message_sent`). */
+const moderationData = z.looseObject({
+  message: z.looseObject({
+    id,
+    sender: z.optional(z.string()),
+    receiver: z.optional(z.string()),
+    receiverType: z.optional(z.string()),
+    sentAt: z.optional(epochSeconds),
+  }),
+});
+export const moderationEngineBlockedSchema = event("moderation_engine_blocked", moderationData);
+export const moderationEngineApprovedSchema = event("moderation_engine_approved", moderationData);
+export const moderationManualApprovedSchema = event("moderation_manual_approved", moderationData);
+/** Epoch seconds, as a number or a string of digits (the documentation shows numbers; recordings send strings). */
+const secondsOrDigits = z.union([
+  epochSeconds,
+  z.string().check(z.regex(/^\d{1,11}$/, "expected epoch seconds")),
+]);
+/** A transcript of a call or meeting: attached to its session, like a recording. */
+export const transcriptionGeneratedSchema = event(
+  "transcription_generated",
+  z.looseObject({
+    sessionId: id,
+    tid: z.optional(z.string()),
+    transcriptDate: z.optional(z.string()),
+    transcript_url: z.string().check(z.minLength(1)),
+    startTime: z.optional(secondsOrDigits),
+    endTime: z.optional(secondsOrDigits),
+  }),
+);
+
+/** Every trigger we model, in spec order, then `user_mentioned`, the call outcomes and the triggers beyond the spec. */
 export const knownEventSchema = z.discriminatedUnion("trigger", [
   messageSentSchema,
   messageEditedSchema,
@@ -194,6 +262,12 @@ export const knownEventSchema = z.discriminatedUnion("trigger", [
   callCancelledSchema,
   callRejectedSchema,
   callUnansweredSchema,
+  messageDeliveredToAllSchema,
+  messageReadByAllSchema,
+  moderationEngineBlockedSchema,
+  moderationEngineApprovedSchema,
+  moderationManualApprovedSchema,
+  transcriptionGeneratedSchema,
 ]);
 
 export type KnownEvent = z.infer<typeof knownEventSchema>;
@@ -226,9 +300,22 @@ export type ParsedEvent =
  * @example "group_member_scope_changed: data.members.u1.scope: Invalid input: expected string, received undefined"
  */
 export function describeIssues(trigger: string, error: z.core.$ZodError): string {
-  return error.issues
-    .map((issue) => `${trigger}: ${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+  return flatIssues(error.issues, [])
+    .map(({ path, message }) => `${trigger}: ${path.length ? path.join(".") : "(root)"}: ${message}`)
     .join("; ");
+}
+
+/** The issues with a union's alternatives spelled out (zod reports a failed union as one "Invalid input"). */
+function flatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  base: PropertyKey[],
+): Array<{ path: PropertyKey[]; message: string }> {
+  return issues.flatMap((issue) => {
+    const path = [...base, ...issue.path];
+    if (issue.code === "invalid_union" && issue.errors.length > 0)
+      return issue.errors.flatMap((alternative) => flatIssues(alternative, path));
+    return [{ path, message: issue.message }];
+  });
 }
 
 /**

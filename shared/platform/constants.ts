@@ -99,3 +99,13 @@ export const DEFAULT_RECORDING_API_KEY_HOSTS: readonly string[] = ["cometchat.io
 /** A host name as `recordingApiKeyHosts` takes it: lower-case labels of letters, digits and -, or an IP literal. */
 export const HOST_NAME_PATTERN =
   /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$|^[0-9a-f:]+$/i;
+
+/**
+ * A rise in one trigger's quarantine rate, which is how a change of the platform's payloads shows
+ * (every live edit and delete was quarantined before #30, and nothing said so): the trigger's
+ * quarantined share above `sharePercent` of at least `minEvents` of its events within
+ * `windowMinutes`. One alarm per trigger (`infra/constructs/monitoring.ts`) and the console's
+ * highlight use it. 20 events keep a quiet trigger's single bad delivery from alarming; 5% is far
+ * above what a healthy trigger shows (0) and far below a shape change (100%).
+ */
+export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;

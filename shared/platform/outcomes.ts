@@ -1,3 +1,4 @@
+import { QUARANTINE_SPIKE } from "./constants";
 import { FETCH_FAILURE_REASONS, type FetchFailureReason } from "./errors";
 
 /**
@@ -65,3 +66,32 @@ export const OUTCOME_METRICS = {
   rollup: { metric: "ActivityRollups", outcomes: ROLLUP_OUTCOMES },
 } as const;
 export type ServiceName = keyof typeof OUTCOME_METRICS;
+
+/**
+ * The projector's per-trigger counts (CloudWatch, with a `trigger` dimension): the events it
+ * handled and those it quarantined, for the quarantine-rate alarm. A trigger we do not model is
+ * counted as `(other)`, so that the metrics stay one per modelled trigger, whatever a sender makes up.
+ */
+export const TRIGGER_METRICS = { events: "TriggerEvents", quarantined: "TriggerQuarantined" } as const;
+export const OTHER_TRIGGER = "(other)";
+
+/** One trigger's counts over the quarantine-rate window. */
+export interface TriggerCounts {
+  trigger: string;
+  events: number;
+  quarantined: number;
+}
+
+/**
+ * The triggers whose quarantine rate is a spike (`QUARANTINE_SPIKE`), worst first: the console
+ * highlights them, as the alarm fires for them.
+ *
+ * @example quarantineSpikes([{ trigger: "message_edited", events: 40, quarantined: 40 }]) // [{ …, share: 100 }]
+ */
+export function quarantineSpikes(counts: readonly TriggerCounts[]): Array<TriggerCounts & { share: number }> {
+  return counts
+    .filter((c) => c.events >= QUARANTINE_SPIKE.minEvents)
+    .map((c) => ({ ...c, share: Math.round((1000 * c.quarantined) / c.events) / 10 }))
+    .filter((c) => c.share > QUARANTINE_SPIKE.sharePercent)
+    .sort((a, b) => b.share - a.share || a.trigger.localeCompare(b.trigger));
+}

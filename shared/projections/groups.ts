@@ -1,4 +1,4 @@
-import { type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
+import { detailedGroupOf, type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
 import { appKey } from "../platform/tables";
 import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";
@@ -49,7 +49,12 @@ function isDeleted(versions: GroupState["versions"]): boolean {
  */
 export function evolveGroup(state: GroupState | null, input: ProjectionInput<GroupEvent>): GroupState {
   const { event, version } = input;
-  const group = event.data.group;
+  const group = detailedGroupOf(event);
+  // A slim group (a membership event's) has no item to write: `keys` gives it none.
+  if (!group) {
+    if (state) return state;
+    throw new Error(`${event.trigger}: a slim group has no item of its own (guid ${event.data.group.guid})`);
+  }
   // Group events outrank membership events for `info`, whatever their times.
   const infoRank = `${isMembershipEvent(event) && event.trigger !== "group_created" ? 0 : 1}.${version}`;
   let next: GroupState;
@@ -99,7 +104,8 @@ export function evolveGroup(state: GroupState | null, input: ProjectionInput<Gro
 export const groupsProjection: Projection<GroupState, GroupEvent> = {
   name: "groups",
   handles: isGroupEvent,
-  keys: ({ event }) => [{ pk: appKey(event.appId, event.data.group.guid) }],
+  // A membership event whose group is slim (guid only) records the membership, not the group.
+  keys: ({ event }) => (detailedGroupOf(event) ? [{ pk: appKey(event.appId, event.data.group.guid) }] : []),
   evolve: (state, input) => evolveGroup(state, input),
   // Group events without `updatedAt`, and membership events filling `info`, are receipt-timed.
   parts: {

@@ -35,6 +35,16 @@ export interface RecordingState {
   failureDetail?: string;
 }
 
+/** A transcript of the session (`transcription_generated`): where the platform serves it. */
+export interface TranscriptState {
+  /** The URL without its query string (which may hold a signature). */
+  sourceUrl: string;
+  transcriptDate?: string;
+  /** Epoch seconds, when the payload says. */
+  startTime?: number;
+  endTime?: number;
+}
+
 export type SessionOutcome = "initiated" | "busy" | "cancelled" | "rejected" | "unanswered" | "ended";
 
 /**
@@ -46,7 +56,8 @@ export type SessionOutcome = "initiated" | "busy" | "cancelled" | "rejected" | "
  * - participants: a union keyed by name and join time; leftAt is the latest reported (a max);
  *   the end event's all_occupants are merged in (the reconciliation point), and the stints the
  *   latest end listed are marked `atEnd` (each stint is stored once, not copied into a roster);
- * - recordings: keyed by startTime; the recorder's outcome is applied with `applyRecordingOutcome`.
+ * - recordings: keyed by startTime; the recorder's outcome is applied with `applyRecordingOutcome`;
+ * - transcripts: keyed by transcript id (else start time), a union (the URL's query dropped).
  * Every rule is a max, a min, a union or "latest version wins": the result does not depend on
  * the order or the repetition of events.
  */
@@ -72,6 +83,8 @@ export interface SessionState {
    */
   participantsOmitted?: true;
   recordings: Record<string, RecordingState>;
+  /** Transcripts, keyed by transcript id (else start time); absent until the first. */
+  transcripts?: Record<string, TranscriptState>;
   /** Earliest event time seen for the session (ms). */
   firstEventAt: number;
   /** Earliest known time of the session (ms): the sort key of the time indexes. */
@@ -281,6 +294,20 @@ export function evolveSession(
         duration: Number(data.duration),
         startTime: Number(data.startTime),
         sourceUrl: withoutQuery(data.recording_url),
+      };
+      break;
+    }
+    case "transcription_generated": {
+      const { data } = event;
+      const seconds = (v: number | string | undefined) => (v === undefined ? undefined : Number(v));
+      next.transcripts = {
+        ...next.transcripts,
+        [data.tid ?? String(data.startTime ?? "")]: {
+          sourceUrl: withoutQuery(data.transcript_url),
+          transcriptDate: data.transcriptDate,
+          startTime: seconds(data.startTime),
+          endTime: seconds(data.endTime),
+        },
       };
       break;
     }

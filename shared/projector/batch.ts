@@ -1,10 +1,11 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { metricTrigger } from "../events/metric-trigger";
 import { parseEventBody } from "../events/parse-body";
 import type { ParsedEvent } from "../events/schemas";
 import { ContractViolationError, errorSummary } from "../platform/errors";
 import { countOutcome, type Observability } from "../platform/observability";
-import type { ProjectionOutcome, ProjectorOutcome } from "../platform/outcomes";
+import { type ProjectionOutcome, type ProjectorOutcome, TRIGGER_METRICS } from "../platform/outcomes";
 import { processSqsBatch } from "../platform/sqs-batch";
 import { type ProjectorDependencies, projectBatch } from "./core";
 import { decodeRecord, type QueuedEvent, undecodableRecord } from "./queued-event";
@@ -79,7 +80,8 @@ async function resultsOf(
  * 4. report each record (`processSqsBatch`): a record fails, and only it is retried, when an
  *    item it touches failed.
  * Logs one line per batch (INFO), one per failed record (WARN), one per event at DEBUG; counts
- * outcomes and the write units the batch consumed once per batch.
+ * outcomes and the write units the batch consumed once per batch, and per trigger in the batch
+ * the events handled and quarantined (`TRIGGER_METRICS`, for the quarantine-rate alarm).
  *
  * @example export const handler = (event, context) => projectSqsBatch(event, context, deps, obs)
  */
@@ -104,6 +106,7 @@ export async function projectSqsBatch(
   );
 
   const counts: Partial<Record<ProjectorOutcome, number>> = {};
+  const byTrigger = new Map<string, { events: number; quarantined: number }>();
   const recordHandler = async (record: SQSRecord): Promise<ProjectorOutcome> => {
     const entry = decoded.get(record.messageId);
     // An undecoded record is still filed under what its attributes say (unchecked: for the log only).
@@ -125,12 +128,27 @@ export async function projectSqsBatch(
       throw result.error;
     }
     counts[result.outcome] = (counts[result.outcome] ?? 0) + 1;
+    const perTrigger = byTrigger.get(metricTrigger(queued.trigger)) ?? { events: 0, quarantined: 0 };
+    perTrigger.events++;
+    if (result.outcome === "quarantined") perTrigger.quarantined++;
+    byTrigger.set(metricTrigger(queued.trigger), perTrigger);
     logger.debug("event", { ...fields, outcome: result.outcome });
     return result.outcome;
   };
   const response = await processSqsBatch(event, context, recordHandler, logger);
   for (const [outcome, n] of Object.entries(counts) as Array<[ProjectorOutcome, number]>)
     countOutcome(metrics, "projector", outcome, n);
+  // Per trigger, for the quarantine-rate alarm: a metric line per trigger in the batch, and one
+  // more only when some were quarantined (a missing value is no breach).
+  for (const [trigger, n] of byTrigger) {
+    const counts: Array<readonly [string, number]> = [[TRIGGER_METRICS.events, n.events]];
+    if (n.quarantined > 0) counts.push([TRIGGER_METRICS.quarantined, n.quarantined]);
+    for (const [name, value] of counts) {
+      const single = metrics.singleMetric();
+      single.addDimension("trigger", trigger);
+      single.addMetric(name, MetricUnit.Count, value);
+    }
+  }
   const writeUnits = capacity.writeUnits - before.writeUnits;
   const readUnits = capacity.readUnits - before.readUnits;
   const single = metrics.singleMetric();

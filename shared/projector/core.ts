@@ -1,7 +1,7 @@
 import { messageGroupOf, type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
 import { type SessionEvent, sessionIdOf } from "../events/accessors";
 import { eventTime } from "../events/event-time";
-import { parseEventBody } from "../events/parse-body";
+import { parseEventBody, refusalOf } from "../events/parse-body";
 import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import { ItemLimitError } from "../platform/errors";
@@ -432,7 +432,8 @@ export async function projectBatch(
   await Promise.all(
     events.map(async (queued, index) => {
       const parsed = parsedEvents[index] ?? parseEventBody(queued.body);
-      if (parsed.kind === "known") {
+      const refusal = refusalOf(parsed);
+      if (parsed.kind === "known" && refusal === undefined) {
         known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
         return;
       }
@@ -441,7 +442,7 @@ export async function projectBatch(
         return;
       }
       try {
-        await quarantine(queued, parsed.error, deps.dataStore, deps.now);
+        await quarantine(queued, refusal ?? "refused", deps.dataStore, deps.now);
         results[index] = { outcome: "quarantined" };
       } catch (error) {
         results[index] = { error };

@@ -11,7 +11,7 @@ import {
 } from "../contracts/bucket-layout";
 import { dedupeKey } from "../events/dedupe";
 import { eventTime } from "../events/event-time";
-import { parseEventBody } from "../events/parse-body";
+import { parseEventBody, refusalOf } from "../events/parse-body";
 import type { ParsedEvent } from "../events/schemas";
 import type { BlobStore } from "../ports/blob-store";
 import { lifecycleRank } from "../projections/version";
@@ -26,8 +26,9 @@ function acceptedLine(event: QueuedEvent): RawArchiveLine {
 /**
  * An archive line: the event, with its event time, natural key and lifecycle rank computed here,
  * once, by the same functions the projector orders and deduplicates by. An unknown trigger has
- * its receipt as event time and its body hash as key; a body that fails its schema gets none
- * (the analytics skip it, as the projector quarantines it).
+ * its receipt as event time and its body hash as key; a body the projector refuses (`refusalOf`:
+ * it fails its schema, or is the platform's on-behalf-of membership bug) gets none (the analytics
+ * skip it, as the projector quarantines it).
  *
  * @example archiveLine(queuedMessageSent).naturalKey // "app1|message_sent|m1"
  */
@@ -36,7 +37,8 @@ export function archiveLine(
   parsed: ParsedEvent = parseEventBody(event.body),
 ): RawArchiveLine {
   const line = acceptedLine(event);
-  if (parsed.kind === "invalid") return line;
+  // A refused event (quarantined) is in no figure: no facts.
+  if (refusalOf(parsed) !== undefined || parsed.kind === "invalid") return line;
   const known = parsed.kind === "known" ? parsed.event : undefined;
   return {
     ...line,

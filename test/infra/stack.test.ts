@@ -7,7 +7,14 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
-import { PROJECTOR_OUTCOMES, RECONCILER_OUTCOMES, RECORDER_OUTCOMES } from "../../shared/platform/outcomes";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
+import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
+import {
+  PROJECTOR_OUTCOMES,
+  RECONCILER_OUTCOMES,
+  RECORDER_OUTCOMES,
+  TRIGGER_METRICS,
+} from "../../shared/platform/outcomes";
 import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
 
 let template: Template;
@@ -314,6 +321,33 @@ describe("the CDK stack", () => {
     const body = JSON.stringify(dashboard?.Properties?.DashboardBody);
     for (const outcome of [...PROJECTOR_OUTCOMES, ...RECORDER_OUTCOMES])
       expect(body).toContain(`\\"${outcome}\\"`);
+  });
+
+  it("alarms on a rise in one trigger's quarantine rate: one alarm per modelled trigger, over 5% of at least 20 events in 15 minutes", () => {
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")).filter((a) =>
+      JSON.stringify(a.Properties?.Metrics ?? []).includes(TRIGGER_METRICS.quarantined),
+    );
+    expect(alarms).toHaveLength(KNOWN_TRIGGERS.size);
+    for (const trigger of ["message_edited", "message_deleted", "group_member_banned"])
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        Threshold: QUARANTINE_SPIKE.sharePercent,
+        ComparisonOperator: "GreaterThanThreshold",
+        AlarmActions: [Match.anyValue()],
+        Metrics: Match.arrayWith([
+          Match.objectLike({ Expression: "IF(events >= 20, 100 * quarantined / events, 0)" }),
+          Match.objectLike({
+            Id: "quarantined",
+            MetricStat: Match.objectLike({
+              Period: 900,
+              Stat: "Sum",
+              Metric: Match.objectLike({
+                MetricName: TRIGGER_METRICS.quarantined,
+                Dimensions: Match.arrayWith([{ Name: "trigger", Value: trigger }]),
+              }),
+            }),
+          }),
+        ]),
+      });
   });
 
   it("outputs the webhook URL, the tables, the bucket and the queues", () => {

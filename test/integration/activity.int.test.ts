@@ -214,6 +214,45 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
     ]);
   });
 
+  it("counts edits and deletes on the day of their change (editedAt, deletedAt), in either layout, two edits as two", async () => {
+    // Prepare: message 101 sent on the 2nd; edited twice and deleted on the 3rd, the first edit
+    // delivered in the live layout and again in the published one (one fact).
+    const appId = uniqueName("app");
+    const at = (h: number, m: number) => Date.UTC(2026, 0, 3, h, m) / 1000;
+    const sent = fixture("message_sent");
+    Object.assign(sent.data.message, { id: "101", sender: "qa-user-1", sentAt: at(0, 0) - 1800 });
+    const live = fixture("observed-live/message_edited.live");
+    Object.assign(live.data.message, { sentAt: at(0, 0) - 1800, editedAt: at(0, 10), updatedAt: at(0, 10) });
+    const published = fixture("message_edited");
+    Object.assign(published.data.message, { sentAt: at(0, 10) });
+    Object.assign(published.data.message.data.entities.on.entity, { id: "101", editedAt: at(0, 10) });
+    published.data.message.data.entities.by.entity.uid = "qa-user-1";
+    const again = structuredClone(live);
+    Object.assign(again.data.message, { editedAt: at(0, 20), updatedAt: at(0, 20) });
+    const deleted = fixture("observed-live/message_deleted.live");
+    Object.assign(deleted.data.message, {
+      sentAt: at(0, 0) - 1800,
+      deletedAt: at(0, 30),
+      updatedAt: at(0, 30),
+    });
+    const deliveries = [sent, live, published, again, deleted].map((body, i) => {
+      body.appId = appId;
+      const e = { body: JSON.stringify(body), trigger: body.trigger, appId, at: 0 };
+      return queued(e, Date.UTC(2026, 0, 3, 1, i));
+    });
+    await archiveBatch(deliveries, archive);
+
+    // Act
+    const [second, third] = await Promise.all(DAYS.map((day) => figuresFromArchive(appId, day)));
+
+    // Assess
+    const of = (f: typeof second) => [f?.figures.messages, f?.figures.edited, f?.figures.deleted];
+    expect(of(second)).toEqual([1, 0, 0]);
+    expect(of(third)).toEqual([0, 2, 1]);
+    expect(third?.figures.active_users).toBe(1);
+    expect(third?.hours[0]?.figures.edited).toBe(2);
+  });
+
   it("keeps edge copies out of what reads each event once: the view archive_events and replay", async () => {
     // Prepare
     const appId = uniqueName("app");

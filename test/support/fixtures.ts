@@ -21,13 +21,28 @@ export function fixture<T = Loose>(name: string): T {
   return structuredClone(JSON.parse(fixtureText(name))) as T;
 }
 
-/** Every fixture: `{ name, trigger }` where the trigger is the name up to its first dot. */
+/** Shapes observed live by the platform's QA suite (`test/events/observed-live/README.md`). */
+export const OBSERVED_LIVE = "observed-live";
+
+/**
+ * Every fixture: `{ name, trigger }` where the trigger is the file name up to its first dot;
+ * `observed-live/<trigger>.<variant>` are the shapes the platform's QA suite saw live.
+ */
 export function allFixtures(): Array<{ name: string; trigger: string }> {
-  return [...readdirSync(TEMPLATES_DIR), ...readdirSync(EVENTS_DIR)]
+  return [
+    ...readdirSync(TEMPLATES_DIR),
+    ...readdirSync(EVENTS_DIR),
+    ...readdirSync(`${EVENTS_DIR}${OBSERVED_LIVE}`).map((f) => `${OBSERVED_LIVE}/${f}`),
+  ]
     .filter((f) => f.endsWith(".json"))
     .map((f) => f.slice(0, -5))
     .sort()
-    .map((name) => ({ name, trigger: name.split(".")[0] ?? name }));
+    .map((name) => ({ name, trigger: name.split("/").at(-1)?.split(".")[0] ?? name }));
+}
+
+/** The fixtures of shapes observed live (`observed-live/…`). */
+export function observedLiveFixtures(): Array<{ name: string; trigger: string }> {
+  return allFixtures().filter((f) => f.name.startsWith(`${OBSERVED_LIVE}/`));
 }
 
 /** The platform's published examples in `test/examples/<dir>`: `{ file, json }`. */

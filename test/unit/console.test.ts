@@ -5,7 +5,13 @@ import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-clo
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { StoredDay } from "../../shared/analytics/store/activity-store";
-import { INGEST_OUTCOMES, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
+import { metricTrigger } from "../../shared/events/metric-trigger";
+import {
+  INGEST_OUTCOMES,
+  PROJECTOR_OUTCOMES,
+  quarantineSpikes,
+  TRIGGER_METRICS,
+} from "../../shared/platform/outcomes";
 import { busiestApp } from "../../tools/console/api";
 import { isLoopback, refusal } from "../../tools/console/server";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
@@ -16,7 +22,7 @@ import {
   ledgerFollower,
   readStats,
 } from "../../tools/local/state";
-import { cloudWatchFlow } from "../../tools/query/cloudwatch";
+import { cloudWatchFlow, cloudWatchQuarantineSpikes } from "../../tools/query/cloudwatch";
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0, 500);
 
@@ -288,5 +294,59 @@ describe("the app the per-app views open on", () => {
         },
       ),
     );
+  });
+});
+
+describe("the quarantine-rate highlight (#30)", () => {
+  const lines = (trigger: string, outcome: string, n: number, app = "a"): LedgerLine[] =>
+    Array.from({ length: n }, (_, i) => ({
+      at: NOW - i * 1000,
+      entry: ["outcome", "projector", outcome, app, trigger],
+    }));
+
+  it("highlights a trigger with more than 5% of at least 20 events quarantined over the window, per app and for all", () => {
+    const w = new FlowWindow();
+    w.add([
+      ...lines("message_edited", "archived-only", 18),
+      ...lines("message_edited", "quarantined", 2),
+      ...lines("message_sent", "archived-only", 100),
+      ...lines("message_sent", "quarantined", 5),
+      // 19 events: too few to judge, however bad.
+      ...lines("group_member_banned", "quarantined", 19, "b"),
+      ...lines("made_up_trigger", "archived-only", 30),
+    ]);
+    expect(w.snapshot(NOW).spikes).toEqual([
+      { trigger: "message_edited", events: 20, quarantined: 2, share: 10 },
+    ]);
+    expect(w.snapshot(NOW, "b").spikes).toEqual([]);
+    expect(w.snapshot(NOW + FLOW_WINDOW_SECONDS * 1000).spikes).toEqual([]);
+  });
+
+  it("counts a trigger the projector does not model as (other), so the metrics stay bounded", () => {
+    expect(metricTrigger("message_edited")).toBe("message_edited");
+    expect(metricTrigger("x".repeat(90))).toBe("(other)");
+    expect(quarantineSpikes([{ trigger: "(other)", events: 40, quarantined: 3 }])).toEqual([
+      { trigger: "(other)", events: 40, quarantined: 3, share: 7.5 },
+    ]);
+  });
+
+  it("reads a deployed stack's per-trigger counts over the window from CloudWatch (a stub: there is no emulator)", async () => {
+    const sent: GetMetricDataCommand[] = [];
+    const client = {
+      send: async (command: GetMetricDataCommand) => {
+        sent.push(command);
+        return {
+          MetricDataResults: (command.input.MetricDataQueries ?? []).flatMap((q) => {
+            const trigger = q.MetricStat?.Metric?.Dimensions?.find((d) => d.Name === "trigger")?.Value;
+            if (trigger !== "message_deleted") return [];
+            const quarantined = q.MetricStat?.Metric?.MetricName === TRIGGER_METRICS.quarantined;
+            return [{ Id: q.Id, Timestamps: [new Date(NOW)], Values: [quarantined ? 30 : 40] }];
+          }),
+        };
+      },
+    } as unknown as CloudWatchClient;
+    const spikes = await cloudWatchQuarantineSpikes(client, NOW);
+    expect(sent[0]?.input.MetricDataQueries?.every((q) => q.MetricStat?.Period === 900)).toBe(true);
+    expect(spikes).toEqual([{ trigger: "message_deleted", events: 40, quarantined: 30, share: 75 }]);
   });
 });

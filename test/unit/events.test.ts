@@ -8,12 +8,21 @@ import {
   isMembershipEvent,
   isSessionEvent,
   membersOf,
+  messageChangeOf,
+  receiptOf,
   sessionIdOf,
 } from "../../shared/events/accessors";
 import { dedupeKey, naturalKey } from "../../shared/events/dedupe";
 import { eventTime } from "../../shared/events/event-time";
 import { KNOWN_TRIGGERS, type KnownEvent, parseWebhookEvent } from "../../shared/events/schemas";
-import { allFixtures, fixture, fixtureText, type Loose, publishedExamples } from "../support/fixtures";
+import {
+  allFixtures,
+  fixture,
+  fixtureText,
+  type Loose,
+  observedLiveFixtures,
+  publishedExamples,
+} from "../support/fixtures";
 
 function known(value: unknown): KnownEvent {
   const parsed = parseWebhookEvent(value);
@@ -91,9 +100,21 @@ describe("schemas: the platform's published examples", () => {
     for (const trigger of SPEC_TRIGGERS) expect(triggers.has(trigger), trigger).toBe(true);
   });
 
-  const calls = new Set(["call_busy", "call_cancelled", "call_rejected", "call_unanswered"]);
+  const calls = new Set([
+    "call_busy",
+    "call_cancelled",
+    "call_rejected",
+    "call_unanswered",
+    // Beyond the spec, modelled since #30 (the rest: campaigns, feeds, push, moderation_engine_failed).
+    "message_delivered_to_all",
+    "message_read_by_all",
+    "moderation_engine_blocked",
+    "moderation_engine_approved",
+    "moderation_manual_approved",
+    "transcription_generated",
+  ]);
   it.each(publishedExamples("other-triggers"))(
-    "other trigger $file: call outcomes known, the rest unknown",
+    "other trigger $file: call outcomes and the triggers modelled beyond the spec known, the rest unknown",
     ({ file, json }) => {
       const parsed = parseWebhookEvent(json);
       const trigger = file.replace(/(-\d)?\.json$/, "");
@@ -101,19 +122,48 @@ describe("schemas: the platform's published examples", () => {
     },
   );
 
-  it.each(publishedExamples("legacy"))("legacy $file never crashes the parser", ({ json }) => {
-    const parsed = parseWebhookEvent(json);
-    expect(["unknown", "invalid"]).toContain(parsed.kind);
-    if (parsed.kind === "invalid") expect(parsed.error).toMatch(/^message_(delivery|read)_receipt: /);
+  it.each(publishedExamples("legacy"))(
+    "legacy $file: receipts known (legacy format), the legacy-only triggers unknown (archived)",
+    ({ file, json }) => {
+      // Before #30 the legacy receipts were quarantined as invalid.
+      const parsed = parseWebhookEvent(json);
+      const receipt = /^message_(delivery|read)_receipt/.test(file);
+      expect(parsed.kind).toBe(receipt ? "known" : "unknown");
+      if (
+        parsed.kind === "known" &&
+        (parsed.event.trigger === "message_read_receipt" ||
+          parsed.event.trigger === "message_delivery_receipt")
+      ) {
+        const r = receiptOf(parsed.event);
+        expect([r.format, r.messageId, r.uid, r.at?.ms]).toEqual([
+          "legacy",
+          "MESSAGE_ID",
+          "receiptSenderUID",
+          1673017183000,
+        ]);
+        expect(naturalKey(parsed.event)).toBe(
+          `167*****1529|${parsed.event.trigger}|legacy|MESSAGE_ID|receiptSenderUID`,
+        );
+        expect(actorOf(parsed.event)).toBe("receiptSenderUID");
+      }
+    },
+  );
+
+  it("reads a legacy receipt's millisecond string time as milliseconds", () => {
+    const legacy = publishedExamples("legacy").find((e) => e.file === "message_read_receipt-3.json")
+      ?.json as Loose;
+    const event = known({ ...legacy, data: { ...legacy.data, readAt: "1673017183123" } });
+    expect(eventTime(event, 0)).toEqual({ ms: 1673017183123, source: "data.readAt" });
   });
 });
 
 /** Paths the spec is certain about, per trigger: each must be present and of its type. */
 const REQUIRED_PATHS: Record<string, string[][]> = {
   message_sent: [["data", "message", "id"], ["data", "message", "sentAt"], ["appId"]],
+  // Without `data.action` an edit is the live layout (the message itself), which needs only its id.
   message_edited: [
     ["data", "message", "data", "entities", "on", "entity", "id"],
-    ["data", "message", "data", "action"],
+    ["data", "message", "id"],
   ],
   message_deleted: [["data", "message", "data", "entities", "by", "entity", "uid"]],
   message_reaction_added: [
@@ -131,7 +181,8 @@ const REQUIRED_PATHS: Record<string, string[][]> = {
   group_updated: [["data", "group", "membersCount"]],
   group_deleted: [["data", "group", "guid"]],
   group_member_joined: [["data", "members"]],
-  group_member_left: [["data", "group", "owner"]],
+  // A membership event needs its group's guid only (a slim group is kept as it came).
+  group_member_left: [["data", "group", "guid"]],
   group_member_added: [["data", "by"]],
   group_member_kicked: [["data", "by", "uid"]],
   group_member_banned: [["data", "group", "guid"]],
@@ -324,8 +375,14 @@ describe("schemas: tolerance", () => {
 
 const EXPECTED_TIME_SOURCE: Record<string, string> = {
   message_sent: "data.message.sentAt",
-  message_edited: "data.message.sentAt",
-  message_deleted: "data.message.sentAt",
+  message_edited: "data.message.data.entities.on.entity.editedAt",
+  message_deleted: "data.message.data.entities.on.entity.deletedAt",
+  "observed-live/message_edited.live": "data.message.editedAt",
+  "observed-live/message_edited.live-without-editedAt": "data.message.updatedAt",
+  "observed-live/message_edited.live-bare": "receivedAt",
+  "observed-live/message_deleted.live": "data.message.deletedAt",
+  "observed-live/message_delivered_to_all.live": "receivedAt",
+  "observed-live/message_read_by_all.live": "receivedAt",
   message_reaction_added: "data.reaction.reactedAt",
   message_reaction_removed: "data.reaction.reactedAt",
   user_blocked: "receivedAt",
@@ -360,14 +417,20 @@ const EXPECTED_TIME_SOURCE: Record<string, string> = {
   call_cancelled: "data.call.sentAt",
   call_rejected: "data.call.sentAt",
   call_unanswered: "data.call.sentAt",
+  message_delivered_to_all: "data.body.timestamp",
+  message_read_by_all: "data.body.timestamp",
+  moderation_engine_blocked: "data.message.sentAt",
+  moderation_engine_approved: "data.message.sentAt",
+  moderation_manual_approved: "receivedAt",
+  transcription_generated: "data.startTime",
 };
 
 describe("event time", () => {
   const RECEIVED = 1_700_000_000_123;
-  it.each(allFixtures())("$name: from the documented field, in ms", ({ name }) => {
+  it.each(allFixtures())("$name: from the documented field, in ms", ({ name, trigger }) => {
     const event = known(fixture(name));
     const time = eventTime(event, RECEIVED);
-    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[name.split(".")[0] ?? ""];
+    const source = EXPECTED_TIME_SOURCE[name] ?? EXPECTED_TIME_SOURCE[trigger];
     expect(time.source).toBe(source);
     if (source === "receivedAt") expect(time.ms).toBe(RECEIVED);
     else {
@@ -456,5 +519,77 @@ describe("accessors", () => {
     expect(conversationUids("group_cometchat-guid-1")).toBeUndefined();
     expect(conversationUids("_user_x")).toBeUndefined();
     expect(conversationUids("x_user_")).toBeUndefined();
+  });
+});
+
+describe("edits and deletes as live deliveries carry them (observed by the platform's QA suite)", () => {
+  /** The published layout of the live fixture's edit: an action message about message 101. */
+  function publishedEditOf(live: Loose): Loose {
+    const published = fixture("message_edited");
+    Object.assign(published.data.message.data.entities.on.entity, {
+      id: live.data.message.id,
+      editedAt: live.data.message.editedAt,
+      editedBy: live.data.message.editedBy,
+    });
+    published.data.message.data.entities.by.entity.uid = live.data.message.editedBy;
+    return published;
+  }
+
+  it.each(observedLiveFixtures())("$name is accepted as $trigger", ({ name, trigger }) => {
+    // Before: `data.message.data.action: expected "edited"`, `entities.by … received undefined`.
+    expect(known(fixture(name)).trigger).toBe(trigger);
+  });
+
+  it("reads the original message's id, the edit time and the editor in both layouts: one fact", () => {
+    const live = fixture("observed-live/message_edited.live");
+    const [a, b] = [known(live), known(publishedEditOf(live))];
+    const changes = [a, b].map((e) => (e.trigger === "message_edited" ? messageChangeOf(e) : undefined));
+    expect(changes.map((c) => [c?.layout, c?.messageId, c?.at?.seconds, c?.by])).toEqual([
+      ["message", "101", 1756990060, "qa-user-1"],
+      ["action", "101", 1756990060, "qa-user-1"],
+    ]);
+    expect(naturalKey(a)).toBe("2598234fa1e3b9c|message_edited|101|1756990060");
+    expect(naturalKey(b)).toBe(naturalKey(a));
+    expect(eventTime(a, 0)).toEqual({ ms: 1756990060000, source: "data.message.editedAt" });
+    expect(actorOf(a)).toBe("qa-user-1");
+  });
+
+  it("keys two edits of one message as two facts, and times each by its edit, not by sentAt", () => {
+    const first = fixture("observed-live/message_edited.live");
+    const second = fixture("observed-live/message_edited.live");
+    Object.assign(second.data.message, { editedAt: 1757076460, updatedAt: 1757076460 });
+    second.data.message.data.text = "edited a day later";
+    const [a, b] = [known(first), known(second)];
+    expect(naturalKey(a)).not.toBe(naturalKey(b));
+    expect(new Date(eventTime(b, 0).ms).toISOString().slice(0, 10)).toBe("2025-09-05");
+    expect(new Date(first.data.message.sentAt * 1000).toISOString().slice(0, 10)).toBe("2025-09-04");
+  });
+
+  it("falls back to updatedAt, then to the receipt (keyed by the body) when the payload has no time", () => {
+    const updated = known(fixture("observed-live/message_edited.live-without-editedAt"));
+    expect(eventTime(updated, 5).source).toBe("data.message.updatedAt");
+    expect(actorOf(updated)).toBe("qa-user-1");
+    const bare = known(fixture("observed-live/message_edited.live-bare"));
+    expect(eventTime(bare, 5)).toEqual({ ms: 5, source: "receivedAt" });
+    expect(naturalKey(bare)).toBeUndefined();
+    expect(dedupeKey(bare, "hash")).toBe("2598234fa1e3b9c|message_edited|body:hash");
+  });
+
+  it("keys and times a live delete by the original message and its deletedAt", () => {
+    const deleted = known(fixture("observed-live/message_deleted.live"));
+    expect(naturalKey(deleted)).toBe("2598234fa1e3b9c|message_deleted|101|1756990200");
+    expect(eventTime(deleted, 0).source).toBe("data.message.deletedAt");
+    expect(actorOf(deleted)).toBe("qa-user-1");
+  });
+
+  it("still refuses an action message without its entities, naming both layouts' reasons", () => {
+    const broken = fixture("message_edited");
+    delete broken.data.message.data.entities.by;
+    const parsed = parseWebhookEvent(broken);
+    expect(parsed.kind).toBe("invalid");
+    if (parsed.kind === "invalid") {
+      expect(parsed.error).toContain("message_edited: data.message.data.entities.by");
+      expect(parsed.error).toContain("message_edited: data.message.data.action");
+    }
   });
 });

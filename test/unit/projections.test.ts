@@ -1,7 +1,9 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
 import type { EventOf } from "../../shared/events/schemas";
+import { observability } from "../../shared/platform/observability";
+import { TRIGGER_METRICS } from "../../shared/platform/outcomes";
 import { evolveGroup, groupsProjection } from "../../shared/projections/groups";
 import {
   evolveMembership,
@@ -16,8 +18,12 @@ import {
   sessionsProjection,
 } from "../../shared/projections/sessions";
 import type { Projection, ProjectionInput } from "../../shared/projections/types";
+import { projectSqsBatch } from "../../shared/projector/batch";
 import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
+import { archiveLine } from "../../shared/projector/raw-archive";
+import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
 import { checkTables } from "../../tools/simulate/check";
+import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { fixture, type Loose } from "../support/fixtures";
 import { FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
 import {
@@ -479,5 +485,215 @@ describe("projector core (in memory)", () => {
       }),
       { numRuns: 50 },
     );
+  });
+});
+
+describe("deliveries as the platform really sends them (#30)", () => {
+  const queued = (json: Loose, i: number) => ({
+    messageId: `m${i}`,
+    eventId: `e${i}`,
+    // After the fixtures' payload times: the ban is the latest fact about the owner.
+    receivedAt: 1_800_000_000_000 + i * 1000,
+    trigger: json.trigger,
+    appId: json.appId,
+    body: JSON.stringify(json),
+  });
+
+  it.each(["group_member_banned", "group_member_unbanned"])(
+    "the on-behalf-of bug (%s names only its actor) is quarantined with its reason: the owner is not banned, the target stays a member",
+    async (trigger) => {
+      // Prepare: qa-user-1 creates the group, adds qa-user-2; then bans qa-user-2 on behalf of
+      // itself, and the platform's delivery names qa-user-1 in data.members.
+      const stores = memoryStores();
+      const deps = memoryDeps(stores);
+      const created = fixture("group_created");
+      created.data.group = { ...created.data.group, guid: "qa-group-ban", owner: "qa-user-1" };
+      created.data.members = { "qa-user-1": { uid: "qa-user-1", name: "qa-user-1" } };
+      const added = fixture("group_member_added");
+      added.data.group = { ...added.data.group, guid: "qa-group-ban", owner: "qa-user-1" };
+      added.data.members = { "qa-user-2": { uid: "qa-user-2", name: "qa-user-2" } };
+      added.data.by = { uid: "qa-user-1", name: "qa-user-1" };
+      const bugged = fixture(`observed-live/${trigger}.on-behalf-of`);
+
+      // Act
+      const results = await projectBatch([created, added, bugged].map(queued), deps);
+
+      // Assess
+      expect(results.map((r) => ("error" in r ? "failed" : r.outcome))).toEqual([
+        "projected",
+        "projected",
+        "quarantined",
+      ]);
+      const membership = (uid: string) =>
+        [...stores.memberships.items.values()].find((m) => (m as { uid: string }).uid === uid) as
+          | { status?: string }
+          | undefined;
+      expect(membership("qa-user-1")?.status).toBe("member");
+      expect(membership("qa-user-2")?.status).toBe("member");
+      const records = [
+        ...(
+          deps.dataStore as ReturnType<typeof memoryDeps>["dataStore"] & { objects: Map<string, Uint8Array> }
+        ).objects.values(),
+      ];
+      const record = JSON.parse(Buffer.from(records[0] ?? new Uint8Array()).toString("utf8")) as {
+        error: string;
+      };
+      expect(record.error).toContain("data.members holds only its actor (data.by = qa-user-1)");
+      // Refused, it is in no figure (its archive line carries no facts).
+      expect(archiveLine(queued(bugged, 2)).naturalKey).toBeUndefined();
+      expect(archiveLine(queued(added, 1)).naturalKey).toBeDefined();
+    },
+  );
+
+  it("a ban of another member by its actor is applied as before", async () => {
+    const deps = memoryDeps();
+    const ban = fixture("group_member_banned");
+    const [result] = await projectBatch([queued(ban, 0)], deps);
+    expect(result).toEqual({ outcome: "projected" });
+  });
+});
+
+describe("slimmer deliveries (#30 item 3)", () => {
+  it("accepts a delivery without webhook and region: only the app is required", () => {
+    expect(inputOf(fixture("observed-live/message_sent.without-webhook-region")).event.trigger).toBe(
+      "message_sent",
+    );
+  });
+
+  it("records a membership whose group object is slim, and skips the group's details (no group item made from it)", async () => {
+    // Prepare
+    const stores = memoryStores();
+    const slim = fixture("observed-live/group_member_added.slim-group");
+
+    // Act
+    const outcome = await projectKnownEvent(
+      inputOf(slim).event,
+      { eventId: "e1", receivedAt: T0 },
+      memoryDeps(stores),
+    );
+
+    // Assess
+    expect(outcome).toBe("projected");
+    expect([...stores.memberships.items.values()].map((m) => (m as { status?: string }).status)).toEqual([
+      "member",
+    ]);
+    expect(stores.groups.items.size).toBe(0);
+  });
+
+  it("a slim membership event leaves an existing group's details as they were", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const created = fixture("group_created");
+    await projectKnownEvent(inputOf(created).event, { eventId: "e0", receivedAt: T0 }, deps);
+    const before = JSON.stringify([...stores.groups.items.values()]);
+    const slim = fixture("observed-live/group_member_added.slim-group");
+    await projectKnownEvent(inputOf(slim).event, { eventId: "e1", receivedAt: T0 + 1 }, deps);
+    expect(JSON.stringify([...stores.groups.items.values()])).toBe(before);
+  });
+});
+
+describe("per-trigger counts for the quarantine-rate alarm (#30)", () => {
+  it("emits, per trigger in a batch, the events handled and quarantined; an unmodelled trigger as (other)", async () => {
+    // Prepare: two live edits (accepted now), a broken one, a message, an unknown trigger.
+    const edit = fixture("observed-live/message_edited.live");
+    const broken = fixture("observed-live/message_edited.live");
+    delete broken.data.message.id;
+    const unknown = { ...fixture("message_sent"), trigger: "after_feed_item_read" };
+    const second = fixture("observed-live/message_edited.live");
+    second.data.message.editedAt += 1;
+    const bodies = [edit, second, broken, fixture("message_sent"), unknown].map((b) => JSON.stringify(b));
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+
+    // Act
+    try {
+      await projectSqsBatch(
+        sqsEvent(bodies.map((b, i) => ingestRecordFor(b, T0 + i))),
+        undefined,
+        memoryDeps(),
+        observability("projector"),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+
+    // Assess
+    const perTrigger = written
+      .flatMap((chunk) => chunk.split("\n"))
+      .filter((line) => line.includes('"trigger"') && line.includes("_aws"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .map((m) => {
+        const name = TRIGGER_METRICS.events in m ? TRIGGER_METRICS.events : TRIGGER_METRICS.quarantined;
+        return `${m.service} ${m.trigger} ${name} ${m[name]}`;
+      })
+      .sort();
+    // A quarantined count only where there is one (CloudWatch treats the missing value as no breach).
+    expect(perTrigger).toEqual([
+      "projector (other) TriggerEvents 1",
+      "projector message_edited TriggerEvents 3",
+      "projector message_edited TriggerQuarantined 1",
+      "projector message_sent TriggerEvents 1",
+    ]);
+  });
+});
+
+describe("transcripts on sessions (#30 item 5)", () => {
+  it("attaches transcription_generated to its session like a recording, its URL without the query, idempotently", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const transcript = fixture("transcription_generated");
+    transcript.data.transcript_url = "https://files.example.com/transcripts/1.txt?signature=secret";
+    const event = inputOf(transcript).event;
+    expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 }, deps)).toBe("projected");
+    expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 + 5 }, deps)).toBe("stale");
+    const [session] = [...stores.sessions.items.values()] as Array<{ transcripts?: Record<string, unknown> }>;
+    expect(session?.transcripts).toEqual({
+      "tr-1": {
+        sourceUrl: "https://files.example.com/transcripts/1.txt",
+        transcriptDate: "2023-10-10",
+        startTime: 1696937627,
+        endTime: 1696937648,
+      },
+    });
+  });
+});
+
+describe("delivery facts from the platform's QA suite (#30 item 6)", () => {
+  it("an ownership transfer made on behalf of a user fires group_updated, not group_owner_transferred: the owner follows the group's snapshot", async () => {
+    const stores = memoryStores();
+    const deps = memoryDeps(stores);
+    const created = fixture("group_created");
+    await projectKnownEvent(inputOf(created).event, { eventId: "c", receivedAt: T0 }, deps);
+    const updated = fixture("group_updated");
+    updated.data.group = {
+      ...updated.data.group,
+      owner: "qa-user-2",
+      updatedAt: created.data.group.createdAt + 60,
+    };
+    await projectKnownEvent(inputOf(updated).event, { eventId: "u", receivedAt: T0 + 1 }, deps);
+    const [group] = [...stores.groups.items.values()] as Array<{ owner: string }>;
+    expect(group?.owner).toBe("qa-user-2");
+  });
+
+  it("user_mentioned and message_sent arrive as a pair for one message: one message counted, one mention", () => {
+    const sent = fixture("message_sent");
+    const mention = fixture("user_mentioned");
+    mention.data.message.id = sent.data.message.id;
+    const events = [sent, mention].map((b) => ({
+      body: JSON.stringify(b),
+      trigger: b.trigger,
+      appId: b.appId,
+      at: 0,
+    }));
+    const days = [
+      ...(expectedActivity(events, () => 1_700_000_000_000)
+        .get(sent.appId)
+        ?.values() ?? []),
+    ];
+    expect(days.reduce((n, d) => n + d.figures.messages, 0)).toBe(1);
+    expect(days.reduce((n, d) => n + d.figures.mentions, 0)).toBe(1);
   });
 });

@@ -53,7 +53,7 @@ describe("the rollup core", () => {
   it("runs one query a day for every app, writes only apps whose figures changed, and skips a final day", async () => {
     // Prepare: an engine that answers every app's day rows for 3 apps; the ledger in memory.
     const store = memoryActivityStore();
-    const { passes, ledger } = memoryLedger();
+    const { ledger } = memoryLedger();
     const asked: unknown[] = [];
     let messages = 1;
     const engine: SqlEngine = {

@@ -2,7 +2,9 @@ import { createServer as httpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { parseWebhookEvent } from "../../shared/events/schemas";
 import { lifecycleRank } from "../../shared/projections/version";
+import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";
 import { runSimulation } from "../../tools/simulate/run";
 import { summaryLines } from "../../tools/simulate/summary";
@@ -58,6 +60,63 @@ describe("the simulator's histories", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("sends edits and deletes in both layouts, the live one and the published one, every one accepted", () => {
+    const { events } = generateHistory({ events: 3000, seed: 11, apps: ["app"] });
+    const layouts = new Map<string, Set<string>>();
+    for (const e of events.filter((x) => x.trigger === "message_edited" || x.trigger === "message_deleted")) {
+      const parsed = parseWebhookEvent(JSON.parse(e.body));
+      expect(parsed.kind, e.body).toBe("known");
+      const message = (JSON.parse(e.body) as { data: { message: { data?: { action?: string } } } }).data
+        .message;
+      const seen = layouts.get(e.trigger) ?? new Set();
+      seen.add(message.data?.action ? "action" : "message");
+      layouts.set(e.trigger, seen);
+    }
+    expect([...(layouts.get("message_edited") ?? [])].sort()).toEqual(["action", "message"]);
+    expect([...(layouts.get("message_deleted") ?? [])].sort()).toEqual(["action", "message"]);
+  });
+
+  it("has no phantom users: everyone active in a day's figures is one of the app's users", () => {
+    // Before the fix the template's own sender (cometchat-uid-1) acted in every simulated edit
+    // and delete: 31 active users in a day of 30 users.
+    const history = generateHistory({ events: 3000, seed: 5, apps: ["app"] });
+    const users = history.expected.get("app")?.users ?? [];
+    const known = new Set(users.map((u) => u.uid));
+    for (const e of history.events.filter((x) => /^message_(edited|deleted)$/.test(x.trigger)))
+      expect(e.body.includes("cometchat-uid-"), e.body).toBe(false);
+    for (const [, day] of expectedActivity(history.events, (e) => e.at).get("app") ?? new Map()) {
+      expect(day.figures.active_users).toBeLessThanOrEqual(known.size);
+      expect(day.figures.edited).toBeGreaterThan(0);
+    }
+  });
+
+  it("sends the triggers beyond the spec in its mix, every one accepted and counted in its figure", () => {
+    const history = generateHistory({ events: 4000, seed: 3, apps: ["app"] });
+    const sent = new Set(history.events.map((e) => e.trigger));
+    for (const trigger of [
+      "message_delivered_to_all",
+      "message_read_by_all",
+      "moderation_engine_blocked",
+      "moderation_engine_approved",
+      "transcription_generated",
+    ])
+      expect(sent.has(trigger), trigger).toBe(true);
+    for (const e of history.events)
+      expect(parseWebhookEvent(JSON.parse(e.body)).kind, e.trigger).toBe("known");
+    const days = [
+      ...(expectedActivity(history.events, (e) => e.at)
+        .get("app")
+        ?.values() ?? []),
+    ];
+    const total = (name: "delivered_to_all" | "read_by_all" | "messages_blocked" | "transcripts") =>
+      days.reduce((sum, d) => sum + d.figures[name], 0);
+    const count = (trigger: string) => history.events.filter((e) => e.trigger === trigger).length;
+    expect(total("delivered_to_all")).toBe(count("message_delivered_to_all"));
+    expect(total("read_by_all")).toBe(count("message_read_by_all"));
+    expect(total("messages_blocked")).toBe(count("moderation_engine_blocked"));
+    expect(total("transcripts")).toBe(count("transcription_generated"));
   });
 });
 

@@ -1,4 +1,7 @@
-/** `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`. */
+/**
+ * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`;
+ * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue.
+ */
 import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -7,6 +10,7 @@ import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
 import { keyValueLines } from "../cli/format";
 import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
 import { resolveTarget } from "../target";
 
@@ -20,6 +24,7 @@ interface ReplayCliOptions {
   trigger?: string[];
   dryRun?: boolean;
   json?: boolean;
+  quarantine?: boolean;
 }
 
 /** A trigger the projector knows (commander's parser, repeatable): anything else names the closest one. */
@@ -37,6 +42,26 @@ async function run(o: ReplayCliOptions): Promise<void> {
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+    if (o.quarantine) {
+      if (!target.queues) throw new UserFacingError("the target has no events queue");
+      const report = await replayQuarantine(
+        target,
+        { bucket: target.bucket, queueUrl: target.queues.events.url },
+        { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
+      );
+      if (o.json) {
+        console.log(JSON.stringify(report));
+        return;
+      }
+      const resent = Object.values(report.resent).reduce((a, b) => a + b, 0);
+      console.log(
+        `${o.dryRun ? "would put back" : "put back"} ${resent} of ${report.records} quarantined events on the events queue${o.dryRun ? "" : "; recompute their receipt days: npm run rollup -- --from … --to …"}`,
+      );
+      for (const line of keyValueLines(Object.entries(report.resent))) console.log(`  ${line}`);
+      for (const [trigger, { count, reason }] of Object.entries(report.stillRefused))
+        console.log(`  still refused: ${trigger} = ${count} (${reason})`);
+      return;
+    }
     const archive = s3BlobStore(target.s3, target.bucket);
     const report = await replayArchive(
       target.s3,
@@ -72,6 +97,10 @@ const program = withTarget(
     .option("--from <date>", "first receipt date, YYYY-MM-DD", isoDate)
     .option("--to <date>", "last receipt date, YYYY-MM-DD", isoDate)
     .option("--trigger <trigger...>", "only these triggers", knownTrigger)
+    .option(
+      "--quarantine",
+      "replay the quarantine instead: put what is accepted now back on the events queue (dates: receipt days)",
+    )
     .option("--dry-run", "predict each outcome against the items as they are, write nothing")
     .option("--json", "one JSON object on stdout")
     .option(

@@ -1,7 +1,7 @@
 import { CloudWatchClient } from "@aws-sdk/client-cloudwatch";
-import { FlowWindow } from "../local/flow";
+import { type FlowSnapshot, FlowWindow } from "../local/flow";
 import { ledgerFollower } from "../local/state";
-import { cloudWatchFlow } from "../query/cloudwatch";
+import { cloudWatchFlow, cloudWatchQuarantineSpikes } from "../query/cloudwatch";
 import type { Target } from "../target";
 import type { ConsoleContext } from "./api";
 
@@ -27,5 +27,16 @@ export function deployedConsoleContext(
   target: Target,
   cloudWatch = new CloudWatchClient({}),
 ): ConsoleContext {
-  return { target, flow: () => cloudWatchFlow(cloudWatch) };
+  // The spikes are asked for at most once a minute (CloudWatch's resolution; each ask reads two metrics per trigger).
+  let spikes: { at: number; value: Promise<FlowSnapshot["spikes"]> } | undefined;
+  return {
+    target,
+    flow: async () => {
+      const now = Date.now();
+      if (!spikes || now - spikes.at >= 60_000)
+        spikes = { at: now, value: cloudWatchQuarantineSpikes(cloudWatch, now).catch(() => []) };
+      const [flow, current] = await Promise.all([cloudWatchFlow(cloudWatch, now), spikes.value]);
+      return { ...flow, spikes: current };
+    },
+  };
 }

@@ -1,4 +1,6 @@
-import { PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
+import { metricTrigger } from "../../shared/events/metric-trigger";
+import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
+import { PROJECTOR_OUTCOMES, quarantineSpikes, type TriggerCounts } from "../../shared/platform/outcomes";
 import type { LedgerLine } from "./state";
 
 /**
@@ -7,8 +9,11 @@ import type { LedgerLine } from "./state";
  * lines (each counted outcome, with when it was counted); `flowSnapshot` reads it.
  */
 
-/** How far back the live flow goes. */
-export const FLOW_WINDOW_SECONDS = 15 * 60;
+/** How far back the live flow goes: the quarantine-rate window, so that its highlight and the alarm agree. */
+export const FLOW_WINDOW_SECONDS = QUARANTINE_SPIKE.windowMinutes * 60;
+
+/** A trigger whose quarantine rate over the window is a spike (`quarantineSpikes`). */
+export type QuarantineSpike = TriggerCounts & { share: number };
 
 /** The series of the flow: what the ingest answered, then where the projector put each event. */
 export const FLOW_SERIES = ["accepted", "rejected", ...PROJECTOR_OUTCOMES] as const;
@@ -23,6 +28,8 @@ export interface FlowSnapshot {
   series: Record<FlowSeries, number[]>;
   /** Sums over the window. */
   totals: Record<FlowSeries, number>;
+  /** The triggers whose quarantined share over the window is a spike, worst first (the console highlights them). */
+  spikes: QuarantineSpike[];
 }
 
 /** The flow series an outcome line counts in, if any: the ingest's and the projector's outcomes. */
@@ -39,6 +46,11 @@ const ALL = "";
 export class FlowWindow {
   /** second → app ("" for all) → series → count. */
   private readonly seconds = new Map<number, Map<string, Partial<Record<FlowSeries, number>>>>();
+  /** second → app ("" for all) → trigger → events handled and quarantined. */
+  private readonly triggers = new Map<
+    number,
+    Map<string, Map<string, { events: number; quarantined: number }>>
+  >();
 
   /** Counts the ledger lines that report an ingest or projector outcome (lines without a time are left out). */
   add(lines: Iterable<LedgerLine>): void {
@@ -49,10 +61,23 @@ export class FlowWindow {
       const second = Math.floor(at / 1000);
       const apps = this.seconds.get(second) ?? new Map();
       this.seconds.set(second, apps);
-      for (const app of entry[3] === undefined ? [ALL] : [ALL, entry[3]]) {
+      const appsOf = entry[3] ? [ALL, entry[3]] : [ALL];
+      for (const app of appsOf) {
         const counts = apps.get(app) ?? {};
         counts[series] = (counts[series] ?? 0) + 1;
         apps.set(app, counts);
+      }
+      const trigger = entry[4];
+      if (entry[1] !== "projector" || trigger === undefined || series === "failed") continue;
+      const byApp = this.triggers.get(second) ?? new Map();
+      this.triggers.set(second, byApp);
+      for (const app of appsOf) {
+        const byTrigger = byApp.get(app) ?? new Map();
+        byApp.set(app, byTrigger);
+        const n = byTrigger.get(metricTrigger(trigger)) ?? { events: 0, quarantined: 0 };
+        n.events++;
+        if (series === "quarantined") n.quarantined++;
+        byTrigger.set(metricTrigger(trigger), n);
       }
     }
   }
@@ -62,6 +87,17 @@ export class FlowWindow {
     const last = Math.floor(now / 1000);
     const first = last - FLOW_WINDOW_SECONDS + 1;
     for (const second of this.seconds.keys()) if (second < first) this.seconds.delete(second);
+    for (const second of this.triggers.keys()) if (second < first) this.triggers.delete(second);
+    const perTrigger = new Map<string, TriggerCounts>();
+    for (const [second, byApp] of this.triggers) {
+      if (second > last) continue;
+      for (const [trigger, n] of byApp.get(app ?? ALL) ?? []) {
+        const sum = perTrigger.get(trigger) ?? { trigger, events: 0, quarantined: 0 };
+        sum.events += n.events;
+        sum.quarantined += n.quarantined;
+        perTrigger.set(trigger, sum);
+      }
+    }
     const series = Object.fromEntries(
       FLOW_SERIES.map((s) => [s, new Array<number>(FLOW_WINDOW_SECONDS).fill(0)]),
     ) as Record<FlowSeries, number[]>;
@@ -73,7 +109,13 @@ export class FlowWindow {
         values[second - first] = counts[s] ?? 0;
       }
     }
-    return { resolutionSeconds: 1, from: first * 1000, series, totals: totalsOf(series) };
+    return {
+      resolutionSeconds: 1,
+      from: first * 1000,
+      series,
+      totals: totalsOf(series),
+      spikes: quarantineSpikes([...perTrigger.values()]),
+    };
   }
 }
 

@@ -100,7 +100,11 @@ export function tapFunctionLogs(mode: LogMode, count: (entry: LedgerEntry) => vo
             "outcome",
             outcome.service,
             outcome.outcome,
-            ...(typeof entry.appId === "string" ? [entry.appId] : []),
+            ...(typeof entry.trigger === "string"
+              ? [typeof entry.appId === "string" ? entry.appId : "", entry.trigger]
+              : typeof entry.appId === "string"
+                ? [entry.appId]
+                : []),
           ] as LedgerEntry);
         if (entry.level === "WARN" || entry.level === "ERROR")
           count(["failure", entry.service, reasonOf(entry)]);

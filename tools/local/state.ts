@@ -78,8 +78,11 @@ export function readStackInfo(dir = stateDir()): LocalStackInfo {
   return info;
 }
 
-/** One counted line of the functions' logs: an outcome (with its app), or a WARN/ERROR by reason. */
-export type LedgerEntry = ["outcome", string, string, string?] | ["failure", string, string];
+/**
+ * One counted line of the functions' logs: an outcome (with its app, "" when it had none, and its
+ * trigger), or a WARN/ERROR by reason.
+ */
+export type LedgerEntry = ["outcome", string, string, string?, string?] | ["failure", string, string];
 
 const STATS_FILE = "stats.json";
 const LEDGER_FILE = "outcomes.ndjson";
@@ -98,7 +101,7 @@ function countEntry(stats: LocalStats, entry: LedgerEntry): void {
   }
   const [, service, outcome, appId] = entry;
   bump(stats.total, service, outcome);
-  if (appId !== undefined) {
+  if (appId) {
     const app = stats.apps[appId] ?? {};
     bump(app, service, outcome);
     stats.apps[appId] = app;

@@ -7,7 +7,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { MESSAGE_ATTRIBUTE, messageGroupOf } from "../../shared/contracts/queue-messages";
-import { parseEventBody } from "../../shared/events/parse-body";
+import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
@@ -131,6 +131,8 @@ export async function replayArchive(
     const parsed = parseEventBody(entry.body);
     if (parsed.kind === "invalid") outcomes.invalid++;
     else if (parsed.kind === "unknown") outcomes["archived-only"]++;
+    // Refused as the live projector refuses it (the on-behalf-of membership bug): not applied.
+    else if (refusalOf(parsed) !== undefined) outcomes.quarantined++;
     else outcomes[await projectKnownEvent(parsed.event, entry, run)]++;
   }
   return {

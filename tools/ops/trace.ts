@@ -2,7 +2,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import type { SessionEvent } from "../../shared/events/accessors";
-import { parseEventBody } from "../../shared/events/parse-body";
+import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import type { KnownEvent } from "../../shared/events/schemas";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
@@ -175,8 +175,13 @@ export async function judgeArchived(
   stores: ProjectionStores,
 ): Promise<Omit<EventTrace, "eventId" | "trigger" | "appId" | "receivedAt" | "key">> {
   const parsed = parseEventBody(line.body);
-  if (parsed.kind === "invalid")
-    return { outcome: "pending", error: parsed.error, note: "archived, to be quarantined (invalid)" };
+  const refusal = refusalOf(parsed);
+  if (refusal !== undefined)
+    return {
+      outcome: "pending",
+      error: refusal,
+      note: `archived, to be quarantined (${parsed.kind === "invalid" ? "invalid" : "refused"})`,
+    };
   if (parsed.kind !== "known") return { outcome: "archived-only" };
   const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
   const items = (

@@ -4,8 +4,16 @@ import {
   GetMetricStatisticsCommand,
   ListMetricsCommand,
 } from "@aws-sdk/client-cloudwatch";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
+import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
-import { INGEST_OUTCOMES, OUTCOME_METRICS, PROJECTOR_OUTCOMES } from "../../shared/platform/outcomes";
+import {
+  INGEST_OUTCOMES,
+  OUTCOME_METRICS,
+  PROJECTOR_OUTCOMES,
+  quarantineSpikes,
+  TRIGGER_METRICS,
+} from "../../shared/platform/outcomes";
 import {
   FLOW_SERIES,
   FLOW_WINDOW_SECONDS,
@@ -94,5 +102,51 @@ export async function cloudWatchFlow(cw: CloudWatchClient, now = Date.now()): Pr
       if (bucket >= 0 && bucket < buckets) values[bucket] = (values[bucket] ?? 0) + (result.Values?.[i] ?? 0);
     });
   }
-  return { resolutionSeconds: 60, from, series, totals: totalsOf(series) };
+  return { resolutionSeconds: 60, from, series, totals: totalsOf(series), spikes: [] };
+}
+
+/**
+ * The triggers whose quarantine rate over the last window is a spike, from the projector's
+ * per-trigger metrics (`TRIGGER_METRICS`): what the per-trigger alarms watch. Two metrics per
+ * modelled trigger ($0.01 per 1,000 metrics requested): the console asks at most once a minute.
+ */
+export async function cloudWatchQuarantineSpikes(
+  cw: CloudWatchClient,
+  now = Date.now(),
+): Promise<FlowSnapshot["spikes"]> {
+  const window = QUARANTINE_SPIKE.windowMinutes * 60;
+  const triggers = [...KNOWN_TRIGGERS].sort();
+  const kinds = [TRIGGER_METRICS.events, TRIGGER_METRICS.quarantined] as const;
+  const queries = triggers.flatMap((trigger) => kinds.map((metric) => ({ trigger, metric })));
+  const out = await cw.send(
+    new GetMetricDataCommand({
+      StartTime: new Date(now - window * 1000),
+      EndTime: new Date(now),
+      MetricDataQueries: queries.map((q, i) => ({
+        Id: `q${i}`,
+        MetricStat: {
+          Metric: {
+            Namespace: METRICS_NAMESPACE,
+            MetricName: q.metric,
+            Dimensions: [
+              { Name: "service", Value: "projector" },
+              { Name: "trigger", Value: q.trigger },
+            ],
+          },
+          Period: window,
+          Stat: "Sum",
+        },
+      })),
+    }),
+  );
+  const counts = new Map(triggers.map((trigger) => [trigger, { trigger, events: 0, quarantined: 0 }]));
+  for (const result of out.MetricDataResults ?? []) {
+    const q = queries[Number(result.Id?.slice(1))];
+    const c = q && counts.get(q.trigger);
+    if (!c) continue;
+    const sum = (result.Values ?? []).reduce((a, b) => a + b, 0);
+    if (q.metric === TRIGGER_METRICS.events) c.events += sum;
+    else c.quarantined += sum;
+  }
+  return quarantineSpikes([...counts.values()]);
 }

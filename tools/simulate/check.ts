@@ -78,6 +78,12 @@ export async function checkTables(
         problems.push(
           `${appId} session ${sessionId}: ${stints} participant stints, expected ${session.stints}`,
         );
+      // A recorded session has its transcript too (transcription_generated, attached like the recording).
+      const transcripts = Object.keys(actual.transcripts ?? {}).length;
+      if (transcripts !== session.recordings)
+        problems.push(
+          `${appId} session ${sessionId}: ${transcripts} transcripts, expected ${session.recordings}`,
+        );
       const bytes = recordingBytes.get(`${appId}|${sessionId}`);
       if (bytes !== undefined && options.recordings !== false) {
         const recording = Object.values(actual.recordings ?? {})[0];

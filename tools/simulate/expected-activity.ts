@@ -51,6 +51,10 @@ const COUNTED: Partial<Record<string, keyof Figures>> = {
   call_unanswered: "calls_unanswered",
   meeting_started: "meetings_started",
   recording_generated: "recordings",
+  message_delivered_to_all: "delivered_to_all",
+  message_read_by_all: "read_by_all",
+  moderation_engine_blocked: "messages_blocked",
+  transcription_generated: "transcripts",
 };
 const MEMBERS: Partial<Record<string, keyof Figures>> = {
   group_member_joined: "member_joins",
@@ -62,11 +66,17 @@ const MEMBERS: Partial<Record<string, keyof Figures>> = {
 
 /** Who acts in an event, as the figures define it (membership and block events: nobody). */
 function actorOf(trigger: string, data: unknown): string | undefined {
-  if (["message_sent", "message_edited", "message_deleted", "user_mentioned"].includes(trigger))
-    return str(data, "message.sender");
+  if (trigger === "message_sent" || trigger === "user_mentioned") return str(data, "message.sender");
+  // Either layout of an edit or delete: the action message's `by`, else the message's own fields.
+  if (trigger === "message_edited" || trigger === "message_deleted")
+    return (
+      str(data, "message.data.entities.by.entity.uid") ??
+      str(data, trigger === "message_edited" ? "message.editedBy" : "message.deletedBy") ??
+      str(data, "message.sender")
+    );
   if (trigger.startsWith("message_reaction_")) return str(data, "reaction.uid");
   if (trigger === "message_delivery_receipt" || trigger === "message_read_receipt")
-    return str(data, "body.user.uid");
+    return str(data, "body.user.uid") ?? str(data, "receiptSender");
   if (trigger === "user_connection_status_changed") return str(data, "user.uid");
   if (CALL_MESSAGES.includes(trigger)) return str(data, "call.sender");
   if (trigger === "group_created" || trigger === "group_owner_transferred") return str(data, "group.owner");
@@ -138,6 +148,7 @@ function add(b: Bucket, fact: Fact): void {
   const f = b.figures;
   const counted = COUNTED[trigger];
   if (counted) f[counted]++;
+  if (COUNTED[trigger]?.endsWith("_receipts") && get(data, "receiptType") !== undefined) f.legacy_receipts++;
   const members = MEMBERS[trigger];
   if (members) f[members] += Object.keys((get(data, "members") as Json | undefined) ?? {}).length;
   const actor = actorOf(trigger, data);

@@ -105,6 +105,12 @@ interface AppState {
   /** Each user's latest presence time (ms): a user's presence events never go back in time. */
   presenceAt: Map<string, number>;
   messages: string[];
+  /** Who sent each message, to whom, and when: its edits and deletes are by its sender. */
+  sent: Map<string, { sender: string; receiver: string; receiverType: string; sentAt: number }>;
+  /** Group messages delivered to every member, and read by every member. */
+  groupReceipts: { delivered: Set<string>; read: Set<string> };
+  /** Messages edited this second: a second edit in the same second would be the same fact. */
+  editedThisSecond: { at: number; ids: Set<string> };
   /** Receipts sent, by trigger, message and user. */
   receipts: Set<string>;
   nextGroup: number;
@@ -126,6 +132,8 @@ const WEIGHTS = {
   groupDelete: 0.4,
   member: 12,
   owner: 0.6,
+  groupReceipt: 1.5,
+  moderation: 0.6,
   call: 2,
   participant: 8,
   end: 1.8,
@@ -154,6 +162,9 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
     ended: new Map(),
     presenceAt: new Map(),
     messages: [],
+    sent: new Map(),
+    groupReceipts: { delivered: new Set(), read: new Set() },
+    editedThisSecond: { at: 0, ids: new Set() },
     receipts: new Set(),
     nextGroup: 1,
     nextSession: 1,
@@ -180,6 +191,71 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
   const emit = (app: AppState, e: Template, extra: Partial<GeneratedEvent> = {}) => {
     envelope(app, e);
     events.push({ body: JSON.stringify(e), trigger: e.trigger, appId: app.appId, at: t * 1000, ...extra });
+  };
+  /**
+   * An edit or delete of message `on` by its sender, now. Messages with an even id come in the
+   * layout live deliveries have (the message itself, with `editedAt`/`editedBy` or
+   * `deletedAt`/`deletedBy`), the others in the published example's action layout; both name the
+   * real sender everywhere (the template's own users would be phantom active users).
+   */
+  const messageChange = (app: AppState, trigger: "message_edited" | "message_deleted", on: string) => {
+    const original = app.sent.get(on) ?? {
+      sender: app.users[0]?.uid ?? "",
+      receiver: app.users[1]?.uid ?? "",
+      receiverType: "user",
+      sentAt: t,
+    };
+    const { sender, receiver, receiverType } = original;
+    const conversationId = receiverType === "group" ? `group_${receiver}` : `${sender}_user_${receiver}`;
+    const [atField, byField] =
+      trigger === "message_edited" ? ["editedAt", "editedBy"] : ["deletedAt", "deletedBy"];
+    const message = {
+      id: on,
+      conversationId,
+      sender,
+      receiverType,
+      receiver,
+      category: "message",
+      type: "text",
+      data: trigger === "message_edited" ? { text: `hello ${on} (edited at ${t})` } : {},
+      sentAt: original.sentAt,
+      [atField]: t,
+      [byField]: sender,
+      updatedAt: t,
+    };
+    const e = template(trigger);
+    if (Number(on) % 2 === 0) {
+      e.data = { message };
+      return e;
+    }
+    const receiverEntity =
+      receiverType === "group"
+        ? {
+            entity: { guid: receiver, name: app.groups.get(receiver)?.name ?? receiver },
+            entityType: "group",
+          }
+        : { entity: user(app, receiver), entityType: "user" };
+    Object.assign(e.data.message, {
+      id: `${app.nextMessage++}`,
+      conversationId,
+      sender,
+      receiverType,
+      receiver,
+      sentAt: t,
+      updatedAt: t,
+    });
+    const entities = e.data.message.data.entities;
+    entities.by.entity = user(app, sender);
+    if (receiverType === "user") entities.for.entity = user(app, receiver);
+    else delete entities.for;
+    entities.on.entity = {
+      ...message,
+      data: {
+        ...message.data,
+        entities: { sender: { entity: user(app, sender), entityType: "user" }, receiver: receiverEntity },
+      },
+    };
+    return e;
   };
   /** Renames so far: each rename names the group differently, even within one second. */
   let renames = 0;
@@ -299,25 +375,30 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
         };
       }
       e.data.message.data.text = `hello ${id}`;
+      app.sent.set(id, {
+        sender: a.uid,
+        receiver: e.data.message.receiver,
+        receiverType: e.data.message.receiverType,
+        sentAt: t,
+      });
       emit(app, e);
       return true;
     },
     edit(app) {
       if (app.messages.length === 0) return false;
-      const e = template("message_edited");
       const on = random.pick(app.messages);
-      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
-      e.data.message.data.entities.on.entity.id = on;
-      e.data.message.data.entities.on.entity.editedAt = t;
-      emit(app, e);
+      if (app.editedThisSecond.at !== t) app.editedThisSecond = { at: t, ids: new Set() };
+      if (app.editedThisSecond.ids.has(on)) return false;
+      app.editedThisSecond.ids.add(on);
+      emit(app, messageChange(app, "message_edited", on));
       return true;
     },
     delete(app) {
       if (app.messages.length === 0) return false;
-      const e = template("message_deleted");
-      Object.assign(e.data.message, { id: `${app.nextMessage++}`, sentAt: t, updatedAt: t });
-      e.data.message.data.entities.on.entity.id = random.pick(app.messages);
-      emit(app, e);
+      const on = random.pick(app.messages);
+      emit(app, messageChange(app, "message_deleted", on));
+      // A deleted message is edited, read or reacted to no more.
+      app.messages.splice(app.messages.indexOf(on), 1);
       return true;
     },
     reaction(app) {
@@ -454,6 +535,46 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
       emit(app, e, { item: `group:${guid}` });
       return true;
     },
+    groupReceipt(app) {
+      // A group message delivered to every member, later read by every member (verified live).
+      const { delivered, read } = app.groupReceipts;
+      const candidates = app.messages.filter(
+        (id) => app.sent.get(id)?.receiverType === "group" && !read.has(id),
+      );
+      if (candidates.length === 0) return false;
+      const id = random.pick(candidates);
+      const message = app.sent.get(id);
+      if (!message) return false;
+      const toAll = !delivered.has(id);
+      (toAll ? delivered : read).add(id);
+      const trigger = toAll ? "message_delivered_to_all" : "message_read_by_all";
+      const e = template(trigger);
+      e.data = {
+        ...e.data,
+        receiver: message.receiver,
+        receiverType: "group",
+        messageSender: message.sender,
+        body: { ...e.data.body, messageId: id, timestamp: t, action: toAll ? "deliveredToAll" : "readByAll" },
+      };
+      emit(app, e);
+      return true;
+    },
+    moderation(app) {
+      // A message a moderation rule blocked (it fires no message_sent), or one it approved.
+      const [a, b] = [random.pick(app.users), random.pick(app.users)];
+      const e = template(random.chance(0.7) ? "moderation_engine_blocked" : "moderation_engine_approved");
+      Object.assign(e.data.message, {
+        id: `${app.nextMessage++}`,
+        conversationId: `${a.uid}_user_${b.uid}`,
+        sender: a.uid,
+        receiver: b.uid,
+        sentAt: t,
+        updatedAt: t,
+      });
+      e.data.message.data = { text: `blocked ${t}`, moderation: { status: "disapproved" } };
+      emit(app, e);
+      return true;
+    },
     call(app) {
       if (app.sessions.size >= 3) return false;
       const kind = random.chance(0.6) ? "call" : "meet";
@@ -576,6 +697,17 @@ export function generateHistory(options: GeneratorOptions): GeneratedHistory {
           recording_url: `${baseUrl}${path}?token=${random.int(1, 1e9)}`,
         };
         emit(app, r, { recording: { path, bytes }, item: `session:${session.id}` });
+        // Its transcript, attached to the session like the recording.
+        const tr = template("transcription_generated");
+        tr.data = {
+          sessionId: session.id,
+          tid: `tr-${session.id}`,
+          transcriptDate: r.data.recordingDate,
+          transcript_url: `${baseUrl}/transcripts/${encodeURIComponent(session.id)}.txt?token=${random.int(1, 1e9)}`,
+          startTime: session.startedAt,
+          endTime: t,
+        };
+        emit(app, tr, { item: `session:${session.id}` });
       }
       return true;
     },

@@ -62,12 +62,30 @@ facts AS (
     trigger,
     CAST(floor((event_time - :day_start) / 3600000.0) AS INTEGER) AS fact_hour,
     CASE
-      WHEN trigger IN ('message_sent', 'message_edited', 'message_deleted', 'user_mentioned')
+      WHEN trigger IN ('message_sent', 'user_mentioned')
         THEN json_extract_scalar(body, '$.data.message.sender')
+      -- An edit or delete in the published layout names its actor in entities.by; live, the
+      -- message itself says editedBy or deletedBy, else its sender (messageChangeOf).
+      WHEN trigger = 'message_edited'
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.message.data.entities.by.entity.uid'),
+          json_extract_scalar(body, '$.data.message.editedBy'),
+          json_extract_scalar(body, '$.data.message.sender')
+        )
+      WHEN trigger = 'message_deleted'
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.message.data.entities.by.entity.uid'),
+          json_extract_scalar(body, '$.data.message.deletedBy'),
+          json_extract_scalar(body, '$.data.message.sender')
+        )
       WHEN trigger IN ('message_reaction_added', 'message_reaction_removed')
         THEN json_extract_scalar(body, '$.data.reaction.uid')
+      -- A receipt's reader: data.body.user, or in the legacy format data.receiptSender (receiptOf).
       WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
-        THEN json_extract_scalar(body, '$.data.body.user.uid')
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.body.user.uid'),
+          json_extract_scalar(body, '$.data.receiptSender')
+        )
       WHEN trigger = 'user_connection_status_changed'
         THEN json_extract_scalar(body, '$.data.user.uid')
       WHEN trigger IN ('call_initiated', 'call_busy', 'call_rejected', 'call_cancelled', 'call_unanswered')
@@ -84,6 +102,11 @@ facts AS (
     END AS party,
     CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.receiverType') END
       AS receiver_type,
+    CASE
+      WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        AND json_extract_scalar(body, '$.data.receiptType') IS NOT NULL THEN 1
+      ELSE 0
+    END AS legacy_receipt,
     CASE
       WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'group'
         THEN json_extract_scalar(body, '$.data.message.receiver')
@@ -226,6 +249,10 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'user_mentioned' THEN 1 ELSE 0 END) AS mentions,
   sum(CASE WHEN n = 1 AND trigger = 'message_delivery_receipt' THEN 1 ELSE 0 END) AS delivery_receipts,
   sum(CASE WHEN n = 1 AND trigger = 'message_read_receipt' THEN 1 ELSE 0 END) AS read_receipts,
+  sum(CASE WHEN n = 1 THEN legacy_receipt ELSE 0 END) AS legacy_receipts,
+  sum(CASE WHEN n = 1 AND trigger = 'message_delivered_to_all' THEN 1 ELSE 0 END) AS delivered_to_all,
+  sum(CASE WHEN n = 1 AND trigger = 'message_read_by_all' THEN 1 ELSE 0 END) AS read_by_all,
+  sum(CASE WHEN n = 1 AND trigger = 'moderation_engine_blocked' THEN 1 ELSE 0 END) AS messages_blocked,
   count(DISTINCT sender) AS active_senders,
   count(DISTINCT uid) AS active_users,
   count(DISTINCT CASE WHEN presence_status = 'online' THEN actor END) AS users_online,
@@ -256,7 +283,8 @@ SELECT
     AS participants_joined,
   sum(CASE WHEN n = 1 AND trigger IN ('call_ended', 'meeting_ended') THEN 1 ELSE 0 END) AS sessions_ended,
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
-  sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds
+  sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
+  sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts
 FROM stints
 GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind))
 ),

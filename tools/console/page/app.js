@@ -97,6 +97,24 @@ function fillCards(container, cards) {
   );
 }
 
+/**
+ * The triggers whose quarantine rate is a spike over the window (more than 5% of at least 20
+ * events: the alarm's rule), highlighted above the flow: a platform payload change shows here.
+ */
+function showSpikes(spikes) {
+  const box = $("quarantine-spikes");
+  box.hidden = spikes.length === 0;
+  box.replaceChildren(
+    ...spikes.map((s) => {
+      const line = document.createElement("div");
+      line.className = "spike";
+      line.dataset.trigger = s.trigger;
+      line.textContent = `${s.trigger}: ${s.quarantined} of ${s.events} events quarantined (${s.share}%) in the last 15 minutes: has the platform changed this payload? See the recent events' stories.`;
+      return line;
+    }),
+  );
+}
+
 /** A chart on a canvas, made once and then updated in place. */
 function chart(id, config) {
   const existing = state.charts[id];
@@ -142,6 +160,7 @@ async function refreshFlow() {
     })),
     { id: "rejected", label: "rejected by the edge", value: flow.totals.rejected, bad: true },
   ]);
+  showSpikes(flow.spikes ?? []);
   const rate = (values) =>
     Array.from({ length: Math.ceil(values.length / group) }, (_, i) => {
       const sum = values.slice(i * group, (i + 1) * group).reduce((a, b) => a + b, 0);

@@ -1,0 +1,101 @@
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { parseRawArchiveObject, rawArchiveHourPrefix } from "../../shared/contracts/bucket-layout";
+import { S3_PREFIX } from "../../shared/platform/constants";
+import type { BlobStore } from "../../shared/ports/blob-store";
+import type { QueuedEvent } from "../../shared/projector/queued-event";
+import { archiveLine, quarantine } from "../../shared/projector/raw-archive";
+import { rederiveArchive, replayQuarantine } from "../../tools/ops/archive-repair";
+import { listKeys } from "../../tools/ops/inspect";
+import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
+import { fixture, type Loose } from "../support/fixtures";
+
+const clients = testClients();
+let bucket: string;
+let archive: BlobStore;
+
+beforeAll(async () => {
+  bucket = await createBucket(clients.s3, uniqueName("repair"));
+  archive = s3BlobStore(clients.s3, bucket);
+});
+
+function queued(body: Loose, appId: string, receivedAt: number): QueuedEvent {
+  body.appId = appId;
+  const text = JSON.stringify(body);
+  const eventId = createHash("sha256").update(text).digest("hex");
+  return {
+    messageId: `m-${eventId.slice(0, 8)}`,
+    eventId,
+    receivedAt,
+    trigger: body.trigger,
+    appId,
+    body: text,
+  };
+}
+
+describe("archive repair after #30 (live edits and deletes)", () => {
+  it("derives again the natural key and time of edits archived before: the edited message and its edit time; a second run changes nothing", async () => {
+    // Prepare: a published-layout edit archived as before, keyed by the action message's id and
+    // timed by its sentAt (a day before the edit, to move it to another day).
+    const appId = uniqueName("app");
+    const edit = fixture("message_edited");
+    const event = queued(edit, appId, Date.UTC(2026, 0, 3, 12));
+    const today = archiveLine(event);
+    const before = { ...today, naturalKey: `${appId}|message_edited|2`, eventTime: Date.UTC(2026, 0, 2, 12) };
+    const key = `${rawArchiveHourPrefix(event.receivedAt)}old.ndjson.gz`;
+    await archive.put(key, gzipSync(`${JSON.stringify(before)}\n`));
+
+    // Act
+    const first = await rederiveArchive(clients.s3, archive, { appId });
+    const second = await rederiveArchive(clients.s3, archive, { appId });
+
+    // Assess
+    expect(first).toMatchObject({ changed: 1, rewritten: 1, byTrigger: { message_edited: 1 } });
+    const [line] = parseRawArchiveObject(await archive.getBytes(key), key);
+    expect(line?.naturalKey).toBe(`${appId}|message_edited|1|1696934985`);
+    expect(line?.eventTime).toBe(1696934985000);
+    expect(line?.body).toBe(event.body);
+    // Its edit day (2023-10-10) is not its receipt day: an edge copy now serves that day.
+    expect(first.edges).toBe(1);
+    expect(await listKeys(clients.s3, bucket, `${S3_PREFIX.edge}date=2023-10-10/`)).toHaveLength(1);
+    expect(second).toMatchObject({ changed: 0, rewritten: 0, edges: 0 });
+  });
+
+  it("replays the quarantine: live edits and deletes go back on the events queue at their first receipt, what is still refused stays", async () => {
+    // Prepare: what the projector quarantined before #30, and a body that is still invalid.
+    const appId = uniqueName("app");
+    const queueUrl = await createQueue(clients.sqs, uniqueName("events"));
+    const receivedAt = Date.UTC(2026, 8, 4, 10);
+    const edit = queued(fixture("observed-live/message_edited.live"), appId, receivedAt);
+    const del = queued(fixture("observed-live/message_deleted.live"), appId, receivedAt + 1);
+    const broken = fixture("message_sent");
+    delete broken.data.message.id;
+    const invalid = queued(broken, appId, receivedAt + 2);
+    const old = 'message_edited: data.message.data.action: Invalid input: expected "edited"';
+    for (const e of [edit, del, invalid]) await quarantine(e, old, archive, () => receivedAt + 10);
+
+    // Act
+    const dry = await replayQuarantine(clients, { bucket, queueUrl }, { appId, dryRun: true });
+    const report = await replayQuarantine(clients, { bucket, queueUrl }, { appId });
+
+    // Assess
+    expect(dry).toMatchObject({ dryRun: true, resent: { message_edited: 1, message_deleted: 1 } });
+    expect(report.records).toBe(3);
+    expect(report.resent).toEqual({ message_edited: 1, message_deleted: 1 });
+    expect(report.stillRefused.message_sent?.count).toBe(1);
+    const left = await listKeys(clients.s3, bucket, `${S3_PREFIX.quarantine}app=${appId}/`);
+    expect(left).toHaveLength(1);
+    const out = await clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ["All"],
+      }),
+    );
+    const sent = (out.Messages ?? []).map((m) => m.MessageAttributes?.receivedAt?.StringValue).sort();
+    expect(sent).toEqual([String(receivedAt), String(receivedAt + 1)]);
+  });
+});

@@ -1,0 +1,196 @@
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { edgeDaysOf } from "../../shared/analytics/edge-days";
+import {
+  appSegment,
+  dayOfKey,
+  edgeArchiveDayPrefix,
+  parseRawArchiveObject,
+  type QuarantineRecord,
+  quarantineRecordSchema,
+  RAW_ARCHIVE_SUFFIX,
+  type RawArchiveLine,
+} from "../../shared/contracts/bucket-layout";
+import { parseJsonContract } from "../../shared/contracts/queue-messages";
+import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
+import { S3_PREFIX } from "../../shared/platform/constants";
+import type { BlobStore } from "../../shared/ports/blob-store";
+import { archiveLine } from "../../shared/projector/raw-archive";
+import { listKeys, resendEvent } from "./inspect";
+
+/**
+ * Repairs after a change of what the receiver understands: archive lines whose derived facts
+ * (event time, natural key, rank) were computed by an older version are derived again, and the
+ * quarantined events that are now accepted go back on the events queue.
+ */
+
+export interface ArchiveRange {
+  /** One app, or all when undefined. */
+  appId?: string;
+  /** Receipt (or edge) dates, YYYY-MM-DD, inclusive. */
+  from?: string;
+  to?: string;
+  /** Say what would change, change nothing. */
+  dryRun?: boolean;
+}
+
+const inRange = (o: ArchiveRange) => (key: string) => {
+  const day = dayOfKey(key) ?? "";
+  return (!o.from || day >= o.from) && (!o.to || day <= o.to);
+};
+
+/** The derived facts of a line, as comparable text. */
+const derived = (line: RawArchiveLine) => JSON.stringify([line.eventTime, line.naturalKey, line.rank]);
+
+/** A line with its facts derived by today's code (the same `archiveLine` the projector writes with). */
+export function rederivedLine(line: RawArchiveLine): RawArchiveLine {
+  // A line without an app came from a body without an envelope: nothing to derive.
+  if (line.appId === undefined) return line;
+  return archiveLine({ ...line, appId: line.appId, messageId: "" });
+}
+
+export interface RederiveReport {
+  dryRun?: boolean;
+  objects: number;
+  lines: number;
+  /** Lines whose event time, natural key or rank changed. */
+  changed: number;
+  /** Objects rewritten (raw and edge). */
+  rewritten: number;
+  /** Edge objects added for changed lines now needed on another day. */
+  edges: number;
+  /** Changed lines per trigger. */
+  byTrigger: Record<string, number>;
+}
+
+/**
+ * Derives the facts of every archive line in the range again (`archiveLine`), rewriting in place
+ * each raw and edge object that holds a line whose event time, natural key or rank changed (the
+ * same key: readers see the old object or the new one, never a mix), and adding an edge object
+ * for a changed raw line that another day now needs (`edgeDaysOf`). Idempotent: a second run
+ * changes nothing. Recompute the days it reports (`rollup --from … --to …`) afterwards.
+ *
+ * Example: the edits and deletes archived before #30 carry the action message's id as natural
+ * key and its `sentAt` as time; derived again, the edited message's id and the edit time.
+ *
+ * @example await rederiveArchive(s3, archive, { from: "2026-09-01" }) // { changed: 12, rewritten: 3, … }
+ */
+export async function rederiveArchive(
+  s3: S3Client,
+  archive: BlobStore,
+  range: ArchiveRange = {},
+): Promise<RederiveReport> {
+  // One object holds every app of its batch (#31): an app's lines are found in every object of
+  // the days, and only they are derived again.
+  const prefixes = [S3_PREFIX.raw, S3_PREFIX.edge];
+  const keys = (await Promise.all(prefixes.map((p) => listKeys(s3, archive.bucket, p))))
+    .flat()
+    .filter(inRange(range));
+  const report: RederiveReport = {
+    objects: keys.length,
+    lines: 0,
+    changed: 0,
+    rewritten: 0,
+    edges: 0,
+    byTrigger: {},
+  };
+  const newEdges = new Map<string, RawArchiveLine[]>();
+  for (const key of keys) {
+    const lines = parseRawArchiveObject(await archive.getBytes(key), key);
+    report.lines += lines.length;
+    let changed = false;
+    const next = lines.map((line) => {
+      if (range.appId !== undefined && line.appId !== range.appId) return line;
+      const fresh = rederivedLine(line);
+      if (derived(fresh) === derived(line)) return line;
+      changed = true;
+      report.changed++;
+      report.byTrigger[line.trigger] = (report.byTrigger[line.trigger] ?? 0) + 1;
+      if (key.startsWith(S3_PREFIX.raw)) {
+        const before = new Set(edgeDaysOf(line));
+        for (const day of edgeDaysOf(fresh).filter((d) => !before.has(d))) {
+          const prefix = edgeArchiveDayPrefix(day);
+          newEdges.set(prefix, [...(newEdges.get(prefix) ?? []), fresh]);
+        }
+      }
+      return fresh;
+    });
+    if (!changed) continue;
+    report.rewritten++;
+    if (!range.dryRun) await archive.put(key, ndjsonGz(next), { contentType: "application/gzip" });
+  }
+  for (const [prefix, lines] of newEdges) {
+    report.edges++;
+    const ids = lines.map((l) => `${l.eventId}@${l.receivedAt}`).sort();
+    const key = `${prefix}rederived-${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}${RAW_ARCHIVE_SUFFIX}`;
+    if (!range.dryRun) await archive.put(key, ndjsonGz(lines), { contentType: "application/gzip" });
+  }
+  return range.dryRun ? { ...report, dryRun: true } : report;
+}
+
+function ndjsonGz(lines: readonly RawArchiveLine[]): Uint8Array {
+  return gzipSync(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+}
+
+export interface QuarantineReplayReport {
+  dryRun?: boolean;
+  /** Quarantine records read. */
+  records: number;
+  /** Put back on the events queue (their record removed), per trigger. */
+  resent: Record<string, number>;
+  /** Still refused, per trigger, with one reason each. */
+  stillRefused: Record<string, { count: number; reason: string }>;
+}
+
+/**
+ * Replays the quarantine: each quarantined event (of the triggers given, or all) that today's
+ * schemas accept and the projector would not refuse (`refusalOf`) goes back on the events queue as
+ * the ingest sent it (its first receipt time, so it is archived on its receipt day and counted
+ * once), and its quarantine record is removed once it is queued. The rest stay, with why.
+ * Recompute the receipt days afterwards (`rollup`): the figures then count them.
+ *
+ * @example await replayQuarantine(clients, where, { triggers: ["message_edited", "message_deleted"] }) // { resent: { message_edited: 40 }, … }
+ */
+export async function replayQuarantine(
+  clients: { s3: S3Client; sqs: SQSClient },
+  where: { bucket: string; queueUrl: string },
+  options: ArchiveRange & { triggers?: readonly string[] } = {},
+): Promise<QuarantineReplayReport> {
+  // The quarantine stays one record per event under its app (`quarantineKey`).
+  const prefix = options.appId
+    ? `${S3_PREFIX.quarantine}app=${appSegment(options.appId)}/`
+    : S3_PREFIX.quarantine;
+  const keys = (await listKeys(clients.s3, where.bucket, prefix)).filter(inRange(options));
+  const report: QuarantineReplayReport = { records: 0, resent: {}, stillRefused: {} };
+  for (const key of keys) {
+    const out = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucket, Key: key }));
+    const record: QuarantineRecord = parseJsonContract(
+      quarantineRecordSchema,
+      (await out.Body?.transformToString()) ?? "",
+      `quarantine record ${key}`,
+    );
+    if (options.triggers?.length && !options.triggers.includes(record.trigger)) continue;
+    report.records++;
+    const reason = refusalOf(parseEventBody(record.body));
+    if (reason !== undefined) {
+      const refused = report.stillRefused[record.trigger] ?? { count: 0, reason };
+      refused.count++;
+      report.stillRefused[record.trigger] = refused;
+      continue;
+    }
+    report.resent[record.trigger] = (report.resent[record.trigger] ?? 0) + 1;
+    if (options.dryRun) continue;
+    const { eventId, receivedAt, trigger, appId, body } = record;
+    await resendEvent(clients.sqs, clients.s3, where.bucket, where.queueUrl, {
+      eventId,
+      receivedAt,
+      trigger,
+      appId,
+      body,
+    });
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: where.bucket, Key: key }));
+  }
+  return options.dryRun ? { ...report, dryRun: true } : report;
+}
