@@ -291,7 +291,6 @@ async function main() {
         eventsQueueUrl: events.QueueUrl ?? "",
         dataBucket: "cost",
         localCredentials: { username: "bench", password: "bench-password" },
-        allowedAppIds: [],
       }),
       ...projectorEnvironment({ tables, dataBucket: "cost", recordingsQueueUrl: recordings.QueueUrl ?? "" }),
       POWERTOOLS_LOG_LEVEL: "INFO",

@@ -54,6 +54,12 @@ const PROBE_ENV = {
   RECORDINGS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/000000000000/recordings",
 };
 
+/** A deployment that restricts apps (`restrictApps`): the ingest loads the apps table's reader at init. */
+const RESTRICTED_ENV = { ...PROBE_ENV, ALLOWED_APPS_TABLE: "bench-apps" };
+
+/** After the handler's import, what its init started in the background (the allowlist's module) settles. */
+const SETTLE = "await new Promise((r) => setTimeout(r, 100));";
+
 /** A bundle directory as Lambda gets it, and the NODE_OPTIONS its function runs with. */
 interface Bundle {
   dir: string;
@@ -98,16 +104,16 @@ function deployedBundles(outdir: string): Record<"ingest" | "projector" | "bare"
  * fresh Node process: the handler file and the chunks it imports), and every file, the chunks
  * loaded on first use included.
  */
-function bundleKb({ dir, handlerFile }: Bundle): { startup: number; total: number } {
+function bundleKb({ dir, handlerFile }: Bundle, env = PROBE_ENV): { startup: number; total: number } {
   const loaded: string[] = JSON.parse(
     execFileSync(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        `import { registerHooks } from "node:module"; const seen = []; registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } }); await import(${JSON.stringify(pathToFileURL(handlerFile).href)}); console.log(JSON.stringify(seen));`,
+        `import { registerHooks } from "node:module"; const seen = []; registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } }); await import(${JSON.stringify(pathToFileURL(handlerFile).href)}); ${SETTLE} console.log(JSON.stringify(seen));`,
       ],
-      { env: PROBE_ENV, encoding: "utf8" },
+      { env, encoding: "utf8" },
     ),
   );
   const files = loaded.filter((url) => url.startsWith("file:")).map((url) => fileURLToPath(url));
@@ -121,8 +127,8 @@ function bundleKb({ dir, handlerFile }: Bundle): { startup: number; total: numbe
  * init does, with its function's NODE_OPTIONS: the ingest's and a bare SQS sender's, interleaved,
  * median of COLD_RUNS each.
  */
-function coldStart(ingest: Bundle, bare: Bundle): { ingest: number; bare: number } {
-  const probe = ({ handlerFile, nodeOptions }: Bundle) =>
+function coldStart(ingest: Bundle, bare: Bundle, ingestEnv = PROBE_ENV): { ingest: number; bare: number } {
+  const probe = ({ handlerFile, nodeOptions }: Bundle, env = PROBE_ENV) =>
     Number(
       execFileSync(
         process.execPath,
@@ -130,15 +136,15 @@ function coldStart(ingest: Bundle, bare: Bundle): { ingest: number; bare: number
           ...nodeOptions,
           "--input-type=module",
           "-e",
-          `const c = process.cpuUsage(); await import(${JSON.stringify(pathToFileURL(handlerFile).href)}); const d = process.cpuUsage(c); console.log((d.user + d.system) / 1000);`,
+          `const c = process.cpuUsage(); await import(${JSON.stringify(pathToFileURL(handlerFile).href)}); ${SETTLE} const d = process.cpuUsage(c); console.log((d.user + d.system) / 1000);`,
         ],
-        { env: PROBE_ENV, encoding: "utf8" },
+        { env, encoding: "utf8" },
       ).trim(),
     );
   const ingestMs: number[] = [];
   const bareMs: number[] = [];
   for (let i = 0; i < COLD_RUNS; i++) {
-    ingestMs.push(probe(ingest));
+    ingestMs.push(probe(ingest, ingestEnv));
     bareMs.push(probe(bare));
   }
   return { ingest: percentile(ingestMs, 50), bare: percentile(bareMs, 50) };
@@ -221,6 +227,11 @@ async function main() {
       const cold = coldStart(bundles.ingest, bundles.bare);
       console.log(
         `cold start: ingest ${cold.ingest.toFixed(1)} ms, bare SQS ${cold.bare.toFixed(1)} ms, ratio ${(cold.ingest / cold.bare).toFixed(2)} (CPU time of the handler's import in a fresh Node ${process.versions.node} process, interleaved, median of ${COLD_RUNS}; target ≤ 1.3)`,
+      );
+      const restricted = bundleKb(bundles.ingest, RESTRICTED_ENV);
+      const coldRestricted = coldStart(bundles.ingest, bundles.bare, RESTRICTED_ENV);
+      console.log(
+        `  restricting apps (restrictApps: the apps table's reader, DynamoDB's client, loaded during init): ${restricted.startup.toFixed(1)} KB at start-up, cold start ${coldRestricted.ingest.toFixed(1)} ms, bare SQS ${coldRestricted.bare.toFixed(1)} ms, ratio ${(coldRestricted.ingest / coldRestricted.bare).toFixed(2)}`,
       );
       const mapped = coldStart(bundles.ingestMapped, bundles.bare);
       console.log(

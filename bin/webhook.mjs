@@ -22,6 +22,7 @@ const COMMANDS = Object.fromEntries(
     "trigger",
     "events",
     "console",
+    "connect",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

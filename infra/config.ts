@@ -28,7 +28,15 @@ const contextSchema = z.strictObject({
       .check(z.regex(/^[a-z][a-z0-9-]{0,20}$/, "expected lower-case letters, digits and -, up to 21")),
     "prod",
   ),
-  /** App ids this deployment accepts (empty: any app the credentials allow). */
+  /**
+   * Accept only the apps allowed in the apps table (others: 403): `connect` allows each app it
+   * connects. Default: on when `allowedAppIds` is given, else off (any app the credentials allow).
+   */
+  restrictApps: z.optional(z.boolean()),
+  /**
+   * App ids written as allowed into the apps table at deploy (a seed; turns `restrictApps` on).
+   * The table holds any number; this key, kept in the template, suits a few hundred.
+   */
   allowedAppIds: z._default(z.array(z.string().check(z.minLength(1))), []),
   /** Import an existing credentials secret instead of creating one. */
   credentialsSecretArn: z.optional(arn("secretsmanager")),
@@ -308,6 +316,15 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;
+}
+
+/**
+ * Whether the deployment accepts only the apps allowed in its apps table.
+ *
+ * @example restrictsApps(readDeploymentConfig({ allowedAppIds: ["app1"] })) // true
+ */
+export function restrictsApps(config: DeploymentConfig): boolean {
+  return config.restrictApps ?? config.allowedAppIds.length > 0;
 }
 
 /**

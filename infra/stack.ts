@@ -17,8 +17,9 @@ import {
 import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { FUNCTION_ENTRIES } from "./bundling";
-import { type DeploymentConfig, tableCapacity } from "./config";
+import { type DeploymentConfig, restrictsApps, tableCapacity } from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
+import { AppSettings } from "./constructs/app-settings";
 import { BackendFunction } from "./constructs/backend-function";
 import { DataBucket } from "./constructs/data-bucket";
 import { Monitoring } from "./constructs/monitoring";
@@ -80,6 +81,7 @@ interface Resources {
   tables: ProjectionTables;
   events: QueueWithDeadLetter;
   recordings: QueueWithDeadLetter;
+  apps: AppSettings;
 }
 
 export class WebhookBackendStack extends Stack {
@@ -105,6 +107,7 @@ export class WebhookBackendStack extends Stack {
         visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
         maxReceiveCount: config.recordingsMaxReceiveCount,
       }),
+      apps: new AppSettings(this, "Apps", { seedAllowedAppIds: config.allowedAppIds }),
     };
     const credentials = webhookCredentials(this, config.credentialsSecretArn);
     const ingest = this.ingest(resources, credentials);
@@ -157,7 +160,10 @@ export class WebhookBackendStack extends Stack {
   }
 
   /** The ingest: sends to the events queue, reads the credentials, writes oversize bodies. */
-  private ingest({ config, logRetention, data, events }: Resources, credentials: ISecret): BackendFunction {
+  private ingest(
+    { config, logRetention, data, events, apps }: Resources,
+    credentials: ISecret,
+  ): BackendFunction {
     const ingest = new BackendFunction(this, "Ingest", {
       service: "ingest",
       entry: FUNCTION_ENTRIES.ingest,
@@ -174,10 +180,11 @@ export class WebhookBackendStack extends Stack {
         eventsQueueUrl: events.queue.queueUrl,
         dataBucket: data.bucket.bucketName,
         credentialsSecretId: credentials.secretArn,
-        allowedAppIds: config.allowedAppIds,
+        allowedAppsTable: restrictsApps(config) ? apps.table.tableName : undefined,
       }),
     });
     sendOnly(ingest, events.queue);
+    if (restrictsApps(config)) apps.grantAllowlistRead(ingest.function);
     readSecret(ingest, credentials, config.credentialsSecretArn ? config.secretsKmsKeyArn : undefined);
     data.grantObjects(ingest, ["s3:PutObject"], [S3_PREFIX.oversize]);
     return ingest;
@@ -301,7 +308,7 @@ export class WebhookBackendStack extends Stack {
 
   /** What the platform's settings, the CLIs (`--stack`) and an operator need. */
   private outputs(
-    { config, data, tables, events, recordings }: Resources,
+    { config, data, tables, events, recordings, apps }: Resources,
     edge: WebhookIngest,
     credentials: ISecret,
     monitoring: Monitoring,
@@ -324,6 +331,12 @@ export class WebhookBackendStack extends Stack {
     output("RecordingsQueueUrl", recordings.queue.queueUrl, "recordings queue");
     output("RecordingsDeadLetterQueueUrl", recordings.deadLetterQueue.queueUrl, "recordings DLQ");
     output("AlarmTopic", monitoring.topic.topicArn, "alarms are published here");
+    output("AppsTable", apps.table.tableName, "per-app settings: allowed apps, connected webhooks");
+    output(
+      "ManagementSecret",
+      apps.managementSecret.secretArn,
+      "the platform management API's url, key and secret (npx webhook connect)",
+    );
     if (config.recordingApiKeysSecretArn)
       output(
         "RecordingApiKeysSecret",

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { lazyBlobStore } from "../../shared/adapters/lazy-adapters";
+import { lazyBlobStore, onFirstUse } from "../../shared/adapters/lazy-adapters";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { loadIngestConfig } from "../../shared/config/function-config";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
@@ -34,8 +34,26 @@ const deps: IngestDependencies = {
     inlineBodyLimitBytes: config.inlineBodyLimitBytes,
     maxJsonDepth: config.maxJsonDepth,
   },
-  allowedAppIds: new Set(config.allowedAppIds),
+  allowedApps: allowedApps(),
 };
+
+/**
+ * The apps table's allowlist, when the deployment restricts apps: its module (the DynamoDB client)
+ * starts loading now, during init, and the first request waits for it if it has to.
+ */
+function allowedApps(): IngestDependencies["allowedApps"] {
+  const settings = config.allowedApps;
+  if (!settings) return undefined;
+  const load = onFirstUse(async () =>
+    (await import("./app-allowlist.lazy.mjs")).appAllowlist(
+      config.aws,
+      settings.tableName,
+      settings.cacheSeconds,
+    ),
+  );
+  load().catch(() => undefined); // a failed load is retried by the first request, which answers 503 if it fails again
+  return { allows: async (appId) => (await load()).allows(appId) };
+}
 
 /**
  * API Gateway HTTP API → ingest core. Logs a line per request at DEBUG (the access log has one at

@@ -71,7 +71,8 @@ export interface IngestConfig {
   maxBodyBytes: number;
   inlineBodyLimitBytes: number;
   maxJsonDepth: number;
-  allowedAppIds: string[];
+  /** When set, only the apps allowed in this apps table may deliver (others: 403). */
+  allowedApps?: { tableName: string; cacheSeconds: number };
 }
 
 export const ingestEnv = /* @__PURE__ */ z.extend(awsEnv, {
@@ -86,8 +87,14 @@ export const ingestEnv = /* @__PURE__ */ z.extend(awsEnv, {
   WEBHOOK_PASSWORD: optionalText,
   MAX_BODY_BYTES: positiveInt(DEFAULT_MAX_BODY_BYTES),
   MAX_JSON_DEPTH: positiveInt(64),
-  /** Comma-separated app ids this deployment accepts (unset: any the credentials allow). */
-  ALLOWED_APP_IDS: optionalText,
+  /**
+   * The apps table whose `allowed` records are the only apps this deployment accepts (unset: any
+   * the credentials allow). A table, not a list in the environment: Lambda's 4 KB of variables
+   * hold ~250 ids, a deployment serves thousands of apps.
+   */
+  ALLOWED_APPS_TABLE: optionalText,
+  /** How long the ingest remembers that an app is allowed, seconds (a refused one: 5 s). */
+  ALLOWED_APPS_CACHE_SECONDS: positiveInt(60),
 });
 
 /** Parses a variable that holds JSON; the error names the variable, never its value. */
@@ -134,7 +141,9 @@ export function loadIngestConfig(env: Env): IngestConfig {
     maxBodyBytes: e.MAX_BODY_BYTES,
     inlineBodyLimitBytes: Math.min(SQS_INLINE_BODY_LIMIT_BYTES, e.MAX_BODY_BYTES),
     maxJsonDepth: e.MAX_JSON_DEPTH,
-    allowedAppIds: commaList(e.ALLOWED_APP_IDS),
+    ...(e.ALLOWED_APPS_TABLE
+      ? { allowedApps: { tableName: e.ALLOWED_APPS_TABLE, cacheSeconds: e.ALLOWED_APPS_CACHE_SECONDS } }
+      : {}),
   };
 }
 

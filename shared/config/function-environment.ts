@@ -18,11 +18,11 @@ export interface IngestEnvironment {
   credentialsSecretId?: string;
   /** Locally: the one pair the stack accepts. */
   localCredentials?: { username: string; password: string };
-  /** App ids this deployment accepts (empty: any the credentials allow). */
-  allowedAppIds: readonly string[];
+  /** The apps table, when only the apps allowed in it may deliver. @default - any app the credentials allow */
+  allowedAppsTable?: string;
 }
 
-/** @example ingestEnvironment({ eventsQueueUrl, dataBucket, credentialsSecretId, allowedAppIds: [] }) */
+/** @example ingestEnvironment({ eventsQueueUrl, dataBucket, credentialsSecretId, allowedAppsTable: "apps" }) */
 export function ingestEnvironment(e: IngestEnvironment): EnvOf<typeof ingestEnv> {
   return {
     EVENTS_QUEUE_URL: e.eventsQueueUrl,
@@ -31,7 +31,7 @@ export function ingestEnvironment(e: IngestEnvironment): EnvOf<typeof ingestEnv>
     ...(e.localCredentials
       ? { WEBHOOK_USERNAME: e.localCredentials.username, WEBHOOK_PASSWORD: e.localCredentials.password }
       : {}),
-    ALLOWED_APP_IDS: e.allowedAppIds.join(","),
+    ...(e.allowedAppsTable ? { ALLOWED_APPS_TABLE: e.allowedAppsTable } : {}),
   };
 }
 

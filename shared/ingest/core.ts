@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
+import type { AppAllowlist } from "../apps/allowlist";
 import { oversizeKey } from "../contracts/bucket-layout";
 import {
   BODY_LOCATION_S3,
@@ -42,8 +43,8 @@ export interface IngestDependencies {
   /** Where bodies too large for SQS go. */
   oversizeStore: BlobStore;
   limits: IngestLimits;
-  /** When not empty, the only app ids this deployment accepts (403 for others). */
-  allowedAppIds?: ReadonlySet<string>;
+  /** Which apps this deployment accepts (403 for others). @default - any app the credentials allow */
+  allowedApps?: AppAllowlist;
 }
 
 export interface IngestResult {
@@ -218,6 +219,38 @@ export async function storeEvent(
   }
 }
 
+/** 503 with a retry hint: the event was not stored (the queue, or the apps table, failed). */
+function storeUnavailable(
+  fields: Pick<IngestResult, "eventId" | "trigger" | "appId">,
+  error: unknown,
+): IngestResult {
+  return {
+    outcome: "enqueue-failed",
+    ...fields,
+    error,
+    response: errorResponse(503, "enqueue-failed", "the event could not be stored; retry later", {
+      "retry-after": "10",
+    }),
+  };
+}
+
+/**
+ * Whether the deployment accepts the app, or the error that kept its allowlist from answering (the
+ * platform is then asked to retry: a refusal would lose the event at the source).
+ */
+async function isAppAllowed(
+  allowlist: AppAllowlist | undefined,
+  appId: string | undefined,
+): Promise<boolean | { error: unknown }> {
+  if (!allowlist) return true;
+  if (appId === undefined) return false;
+  try {
+    return await allowlist.allows(appId);
+  } catch (error) {
+    return { error };
+  }
+}
+
 /**
  * The ingest core: authenticate, check the body just enough, store it durably, then answer.
  * 200 is returned only after SQS (and S3 for an oversize body) accepted the event; any storage
@@ -240,7 +273,8 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
   const envelope = readEnvelope(body.text, deps.limits);
   if ("problem" in envelope) return invalidBody(envelope.problem, envelope.message);
   const { trigger, appId } = envelope;
-  const appAllowed = !deps.allowedAppIds?.size || (appId !== undefined && deps.allowedAppIds.has(appId));
+  const appAllowed = await isAppAllowed(deps.allowedApps, appId);
+  if (typeof appAllowed !== "boolean") return storeUnavailable({ trigger, appId }, appAllowed.error);
   if (!appAllowed || !credentialAllowsApp(auth.credential, appId)) {
     return {
       outcome: "forbidden-app",
@@ -260,14 +294,7 @@ export async function ingestWebhook(request: IngestRequest, deps: IngestDependen
   try {
     viaS3 = await storeEvent(body.bytes, body.text, { ...fields, receivedAt: request.receivedAt }, deps);
   } catch (error) {
-    return {
-      outcome: "enqueue-failed",
-      ...fields,
-      error,
-      response: errorResponse(503, "enqueue-failed", "the event could not be stored; retry later", {
-        "retry-after": "10",
-      }),
-    };
+    return storeUnavailable(fields, error);
   }
   return {
     outcome: viaS3 ? "accepted-oversize" : "accepted",

@@ -103,3 +103,27 @@ export class SqlQueryError extends BackendError {
     super(message);
   }
 }
+
+/** The platform's management API refused the key and secret (401/403): check the configuration. */
+export class ManagementAuthError extends BackendError {
+  override name = "ManagementAuthError";
+  readonly retryable = false;
+}
+
+/** The management API does not know the app (404 on its webhooks). */
+export class UnknownAppError extends BackendError {
+  override name = "UnknownAppError";
+  readonly retryable = false;
+}
+
+/** The management API refused a field of a request (400/422): its message says which. */
+export class ManagementRequestError extends BackendError {
+  override name = "ManagementRequestError";
+  readonly retryable = false;
+}
+
+/** The management API kept answering 429/5xx, or did not answer in time, through every retry. */
+export class ManagementUnavailableError extends BackendError {
+  override name = "ManagementUnavailableError";
+  readonly retryable = true;
+}

@@ -100,6 +100,20 @@ export const ACTIVITY_TABLE: Omit<TableDefinition, "id"> & { id: "Activity" } = 
   indexes: [],
 };
 
+/**
+ * apps: the deployment's per-app settings, one item per app and kind of record, so that 10,000
+ * apps fit (a Lambda's environment holds ~250 ids in its 4 KB). Read by the ingest with GetItem
+ * (cached per app, `shared/apps/allowlist.ts`), written and listed by the CLI (`connect`).
+ * - pk `appId`, sk `allowed`: the app may deliver (when the deployment restricts apps);
+ * - pk `appId`, sk `webhook`: the platform webhook `connect` pointed at this deployment.
+ */
+export const APPS_TABLE: Omit<TableDefinition, "id"> & { id: "Apps" } = {
+  id: "Apps",
+  partitionKey: S("appId"),
+  sortKey: S("record"),
+  indexes: [],
+};
+
 export const TABLE_DEFINITIONS: readonly TableDefinition[] = [
   GROUPS_TABLE,
   MEMBERSHIPS_TABLE,

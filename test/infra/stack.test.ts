@@ -39,6 +39,14 @@ function resourcesOf(type: string): Array<{ id: string; props: Record<string, un
   return Object.entries(template.findResources(type)).map(([id, r]) => ({ id, props: r.Properties ?? {} }));
 }
 
+/** The backend's own functions (not CDK's provider of the apps table's seed, `AwsCustomResource`). */
+function backendFunctions() {
+  return resourcesOf("AWS::Lambda::Function").filter(
+    (f) =>
+      String(f.props.Runtime).startsWith("nodejs") && !f.id.startsWith("AWS679f53fac002430cb0da5b7982bd2287"),
+  );
+}
+
 function policyOf(fragment: string): string {
   const policy = resourcesOf("AWS::IAM::Policy").find((p) => p.id.startsWith(fragment));
   if (!policy) throw new Error(`no policy for ${fragment}`);
@@ -69,9 +77,7 @@ describe("the CDK stack", () => {
   });
 
   it("runs every function on arm64, the latest Node runtime, with JSON logs and log retention; the workers traced", () => {
-    const functions = resourcesOf("AWS::Lambda::Function").filter((f) =>
-      String(f.props.Runtime).startsWith("nodejs"),
-    );
+    const functions = backendFunctions();
     expect(functions.length).toBeGreaterThanOrEqual(3);
     for (const f of functions) {
       const perEvent = String(f.props.Description).startsWith("Authenticates");
@@ -91,9 +97,7 @@ describe("the CDK stack", () => {
   });
 
   it("runs index.handler from the bundled asset; source maps on for every function but the ingest", () => {
-    const functions = resourcesOf("AWS::Lambda::Function").filter((f) =>
-      String(f.props.Runtime).startsWith("nodejs"),
-    );
+    const functions = backendFunctions();
     for (const f of functions) {
       const env =
         (f.props.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
@@ -163,8 +167,8 @@ describe("the CDK stack", () => {
 
   it("creates the tables from the shared definitions: on demand, PITR, encrypted, retained", () => {
     const tables = Object.values(template.findResources("AWS::DynamoDB::Table"));
-    // The projection tables and the activity table (analytics).
-    expect(tables).toHaveLength(TABLE_DEFINITIONS.length + 1);
+    // The projection tables, the activity table (analytics) and the apps table.
+    expect(tables).toHaveLength(TABLE_DEFINITIONS.length + 2);
     for (const table of tables) {
       expect(table.DeletionPolicy).toBe("Retain");
       expect(table.Properties).toMatchObject({
@@ -231,8 +235,36 @@ describe("the CDK stack", () => {
     const env = JSON.stringify(ingest?.props.Environment);
     expect(env).toContain("WEBHOOK_CREDENTIALS_SECRET_ID");
     expect(env).not.toMatch(/WEBHOOK_PASSWORD|WEBHOOK_CREDENTIALS"/);
-    expect(env).toContain('"ALLOWED_APP_IDS":"app1,app2"');
+    expect(env).toContain("ALLOWED_APPS_TABLE");
     expect(json).not.toMatch(/"password"\s*:\s*"[^"]/);
+  });
+
+  it("keeps per-app settings in the apps table: seeded from allowedAppIds, read by the ingest with GetItem only", () => {
+    const ingest = resourcesOf("AWS::Lambda::Function").find((f) => f.id.startsWith("Ingest"));
+    const env = JSON.stringify(ingest?.props.Environment);
+    expect(env).not.toContain("ALLOWED_APP_IDS");
+    const seed = resourcesOf("Custom::AWS").map((r) => JSON.stringify(r.props));
+    expect(seed).toHaveLength(1);
+    expect(seed[0]).toContain("batchWriteItem");
+    expect(seed[0]).toMatch(/app1.*app2/);
+    const ingestPolicy = policyOf("IngestFunctionServiceRoleDefaultPolicy");
+    expect(ingestPolicy).toContain('"Action":"dynamodb:GetItem"');
+    expect(ingestPolicy).not.toMatch(/dynamodb:(Scan|Query|PutItem|BatchWriteItem)/);
+    expect(template.findOutputs("AppsTable")).not.toEqual({});
+  });
+
+  it("lets no function of the pipeline read the platform's management secret", () => {
+    const [secretId] = Object.keys(
+      template.findResources("AWS::SecretsManager::Secret", {
+        Properties: { Description: Match.stringLikeRegexp("management API") },
+      }),
+    );
+    expect(secretId).toBeDefined();
+    const readers = resourcesOf("AWS::IAM::Policy").filter((p) =>
+      JSON.stringify(p.props).includes(`"${secretId}"`),
+    );
+    expect(readers.map((p) => p.id)).toEqual([]);
+    expect(template.findOutputs("ManagementSecret")).not.toEqual({});
   });
 
   it("grants each function only what it uses", () => {
@@ -242,7 +274,8 @@ describe("the CDK stack", () => {
     // Nothing a sender or a secret reader does not call.
     expect(ingest).not.toMatch(/sqs:GetQueueAttributes|sqs:GetQueueUrl|secretsmanager:DescribeSecret/);
     expect(ingest).toMatch(/s3:PutObject.*oversize\/\*/);
-    expect(ingest).not.toContain("dynamodb:");
+    // The apps table's allowlist only: one key read.
+    expect(ingest.match(/dynamodb:[A-Za-z]+/g)).toEqual(["dynamodb:GetItem"]);
     expect(ingest).not.toContain("s3:GetObject");
 
     const projector = policyOf("ProjectorFunctionServiceRoleDefaultPolicy");
@@ -397,9 +430,13 @@ describe("provisioned capacity (capacityMode)", () => {
       for (const index of table.Properties.GlobalSecondaryIndexes ?? [])
         expect(index.ProvisionedThroughput).toEqual(minimum);
     }
-    // The activity table (written in bursts by the rollup every 15 minutes) stays on demand.
+    // The activity table (written in bursts by the rollup every 15 minutes) and the apps table
+    // (a few reads per app and hour) stay on demand.
     const others = tables.filter(([, r]) => r.Properties.BillingMode === "PAY_PER_REQUEST");
-    expect(others.map(([id]) => id)).toEqual([expect.stringMatching(/^AnalyticsActivity/)]);
+    expect(others.map(([id]) => id).sort()).toEqual([
+      expect.stringMatching(/^AnalyticsActivity/),
+      expect.stringMatching(/^AppsTable/),
+    ]);
 
     // One scalable target per table and per index, for reads and for writes, with the bounds asked for.
     const targets = Object.values(t.findResources("AWS::ApplicationAutoScaling::ScalableTarget")).map(

@@ -16,19 +16,27 @@ const TABLES = {
 };
 
 describe("the functions' configuration (environment, read once at cold start)", () => {
-  it("reads the ingest's variables, trimmed, with defaults and the allowlist as a list", () => {
+  it("reads the ingest's variables, trimmed, with defaults and the apps table of the allowlist", () => {
     const config = loadIngestConfig({
       EVENTS_QUEUE_URL: " http://q ",
       DATA_BUCKET: "b",
       WEBHOOK_CREDENTIALS_SECRET_ID: "arn:secret",
-      ALLOWED_APP_IDS: " app1, ,app2 ",
+      ALLOWED_APPS_TABLE: " apps ",
     });
     expect(config).toMatchObject({
       eventsQueueUrl: "http://q",
       credentials: { kind: "secret", secretId: "arn:secret", cacheSeconds: 60 },
       maxJsonDepth: 64,
-      allowedAppIds: ["app1", "app2"],
+      allowedApps: { tableName: "apps", cacheSeconds: 60 },
     });
+    expect(
+      loadIngestConfig({
+        EVENTS_QUEUE_URL: "q",
+        DATA_BUCKET: "b",
+        WEBHOOK_USERNAME: "u",
+        WEBHOOK_PASSWORD: "p",
+      }).allowedApps,
+    ).toBeUndefined();
     expect(config.inlineBodyLimitBytes).toBeLessThan(1_048_576);
   });
 

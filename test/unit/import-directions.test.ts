@@ -16,6 +16,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["config"], // the functions' configuration: the wiring layer that knows every capability
   ["ingest", "projector", "recorder", "reconcile"],
+  ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
   ["adapters"],
   ["ports"],

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { cachedAllowlist } from "../../shared/apps/allowlist";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
 import type { CredentialSource } from "../../shared/ingest/credential-source";
@@ -115,12 +116,34 @@ describe("authentication", () => {
 });
 
 describe("deployment app allowlist", () => {
+  const allowlistOf = (apps: string[]) =>
+    cachedAllowlist(async (appId) => apps.includes(appId), { allowedTtlMs: 60_000, refusedTtlMs: 5_000 });
+
   it("refuses other apps with 403 whatever the credentials", async () => {
-    const { deps, queue } = ingestDeps({ allowedAppIds: new Set(["app1"]) });
+    const { deps, queue } = ingestDeps({ allowedApps: allowlistOf(["app1"]) });
     expect((await ingestWebhook(request(), deps)).response.statusCode).toBe(200);
     const other = await ingestWebhook(request({ body: '{"trigger":"x","appId":"app9"}' }), deps);
     expect(other.response.statusCode).toBe(403);
     expect(queue.sent).toHaveLength(1);
+  });
+
+  it("answers 503 (the platform retries), not 403, when the allowlist cannot be read", async () => {
+    // Prepare: a store that fails (the port's fake: the DynamoDB adapter is tested in apps.int)
+    const failing = cachedAllowlist(
+      async () => {
+        throw new Error("throttled");
+      },
+      { allowedTtlMs: 60_000, refusedTtlMs: 5_000 },
+    );
+    const { deps, queue } = ingestDeps({ allowedApps: failing });
+
+    // Act
+    const result = await ingestWebhook(request(), deps);
+
+    // Assess
+    expect(result.response.statusCode).toBe(503);
+    expect(result.response.headers?.["retry-after"]).toBe("10");
+    expect(queue.sent).toHaveLength(0);
   });
 });
 

@@ -126,6 +126,10 @@ export function expectedMessage(error: unknown): string {
       "NoLocalStackError",
       "ConfigurationError",
       "PlatformAuthError",
+      "ManagementAuthError",
+      "UnknownAppError",
+      "ManagementRequestError",
+      "ManagementUnavailableError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||

@@ -1,6 +1,7 @@
 import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
 import {
   ACTIVITY_TABLE,
+  APPS_TABLE,
   TABLE_DEFINITIONS,
   type TableDefinition,
   type TableNames,
@@ -64,6 +65,14 @@ export const localActivityTableName = (prefix: string): string => `${prefix}-act
 /** Creates the activity table (the rollup's figures) if it does not exist yet. */
 export async function createActivityTable(client: DynamoDBClient, name: string): Promise<void> {
   await createTable(client, ACTIVITY_TABLE, name);
+}
+
+/** The local apps table's name: `<prefix>-apps`. */
+export const localAppsTableName = (prefix: string): string => `${prefix}-apps`;
+
+/** Creates the apps table (per-app settings) if it does not exist yet. */
+export async function createAppsTable(client: DynamoDBClient, name: string): Promise<void> {
+  await createTable(client, APPS_TABLE, name);
 }
 
 async function createTable(client: DynamoDBClient, definition: Omit<TableDefinition, "id">, name: string) {

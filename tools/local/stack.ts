@@ -11,6 +11,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import {
   ingestEnvironment,
   projectorEnvironment,
@@ -34,8 +35,10 @@ import { type LogMode, tapFunctionLogs } from "./log-tap";
 import { type SqsHandler, SqsPoller } from "./poller";
 import {
   createActivityTable,
+  createAppsTable,
   createProjectionTables,
   localActivityTableName,
+  localAppsTableName,
   localTableNames,
 } from "./provision";
 import { startLocalRollups } from "./rollups";
@@ -77,7 +80,12 @@ export interface LocalStackOptions {
    * server works. `deployed`: the policy AWS runs (https only, public addresses only).
    */
   recordingPolicy?: "local" | "deployed";
-  /** App ids the ingest accepts (as the `allowedAppIds` context key deployed). @default - any */
+  /**
+   * Accept only the apps allowed in the apps table (as `restrictApps` deployed).
+   * @default - on when `allowedAppIds` is given
+   */
+  restrictApps?: boolean;
+  /** App ids written as allowed into the apps table at start (as the `allowedAppIds` context key deployed). */
   allowedAppIds?: readonly string[];
   /** Recompute today's activity figures every this many minutes (0 or absent: never). */
   activityEveryMinutes?: number;
@@ -227,6 +235,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await createProjectionTables(dynamo, tables);
     const activityTable = localActivityTableName("local");
     await createActivityTable(dynamo, activityTable);
+    const appsTable = localAppsTableName("local");
+    await createAppsTable(dynamo, appsTable);
+    if (options.allowedAppIds?.length)
+      await dynamoAppRegistry(documentClient(dynamo), appsTable).allow(
+        options.allowedAppIds,
+        "allowedAppIds",
+      );
+    const restrictApps = options.restrictApps ?? (options.allowedAppIds?.length ?? 0) > 0;
     await ensureBucket(s3, bucket);
     const events = await ensureQueuePair(sqs, EVENTS_QUEUE, retry);
     const recordings = await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6);
@@ -246,7 +262,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         eventsQueueUrl: events.url,
         dataBucket: bucket,
         localCredentials: { username, password },
-        allowedAppIds: options.allowedAppIds ?? [],
+        allowedAppsTable: restrictApps ? appsTable : undefined,
       }),
       ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
       ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
@@ -348,6 +364,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       endpoints: { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint },
       tables,
       activityTable,
+      appsTable,
       bucket,
       queues: { events, recordings },
       credentials: { username, password },

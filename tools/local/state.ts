@@ -31,6 +31,8 @@ export interface LocalStackInfo {
   tables: TableNames;
   /** The activity table (#20); absent in a state file written before. */
   activityTable?: string;
+  /** The apps table (per-app settings); absent in a state file written before. */
+  appsTable?: string;
   bucket: string;
   queues: Record<"events" | "recordings", { url: string; arn: string; deadLetterUrl: string }>;
   credentials: { username: string; password: string };

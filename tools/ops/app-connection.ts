@@ -1,0 +1,131 @@
+import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import * as z from "zod/mini";
+import { parseCredentialList } from "../../shared/ingest/credentials";
+import { UserFacingError } from "../cli/program";
+import { clientsFor, emulatorClients } from "../local/clients";
+import { localAppsTableName } from "../local/provision";
+import { readStackInfo, stateDir } from "../local/state";
+
+/** The management API's address and credentials (never from a command's arguments, never logged). */
+export interface ManagementConfig {
+  url: string;
+  key: string;
+  secret: string;
+}
+
+/** What `connect` needs of a deployment: where deliveries go, with which credential, and its apps table. */
+export interface Deployment {
+  kind: "local" | "aws";
+  /** Names our webhook on the platform (`webhook-backend-<name>`). */
+  name: string;
+  webhookUrl: string;
+  /** The credential new and updated webhooks deliver with: the newest the deployment accepts. */
+  credential: { username: string; password: string };
+  appsTable: string;
+  dynamo: DynamoDBClient;
+  management: () => Promise<ManagementConfig>;
+  destroy(): void;
+}
+
+/** The fixed names tools outside the project can set too. */
+export const MANAGEMENT_ENV = {
+  url: "PLATFORM_MANAGEMENT_URL",
+  key: "PLATFORM_MANAGEMENT_KEY",
+  secret: "PLATFORM_MANAGEMENT_SECRET",
+} as const;
+
+const managementSecretSchema = z.object({
+  url: z.string().check(z.minLength(1)),
+  key: z.string().check(z.minLength(1)),
+  secret: z.string().check(z.minLength(1)),
+});
+
+/** The management API from the environment (the local stack's way). */
+export function managementFromEnv(env: NodeJS.ProcessEnv = process.env): ManagementConfig {
+  const [url, key, secret] = [
+    env[MANAGEMENT_ENV.url],
+    env[MANAGEMENT_ENV.key],
+    env[MANAGEMENT_ENV.secret],
+  ].map((v) => v?.trim() ?? "");
+  const missing = Object.values(MANAGEMENT_ENV).filter((_, i) => ![url, key, secret][i]);
+  if (missing.length)
+    throw new UserFacingError(
+      `no management API configuration: set ${missing.join(", ")} (the platform's operator issues the key and secret)`,
+    );
+  return { url: url ?? "", key: key ?? "", secret: secret ?? "" };
+}
+
+async function secretJson(secrets: SecretsManagerClient, secretId: string, what: string): Promise<unknown> {
+  const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+  try {
+    return JSON.parse(out.SecretString ?? "");
+  } catch {
+    throw new UserFacingError(`the ${what} secret is not JSON`);
+  }
+}
+
+/**
+ * The running local stack (`--state-dir`) or a deployed stack (`--stack`, its outputs and secrets).
+ *
+ * @example const deployment = await resolveDeployment({ stack: "WebhookBackend-prod" })
+ */
+export async function resolveDeployment(options: { stack?: string; stateDir?: string }): Promise<Deployment> {
+  if (!options.stack) {
+    const info = readStackInfo(stateDir(options.stateDir));
+    const clients = emulatorClients(info.endpoints);
+    return {
+      kind: "local",
+      name: "local",
+      webhookUrl: info.webhookUrl,
+      credential: info.credentials,
+      appsTable: info.appsTable ?? localAppsTableName("local"),
+      dynamo: clients.dynamo,
+      management: async () => managementFromEnv(),
+      destroy: () => clients.destroy(),
+    };
+  }
+  const cfn = new CloudFormationClient({});
+  const out = await cfn.send(new DescribeStacksCommand({ StackName: options.stack }));
+  cfn.destroy();
+  const outputs = Object.fromEntries(
+    (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue ?? ""]),
+  );
+  const missing = ["WebhookUrl", "CredentialsSecret", "AppsTable", "ManagementSecret"].filter(
+    (k) => !outputs[k],
+  );
+  if (missing.length)
+    throw new UserFacingError(
+      `stack ${options.stack} has no ${missing.join(", ")} output: deploy this version first`,
+    );
+  const secrets = new SecretsManagerClient({});
+  const credentials = parseCredentialList(
+    await secretJson(secrets, outputs.CredentialsSecret ?? "", "credentials"),
+  );
+  const newest = credentials.at(-1);
+  if (!newest) throw new UserFacingError("the credentials secret holds no credential");
+  const clients = clientsFor({ endpoint: undefined, dynamoEndpoint: undefined });
+  return {
+    kind: "aws",
+    name: options.stack,
+    webhookUrl: outputs.WebhookUrl ?? "",
+    credential: { username: newest.username, password: newest.password },
+    appsTable: outputs.AppsTable ?? "",
+    dynamo: clients.dynamo,
+    management: async () => {
+      const parsed = managementSecretSchema.safeParse(
+        await secretJson(secrets, outputs.ManagementSecret ?? "", "management"),
+      );
+      if (!parsed.success)
+        throw new UserFacingError(
+          `the management secret (${outputs.ManagementSecret}) must hold {"url":"<management_url>","key":"…","secret":"…"}: set it with aws secretsmanager put-secret-value`,
+        );
+      return parsed.data;
+    },
+    destroy: () => {
+      clients.destroy();
+      secrets.destroy();
+    },
+  };
+}
