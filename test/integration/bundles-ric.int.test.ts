@@ -154,6 +154,8 @@ describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface clie
     env: () => Record<string, string>;
     event: unknown;
     answer: unknown;
+    /** The handler's own error, when the probe makes it fail (posted to the invocation's /error). */
+    fails?: RegExp;
     logs: (lines: Array<Record<string, unknown>>) => void;
   }> = [
     {
@@ -235,18 +237,23 @@ describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface clie
     },
     {
       name: "rollup",
-      // An empty archive: no app to recompute, so no Athena query.
+      // One pass a day for every app (#31): each tick queries Athena, which no test can reach, so
+      // the probe sees the handler's own failure: both days counted failed and logged, then thrown.
       env: () => ({
         ...local,
         ACTIVITY_TABLE: "a",
         DATA_BUCKET: bucket,
         ATHENA_WORKGROUP: "wg",
         GLUE_DATABASE: "db",
+        AWS_MAX_ATTEMPTS: "1",
       }),
       event: { source: "aws.events", "detail-type": "Scheduled Event", detail: {} },
       answer: null,
-      // No app writes no line (one would query Athena: no test calls AWS).
-      logs: () => {},
+      fails: /day\(s\) could not be recomputed/,
+      logs: (lines) =>
+        expect(lines).toContainEqual(
+          expect.objectContaining({ message: "rollup failed", outcome: "failed" }),
+        ),
     },
   ];
 
@@ -263,11 +270,13 @@ describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface clie
       // Act
       const { answer, lines } = await invokeUnderRic(taskRoot, c.env(), c.event);
 
-      // Assess: the answer was posted as the invocation's response (not an init or handler error).
+      // Assess: the answer was posted as the invocation's response (not an init error), or as the
+      // handler's own error where the probe makes it fail.
       expect(answer.path, JSON.stringify(answer.body)).toBe(
-        `/2018-06-01/runtime/invocation/${REQUEST_ID}/response`,
+        `/2018-06-01/runtime/invocation/${REQUEST_ID}/${c.fails ? "error" : "response"}`,
       );
-      expect(answer.body).toEqual(c.answer);
+      if (c.fails) expect(JSON.stringify(answer.body)).toMatch(c.fails);
+      else expect(answer.body).toEqual(c.answer);
       c.logs(jsonLines(lines));
     },
   );

@@ -11,6 +11,7 @@ import { activityStoreFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
 import type { FlowSnapshot } from "../local/flow";
+import { scanArchive } from "../ops/archive-scan";
 import { resendById } from "../ops/inspect";
 import { queueDepths } from "../ops/queues";
 import { recentEvents } from "../ops/recent";
@@ -95,13 +96,28 @@ function whereListed(params: URLSearchParams): { appId?: string; receivedAt?: nu
   return { ...(appId ? { appId } : {}), ...(at === undefined ? {} : { receivedAt: at }) };
 }
 
-/** The apps the rollup's passes of the last week saw (the archive's keys do not name apps). */
-function knownApps(target: Target): Promise<string[]> {
-  if (!target.bucket) return Promise.resolve([]);
+/** How many of the newest archive lines the console reads for apps no rollup pass has seen yet. */
+const RECENT_LINES_FOR_APPS = 400;
+
+/**
+ * The apps the rollup's passes of the last week saw (the archive's keys do not name apps), and
+ * those of the newest archive lines (an app whose first events arrived since the last pass): the
+ * newest objects only, a GET or two per refresh.
+ */
+async function knownApps(target: Target): Promise<string[]> {
+  if (!target.bucket) return [];
   const today = Date.now();
-  return blobRollupLedger(s3BlobStore(target.s3, target.bucket)).apps(
-    daysInRange(utcDay(today - 6 * 86_400_000), utcDay(today)),
+  const apps = new Set(
+    await blobRollupLedger(s3BlobStore(target.s3, target.bucket)).apps(
+      daysInRange(utcDay(today - 6 * 86_400_000), utcDay(today)),
+    ),
   );
+  let lines = 0;
+  await scanArchive(target.s3, target.bucket, {}, "newest", (line) => {
+    if (line.appId !== undefined) apps.add(line.appId);
+    return ++lines >= RECENT_LINES_FOR_APPS ? "stop" : undefined;
+  });
+  return [...apps];
 }
 
 /** The query string's parameters, checked: a 400 naming the first problem. */
