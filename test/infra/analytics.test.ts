@@ -128,6 +128,7 @@ describe("activity analytics in the stack", () => {
     expect(policy).toMatch(/raw\/\*/);
     expect(policy).toMatch(/edge\/\*/);
     expect(policy).toContain("/archive_edges");
+    // Besides the query results, the rollup writes only its own ledger (rollup/, #31): no table reads it.
     expect(policy).toMatch(/athena-results\/\*/);
     // The ledger of its passes, read and rewritten.
     expect(policy).toMatch(/rollup\/\*/);
@@ -148,13 +149,15 @@ describe("activity analytics in the stack", () => {
       "athena:GetQueryExecution",
       "athena:GetQueryResults",
       "athena:StartQueryExecution",
+      // Stops a query at the invocation's deadline (#29 item 8): it writes nothing.
+      "athena:StopQueryExecution",
     ]);
     expect(actions.filter((a) => a.startsWith("glue:")).sort()).toEqual([
       "glue:GetDatabase",
       "glue:GetTable",
     ]);
     for (const statement of statements.filter((s) => actionsOf(s).some((a) => /^s3:(Put|Delete)/.test(a))))
-      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*athena-results\/\*[^*]*$/);
+      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*(athena-results|rollup)\/\*[^*]*$/);
     template.hasResourceProperties("AWS::Athena::WorkGroup", {
       WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true }),
     });
