@@ -128,7 +128,6 @@ describe("activity analytics in the stack", () => {
     expect(policy).toMatch(/raw\/\*/);
     expect(policy).toMatch(/edge\/\*/);
     expect(policy).toContain("/archive_edges");
-    // Besides the query results, the rollup writes only its own ledger (rollup/, #31): no table reads it.
     expect(policy).toMatch(/athena-results\/\*/);
     // The ledger of its passes, read and rewritten.
     expect(policy).toMatch(/rollup\/\*/);
