@@ -57,8 +57,10 @@ describe("the bundled rollup, when the archive cannot be listed", () => {
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const counted = lines.filter((l) => l.outcome === "failed" && OUTCOME_METRICS.rollup.metric in l);
-    expect(counted).toHaveLength(1);
-    expect(counted[0]?.[OUTCOME_METRICS.rollup.metric]).toBe(1);
+    // One pass a day for every app (#31): each day of the tick whose archive could not be read is
+    // counted once.
+    expect(counted.length).toBeGreaterThan(0);
+    for (const c of counted) expect(c[OUTCOME_METRICS.rollup.metric]).toBe(1);
     const logged = lines.find((l) => l.message === "rollup failed");
     expect(logged).toMatchObject({
       level: "ERROR",
