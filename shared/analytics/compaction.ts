@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import type { S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
+import { listObjects } from "../adapters/s3-listing";
+import { isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
 import { parseJsonContract } from "../contracts/queue-messages";
 import { S3_PREFIX } from "../platform/constants";
 
@@ -46,11 +49,23 @@ export function compactManifestKey(day: string): string {
  * @example compactParquetKey("2026-01-02", ["raw/date=2026-01-02/hour=00/a.ndjson.gz"]) // "compact/date=2026-01-02/1f3a….parquet"
  */
 export function compactParquetKey(day: string, sources: readonly string[]): string {
-  const hash = createHash("sha256")
+  return `${compactDayPrefix(day)}${sourcesHash(sources)}.parquet`;
+}
+
+/** The hash that names a compaction by the NDJSON objects it holds (in any order). */
+export function sourcesHash(sources: readonly string[]): string {
+  return createHash("sha256")
     .update([...sources].sort().join("\n"))
     .digest("hex")
     .slice(0, 32);
-  return `${compactDayPrefix(day)}${hash}.parquet`;
+}
+
+/** The NDJSON objects of a receipt day, sorted: what a compaction of the day holds (its manifest's sources). */
+export async function compactionSources(s3: S3Client, bucket: string, day: string): Promise<string[]> {
+  return (await listObjects(s3, bucket, rawArchiveDayPrefix(day)))
+    .map((o) => o.key)
+    .filter(isArchiveObjectKey)
+    .sort();
 }
 
 /** A manifest's text, checked. */

@@ -1,12 +1,12 @@
-import { createHash } from "node:crypto";
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { listObjects } from "../../adapters/s3-listing";
-import { isArchiveObjectKey, rawArchiveDayPrefix } from "../../contracts/bucket-layout";
 import {
   type ArchiveCompactor,
   type CompactionManifest,
   compactDayPrefix,
+  compactionSources,
   compactManifestKey,
+  sourcesHash,
 } from "../compaction";
 import { athenaLiteral, compactionSelect } from "../dialect";
 import type { SqlEngine } from "./sql-engine";
@@ -39,11 +39,8 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
   const now = options.now ?? Date.now;
   return {
     async compactDay(day) {
-      const sources = (await listObjects(options.s3, options.bucket, rawArchiveDayPrefix(day)))
-        .map((o) => o.key)
-        .filter(isArchiveObjectKey)
-        .sort();
-      const hash = createHash("sha256").update(sources.join("\n")).digest("hex").slice(0, 32);
+      const sources = await compactionSources(options.s3, options.bucket, day);
+      const hash = sourcesHash(sources);
       const prefix = `${compactDayPrefix(day)}${hash}/`;
       const table = `compact_${day.replaceAll("-", "_")}_${hash.slice(0, 8)}`;
       const location = athenaLiteral(`s3://${options.bucket}/${prefix}`);

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { listObjects } from "../../adapters/s3-listing";
-import { isArchiveObjectKey, rawArchiveDayPrefix } from "../../contracts/bucket-layout";
 import {
   type ArchiveCompactor,
   COMPACT_ROW_GROUP_ROWS,
   type CompactionManifest,
   compactDayPrefix,
+  compactionSources,
   compactManifestKey,
   compactParquetKey,
 } from "../compaction";
@@ -37,10 +37,7 @@ export function duckDbCompactor(options: DuckDbCompactorOptions): ArchiveCompact
   const now = options.now ?? Date.now;
   return {
     async compactDay(day) {
-      const sources = (await listObjects(options.s3, options.bucket, rawArchiveDayPrefix(day)))
-        .map((o) => o.key)
-        .filter(isArchiveObjectKey)
-        .sort();
+      const sources = await compactionSources(options.s3, options.bucket, day);
       const parquetKey = compactParquetKey(day, sources);
       const previous = (await listObjects(options.s3, options.bucket, compactDayPrefix(day)))
         .map((o) => o.key)
