@@ -1,7 +1,8 @@
-import { cpSync, mkdirSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BuildOptions, buildSync, type Metafile } from "esbuild";
+import { type BuildOptions, type BuildResult, build, buildSync, type Metafile } from "esbuild";
 
 /**
  * How every function is bundled, in one place: the CDK app (`BackendFunction`'s local bundling)
@@ -85,37 +86,95 @@ const SEPARATELY_BUNDLED = "*.lazy.mjs";
  *   start-up chunk. The ingest's S3 client: ~39 KB less at every cold start, more on the
  *   oversize path. A `.lazy` module may not import another.
  * `copy` puts a directory beside the handler (files read at run time). Synchronous, for the CDK's
- * local bundling; no Docker.
+ * local bundling; no Docker. A process bundles each function (entry and options) once and copies
+ * that bundle to every later `outdir` (the CDK caches a bundle per assembly directory, so a test
+ * that synthesizes ten apps would otherwise bundle every function ten times, each a synchronous
+ * block of the event loop); `prebundleFunction` builds it ahead without blocking.
  *
  * @example bundleFunction(FUNCTION_ENTRIES.ingest, "/tmp/ingest") // { handlerFile: "/tmp/ingest/index.mjs" }
  */
-export function bundleFunction(
-  entry: string,
-  outdir: string,
-  { copy, sourceMaps = true }: BundleOptions = {},
-): FunctionBundle {
-  const build = (file: string, name: string) =>
-    buildSync({
-      ...lambdaBuildOptions(file),
-      entryPoints: { [name]: file },
-      outdir,
-      outExtension: { ".js": ".mjs" },
-      splitting: true,
-      chunkNames: "chunks/[name]-[hash]",
-      external: [SEPARATELY_BUNDLED],
-      sourcemap: sourceMaps,
-      metafile: true,
-      absWorkingDir: PROJECT_ROOT,
-    });
-  const { metafile } = build(entry, "index");
-  for (const [name, source] of separatelyBundled(metafile, entry))
-    if (separatelyBundled(build(source, name).metafile, source).size > 0)
-      throw new Error(`${source}: a .lazy module may not import another`);
-  if (copy) {
-    mkdirSync(join(outdir, copy.to), { recursive: true });
-    cpSync(copy.from, join(outdir, copy.to), { recursive: true });
+export function bundleFunction(entry: string, outdir: string, options: BundleOptions = {}): FunctionBundle {
+  const key = bundleKey(entry, options);
+  let built = bundled.get(key);
+  if (!built) {
+    built = bundleDir();
+    const buildOne = (file: string, name: string) =>
+      buildSync(functionBuildOptions(file, name, built as string, options));
+    const { metafile } = buildOne(entry, "index");
+    for (const [name, source] of separatelyBundled(metafile, entry))
+      checkLazy(buildOne(source, name), source);
+    finish(built, options);
+    bundleCounts.builds++;
+    bundled.set(key, built);
   }
+  cpSync(built, outdir, { recursive: true });
   return { handlerFile: join(outdir, HANDLER_FILE) };
+}
+
+/**
+ * Builds a function's bundle as `bundleFunction` would, asynchronously (esbuild works in its own
+ * process, the event loop stays free), so that a later `bundleFunction` of the same entry and
+ * options only copies it. For processes that synthesize many apps (the infra tests).
+ *
+ * @example await prebundleFunction(FUNCTION_ENTRIES.ingest, { sourceMaps: false })
+ */
+export async function prebundleFunction(entry: string, options: BundleOptions = {}): Promise<void> {
+  const key = bundleKey(entry, options);
+  if (bundled.has(key)) return;
+  const built = bundleDir();
+  const buildOne = (file: string, name: string) => build(functionBuildOptions(file, name, built, options));
+  const { metafile } = await buildOne(entry, "index");
+  for (const [name, source] of separatelyBundled(metafile, entry))
+    checkLazy(await buildOne(source, name), source);
+  finish(built, options);
+  bundleCounts.builds++;
+  bundled.set(key, built);
+}
+
+/** How many bundles this process built (not copied): what the infra tests check their prebundling by. */
+export const bundleCounts = { builds: 0 };
+
+/** The finished bundles of this process, by entry and options: a directory each, removed at exit. */
+const bundled = new Map<string, string>();
+
+const bundleKey = (entry: string, { copy, sourceMaps = true }: BundleOptions) =>
+  JSON.stringify([resolve(entry), copy ?? null, sourceMaps]);
+
+function bundleDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "function-bundle-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function functionBuildOptions(
+  file: string,
+  name: string,
+  outdir: string,
+  { sourceMaps = true }: BundleOptions,
+) {
+  return {
+    ...lambdaBuildOptions(file),
+    entryPoints: { [name]: file },
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
+    chunkNames: "chunks/[name]-[hash]",
+    external: [SEPARATELY_BUNDLED],
+    sourcemap: sourceMaps,
+    metafile: true as const,
+    absWorkingDir: PROJECT_ROOT,
+  } satisfies BuildOptions;
+}
+
+function checkLazy(result: BuildResult<{ metafile: true }>, source: string): void {
+  if (separatelyBundled(result.metafile, source).size > 0)
+    throw new Error(`${source}: a .lazy module may not import another`);
+}
+
+function finish(outdir: string, { copy }: BundleOptions): void {
+  if (!copy) return;
+  mkdirSync(join(outdir, copy.to), { recursive: true });
+  cpSync(copy.from, join(outdir, copy.to), { recursive: true });
 }
 
 /**

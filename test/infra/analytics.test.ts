@@ -5,10 +5,12 @@ import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
+import { prebundleStackFunctions } from "../support/prebundle";
 
 let template: Template;
 
-beforeAll(() => {
+beforeAll(async () => {
+  await prebundleStackFunctions();
   // A synth runs the cdk-nag packs: it throws on any unacknowledged finding of the analytics too.
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), "cdk-analytics-")),

@@ -7,6 +7,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
+import { bundleCounts } from "../../infra/bundling";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import {
@@ -16,13 +17,17 @@ import {
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
 import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
+import { prebundleStackFunctions } from "../support/prebundle";
 
 let template: Template;
+/** The bundles the first synth built rather than copied (0: the prebundling matched the stack). */
+let synthBuilds: number;
 let json: string;
 /** The provisioned-capacity template (set by its test), linted by cfn-lint too. */
 let provisionedJson: string | undefined;
 
-beforeAll(() => {
+beforeAll(async () => {
+  await prebundleStackFunctions();
   // cdk-nag's AwsSolutions and Serverless packs run as validation plugins: synth throws on any
   // unacknowledged finding, so a passing synth is the "zero unacknowledged errors" check.
   const app = new App({
@@ -30,7 +35,9 @@ beforeAll(() => {
     context: { stage: "test", alarmEmail: "ops@example.com", allowedAppIds: ["app1", "app2"] },
   });
   const { stack } = buildApp(app);
+  const builds = bundleCounts.builds;
   app.synth();
+  synthBuilds = bundleCounts.builds - builds;
   template = Template.fromStack(stack);
   json = JSON.stringify(template.toJSON());
 }, 120_000);
@@ -54,6 +61,10 @@ function policyOf(fragment: string): string {
 }
 
 describe("the CDK stack", () => {
+  it("bundles each function once per process: a synth after the prebundling copies every bundle (#29 item 12)", () => {
+    expect(synthBuilds).toBe(0);
+  });
+
   it("synthesizes with the cdk-nag packs on, and fails on a finding nobody acknowledged", () => {
     // Prepare: the same app, plus one queue that breaks AwsSolutions-SQS3/SQS4 (no DLQ, no TLS-only).
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-nag-")), context: { stage: "nag" } });
