@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +11,7 @@ import { alive } from "../../tools/local/lock";
 import { readStats } from "../../tools/local/state";
 import { redrive } from "../../tools/ops/operations";
 import { waitForDrain } from "../../tools/simulate/run";
+import { runProcess } from "../support/cli";
 import { fixture } from "../support/fixtures";
 import { postWebhook } from "../support/ingest";
 import {
@@ -73,11 +73,14 @@ describe("npm start keeps every acknowledged event", () => {
     const first = await start(dir, port);
     // The same port, as a second `npm start` in another terminal asks for: the lock answers first
     // (the first one answers on that port, so this one is awaited to its exit, not to /health).
-    const second = spawnSync("npm", ["start", "--silent", "--", "--port", String(port), "--state-dir", dir], {
-      cwd: new URL("../../", import.meta.url).pathname,
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const second = await runProcess(
+      "npm",
+      ["start", "--silent", "--", "--port", String(port), "--state-dir", dir],
+      {
+        cwd: new URL("../../", import.meta.url).pathname,
+        timeout: 60_000,
+      },
+    );
     expect(second.status, second.stderr).toBe(1);
     expect(second.stderr).toContain(`is in use by another npm start (pid ${first.info.pid}, port ${port})`);
     expect(second.stderr).not.toContain("already in use");

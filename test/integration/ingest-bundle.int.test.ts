@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,22 +10,11 @@ import { bundleFunction, FUNCTION_ENTRIES } from "../../infra/bundling";
 import type { OversizePointer } from "../../shared/contracts/queue-messages";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
 import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
+import { runProcess } from "../support/cli";
 import { fixtureText } from "../support/fixtures";
 import { basic } from "../support/ingest";
 
 const INVOKE = fileURLToPath(new URL("../support/invoke-bundle.mjs", import.meta.url));
-
-/** A command's stdout, awaited; rejects with its stderr when it fails. */
-function execFileText(file: string, args: string[], options: { env: NodeJS.ProcessEnv }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      args,
-      { ...options, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
-    );
-  });
-}
 
 /** An API Gateway HTTP API event for `POST /webhook` with the given body. */
 function httpApiEvent(body: string): APIGatewayProxyEventV2 {
@@ -86,8 +74,7 @@ describe("the bundled ingest, with its S3 client loaded on first use", () => {
   ): Promise<Array<{ response: { statusCode: number }; loaded: string[] }>> {
     const eventsFile = join(dir, "events.json");
     writeFileSync(eventsFile, JSON.stringify(events));
-    // Awaited, not execFileSync: a blocked worker delays vitest's reports to its main process.
-    const out = await execFileText(process.execPath, [INVOKE, handlerFile, eventsFile], {
+    const run = await runProcess(process.execPath, [INVOKE, handlerFile, eventsFile], {
       env: {
         PATH: process.env.PATH ?? "",
         AWS_REGION: LOCAL_REGION,
@@ -100,8 +87,9 @@ describe("the bundled ingest, with its S3 client loaded on first use", () => {
         WEBHOOK_PASSWORD: "s3cret",
       },
     });
+    if (run.status !== 0) throw new Error(`the bundle exited ${run.status}: ${run.stderr}`);
     // The handler's own log and metric lines are on stdout too.
-    return out
+    return run.stdout
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line))

@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleFunction, FUNCTION_ENTRIES } from "../../infra/bundling";
 import { OUTCOME_METRICS } from "../../shared/platform/outcomes";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
+import { runProcess } from "../support/cli";
 
 const INVOKE = fileURLToPath(new URL("../support/invoke-bundle.mjs", import.meta.url));
 
@@ -24,14 +24,13 @@ describe("the bundled rollup, when the archive cannot be listed", () => {
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("counts ActivityRollups failed, logs why, and fails the invocation", () => {
+  it("counts ActivityRollups failed, logs why, and fails the invocation", async () => {
     // Prepare: a schedule tick; every AWS call goes to a port nothing listens on.
     const eventsFile = join(dir, "events.json");
     writeFileSync(eventsFile, JSON.stringify([{ source: "aws.events", "detail-type": "Scheduled Event" }]));
 
     // Act
-    const run = spawnSync(process.execPath, [INVOKE, handlerFile, eventsFile], {
-      encoding: "utf8",
+    const run = await runProcess(process.execPath, [INVOKE, handlerFile, eventsFile], {
       timeout: 120_000,
       env: {
         PATH: process.env.PATH ?? "",

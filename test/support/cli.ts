@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
 import { runQueryCli } from "../../tools/query/commands";
 
@@ -38,4 +38,26 @@ export async function queryIn(dir: string, args: readonly string[]) {
     err: (t) => err.push(t),
   });
   return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/**
+ * A command run to its exit, awaited (not `spawnSync`: a worker blocked for long delays vitest's
+ * reports to its main process, which fails a run under load): its exit status and output.
+ */
+export function runProcess(
+  file: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeout?: number } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      { ...options, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error && typeof error.code === "number" ? error.code : error ? null : 0;
+        resolve({ status: code, stdout, stderr });
+      },
+    );
+  });
 }
