@@ -163,25 +163,36 @@ export async function rollupDay(
       return { appId, day, outcome: "skipped", final: true, computedAt: stored.computedAt, bytesScanned: 0 };
   }
   const computedAt = deps.now();
-  const start = dayStart(day);
   const { activity, bytesScanned } = await dayActivity(deps.engine, appId, day, options);
-  const final = computedAt >= start + DAY_MS + deps.graceMs;
-  const written = await deps.store.replace({
+  return replaceDay(deps, {
     appId,
     day,
-    ...activity,
+    activity,
     computedAt,
-    final,
+    final: isFinal(day, computedAt, deps),
     bytesScanned,
   });
-  return {
-    appId,
-    day,
-    outcome: written ? "written" : "superseded",
-    final,
-    computedAt,
-    bytesScanned,
-  };
+}
+
+/** Whether a day computed at `computedAt` is final: its end plus the grace period has passed. */
+const isFinal = (day: string, computedAt: number, deps: Pick<RollupDependencies, "graceMs">) =>
+  computedAt >= dayStart(day) + DAY_MS + deps.graceMs;
+
+/** One app's day replaced in the store (the condition on computedAt is the store's), and what became of it. */
+async function replaceDay(
+  deps: RollupDependencies,
+  write: {
+    appId: string;
+    day: string;
+    activity: DayActivity;
+    computedAt: number;
+    final: boolean;
+    bytesScanned: number;
+  },
+): Promise<DayRollup> {
+  const { appId, day, activity, computedAt, final, bytesScanned } = write;
+  const written = await deps.store.replace({ appId, day, ...activity, computedAt, final, bytesScanned });
+  return { appId, day, outcome: written ? "written" : "superseded", final, computedAt, bytesScanned };
 }
 
 /** The days a scheduled run recomputes at `now`: yesterday (until final) and today. */
@@ -237,7 +248,7 @@ export async function rollupDayAllApps(
       failures: [],
     };
   const computedAt = deps.now();
-  const final = computedAt >= dayStart(day) + DAY_MS + deps.graceMs;
+  const final = isFinal(day, computedAt, deps);
   const { activities, queries, bytesScanned } = await dayActivities(deps.engine, day, options);
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
@@ -261,22 +272,9 @@ export async function rollupDayAllApps(
           return;
         }
         try {
-          const written = await deps.store.replace({
-            appId,
-            day,
-            ...activity,
-            computedAt,
-            final,
-            bytesScanned,
-          });
-          report.rollups.push({
-            appId,
-            day,
-            outcome: written ? "written" : "superseded",
-            final,
-            computedAt,
-            bytesScanned,
-          });
+          report.rollups.push(
+            await replaceDay(deps, { appId, day, activity, computedAt, final, bytesScanned }),
+          );
         } catch (error) {
           report.failures.push({ appId, day, error });
         }
