@@ -12,6 +12,7 @@ import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { scanArchive } from "../../tools/ops/archive-scan";
 import { checkActivity } from "../../tools/simulate/check";
 import { runSimulation, type SimulationReport } from "../../tools/simulate/run";
+import { oneDayHistoryStart } from "../support/clock";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "activity-e2e-"));
@@ -20,8 +21,11 @@ let stack: LocalStack;
 let report: SimulationReport;
 let firstReceipt: Map<string, number>;
 const DAY_MS = 86_400_000;
-const today = utcDay(Date.now());
-const [yesterday, tomorrow] = [utcDay(Date.now() - DAY_MS), utcDay(Date.now() + DAY_MS)];
+// The history's day: today, unless the test runs just after midnight (then yesterday, whole).
+const history = oneDayHistoryStart(900);
+const today = history.day;
+const at = (day: string) => Date.parse(`${day}T12:00:00Z`);
+const [yesterday, tomorrow] = [utcDay(at(today) - DAY_MS), utcDay(at(today) + DAY_MS)];
 
 /** `npx webhook …` in its own process, against the local stack of `dir`. */
 async function cli(args: string[]) {
@@ -61,7 +65,7 @@ beforeAll(async () => {
     seed: 9,
     apps: [APP],
     // Event times around now, so the days recomputed are the days received.
-    startAt: Math.floor(Date.now() / 1000) - 900,
+    startAt: history.startAt,
     // simulate --activity: after the table check, recompute the days and check the activity items.
     activity: true,
     duplicateShare: 0.05,

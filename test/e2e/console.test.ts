@@ -15,6 +15,7 @@ import { runSimulation, waitForDrain } from "../../tools/simulate/run";
 import { resolveTarget, type Target } from "../../tools/target";
 import { launchBrowser, SCREENSHOTS } from "../support/browser";
 import { queryIn, spawnWebhook, webhookCli } from "../support/cli";
+import { oneDayHistoryStart } from "../support/clock";
 import { fixture } from "../support/fixtures";
 import { postWebhook } from "../support/ingest";
 
@@ -194,7 +195,9 @@ describe("the console in a browser", () => {
   });
 
   it("activity: the charts' days, hours and top lists hold what `query activity` prints", async () => {
-    // Traffic around now, recomputed and checked against the history by the simulator itself.
+    // Traffic around now, recomputed and checked against the history by the simulator itself (on
+    // one UTC day: today, or yesterday when the test runs just after midnight).
+    const history = oneDayHistoryStart(600);
     const report = await runSimulation({
       url: stack.info.webhookUrl,
       username: stack.info.credentials.username,
@@ -204,7 +207,7 @@ describe("the console in a browser", () => {
       concurrency: 8,
       seed: 23,
       apps: [SIM],
-      startAt: Math.floor(Date.now() / 1000) - 600,
+      startAt: history.startAt,
       activity: true,
       duplicateShare: 0.05,
       reorderShare: 0.1,
@@ -212,8 +215,8 @@ describe("the console in a browser", () => {
       settleTimeoutSeconds: 120,
     });
     expect(report.problems ?? []).toEqual([]);
-    const day = utcDay(Date.now());
-    const from = utcDay(Date.now() - 86_400_000);
+    const day = history.day;
+    const from = utcDay(Date.parse(`${day}T12:00:00Z`) - 86_400_000);
     // No app chosen (a fresh page): the per-app view opens on the busiest app, not on the first
     // by name (LIVE, without figures), and offers no "All apps"; the live flow does.
     await page.goto(`${server.url}#activity`);

@@ -9,6 +9,7 @@ import {
   historyStartAt,
   parseHistoryStart,
 } from "../../tools/simulate/history-start";
+import { oneDayHistoryStart } from "../support/clock";
 
 const NOW = Date.parse("2026-11-23T20:30:00Z");
 const apps = ["sim-s7-a1", "sim-s7-a2"];
@@ -101,5 +102,30 @@ describe("a day option (rollup, query activity)", () => {
   it("refuses anything else in one line", () => {
     for (const bad of ["2026-02-29", "tomorrow", "Today", ""])
       expect(() => day(bad), bad).toThrow("expected a date YYYY-MM-DD, today or yesterday.");
+  });
+});
+
+describe("the e2e tests' history clock", () => {
+  it("puts the e2e tests' histories on one UTC day whatever the time they run (fast-check over the clock)", () => {
+    // The e2e activity and console tests read the history's day; just after midnight it is yesterday.
+    expect(oneDayHistoryStart(900, Date.parse("2026-01-02T00:05:00Z"))).toEqual({
+      startAt: Date.parse("2026-01-01T23:44:00Z") / 1000,
+      day: "2026-01-01",
+    });
+    expect(oneDayHistoryStart(900, Date.parse("2026-01-02T09:00:00Z")).day).toBe("2026-01-02");
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse("2026-01-01T00:00:00Z"), max: Date.parse("2027-01-01T00:00:00Z") }),
+        fc.integer({ min: 120, max: 3_600 }),
+        (nowMs, lead) => {
+          const { startAt, day } = oneDayHistoryStart(lead, nowMs);
+          // A history of up to lead - 60 s from startAt ends on `day`, before now.
+          const endMs = (startAt + lead - 60) * 1000;
+          expect(new Date(startAt * 1000).toISOString().slice(0, 10)).toBe(day);
+          expect(new Date(endMs).toISOString().slice(0, 10)).toBe(day);
+          expect(endMs).toBeLessThanOrEqual(nowMs);
+        },
+      ),
+    );
   });
 });
