@@ -4,7 +4,12 @@
  * and a maximum, per table and per index, as `infra/constructs/projection-tables.ts` deploys).
  */
 import type { ProvisionedCapacity } from "../infra/constructs/projection-tables";
-import { TABLE_DEFINITIONS, type TableNames } from "../shared/platform/tables";
+import {
+  PROJECTION_TABLE_NAMES,
+  PROJECTION_TABLES,
+  TABLE_DEFINITIONS,
+  type TableNames,
+} from "../shared/platform/tables";
 
 /** us-east-1 list prices, USD (DynamoDB Standard table class). */
 export const DYNAMO_PRICE = {
@@ -33,7 +38,7 @@ export function capacityResources(): string[] {
  * BatchGetItem.
  */
 export function consumedCapacityMeter(names: TableNames) {
-  const byName = new Map(TABLE_DEFINITIONS.map((d) => [names[d.id.toLowerCase() as keyof TableNames], d.id]));
+  const byName = new Map(PROJECTION_TABLE_NAMES.map((name) => [names[name], PROJECTION_TABLES[name].id]));
   const units = new Map(capacityResources().map((r) => [r, { write: 0, read: 0 }]));
   const add = (resource: string, kind: "write" | "read", n: number) => {
     const entry = units.get(resource);

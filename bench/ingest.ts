@@ -20,6 +20,7 @@ import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
 import { ingestWebhook } from "../shared/ingest/core";
 import { staticCredentialSource } from "../shared/ingest/credentials";
+import { byTable, tableEnvironment } from "../shared/platform/tables";
 import { emulatorClients } from "../tools/local/clients";
 import { percentile, startFauxqsProcess } from "./support";
 
@@ -50,7 +51,7 @@ const PROBE_ENV = {
   DATA_BUCKET: "bench",
   WEBHOOK_CREDENTIALS_SECRET_ID: "bench",
   POWERTOOLS_SERVICE_NAME: "ingest",
-  ...Object.fromEntries(["GROUPS", "MEMBERSHIPS", "PRESENCE", "SESSIONS"].map((t) => [`${t}_TABLE`, t])),
+  ...tableEnvironment(byTable((name) => name.toUpperCase())),
   RECORDINGS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/000000000000/recordings",
 };
 

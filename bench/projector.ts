@@ -26,15 +26,12 @@ import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
 import { parseWebhookEvent } from "../shared/events/schemas";
 import { SQS_INLINE_BODY_LIMIT_BYTES } from "../shared/platform/constants";
-import { TABLE_DEFINITIONS } from "../shared/platform/tables";
-import { groupsProjection } from "../shared/projections/groups";
-import { membershipsProjection } from "../shared/projections/memberships";
-import { presenceProjection } from "../shared/projections/presence";
-import { sessionsProjection } from "../shared/projections/sessions";
+import { PROJECTION_TABLE_NAMES, PROJECTION_TABLES, type TableDefinition } from "../shared/platform/tables";
 import { projectSqsBatch } from "../shared/projector/batch";
 import { type ProjectorDependencies, projectBatch, projectionInput } from "../shared/projector/core";
 import { decodeRecord } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
+import { PROJECTIONS } from "../shared/projector/registry";
 import { projectionStores } from "../shared/projector/stores";
 import { emulatorClients } from "../tools/local/clients";
 import { startDynamoDbLocal } from "../tools/local/emulators";
@@ -65,7 +62,7 @@ function touchedItems(body: string): number {
   const parsed = parseWebhookEvent(JSON.parse(body));
   if (parsed.kind !== "known") return 0;
   const input = projectionInput(parsed.event, "x", 0);
-  return [groupsProjection, membershipsProjection, presenceProjection, sessionsProjection].reduce(
+  return Object.values(PROJECTIONS).reduce(
     (n, p) => n + (p.handles(parsed.event) ? p.keys(input as never).length : 0),
     0,
   );
@@ -100,8 +97,9 @@ function hotKeyMeter(dynamo: DynamoDBClient) {
       if (context.commandName !== "PutItemCommand") return result;
       const input = args.input as { TableName: string; Item: Record<string, never> };
       const item = unmarshall(input.Item);
-      const definition = TABLE_DEFINITIONS.find((d) => input.TableName.endsWith(d.id.toLowerCase()));
-      if (!definition) return result;
+      const name = PROJECTION_TABLE_NAMES.find((n) => input.TableName.endsWith(n));
+      if (!name) return result;
+      const definition: TableDefinition = PROJECTION_TABLES[name];
       const id = `${input.TableName}|${item[definition.partitionKey.name]}|${definition.sortKey ? item[definition.sortKey.name] : ""}`;
       const old = last.get(id);
       last.set(id, item);

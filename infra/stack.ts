@@ -16,6 +16,7 @@ import {
 } from "../shared/config/function-environment";
 import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
+import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
 import { FUNCTION_ENTRIES } from "./bundling";
 import { type DeploymentConfig, restrictsApps, tableCapacity } from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
@@ -321,10 +322,7 @@ export class WebhookBackendStack extends Stack {
       credentials.secretArn,
       "Basic auth username/password to enter in the platform's webhook settings",
     );
-    output("GroupsTable", tables.names.groups, "groups table");
-    output("MembershipsTable", tables.names.memberships, "memberships table");
-    output("PresenceTable", tables.names.presence, "presence table");
-    output("SessionsTable", tables.names.sessions, "sessions table");
+    for (const name of PROJECTION_TABLE_NAMES) output(tableOutput(name), tables.names[name], `${name} table`);
     output("DataBucket", data.bucket.bucketName, "recordings, raw archive, quarantine, oversize bodies");
     output("EventsQueueUrl", events.queue.queueUrl, "events queue");
     output("EventsDeadLetterQueueUrl", events.deadLetterQueue.queueUrl, "events DLQ");

@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-clo
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { TableNames } from "../shared/platform/tables";
+import { byTable, PROJECTION_TABLE_NAMES, type TableNames, tableOutput } from "../shared/platform/tables";
 import { clientsFor, emulatorClients } from "./local/clients";
 import { localActivityTableName } from "./local/provision";
 import { readStackInfo, stateDir } from "./local/state";
@@ -34,12 +34,15 @@ export interface TargetOptions {
   stateDir?: string;
 }
 
+/** What `--tables` takes: `groups=…,memberships=…,…`, a name for every projection table. */
+export const TABLES_SPEC = PROJECTION_TABLE_NAMES.map((name) => `${name}=…`).join(",");
+
 function parseTables(spec: string): TableNames {
-  const entries = Object.fromEntries(spec.split(",").map((pair) => pair.split("=").map((s) => s.trim())));
-  const { groups, memberships, presence, sessions } = entries;
-  if (!groups || !memberships || !presence || !sessions)
-    throw new Error("--tables needs groups=…,memberships=…,presence=…,sessions=…");
-  return { groups, memberships, presence, sessions };
+  const entries: Record<string, string | undefined> = Object.fromEntries(
+    spec.split(",").map((pair) => pair.split("=").map((s) => s.trim())),
+  );
+  if (PROJECTION_TABLE_NAMES.some((name) => !entries[name])) throw new Error(`--tables needs ${TABLES_SPEC}`);
+  return byTable((name) => entries[name] ?? "");
 }
 
 export async function resolveTarget(options: TargetOptions): Promise<Target> {
@@ -54,12 +57,7 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       ...clientsFor({ endpoint: undefined, dynamoEndpoint: undefined }),
       kind: "aws",
       stackName: options.stack,
-      tables: {
-        groups: outputs.GroupsTable ?? "",
-        memberships: outputs.MembershipsTable ?? "",
-        presence: outputs.PresenceTable ?? "",
-        sessions: outputs.SessionsTable ?? "",
-      },
+      tables: byTable((name) => outputs[tableOutput(name)] ?? ""),
       bucket: outputs.DataBucket,
       apiKeysSecretArn: outputs.RecordingApiKeysSecret || undefined,
       activityTable: outputs.ActivityTable || undefined,

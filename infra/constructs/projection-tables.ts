@@ -3,7 +3,14 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Construct } from "constructs";
-import { type KeyAttribute, TABLE_DEFINITIONS, type TableDefinition } from "../../shared/platform/tables";
+import {
+  byTable,
+  type KeyAttribute,
+  type ProjectionTableId,
+  TABLE_DEFINITIONS,
+  type TableDefinition,
+  type TableNames,
+} from "../../shared/platform/tables";
 
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
@@ -64,12 +71,12 @@ function autoScale(table: Table, definition: TableDefinition, capacity: Provisio
 }
 
 /**
- * The four projection tables, from the same definitions the local stack uses: on-demand by default
+ * The projection tables, from the same declarations the local stack uses (`PROJECTION_TABLES`): on-demand by default
  * (or provisioned with auto scaling per table and per index), point-in-time recovery, encrypted,
  * retained when the stack is deleted.
  */
 export class ProjectionTables extends Construct {
-  public readonly tables: Record<TableDefinition["id"], Table>;
+  public readonly tables: Record<ProjectionTableId, Table>;
 
   constructor(scope: Construct, id: string, props: ProjectionTablesProps = {}) {
     super(scope, id);
@@ -79,7 +86,7 @@ export class ProjectionTables extends Construct {
     const units = provisioned
       ? { readCapacity: provisioned.minReadUnits, writeCapacity: provisioned.minWriteUnits }
       : {};
-    const tables: Partial<Record<TableDefinition["id"], Table>> = {};
+    const tables: Partial<Record<ProjectionTableId, Table>> = {};
     for (const definition of TABLE_DEFINITIONS) {
       const table = new Table(this, definition.id, {
         partitionKey: key(definition.partitionKey),
@@ -103,16 +110,16 @@ export class ProjectionTables extends Construct {
       if (provisioned) autoScale(table, definition, provisioned);
       tables[definition.id] = table;
     }
-    this.tables = tables as Record<TableDefinition["id"], Table>;
+    this.tables = tables as Record<ProjectionTableId, Table>;
   }
 
   /**
-   * Grants what the item stores use, `GetItem`, `BatchGetItem` and `PutItem`, on the given tables (all four by
+   * Grants what the item stores use, `GetItem`, `BatchGetItem` and `PutItem`, on the given tables (every one by
    * default): no Query, Scan, Delete or index access.
    */
   grantItemReadWrite(
     grantee: IFunction,
-    ids: TableDefinition["id"][] = TABLE_DEFINITIONS.map((d) => d.id),
+    ids: ProjectionTableId[] = TABLE_DEFINITIONS.map((d) => d.id),
   ): void {
     grantee.addToRolePolicy(
       new PolicyStatement({
@@ -123,12 +130,7 @@ export class ProjectionTables extends Construct {
   }
 
   /** The environment's table names. */
-  get names() {
-    return {
-      groups: this.tables.Groups.tableName,
-      memberships: this.tables.Memberships.tableName,
-      presence: this.tables.Presence.tableName,
-      sessions: this.tables.Sessions.tableName,
-    };
+  get names(): TableNames {
+    return byTable((_, definition) => this.tables[definition.id].tableName);
   }
 }

@@ -12,7 +12,13 @@ import {
 } from "../platform/constants";
 import { ConfigurationError } from "../platform/errors";
 import { RECORDINGS_QUEUE } from "../platform/queues";
-import type { TableNames } from "../platform/tables";
+import {
+  byTable,
+  PROJECTION_TABLE_NAMES,
+  type TableEnvVar,
+  type TableNames,
+  tableEnvVar,
+} from "../platform/tables";
 import type { RecorderLimits } from "../recorder/archive";
 import type { RecordingApiKeySource } from "../recorder/secret-api-keys";
 
@@ -155,25 +161,13 @@ function commaList(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-const tablesEnv = {
-  GROUPS_TABLE: text,
-  MEMBERSHIPS_TABLE: text,
-  PRESENCE_TABLE: text,
-  SESSIONS_TABLE: text,
-};
+/** A variable per projection table, its deployed name: `GROUPS_TABLE`, … */
+const tablesEnv = /* @__PURE__ */ Object.fromEntries(
+  PROJECTION_TABLE_NAMES.map((name) => [tableEnvVar(name), text]),
+) as Record<TableEnvVar, typeof text>;
 
-function tableNames(e: {
-  GROUPS_TABLE: string;
-  MEMBERSHIPS_TABLE: string;
-  PRESENCE_TABLE: string;
-  SESSIONS_TABLE: string;
-}) {
-  return {
-    groups: e.GROUPS_TABLE,
-    memberships: e.MEMBERSHIPS_TABLE,
-    presence: e.PRESENCE_TABLE,
-    sessions: e.SESSIONS_TABLE,
-  };
+function tableNames(e: Record<TableEnvVar, string>): TableNames {
+  return byTable((name) => e[tableEnvVar(name)]);
 }
 
 export interface ProjectorConfig {

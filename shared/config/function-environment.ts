@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { DEFAULT_MAX_RECORDING_BYTES, RECORDER_DEADLINE_MARGIN_MS } from "../platform/constants";
 import { RECORDINGS_QUEUE } from "../platform/queues";
-import type { TableNames } from "../platform/tables";
+import { type TableNames, tableEnvironment } from "../platform/tables";
 import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv, rollupEnv } from "./function-config";
 
 /**
@@ -43,10 +43,7 @@ export interface ProjectorEnvironment {
 
 export function projectorEnvironment(e: ProjectorEnvironment): EnvOf<typeof projectorEnv> {
   return {
-    GROUPS_TABLE: e.tables.groups,
-    MEMBERSHIPS_TABLE: e.tables.memberships,
-    PRESENCE_TABLE: e.tables.presence,
-    SESSIONS_TABLE: e.tables.sessions,
+    ...tableEnvironment(e.tables),
     DATA_BUCKET: e.dataBucket,
     RECORDINGS_QUEUE_URL: e.recordingsQueueUrl,
   };

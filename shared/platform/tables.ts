@@ -2,14 +2,18 @@ import { createHash } from "node:crypto";
 import { DYNAMO_PARTITION_KEY_MAX_BYTES, DYNAMO_SORT_KEY_MAX_BYTES } from "./constants";
 
 /**
- * The projection tables, defined once: the CDK app creates them from this, and so does the local
- * stack. Every key includes the app id. All keys are strings but the sort keys of time indexes.
+ * The projection tables, declared once (`PROJECTION_TABLES`): the projector, its stores, `trace`,
+ * the dry run, the local stack's provisioning, the CDK app and the CLIs iterate them. Every key
+ * includes the app id. All keys are strings but the sort keys of time indexes.
+ *
+ * Adding a table: one entry in `PROJECTION_TABLES` (its keys and indexes) and its projection in
+ * `shared/projector/registry.ts` (docs/adding-a-table.md).
  */
 export type AttributeType = "S" | "N";
 
 export interface KeyAttribute {
-  name: string;
-  type: AttributeType;
+  readonly name: string;
+  readonly type: AttributeType;
 }
 
 /**
@@ -18,47 +22,24 @@ export interface KeyAttribute {
  * reads the keys from the index and the items from the table (BatchGetItem).
  */
 export interface IndexDefinition {
-  name: string;
-  partitionKey: KeyAttribute;
-  sortKey?: KeyAttribute;
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
 }
 
 export interface TableDefinition {
-  /** Logical id: the CDK construct id and the local table name's suffix. */
-  id: "Groups" | "Memberships" | "Presence" | "Sessions";
-  partitionKey: KeyAttribute;
-  sortKey?: KeyAttribute;
-  indexes: IndexDefinition[];
+  /**
+   * Logical id: the CDK construct id (so the table's CloudFormation logical id: renaming it would
+   * replace a deployed table) and the stem of its stack output (`<id>Table`).
+   */
+  readonly id: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly indexes: readonly IndexDefinition[];
 }
 
 const S = (name: string): KeyAttribute => ({ name, type: "S" });
 const N = (name: string): KeyAttribute => ({ name, type: "N" });
-
-/** groups: pk `<appId>#<guid>`: a group's state. */
-export const GROUPS_TABLE: TableDefinition = { id: "Groups", partitionKey: S("pk"), indexes: [] };
-
-/**
- * memberships: pk `<appId>#<guid>`, sk `<uid>`: a group's members (Query on pk).
- * Index `byUser`: pk `<appId>#<uid>`, sk `<guid>`: the groups of a user.
- */
-export const MEMBERSHIPS_TABLE: TableDefinition = {
-  id: "Memberships",
-  partitionKey: S("pk"),
-  sortKey: S("uid"),
-  indexes: [{ name: "byUser", partitionKey: S("userKey"), sortKey: S("guid") }],
-};
-
-/**
- * presence: pk `<appId>#<uid>`: a user's presence.
- * Sparse index `online`: pk `onlineShard` (`<appId>#<0..ONLINE_SHARDS-1>`, by the uid's hash;
- * present only while online), sk `uid`: who is online now, one query per shard. Sharded so that
- * a large app's presence changes spread over many partition-key values.
- */
-export const PRESENCE_TABLE: TableDefinition = {
-  id: "Presence",
-  partitionKey: S("pk"),
-  indexes: [{ name: "online", partitionKey: S("onlineShard"), sortKey: S("uid") }],
-};
 
 /** Shards of the `online` index per app. */
 export const ONLINE_SHARDS = 16;
@@ -66,24 +47,125 @@ export const ONLINE_SHARDS = 16;
 export const RECORDING_SHARDS = 4;
 
 /**
- * sessions: pk `<appId>#<sessionId>`: a call or meeting with participants and recordings.
- * Index `byTime`: pk `timeBucket` (`<appId>#<yyyy-mm>`, the UTC month of sessionTime), sk
- * `sessionTime` (ms): the sessions in a time range, one query per month of the range. With keys
- * only, the index is written when a session's time changes (mostly once), not on every update.
- * Indexes `byInitiator` / `byReceiver`: pk `<appId>#<uid>`, sk `sessionTime`: the sessions of a user.
- * Sparse index `withRecording`: pk `recordingShard` (`<appId>#<0..RECORDING_SHARDS-1>`, once a
- * recording is known), sk `sessionTime`.
+ * The projection tables by name. A table's name is the key of `TableNames`, the local table's
+ * suffix (`<prefix>-<name>`), and, upper-cased, the functions' environment variable that holds
+ * its deployed name (`tableEnvVar`: `GROUPS_TABLE`). Its id names it in CloudFormation. Neither
+ * may change for a deployed stack.
  */
-export const SESSIONS_TABLE: TableDefinition = {
-  id: "Sessions",
-  partitionKey: S("pk"),
-  indexes: [
-    { name: "byTime", partitionKey: S("timeBucket"), sortKey: N("sessionTime") },
-    { name: "byInitiator", partitionKey: S("initiatorKey"), sortKey: N("sessionTime") },
-    { name: "byReceiver", partitionKey: S("receiverKey"), sortKey: N("sessionTime") },
-    { name: "withRecording", partitionKey: S("recordingShard"), sortKey: N("sessionTime") },
-  ],
-};
+export const PROJECTION_TABLES = {
+  /** groups: pk `<appId>#<guid>`: a group's state. */
+  groups: { id: "Groups", partitionKey: S("pk"), indexes: [] },
+  /**
+   * memberships: pk `<appId>#<guid>`, sk `<uid>`: a group's members (Query on pk).
+   * Index `byUser`: pk `<appId>#<uid>`, sk `<guid>`: the groups of a user.
+   */
+  memberships: {
+    id: "Memberships",
+    partitionKey: S("pk"),
+    sortKey: S("uid"),
+    indexes: [{ name: "byUser", partitionKey: S("userKey"), sortKey: S("guid") }],
+  },
+  /**
+   * presence: pk `<appId>#<uid>`: a user's presence.
+   * Sparse index `online`: pk `onlineShard` (`<appId>#<0..ONLINE_SHARDS-1>`, by the uid's hash;
+   * present only while online), sk `uid`: who is online now, one query per shard. Sharded so that
+   * a large app's presence changes spread over many partition-key values.
+   */
+  presence: {
+    id: "Presence",
+    partitionKey: S("pk"),
+    indexes: [{ name: "online", partitionKey: S("onlineShard"), sortKey: S("uid") }],
+  },
+  /**
+   * sessions: pk `<appId>#<sessionId>`: a call or meeting with participants and recordings.
+   * Index `byTime`: pk `timeBucket` (`<appId>#<yyyy-mm>`, the UTC month of sessionTime), sk
+   * `sessionTime` (ms): the sessions in a time range, one query per month of the range. With keys
+   * only, the index is written when a session's time changes (mostly once), not on every update.
+   * Indexes `byInitiator` / `byReceiver`: pk `<appId>#<uid>`, sk `sessionTime`: the sessions of a user.
+   * Sparse index `withRecording`: pk `recordingShard` (`<appId>#<0..RECORDING_SHARDS-1>`, once a
+   * recording is known), sk `sessionTime`.
+   */
+  sessions: {
+    id: "Sessions",
+    partitionKey: S("pk"),
+    indexes: [
+      { name: "byTime", partitionKey: S("timeBucket"), sortKey: N("sessionTime") },
+      { name: "byInitiator", partitionKey: S("initiatorKey"), sortKey: N("sessionTime") },
+      { name: "byReceiver", partitionKey: S("receiverKey"), sortKey: N("sessionTime") },
+      { name: "withRecording", partitionKey: S("recordingShard"), sortKey: N("sessionTime") },
+    ],
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+/** A projection table's name: `groups`, `memberships`, … */
+export type ProjectionTableName = keyof typeof PROJECTION_TABLES;
+/** A projection table's logical id: `Groups`, `Memberships`, … */
+export type ProjectionTableId = (typeof PROJECTION_TABLES)[ProjectionTableName]["id"];
+/** A projection table's declaration. */
+export type ProjectionTableDefinition = TableDefinition & { readonly id: ProjectionTableId };
+
+/** The projection tables' names, in declaration order. */
+export const PROJECTION_TABLE_NAMES = Object.keys(PROJECTION_TABLES) as ProjectionTableName[];
+
+/** The projection tables' definitions, in declaration order. */
+export const TABLE_DEFINITIONS: readonly ProjectionTableDefinition[] = PROJECTION_TABLE_NAMES.map(
+  (name) => PROJECTION_TABLES[name],
+);
+
+/** The deployed (or local) names of the projection tables. */
+export type TableNames = Record<ProjectionTableName, string>;
+
+/**
+ * One value per projection table, in declaration order.
+ *
+ * @example byTable((name) => `local-${name}`) // { groups: "local-groups", memberships: "local-memberships", … }
+ */
+export function byTable<T>(
+  value: (name: ProjectionTableName, definition: ProjectionTableDefinition) => T,
+): Record<ProjectionTableName, T> {
+  // The keys are exactly PROJECTION_TABLE_NAMES: the record is complete.
+  return Object.fromEntries(
+    PROJECTION_TABLE_NAMES.map((name) => [name, value(name, PROJECTION_TABLES[name])]),
+  ) as Record<ProjectionTableName, T>;
+}
+
+/** The environment variable that gives a function a table's deployed name. */
+export type TableEnvVar<N extends ProjectionTableName = ProjectionTableName> = `${Uppercase<N>}_TABLE`;
+
+/**
+ * @example tableEnvVar("groups") // "GROUPS_TABLE"
+ */
+export function tableEnvVar<N extends ProjectionTableName>(name: N): TableEnvVar<N> {
+  return `${name.toUpperCase() as Uppercase<N>}_TABLE`;
+}
+
+/**
+ * The variables that give a function the tables' deployed names.
+ *
+ * @example tableEnvironment(names) // { GROUPS_TABLE: names.groups, MEMBERSHIPS_TABLE: names.memberships, … }
+ */
+export function tableEnvironment(names: TableNames): Record<TableEnvVar, string> {
+  // The keys are exactly the tables' variables: the record is complete.
+  return Object.fromEntries(PROJECTION_TABLE_NAMES.map((name) => [tableEnvVar(name), names[name]])) as Record<
+    TableEnvVar,
+    string
+  >;
+}
+
+/**
+ * The stack output that gives a table's deployed name (what `--stack` reads).
+ *
+ * @example tableOutput("groups") // "GroupsTable"
+ */
+export function tableOutput(name: ProjectionTableName): `${ProjectionTableId}Table` {
+  return `${PROJECTION_TABLES[name].id}Table`;
+}
+
+/** Shorthands for the code that uses one table by itself. */
+export const GROUPS_TABLE = PROJECTION_TABLES.groups;
+export const MEMBERSHIPS_TABLE = PROJECTION_TABLES.memberships;
+export const PRESENCE_TABLE = PROJECTION_TABLES.presence;
+export const SESSIONS_TABLE = PROJECTION_TABLES.sessions;
 
 /**
  * activity: the figures the rollup computes from the raw archive (`shared/analytics`), replaced
@@ -93,12 +175,12 @@ export const SESSIONS_TABLE: TableDefinition = {
  * - same pk, sk `top#groups#<rank>` / `top#users#<rank>`: its busiest groups and users, rank
  *   001 first (one Query with a Limit).
  */
-export const ACTIVITY_TABLE: Omit<TableDefinition, "id"> & { id: "Activity" } = {
+export const ACTIVITY_TABLE = {
   id: "Activity",
   partitionKey: S("pk"),
   sortKey: S("sk"),
   indexes: [],
-};
+} as const satisfies TableDefinition;
 
 /**
  * apps: the deployment's per-app settings, one item per app and kind of record, so that 10,000
@@ -113,13 +195,6 @@ export const APPS_TABLE: Omit<TableDefinition, "id"> & { id: "Apps" } = {
   sortKey: S("record"),
   indexes: [],
 };
-
-export const TABLE_DEFINITIONS: readonly TableDefinition[] = [
-  GROUPS_TABLE,
-  MEMBERSHIPS_TABLE,
-  PRESENCE_TABLE,
-  SESSIONS_TABLE,
-];
 
 /**
  * Why DynamoDB cannot hold this item's keys (a string partition key over 2,048 bytes or sort key
@@ -146,14 +221,6 @@ export function keyLimitViolation(table: TableDefinition, item: Record<string, u
     }
   }
   return undefined;
-}
-
-/** The deployed (or local) names of the four tables. */
-export interface TableNames {
-  groups: string;
-  memberships: string;
-  presence: string;
-  sessions: string;
 }
 
 /** `<appId>#<id>`: every key is scoped by app. */

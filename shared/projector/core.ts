@@ -6,14 +6,12 @@ import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../platform/constants";
 import { ItemLimitError } from "../platform/errors";
 import type { ProjectionOutcome } from "../platform/outcomes";
+import { PROJECTION_TABLE_NAMES } from "../platform/tables";
 import type { BlobStore } from "../ports/blob-store";
 import type { ItemStore } from "../ports/item-store";
 import type { MessageQueue } from "../ports/message-queue";
 import { canonicalJson } from "../projections/canonical-json";
-import { type GroupState, groupsProjection } from "../projections/groups";
-import { type MembershipState, membershipsProjection } from "../projections/memberships";
-import { type PresenceState, presenceProjection } from "../projections/presence";
-import { type SessionState, sessionsProjection } from "../projections/sessions";
+import type { SessionState } from "../projections/sessions";
 import type {
   Fallback,
   Fallbacks,
@@ -32,13 +30,9 @@ import {
 } from "../projections/version";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
+import { PROJECTIONS, type ProjectionStores, tableBindings, type VersionedItem } from "./registry";
 
-export interface ProjectionStores {
-  groups: ItemStore<GroupState>;
-  memberships: ItemStore<MembershipState>;
-  presence: ItemStore<PresenceState>;
-  sessions: ItemStore<SessionState>;
-}
+export type { ProjectionStores, VersionedItem } from "./registry";
 
 export interface ProjectorDependencies {
   stores: ProjectionStores;
@@ -122,14 +116,6 @@ export function atFirstReceipt<E extends KnownEvent>(
     ? (projectionInput(input.event, input.eventId, firstReceivedAt) as ProjectionInput<E>)
     : input;
 }
-
-/** An item whose parts each keep the version of the fact that wrote them (and, some, their runner-up). */
-export type VersionedItem = {
-  pk: string;
-  seen?: SeenEvents;
-  versions: Partial<Record<string, Version>>;
-  fallback?: Fallbacks;
-};
 
 /** Whether a part's version is this fact's (plain, or behind a `<rank>.` prefix). */
 function isFact(partVersion: Version | undefined, version: Version): boolean {
@@ -335,7 +321,7 @@ async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
 
 /**
  * Projects the known events of a batch into every table that handles them: each table folds its
- * items (`foldProjection`), the four tables in parallel; then sends the recording jobs. An event
+ * items (`foldProjection`), every table in parallel; then sends the recording jobs. An event
  * fails only if an item it touches failed (or its recording job could not be sent).
  *
  * @returns per input, in order: "projected" if it changed an item, "stale" if every item it
@@ -348,18 +334,17 @@ export async function projectInputs(
   const tracks = inputs.map((): EventTrack => ({ handled: false, changed: false }));
   const track = (index: number) => tracks[index] as EventTrack;
   const batch = inputs.map((input, index) => ({ index, input }));
-  const { stores } = deps;
-  const [, , , sessions] = await Promise.all([
-    foldProjection(groupsProjection, stores.groups, batch, track),
-    foldProjection(membershipsProjection, stores.memberships, batch, track),
-    foldProjection(presenceProjection, stores.presence, batch, track),
-    foldProjection(sessionsProjection, stores.sessions, batch, track),
-  ]);
+  const folded = await Promise.all(
+    tableBindings(deps.stores).map(({ projection, store }) =>
+      foldProjection(projection, store, batch, track),
+    ),
+  );
+  const sessions = folded[PROJECTION_TABLE_NAMES.indexOf("sessions")] as Map<string, SessionState>;
   await Promise.all(
     batch.map(async ({ index, input }) => {
       const { event } = input;
       if (event.trigger !== "recording_generated" || track(index).error !== undefined) return;
-      const [key] = sessionsProjection.keys(input as ProjectionInput<SessionEvent>);
+      const [key] = PROJECTIONS.sessions.keys(input as ProjectionInput<SessionEvent>);
       try {
         await sendRecordingJob(event, key ? sessions.get(`${key.pk}|`) : undefined, input.eventId, deps);
       } catch (error) {

@@ -1,25 +1,14 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoItemStoreOptions, documentClient, dynamoItemStore } from "../adapters/dynamo-item-store";
-import {
-  GROUPS_TABLE,
-  MEMBERSHIPS_TABLE,
-  PRESENCE_TABLE,
-  SESSIONS_TABLE,
-  type TableNames,
-} from "../platform/tables";
-import type { ProjectionStores } from "./core";
+import { PROJECTION_TABLES, type TableNames } from "../platform/tables";
+import { type ProjectionStores, storesByTable } from "./registry";
 
-/** The four projection stores over one DynamoDB client. */
+/** The projection stores over one DynamoDB client: one per projection table. */
 export function projectionStores(
   client: DynamoDBClient,
   names: TableNames,
   options: DynamoItemStoreOptions = {},
 ): ProjectionStores {
   const doc = documentClient(client);
-  return {
-    groups: dynamoItemStore(doc, GROUPS_TABLE, names.groups, options),
-    memberships: dynamoItemStore(doc, MEMBERSHIPS_TABLE, names.memberships, options),
-    presence: dynamoItemStore(doc, PRESENCE_TABLE, names.presence, options),
-    sessions: dynamoItemStore(doc, SESSIONS_TABLE, names.sessions, options),
-  };
+  return storesByTable((table) => dynamoItemStore(doc, PROJECTION_TABLES[table], names[table], options));
 }

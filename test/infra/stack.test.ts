@@ -16,7 +16,13 @@ import {
   RECORDER_OUTCOMES,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
-import { TABLE_DEFINITIONS } from "../../shared/platform/tables";
+import {
+  PROJECTION_TABLE_NAMES,
+  PROJECTION_TABLES,
+  TABLE_DEFINITIONS,
+  tableEnvVar,
+  tableOutput,
+} from "../../shared/platform/tables";
 import { prebundleStackFunctions } from "../support/prebundle";
 
 let template: Template;
@@ -392,6 +398,46 @@ describe("the CDK stack", () => {
           }),
         ]),
       });
+  });
+
+  it("keeps the tables' deployed names: logical ids, the projector's variables, the stack outputs", () => {
+    // Renaming a table's construct id would make CloudFormation replace a deployed table (and
+    // lose its items); a variable or output renamed would strand a deployed function or a CLI.
+    const tables = resourcesOf("AWS::DynamoDB::Table").map((t) => t.id.replace(/[0-9A-F]{8}$/, ""));
+    expect(tables).toEqual(
+      expect.arrayContaining(["TablesGroups", "TablesMemberships", "TablesPresence", "TablesSessions"]),
+    );
+    const projector = resourcesOf("AWS::Lambda::Function").find((f) => f.id.startsWith("Projector"));
+    const variables = Object.keys(
+      (projector?.props.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {},
+    );
+    expect(variables).toEqual(
+      expect.arrayContaining(["GROUPS_TABLE", "MEMBERSHIPS_TABLE", "PRESENCE_TABLE", "SESSIONS_TABLE"]),
+    );
+    expect(Object.keys(template.findOutputs("*"))).toEqual(
+      expect.arrayContaining(["GroupsTable", "MembershipsTable", "PresenceTable", "SessionsTable"]),
+    );
+  });
+
+  it("deploys every declared table: its keys, its variable in the projector, its output", () => {
+    const tables = resourcesOf("AWS::DynamoDB::Table");
+    const projector = resourcesOf("AWS::Lambda::Function").find((f) => f.id.startsWith("Projector"));
+    const variables =
+      (projector?.props.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+    const outputs = template.findOutputs("*");
+    for (const name of PROJECTION_TABLE_NAMES) {
+      const definition = PROJECTION_TABLES[name];
+      const table = tables.find((t) => new RegExp(`^Tables${definition.id}[0-9A-F]{8}$`).test(t.id));
+      expect(table, name).toBeDefined();
+      expect(table?.props.KeySchema).toEqual([
+        { AttributeName: definition.partitionKey.name, KeyType: "HASH" },
+        ...("sortKey" in definition ? [{ AttributeName: definition.sortKey.name, KeyType: "RANGE" }] : []),
+      ]);
+      const indexes = (table?.props.GlobalSecondaryIndexes ?? []) as Array<{ IndexName: string }>;
+      expect(indexes.map((i) => i.IndexName)).toEqual(definition.indexes.map((i) => i.name));
+      expect(variables[tableEnvVar(name)]).toEqual({ Ref: table?.id });
+      expect(outputs[tableOutput(name)]?.Value).toEqual({ Ref: table?.id });
+    }
   });
 
   it("outputs the webhook URL, the tables, the bucket and the queues", () => {

@@ -2,14 +2,10 @@ import { parseWebhookEvent } from "../../shared/events/schemas";
 import type { ItemStore } from "../../shared/ports/item-store";
 import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { GroupState } from "../../shared/projections/groups";
-import { groupsProjection } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";
-import { membershipsProjection } from "../../shared/projections/memberships";
 import type { PresenceState } from "../../shared/projections/presence";
-import { presenceProjection } from "../../shared/projections/presence";
 import type { SessionState } from "../../shared/projections/sessions";
-import { sessionsProjection } from "../../shared/projections/sessions";
-import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
+import type { ItemKey, ProjectionInput } from "../../shared/projections/types";
 import {
   type ProjectionStores,
   type ProjectorDependencies,
@@ -17,6 +13,7 @@ import {
   projectionInput,
   projectKnownEvent,
 } from "../../shared/projector/core";
+import { PROJECTIONS } from "../../shared/projector/registry";
 import type { TableChecks } from "../../tools/simulate/check";
 import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";
@@ -147,12 +144,9 @@ export function memoryChecks(stores: ReturnType<typeof memoryStores>): TableChec
 /** Every item key a history touches, per table. */
 export function touchedKeys(deliveries: readonly Delivery[]) {
   const keys = new Map<keyof ProjectionStores, Map<string, ItemKey>>();
-  const projections: Array<[keyof ProjectionStores, Projection<{ pk: string }, never>]> = [
-    ["groups", groupsProjection as never],
-    ["memberships", membershipsProjection as never],
-    ["presence", presenceProjection as never],
-    ["sessions", sessionsProjection as never],
-  ];
+  const projections = Object.entries(PROJECTIONS) as Array<
+    [keyof ProjectionStores, (typeof PROJECTIONS)[keyof ProjectionStores]]
+  >;
   for (const d of deliveries) {
     const parsed = parseWebhookEvent(JSON.parse(d.body));
     if (parsed.kind !== "known") continue;

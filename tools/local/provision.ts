@@ -2,26 +2,16 @@ import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from 
 import {
   ACTIVITY_TABLE,
   APPS_TABLE,
-  TABLE_DEFINITIONS,
+  byTable,
+  PROJECTION_TABLE_NAMES,
+  PROJECTION_TABLES,
   type TableDefinition,
   type TableNames,
 } from "../../shared/platform/tables";
 
-const NAME_OF: Record<TableDefinition["id"], keyof TableNames> = {
-  Groups: "groups",
-  Memberships: "memberships",
-  Presence: "presence",
-  Sessions: "sessions",
-};
-
-/** Local table names: `<prefix>-groups`, … */
+/** Local table names: `<prefix>-<name>` (`<prefix>-groups`, …). */
 export function localTableNames(prefix: string): TableNames {
-  return {
-    groups: `${prefix}-groups`,
-    memberships: `${prefix}-memberships`,
-    presence: `${prefix}-presence`,
-    sessions: `${prefix}-sessions`,
-  };
+  return byTable((name) => `${prefix}-${name}`);
 }
 
 /** CreateTable input from a shared definition: the same keys and indexes the CDK app deploys. */
@@ -53,10 +43,9 @@ export function createTableInput(definition: Omit<TableDefinition, "id">, tableN
   };
 }
 
-/** Creates the four projection tables if they do not exist yet. */
+/** Creates the projection tables if they do not exist yet. */
 export async function createProjectionTables(client: DynamoDBClient, names: TableNames): Promise<void> {
-  for (const definition of TABLE_DEFINITIONS)
-    await createTable(client, definition, names[NAME_OF[definition.id]]);
+  for (const name of PROJECTION_TABLE_NAMES) await createTable(client, PROJECTION_TABLES[name], names[name]);
 }
 
 /** The local activity table's name: `<prefix>-activity`. */

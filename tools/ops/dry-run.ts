@@ -1,6 +1,6 @@
 import type { ItemStore } from "../../shared/ports/item-store";
 import type { ItemKey } from "../../shared/projections/types";
-import type { ProjectionStores } from "../../shared/projector/core";
+import { type ProjectionStores, storeOf, storesByTable } from "../../shared/projector/registry";
 
 /**
  * A store that reads the items as they are and keeps every update in memory, writing nothing:
@@ -38,10 +38,5 @@ function dryRunStore<S>(store: ItemStore<S>): ItemStore<S> {
 
 /** The projection stores of a dry run: read as they are, written nowhere. */
 export function dryRunStores(stores: ProjectionStores): ProjectionStores {
-  return {
-    groups: dryRunStore(stores.groups),
-    memberships: dryRunStore(stores.memberships),
-    presence: dryRunStore(stores.presence),
-    sessions: dryRunStore(stores.sessions),
-  };
+  return storesByTable((table) => dryRunStore(storeOf(stores, table)));
 }

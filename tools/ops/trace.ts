@@ -4,10 +4,7 @@ import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import type { SessionEvent } from "../../shared/events/accessors";
 import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import type { KnownEvent } from "../../shared/events/schemas";
-import { groupsProjection } from "../../shared/projections/groups";
-import { membershipsProjection } from "../../shared/projections/memberships";
-import { presenceProjection } from "../../shared/projections/presence";
-import { type RecordingState, sessionsProjection } from "../../shared/projections/sessions";
+import type { RecordingState } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
   atFirstReceipt,
@@ -18,6 +15,7 @@ import {
   type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
+import { PROJECTIONS, tableBindings } from "../../shared/projector/registry";
 import { oneEventId } from "../cli/event-id";
 import { type Filter, findEvents, peekDeadLetters } from "./inspect";
 
@@ -99,7 +97,7 @@ async function recordingOf(
   stores: ProjectionStores,
 ): Promise<EventTrace["recording"]> {
   if (event.trigger !== "recording_generated") return undefined;
-  const [key] = sessionsProjection.keys(input as ProjectionInput<SessionEvent>);
+  const [key] = PROJECTIONS.sessions.keys(input as ProjectionInput<SessionEvent>);
   const session = key ? await stores.sessions.get(key) : null;
   const r = session?.recordings[event.data.startTime];
   return r
@@ -185,12 +183,9 @@ export async function judgeArchived(
   if (parsed.kind !== "known") return { outcome: "archived-only" };
   const input = projectionInput(parsed.event, line.eventId, line.receivedAt);
   const items = (
-    await Promise.all([
-      itemStates(groupsProjection, stores.groups, input),
-      itemStates(membershipsProjection, stores.memberships, input),
-      itemStates(presenceProjection, stores.presence, input),
-      itemStates(sessionsProjection, stores.sessions, input),
-    ])
+    await Promise.all(
+      tableBindings(stores).map(({ projection, store }) => itemStates(projection, store, input)),
+    )
   ).flat();
   if (items.length === 0) return { outcome: "archived-only" };
   const recording = await recordingOf(parsed.event, input, stores);

@@ -18,7 +18,7 @@ import {
 import { localObjectFile, stateDir } from "../local/state";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
-import { resolveTarget, type Target } from "../target";
+import { resolveTarget, TABLES_SPEC, type Target } from "../target";
 import { type AnalyticsQueries, analyticsQueries } from "./queries";
 import { outcomeStats } from "./stats";
 
@@ -102,7 +102,7 @@ export async function runQueryCli(
   const program = new Command("query")
     .description("Query the projection tables (the local stack by default)")
     .option("--stack <name>", "a deployed stack's name (its outputs name the tables)")
-    .option("--tables <spec>", "explicit table names: groups=…,memberships=…,presence=…,sessions=…")
+    .option("--tables <spec>", `explicit table names: ${TABLES_SPEC}`)
     .option("--state-dir <dir>", "the local stack's state dir (env LOCAL_STATE_DIR)")
     .version(VERSION)
     .exitOverride()
