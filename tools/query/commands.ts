@@ -98,8 +98,20 @@ export async function runQueryCli(
   argv: string[],
   io: Io = { out: console.log, err: console.error },
 ): Promise<number> {
-  let exitCode = 0;
-  const program = new Command("query")
+  const program = queryProgram(io);
+  const outcome = { exitCode: 0 };
+  const run = runner(program, io, outcome);
+  addItemCommands(program, run);
+  addSessionCommands(program, run);
+  addArchiveCommands(program, run);
+  addFigureCommands(program, run);
+  const parsed = await parseQueryArgs(program, argv, io);
+  return parsed ?? outcome.exitCode;
+}
+
+/** The root command and the options every query takes (where the tables are). */
+function queryProgram(io: Io): Command {
+  return new Command("query")
     .description("Query the projection tables (the local stack by default)")
     .option("--stack <name>", "a deployed stack's name (its outputs name the tables)")
     .option("--tables <spec>", `explicit table names: ${TABLES_SPEC}`)
@@ -107,15 +119,21 @@ export async function runQueryCli(
     .version(VERSION)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+}
 
-  const run =
-    (
-      action: (
-        q: AnalyticsQueries,
-        o: Record<string, unknown>,
-        target: Target,
-      ) => Promise<{ json: unknown; rows: Row[]; found?: boolean; lines?: string[] }>,
-    ) =>
+/** What a query's action returns: its JSON, its table rows or its lines, and whether it found anything. */
+type QueryResult = { json: unknown; rows: Row[]; found?: boolean; lines?: string[] };
+/** A query's action: what it reads through the queries or the target, given the options. */
+type QueryAction = (q: AnalyticsQueries, o: Record<string, unknown>, target: Target) => Promise<QueryResult>;
+/** Wraps a query's action as a command action (`runner`). */
+type Run = (action: QueryAction) => (...args: unknown[]) => Promise<void>;
+
+/**
+ * The command action of a query: resolves the target, runs the query, prints its JSON, lines or
+ * table, and sets exit code 3 when nothing was found (null, an empty list, an id found nowhere).
+ */
+function runner(program: Command, io: Io, outcome: { exitCode: number }): Run {
+  return (action) =>
     async (...args: unknown[]) => {
       const command = args[args.length - 1] as Command;
       const o = { ...program.opts(), ...command.opts() } as Record<string, unknown>;
@@ -133,22 +151,26 @@ export async function runQueryCli(
         if (o.json) io.out(JSON.stringify(json, null, 2));
         else if (lines) for (const line of lines) io.out(line);
         else table(rows, io);
-        // One rule for every query: nothing found (null, an empty list, an id found nowhere) exits 3.
         if (!(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)))) {
           io.err(
             `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
           );
-          exitCode = 3;
+          outcome.exitCode = 3;
         }
       } finally {
         target.destroy();
       }
     };
-  const app = (o: Record<string, unknown>) => String(o.app);
-  const arg = (o: Record<string, unknown>, i = 0) => String((o.args as string[])[i]);
-  const withApp = (c: Command) =>
-    c.requiredOption("--app <appId>", "the app").option("--json", "one JSON value on stdout");
+}
 
+/** The `--app` option, the first (or `i`-th) argument, and a command that takes both. */
+const app = (o: Record<string, unknown>) => String(o.app);
+const arg = (o: Record<string, unknown>, i = 0) => String((o.args as string[])[i]);
+const withApp = (c: Command) =>
+  c.requiredOption("--app <appId>", "the app").option("--json", "one JSON value on stdout");
+
+/** Groups, members, a user's groups, presence, who is online. */
+function addItemCommands(program: Command, run: Run): void {
   withApp(program.command("group <guid>").description("a group's state")).action(
     run(async (q, o) => {
       const g = await q.group(app(o), arg(o));
@@ -215,6 +237,10 @@ export async function runQueryCli(
       };
     }),
   );
+}
+
+/** A session, the sessions of a time range or of a user, the recordings. */
+function addSessionCommands(program: Command, run: Run): void {
   withApp(
     program
       .command("session <sessionId>")
@@ -297,6 +323,10 @@ export async function runQueryCli(
       };
     }),
   );
+}
+
+/** What the archive and the queues hold: an event's trace, the quarantine, the dead letters. */
+function addArchiveCommands(program: Command, run: Run): void {
   program
     .command("event")
     .description("where an event is and what it did: its outcome, and each item it touches")
@@ -388,6 +418,10 @@ export async function runQueryCli(
         };
       }),
     );
+}
+
+/** The activity figures and the counters. */
+function addFigureCommands(program: Command, run: Run): void {
   withApp(
     program
       .command("activity")
@@ -432,7 +466,13 @@ export async function runQueryCli(
         return { json: s, rows };
       }),
     );
+}
 
+/**
+ * Parses and runs the command line: undefined when the command ran (its exit code is the
+ * runner's), else the exit code of a usage error (2; 0 for --help and --version) or a failure (1).
+ */
+async function parseQueryArgs(program: Command, argv: string[], io: Io): Promise<number | undefined> {
   for (const command of program.commands) command.exitOverride();
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -442,5 +482,5 @@ export async function runQueryCli(
     io.err(`error: ${expectedMessage(error)}`);
     return error instanceof UsageError ? 2 : 1;
   }
-  return exitCode;
+  return undefined;
 }
