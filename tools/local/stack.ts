@@ -20,6 +20,7 @@ import {
 import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants";
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
+import type { TableNames } from "../../shared/platform/tables";
 import { emulatorClients } from "./clients";
 import {
   LOCAL_CREDENTIALS,
@@ -206,18 +207,7 @@ async function startEmulators(options: LocalStackOptions, started: RunningEmulat
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const host = options.host ?? "127.0.0.1";
-  // The lock first: a second start on this state directory is refused naming the first one's pid
-  // and port, even when it asks for the same port (which is then taken by that first one).
-  mkdirSync(options.stateDir, { recursive: true });
-  const lock = await acquireStateLock(options.stateDir, options.port);
-  try {
-    await assertPortFree(options.port, host);
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
-  if (options.clean) emptyStateDir(options.stateDir);
-
+  const lock = await lockStateDir(options, host);
   const started: RunningEmulator[] = [];
   const cleanup = async () => {
     await Promise.allSettled(started.map((e) => e.stop()));
@@ -227,149 +217,29 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const [dynamoLocal, fauxqs] = await startEmulators(options, started);
     lock.record({ dynamoPid: dynamoLocal.pid });
     const clients = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
-    const { sqs, s3, dynamo } = clients;
-
-    const tables = localTableNames("local");
-    const bucket = "local-data";
-    const retry = options.retrySeconds ?? DEFAULT_LOCAL_RETRY_SECONDS;
-    await createProjectionTables(dynamo, tables);
-    const activityTable = localActivityTableName("local");
-    await createActivityTable(dynamo, activityTable);
-    const appsTable = localAppsTableName("local");
-    await createAppsTable(dynamo, appsTable);
-    if (options.allowedAppIds?.length)
-      await dynamoAppRegistry(documentClient(dynamo), appsTable).allow(
-        options.allowedAppIds,
-        "allowedAppIds",
-      );
-    const restrictApps = options.restrictApps ?? (options.allowedAppIds?.length ?? 0) > 0;
-    await ensureBucket(s3, bucket);
-    const events = await ensureQueuePair(sqs, EVENTS_QUEUE, retry);
-    const recordings = await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6);
-
-    const username = options.username ?? DEV_USERNAME;
-    const password = options.password ?? DEV_PASSWORD;
-    // The handlers' configuration from the same builders the CDK app uses, but for the local
-    // endpoints and credentials, and the recorder's local-only allowance (http and loopback file
-    // servers): on here only. All three functions share this process, so their variables merge.
-    Object.assign(process.env, {
-      AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      LOCAL_AWS_ENDPOINT: fauxqs.endpoint,
-      LOCAL_DYNAMODB_ENDPOINT: dynamoLocal.endpoint,
-      ...ingestEnvironment({
-        eventsQueueUrl: events.url,
-        dataBucket: bucket,
-        localCredentials: { username, password },
-        allowedAppsTable: restrictApps ? appsTable : undefined,
-      }),
-      ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
-      ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
-      ...(options.recordingPolicy === "deployed"
-        ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
-        : {
-            RECORDER_ALLOW_HTTP: "true",
-            RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1",
-            // Local recording servers hold the key as the platform's would.
-            RECORDER_API_KEY_HOSTS: `${DEFAULT_RECORDING_API_KEY_HOSTS.join(",")},127.0.0.1,localhost,::1`,
-          }),
-      POWERTOOLS_METRICS_DISABLED: "true",
-      // Locally every event gets its line (deployed, per-event lines are DEBUG: log bytes are billed).
-      POWERTOOLS_LOG_LEVEL: "DEBUG",
+    const resources = await provisionResources(clients, options);
+    const credentials = {
+      username: options.username ?? DEV_USERNAME,
+      password: options.password ?? DEV_PASSWORD,
+    };
+    configureHandlers(options, resources, credentials, {
+      aws: fauxqs.endpoint,
+      dynamodb: dynamoLocal.endpoint,
     });
-    // Counters carry on from the last run (`stats` survives restarts), in a ledger written through.
-    if (options.inMemory) resetStats(options.stateDir);
-    // The last 15 minutes stay in the ledger: the console's live flow spans a restart.
-    else compactStats(options.stateDir, Date.now() - FLOW_WINDOW_SECONDS * 1000);
-    const untap = tapFunctionLogs(options.logMode ?? "readable", (entry) =>
-      appendLedger(options.stateDir, entry),
-    );
-    const ingest = (await import("../../functions/ingest/handler")).handler as HttpApiHandler;
-    const projector = (await import("../../functions/projector/handler")).handler as SqsHandler;
-    const recorder = (await import("../../functions/recorder/handler")).handler as SqsHandler;
+    const untap = openLedger(options);
+    const handlers = await loadHandlers();
 
     let ready = false;
-    const gateway = await startGateway({ port: options.port, host, ingest, isReady: () => ready });
-    // A poller's own fault (a delete or a receive that failed) is shown like a function's WARN line.
-    const pollerError = (functionName: string) => (error: unknown) =>
-      console.error(
-        JSON.stringify({
-          level: "WARN",
-          service: functionName,
-          message: "poller: a receive or delete failed; the messages will be received again",
-          timestamp: new Date().toISOString(),
-          error: errorSummary(error),
-        }),
-      );
-    const poller = (
-      definition: QueueDefinition,
-      queue: typeof events,
-      handler: SqsHandler,
-      functionName: "projector" | "recorder",
-      concurrency: number,
-    ) =>
-      new SqsPoller({
-        sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region: LOCAL_REGION,
-        handler,
-        functionName,
-        batchSize: definition.batchSize,
-        batchingWindowMs: definition.batchingWindowSeconds * 1000,
-        concurrency,
-        onError: pollerError(functionName),
-        maxReceiveCount: definition.maxReceiveCount,
-        onDeadLetter: (message, receives) =>
-          console.error(
-            JSON.stringify({
-              level: "WARN",
-              service: functionName,
-              message: `dead-lettered after ${receives} failed receives (npm run redrive brings it back)`,
-              timestamp: new Date().toISOString(),
-              reason: "dead-lettered",
-              ...Object.fromEntries(
-                ["trigger", "appId", "eventId"].map((k) => [k, message.MessageAttributes?.[k]?.StringValue]),
-              ),
-            }),
-          ),
-      });
-    const pollers = [
-      // One batch at a time for events: a batch of 100 is ~1,000 events/s, plenty here, and the
-      // queue's order stays the order of receipt, so the simulator's duplicates (sent a few ms
-      // after their original, where a platform retry comes 10 s after) never overtake it.
-      poller(EVENTS_QUEUE, events, projector, "projector", 1),
-      // Two downloads at once.
-      poller(RECORDINGS_QUEUE, recordings, recorder, "recorder", 2),
-    ];
-    for (const p of pollers) p.start();
-    const stopRollups = options.activityEveryMinutes
-      ? startLocalRollups({
-          s3,
-          bucket,
-          doc: documentClient(dynamo),
-          activityTable,
-          everyMs: options.activityEveryMinutes * 60_000,
-          graceMs: 2 * 3_600_000,
-        })
-      : async () => undefined;
-
-    const base = `http://${host}:${gateway.port}`;
-    const info: LocalStackInfo = {
-      pid: process.pid,
-      webhookUrl: `${base}/webhook`,
-      healthUrl: `${base}/health`,
-      region: LOCAL_REGION,
-      endpoints: { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint },
-      tables,
-      activityTable,
-      appsTable,
-      bucket,
-      queues: { events, recordings },
-      credentials: { username, password },
-      startedAt: new Date().toISOString(),
-    };
+    const gateway = await startGateway({
+      port: options.port,
+      host,
+      ingest: handlers.ingest,
+      isReady: () => ready,
+    });
+    const pollers = startPollers(clients.sqs, resources, handlers);
+    const stopRollups = startRollupTimer(clients, resources, options);
+    const endpoints = { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint };
+    const info = stackInfo(`http://${host}:${gateway.port}`, endpoints, resources, credentials);
     writeStackInfo(options.stateDir, info);
     ready = true;
 
@@ -391,9 +261,239 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       })();
       return stopping;
     };
+    const { sqs, s3, dynamo } = clients;
     return { info, clients: { sqs, s3, dynamo }, dynamoPid: dynamoLocal.pid, stop };
   } catch (error) {
     await cleanup();
     throw error;
   }
+}
+
+/** What `npm start` writes to its state directory for the CLIs and prints: where everything is. */
+function stackInfo(
+  base: string,
+  endpoints: { aws: string; dynamodb: string },
+  resources: LocalResources,
+  credentials: { username: string; password: string },
+): LocalStackInfo {
+  return {
+    pid: process.pid,
+    webhookUrl: `${base}/webhook`,
+    healthUrl: `${base}/health`,
+    region: LOCAL_REGION,
+    endpoints,
+    tables: resources.tables,
+    activityTable: resources.activityTable,
+    appsTable: resources.appsTable,
+    bucket: resources.bucket,
+    queues: { events: resources.events, recordings: resources.recordings },
+    credentials,
+    startedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * The state directory's lock, first: a second start on this state directory is refused naming the
+ * first one's pid and port, even when it asks for the same port (which is then taken by that
+ * first one). Then the port, and `--clean`.
+ */
+async function lockStateDir(options: LocalStackOptions, host: string) {
+  mkdirSync(options.stateDir, { recursive: true });
+  const lock = await acquireStateLock(options.stateDir, options.port);
+  try {
+    await assertPortFree(options.port, host);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  if (options.clean) emptyStateDir(options.stateDir);
+  return lock;
+}
+
+/** What the local stack provisions: its tables, bucket and queues. */
+interface LocalResources {
+  tables: TableNames;
+  activityTable: string;
+  appsTable: string;
+  restrictApps: boolean;
+  bucket: string;
+  events: LocalQueue;
+  recordings: LocalQueue;
+}
+
+type LocalQueue = Awaited<ReturnType<typeof ensureQueuePair>>;
+
+/**
+ * The tables, the bucket and the queue pairs, from the definitions the CDK app uses (created when
+ * missing, kept when there), and the allowed apps seeded as `allowedAppIds` seeds them deployed.
+ */
+async function provisionResources(
+  { sqs, s3, dynamo }: Pick<ReturnType<typeof emulatorClients>, "sqs" | "s3" | "dynamo">,
+  options: LocalStackOptions,
+): Promise<LocalResources> {
+  const tables = localTableNames("local");
+  const retry = options.retrySeconds ?? DEFAULT_LOCAL_RETRY_SECONDS;
+  await createProjectionTables(dynamo, tables);
+  const activityTable = localActivityTableName("local");
+  await createActivityTable(dynamo, activityTable);
+  const appsTable = localAppsTableName("local");
+  await createAppsTable(dynamo, appsTable);
+  if (options.allowedAppIds?.length)
+    await dynamoAppRegistry(documentClient(dynamo), appsTable).allow(options.allowedAppIds, "allowedAppIds");
+  const bucket = "local-data";
+  await ensureBucket(s3, bucket);
+  return {
+    tables,
+    activityTable,
+    appsTable,
+    restrictApps: options.restrictApps ?? (options.allowedAppIds?.length ?? 0) > 0,
+    bucket,
+    events: await ensureQueuePair(sqs, EVENTS_QUEUE, retry),
+    recordings: await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6),
+  };
+}
+
+/**
+ * The handlers' configuration from the same builders the CDK app uses, but for the local
+ * endpoints and credentials, and the recorder's local-only allowance (http and loopback file
+ * servers): on here only. All three functions share this process, so their variables merge.
+ */
+function configureHandlers(
+  options: LocalStackOptions,
+  resources: LocalResources,
+  credentials: { username: string; password: string },
+  endpoints: { aws: string; dynamodb: string },
+): void {
+  const { tables, bucket, events, recordings, appsTable, restrictApps } = resources;
+  Object.assign(process.env, {
+    AWS_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    LOCAL_AWS_ENDPOINT: endpoints.aws,
+    LOCAL_DYNAMODB_ENDPOINT: endpoints.dynamodb,
+    ...ingestEnvironment({
+      eventsQueueUrl: events.url,
+      dataBucket: bucket,
+      localCredentials: credentials,
+      allowedAppsTable: restrictApps ? appsTable : undefined,
+    }),
+    ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
+    ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
+    ...(options.recordingPolicy === "deployed"
+      ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
+      : {
+          RECORDER_ALLOW_HTTP: "true",
+          RECORDER_ALLOWED_HOSTS: "127.0.0.1,localhost,::1",
+          // Local recording servers hold the key as the platform's would.
+          RECORDER_API_KEY_HOSTS: `${DEFAULT_RECORDING_API_KEY_HOSTS.join(",")},127.0.0.1,localhost,::1`,
+        }),
+    POWERTOOLS_METRICS_DISABLED: "true",
+    // Locally every event gets its line (deployed, per-event lines are DEBUG: log bytes are billed).
+    POWERTOOLS_LOG_LEVEL: "DEBUG",
+  });
+}
+
+/**
+ * The counters' ledger: carried on from the last run (`stats` survives restarts), written through
+ * by the functions' log lines. The last 15 minutes stay in it: the console's live flow spans a
+ * restart. Returns what stops the tap.
+ */
+function openLedger(options: LocalStackOptions): () => void {
+  if (options.inMemory) resetStats(options.stateDir);
+  else compactStats(options.stateDir, Date.now() - FLOW_WINDOW_SECONDS * 1000);
+  return tapFunctionLogs(options.logMode ?? "readable", (entry) => appendLedger(options.stateDir, entry));
+}
+
+/** The real handlers, imported once their configuration is in the environment (they read it at import). */
+async function loadHandlers() {
+  return {
+    ingest: (await import("../../functions/ingest/handler")).handler as HttpApiHandler,
+    projector: (await import("../../functions/projector/handler")).handler as SqsHandler,
+    recorder: (await import("../../functions/recorder/handler")).handler as SqsHandler,
+  };
+}
+
+/**
+ * The two pollers that play Lambda's event source mappings. One batch at a time for events: a
+ * batch of 100 is ~1,000 events/s, plenty here, and the queue's order stays the order of receipt,
+ * so the simulator's duplicates (sent a few ms after their original, where a platform retry comes
+ * 10 s after) never overtake it. Two downloads at once.
+ */
+function startPollers(
+  sqs: SQSClient,
+  { events, recordings }: LocalResources,
+  handlers: { projector: SqsHandler; recorder: SqsHandler },
+): SqsPoller[] {
+  const pollers = [
+    poller(sqs, EVENTS_QUEUE, events, handlers.projector, "projector", 1),
+    poller(sqs, RECORDINGS_QUEUE, recordings, handlers.recorder, "recorder", 2),
+  ];
+  for (const p of pollers) p.start();
+  return pollers;
+}
+
+/** A queue's poller, with its function's batching, receive counts and dead-letter line. */
+function poller(
+  sqs: SQSClient,
+  definition: QueueDefinition,
+  queue: LocalQueue,
+  handler: SqsHandler,
+  functionName: "projector" | "recorder",
+  concurrency: number,
+): SqsPoller {
+  return new SqsPoller({
+    sqs,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    region: LOCAL_REGION,
+    handler,
+    functionName,
+    batchSize: definition.batchSize,
+    batchingWindowMs: definition.batchingWindowSeconds * 1000,
+    concurrency,
+    onError: pollerError(functionName),
+    maxReceiveCount: definition.maxReceiveCount,
+    onDeadLetter: (message, receives) =>
+      console.error(
+        JSON.stringify({
+          level: "WARN",
+          service: functionName,
+          message: `dead-lettered after ${receives} failed receives (npm run redrive brings it back)`,
+          timestamp: new Date().toISOString(),
+          reason: "dead-lettered",
+          ...Object.fromEntries(
+            ["trigger", "appId", "eventId"].map((k) => [k, message.MessageAttributes?.[k]?.StringValue]),
+          ),
+        }),
+      ),
+  });
+}
+
+/** A poller's own fault (a delete or a receive that failed), shown like a function's WARN line. */
+const pollerError = (functionName: string) => (error: unknown) =>
+  console.error(
+    JSON.stringify({
+      level: "WARN",
+      service: functionName,
+      message: "poller: a receive or delete failed; the messages will be received again",
+      timestamp: new Date().toISOString(),
+      error: errorSummary(error),
+    }),
+  );
+
+/** The rollup timer (`activityEveryMinutes`; off at 0), and what stops it. */
+function startRollupTimer(
+  { s3, dynamo }: Pick<ReturnType<typeof emulatorClients>, "s3" | "dynamo">,
+  { bucket, activityTable }: LocalResources,
+  options: LocalStackOptions,
+): () => Promise<void> {
+  if (!options.activityEveryMinutes) return async () => undefined;
+  return startLocalRollups({
+    s3,
+    bucket,
+    doc: documentClient(dynamo),
+    activityTable,
+    everyMs: options.activityEveryMinutes * 60_000,
+    graceMs: 2 * 3_600_000,
+  });
 }
