@@ -8,9 +8,10 @@ import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { CfnDatabase, CfnTable } from "aws-cdk-lib/aws-glue";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
-import { ARCHIVE_COLUMNS, ARCHIVE_TABLES } from "../../shared/analytics/dialect";
+import { ARCHIVE_COLUMNS, ARCHIVE_TABLES, type ArchiveTable } from "../../shared/analytics/dialect";
 import { rollupEnvironment } from "../../shared/config/function-environment";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
@@ -70,15 +71,7 @@ export class ActivityAnalytics extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     const bucket = props.data.bucket;
-    this.table = new Table(this, "Activity", {
-      partitionKey: { name: ACTIVITY_TABLE.partitionKey.name, type: AttributeType.STRING },
-      sortKey: { name: ACTIVITY_TABLE.sortKey?.name ?? "sk", type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-
+    this.table = activityTable(this);
     const databaseName = `${stack.stackName.toLowerCase().replace(/[^a-z0-9_]/g, "_")}_archive`;
     this.database = new CfnDatabase(this, "Database", {
       catalogId: stack.account,
@@ -86,78 +79,18 @@ export class ActivityAnalytics extends Construct {
     });
     // The two archive tables (`ARCHIVE_TABLES`): the raw archive, and the edge copies the
     // rollup reads beside a day's raw archive. Same columns, same line format.
-    for (const [name, table] of Object.entries(ARCHIVE_TABLES)) {
-      const root = `s3://${bucket.bucketName}/${table.prefix}`;
-      const glueTable = new CfnTable(this, name === "archive_events" ? "ArchiveEvents" : "ArchiveEdges", {
-        catalogId: stack.account,
-        databaseName,
-        tableInput: {
-          name,
-          description: `${table.description} (shared/contracts/bucket-layout.ts)`,
-          tableType: "EXTERNAL_TABLE",
-          partitionKeys: [
-            { name: "date", type: "string", comment: table.date },
-            ...(name === "archive_events"
-              ? [{ name: "hour", type: "string", comment: "the receipt hour, 00-23 (UTC)" }]
-              : []),
-          ],
-          parameters: {
-            classification: "json",
-            "projection.enabled": "true",
-            "projection.date.type": "date",
-            "projection.date.format": "yyyy-MM-dd",
-            "projection.date.range": "2024-01-01,NOW",
-            "projection.date.interval": "1",
-            "projection.date.interval.unit": "DAYS",
-            ...(name === "archive_events"
-              ? {
-                  "projection.hour.type": "integer",
-                  "projection.hour.range": "0,23",
-                  "projection.hour.digits": "2",
-                  "storage.location.template": `${root}date=\${date}/hour=\${hour}/`,
-                }
-              : { "storage.location.template": `${root}date=\${date}/` }),
-          },
-          storageDescriptor: {
-            location: root,
-            inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
-            outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-            serdeInfo: {
-              serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
-              parameters: {
-                "case.insensitive": "true",
-                ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
-              },
-            },
-            columns: Object.entries(COLUMN_TYPES).map(([column, type]) => ({
-              name: column,
-              type,
-              comment: ARCHIVE_COLUMNS[column as keyof typeof ARCHIVE_COLUMNS],
-            })),
-          },
-        },
-      });
-      glueTable.node.addDependency(this.database);
-    }
+    for (const name of Object.keys(ARCHIVE_TABLES) as ArchiveTable[])
+      archiveGlueTable(this, name, databaseName, bucket.bucketName).node.addDependency(this.database);
+    this.workGroup = athenaWorkGroup(this, bucket, props.bytesScannedCutoffMb ?? 10_240);
+    this.rollup = this.rollupFunction(props, databaseName);
+    this.grantRollup(props, databaseName);
+    rollupSchedule(this, this.rollup, props);
+  }
 
-    this.workGroup = new CfnWorkGroup(this, "WorkGroup", {
-      name: `${stack.stackName}-activity`,
-      description: "Activity rollups and ad-hoc SQL over the raw archive",
-      recursiveDeleteOption: true,
-      workGroupConfiguration: {
-        enforceWorkGroupConfiguration: true,
-        publishCloudWatchMetricsEnabled: true,
-        bytesScannedCutoffPerQuery: (props.bytesScannedCutoffMb ?? 10_240) * 1024 * 1024,
-        engineVersion: { selectedEngineVersion: "Athena engine version 3" },
-        resultConfiguration: {
-          outputLocation: `s3://${bucket.bucketName}/${S3_PREFIX.athenaResults}`,
-          encryptionConfiguration: { encryptionOption: "SSE_S3" },
-        },
-      },
-    });
-    bucket.addLifecycleRule({ prefix: S3_PREFIX.athenaResults, expiration: Duration.days(7) });
-
-    this.rollup = new BackendFunction(this, "Rollup", {
+  /** The rollup function: every app's days in one pass a day, one run at a time. */
+  private rollupFunction(props: ActivityAnalyticsProps, databaseName: string): BackendFunction {
+    const bucket = props.data.bucket;
+    return new BackendFunction(this, "Rollup", {
       service: "rollup",
       invokedBy: "schedule",
       entry: FUNCTION_ENTRIES.rollup,
@@ -177,6 +110,12 @@ export class ActivityAnalytics extends Construct {
         graceMinutes: props.graceMinutes ?? 120,
       }),
     });
+  }
+
+  /** What the rollup may do: run queries in its workgroup, read the catalog, write the activity table, read the archive. */
+  private grantRollup(props: ActivityAnalyticsProps, databaseName: string): void {
+    const stack = Stack.of(this);
+    const bucket = props.data.bucket;
     const fn = this.rollup.function;
     const arn = (service: string, resource: string) =>
       `arn:${stack.partition}:${service}:${stack.region}:${stack.account}:${resource}`;
@@ -223,32 +162,133 @@ export class ActivityAnalytics extends Construct {
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
     );
-
-    const schedule = new Rule(this, "Schedule", {
-      description: "Recomputes today's and yesterday's activity figures",
-      schedule: Schedule.rate(Duration.minutes(props.everyMinutes ?? 15)),
-      targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
-    });
-    Validations.of(schedule).acknowledge({
-      id: "Serverless::Serverless-EventBusDLQ",
-      reason:
-        "A schedule tick carries no data: a missed or failed run is superseded by the next, which recomputes the same days from the archive. Nothing is lost to dead-letter.",
-    });
-    const failed = new Alarm(this, "RollupFailed", {
-      alarmDescription:
-        "An activity rollup failed (a query failed or was cancelled, or the write did not go through): the day keeps its previous figures. See the rollup function's logs.",
-      metric: new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: OUTCOME_METRICS.rollup.metric,
-        dimensionsMap: { service: "rollup", outcome: "failed" },
-        statistic: "Sum",
-        period: Duration.minutes(Math.max(5, props.everyMinutes ?? 15)),
-      }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    failed.addAlarmAction(new SnsAction(props.alarmTopic));
   }
+}
+
+/** The activity table: on demand (a few writes per tick), PITR, encrypted, retained. */
+function activityTable(scope: Construct): Table {
+  return new Table(scope, "Activity", {
+    partitionKey: { name: ACTIVITY_TABLE.partitionKey.name, type: AttributeType.STRING },
+    sortKey: { name: ACTIVITY_TABLE.sortKey?.name ?? "sk", type: AttributeType.STRING },
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: TableEncryption.AWS_MANAGED,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+}
+
+/**
+ * One archive table in Glue: JSON lines under its prefix, partition projection over the receipt
+ * date (and hour, for the raw archive): no crawler, no partitions to add.
+ */
+function archiveGlueTable(
+  scope: Construct,
+  name: ArchiveTable,
+  databaseName: string,
+  bucketName: string,
+): CfnTable {
+  const table = ARCHIVE_TABLES[name];
+  const stack = Stack.of(scope);
+  const root = `s3://${bucketName}/${table.prefix}`;
+  return new CfnTable(scope, name === "archive_events" ? "ArchiveEvents" : "ArchiveEdges", {
+    catalogId: stack.account,
+    databaseName,
+    tableInput: {
+      name,
+      description: `${table.description} (shared/contracts/bucket-layout.ts)`,
+      tableType: "EXTERNAL_TABLE",
+      partitionKeys: [
+        { name: "date", type: "string", comment: table.date },
+        ...(name === "archive_events"
+          ? [{ name: "hour", type: "string", comment: "the receipt hour, 00-23 (UTC)" }]
+          : []),
+      ],
+      parameters: {
+        classification: "json",
+        "projection.enabled": "true",
+        "projection.date.type": "date",
+        "projection.date.format": "yyyy-MM-dd",
+        "projection.date.range": "2024-01-01,NOW",
+        "projection.date.interval": "1",
+        "projection.date.interval.unit": "DAYS",
+        ...(name === "archive_events"
+          ? {
+              "projection.hour.type": "integer",
+              "projection.hour.range": "0,23",
+              "projection.hour.digits": "2",
+              "storage.location.template": `${root}date=\${date}/hour=\${hour}/`,
+            }
+          : { "storage.location.template": `${root}date=\${date}/` }),
+      },
+      storageDescriptor: {
+        location: root,
+        inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
+        outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        serdeInfo: {
+          serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
+          parameters: {
+            "case.insensitive": "true",
+            ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
+          },
+        },
+        columns: Object.entries(COLUMN_TYPES).map(([column, type]) => ({
+          name: column,
+          type,
+          comment: ARCHIVE_COLUMNS[column as keyof typeof ARCHIVE_COLUMNS],
+        })),
+      },
+    },
+  });
+}
+
+/** The workgroup: engine 3, encrypted results kept 7 days, a bytes-scanned cutoff per query. */
+function athenaWorkGroup(scope: Construct, bucket: Bucket, cutoffMb: number): CfnWorkGroup {
+  const stack = Stack.of(scope);
+  const workGroup = new CfnWorkGroup(scope, "WorkGroup", {
+    name: `${stack.stackName}-activity`,
+    description: "Activity rollups and ad-hoc SQL over the raw archive",
+    recursiveDeleteOption: true,
+    workGroupConfiguration: {
+      enforceWorkGroupConfiguration: true,
+      publishCloudWatchMetricsEnabled: true,
+      bytesScannedCutoffPerQuery: cutoffMb * 1024 * 1024,
+      engineVersion: { selectedEngineVersion: "Athena engine version 3" },
+      resultConfiguration: {
+        outputLocation: `s3://${bucket.bucketName}/${S3_PREFIX.athenaResults}`,
+        encryptionConfiguration: { encryptionOption: "SSE_S3" },
+      },
+    },
+  });
+  bucket.addLifecycleRule({ prefix: S3_PREFIX.athenaResults, expiration: Duration.days(7) });
+  return workGroup;
+}
+
+/** The schedule that runs the rollup, and the alarm when a day fails. */
+function rollupSchedule(scope: Construct, rollup: BackendFunction, props: ActivityAnalyticsProps): void {
+  const schedule = new Rule(scope, "Schedule", {
+    description: "Recomputes today's and yesterday's activity figures",
+    schedule: Schedule.rate(Duration.minutes(props.everyMinutes ?? 15)),
+    targets: [new LambdaFunction(rollup.function, { retryAttempts: 0 })],
+  });
+  Validations.of(schedule).acknowledge({
+    id: "Serverless::Serverless-EventBusDLQ",
+    reason:
+      "A schedule tick carries no data: a missed or failed run is superseded by the next, which recomputes the same days from the archive. Nothing is lost to dead-letter.",
+  });
+  const failed = new Alarm(scope, "RollupFailed", {
+    alarmDescription:
+      "An activity rollup failed (a query failed or was cancelled, or the write did not go through): the day keeps its previous figures. See the rollup function's logs.",
+    metric: new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: OUTCOME_METRICS.rollup.metric,
+      dimensionsMap: { service: "rollup", outcome: "failed" },
+      statistic: "Sum",
+      period: Duration.minutes(Math.max(5, props.everyMinutes ?? 15)),
+    }),
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+  failed.addAlarmAction(new SnsAction(props.alarmTopic));
 }
