@@ -260,27 +260,34 @@ function apiEvent(body: string, receivedAt: number): APIGatewayProxyEventV2 {
   };
 }
 
-async function main() {
+/** The emulators behind counting proxies, the queues, bucket and tables, and the real handlers wired to them. */
+async function startBench() {
   const [dynamoLocal, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqsProcess()]);
   const aws = await countingProxy(fauxqs.endpoint);
   const tables = localTableNames("cost");
   const meter = consumedCapacityMeter(tables);
   const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer);
   const deployed = readDeploymentConfig({});
-  // The batches the event source forms at RATE: full at high rates, cut by the window below.
-  const batch = batchAtRate(deployed.projectorBatchSize, deployed.projectorBatchingWindowSeconds, RATE);
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
+  const stop = async () => {
+    direct.destroy();
+    await Promise.all([aws.close(), dynamodb.close()]);
+    await Promise.all([dynamoLocal.stop(), fauxqs.stop()]);
+  };
   try {
     await createProjectionTables(direct.dynamo, tables);
     await direct.s3.send(new CreateBucketCommand({ Bucket: "cost" }));
     const events = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-events" }));
     const recordings = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-recordings" }));
-    const eventsArn =
-      (
-        await direct.sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: events.QueueUrl, AttributeNames: ["QueueArn"] }),
-        )
-      ).Attributes?.QueueArn ?? "";
+    const eventsQueue = {
+      url: events.QueueUrl ?? "",
+      arn:
+        (
+          await direct.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: events.QueueUrl, AttributeNames: ["QueueArn"] }),
+          )
+        ).Attributes?.QueueArn ?? "",
+    };
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -288,7 +295,7 @@ async function main() {
       LOCAL_AWS_ENDPOINT: aws.endpoint,
       LOCAL_DYNAMODB_ENDPOINT: dynamodb.endpoint,
       ...ingestEnvironment({
-        eventsQueueUrl: events.QueueUrl ?? "",
+        eventsQueueUrl: eventsQueue.url,
         dataBucket: "cost",
         localCredentials: { username: "bench", password: "bench-password" },
       }),
@@ -301,156 +308,255 @@ async function main() {
       e: SQSEvent,
       c: Context,
     ) => Promise<SQSBatchResponse>;
-
-    /** One run of the mix over `appCount` apps: prints its tables and returns its headline figures. */
-    const measure = async (appCount: number) => {
-      aws.counts.clear();
-      dynamodb.counts.clear();
-      for (const u of meter.units.values()) Object.assign(u, { write: 0, read: 0 });
-      const history =
-        appCount === 1
-          ? generateHistory({ events: EVENTS, seed: 7, apps: ["cost-app"] })
-          : generateHistory({
-              events: EVENTS,
-              seed: 7,
-              apps: Array.from({ length: appCount }, (_, i) => `tenant-${String(i + 1).padStart(5, "0")}`),
-              appWeights: zipfWeights(appCount),
-            });
-      const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
-      let projectorInvocations = 0;
-      const run = await capturingLogs(async () => {
-        for (const [i, delivery] of plan.entries()) {
-          const response = await ingest(apiEvent(delivery.body, delivery.at + 200 + i));
-          if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
-        }
-        const poller = new SqsPoller({
-          sqs: emulatorClients({ aws: aws.endpoint }).sqs,
-          queueUrl: events.QueueUrl ?? "",
-          queueArn: eventsArn,
-          region: LOCAL_REGION,
-          handler: (e, c) => {
-            projectorInvocations++;
-            return projector(e, c);
-          },
-          functionName: "projector",
-          batchSize: batch,
-          batchingWindowMs: deployed.projectorBatchingWindowSeconds * 1000,
-          concurrency: 1,
-        });
-        poller.start();
-        for (;;) {
-          const a = (
-            await direct.sqs.send(
-              new GetQueueAttributesCommand({
-                QueueUrl: events.QueueUrl,
-                AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-              }),
-            )
-          ).Attributes;
-          if (Number(a?.ApproximateNumberOfMessages) + Number(a?.ApproximateNumberOfMessagesNotVisible) === 0)
-            break;
-          await new Promise((r) => setTimeout(r, 300));
-        }
-        await poller.stop();
-      });
-
-      const n = plan.length;
-      const count = (map: Map<string, number>, ...ops: string[]) =>
-        ops.reduce((s, op) => s + (map.get(op) ?? 0), 0);
-      const sqsSends = count(aws.counts, "SendMessage", "SendMessageBatch");
-      const sqsOther = count(
-        aws.counts,
-        "ReceiveMessage",
-        "DeleteMessageBatch",
-        "DeleteMessage",
-        "ChangeMessageVisibility",
-      );
-      const s3Puts = count(aws.counts, "s3:PUT", "s3:POST", "s3:List");
-      const s3Gets = count(aws.counts, "s3:GET", "s3:HEAD");
-      const perInvocation = projectorInvocations / n;
-      /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
-      const platform = (ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) => ({
-        logBytes:
-          ((ingest.systemLogLevel === SystemLogLevel.WARN ? 0 : 1) + perInvocation) *
-          PLATFORM_BYTES_PER_INVOCATION,
-        traces: (ingest.traced ? sampledShare(RATE) : 0) + perInvocation * sampledShare(RATE * perInvocation),
-      });
-      const costLines = (p: { logBytes: number; traces: number }) =>
-        [
-          { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
-          { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
-          { item: "SQS sends", perEvent: sqsSends / n, usd: PRICE.sqsRequest },
-          { item: "SQS receives and deletes", perEvent: sqsOther / n, usd: PRICE.sqsRequest },
-          { item: "projector invocations", perEvent: perInvocation, usd: PRICE.lambdaRequest },
-          { item: "S3 PUT-class requests", perEvent: s3Puts / n, usd: PRICE.s3Put },
-          { item: "S3 GET-class requests", perEvent: s3Gets / n, usd: PRICE.s3Get },
-          { item: "DynamoDB write units", perEvent: run.writeUnits / n, usd: PRICE.dynamoWriteUnit },
-          { item: "DynamoDB read units", perEvent: run.readUnits / n, usd: PRICE.dynamoReadUnit },
-          { item: "log bytes: functions (JSON, EMF)", perEvent: run.logs / n, usd: PRICE.logByte },
-          { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
-          { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
-          { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
-        ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
-      const lines = costLines(
-        platform({ systemLogLevel: INGEST_SYSTEM_LOG_LEVEL, traced: deployed.ingestTracing }),
-      );
-      const previous = costLines(platform({ systemLogLevel: SystemLogLevel.INFO, traced: true }));
-      const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
-      const sum = (ls: typeof lines) => ls.reduce((s, l) => s + l.perMillion, 0);
-      const total = sum(lines);
-      console.log(
-        `cost on the simulator's mix: ${n} deliveries of ${appCount === 1 ? "one app" : `${new Set(history.events.map((e) => e.appId)).size} of ${appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
-      );
-      console.table(
-        lines.map((l) => ({
-          "per event": l.item,
-          count: Number(l.perEvent.toFixed(4)),
-          "$ per million events": Number(l.perMillion.toFixed(4)),
-        })),
-      );
-      console.log(
-        `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
-      );
-      console.log(
-        `previous defaults (the ingest traced, its start and report lines logged): ${sum(previous).toFixed(2)}; ratio ${(sum(previous) / floor).toFixed(2)}`,
-      );
-      printCapacityModes(
-        [...meter.units].map(([resource, u]) => ({ resource, write: u.write / n, read: u.read / n })),
-        total,
-        lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
-      );
-      console.log(
-        `recording jobs sent: ${count(aws.counts, "SendMessage") - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
-      );
-      console.log("requests counted:", Object.fromEntries([...aws.counts, ...dynamodb.counts].sort()));
-      return {
-        apps: new Set(history.events.map((e) => e.appId)).size,
-        deliveries: n,
-        s3PutsPerDelivery: s3Puts / n,
-        writeUnitsPerEvent: run.writeUnits / n,
-        usdPerMillion: total,
-      };
+    return {
+      aws,
+      dynamodb,
+      meter,
+      deployed,
+      direct,
+      eventsQueue,
+      ingest,
+      projector,
+      // The batches the event source forms at RATE: full at high rates, cut by the window.
+      batch: batchAtRate(deployed.projectorBatchSize, deployed.projectorBatchingWindowSeconds, RATE),
+      stop,
     };
-    const one = await measure(1);
-    const many = await measure(APPS);
-    console.log(`one app and ${APPS} apps side by side, the same ${EVENTS} events:`);
-    console.table(
-      [
-        { run: "1 app", ...one },
-        { run: `${APPS} apps`, ...many },
-      ].map((r) => ({
-        run: r.run,
-        "apps that sent": r.apps,
-        deliveries: r.deliveries,
-        "S3 PUTs per delivery": Number(r.s3PutsPerDelivery.toFixed(4)),
-        "DynamoDB write units per event": Number(r.writeUnitsPerEvent.toFixed(3)),
-        "$ per million events": Number(r.usdPerMillion.toFixed(2)),
-      })),
-    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+type Bench = Awaited<ReturnType<typeof startBench>>;
+
+/** The simulator's mix in one app, or spread over `appCount` apps with Zipf-like weights. */
+function mixOver(appCount: number) {
+  return appCount === 1
+    ? generateHistory({ events: EVENTS, seed: 7, apps: ["cost-app"] })
+    : generateHistory({
+        events: EVENTS,
+        seed: 7,
+        apps: Array.from({ length: appCount }, (_, i) => `tenant-${String(i + 1).padStart(5, "0")}`),
+        appWeights: zipfWeights(appCount),
+      });
+}
+
+/**
+ * Posts every delivery to the ingest, then lets a poller (Lambda's event source) feed the
+ * projector until the queue is empty; returns the log bytes and units counted, and the
+ * projector's invocations.
+ */
+async function deliverAndDrain(bench: Bench, plan: readonly { body: string; at: number }[]) {
+  let projectorInvocations = 0;
+  const run = await capturingLogs(async () => {
+    for (const [i, delivery] of plan.entries()) {
+      const response = await bench.ingest(apiEvent(delivery.body, delivery.at + 200 + i));
+      if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
+    }
+    const poller = new SqsPoller({
+      sqs: emulatorClients({ aws: bench.aws.endpoint }).sqs,
+      queueUrl: bench.eventsQueue.url,
+      queueArn: bench.eventsQueue.arn,
+      region: LOCAL_REGION,
+      handler: (e, c) => {
+        projectorInvocations++;
+        return bench.projector(e, c);
+      },
+      functionName: "projector",
+      batchSize: bench.batch,
+      batchingWindowMs: bench.deployed.projectorBatchingWindowSeconds * 1000,
+      concurrency: 1,
+    });
+    poller.start();
+    await drained(bench);
+    await poller.stop();
+  });
+  return { ...run, projectorInvocations };
+}
+
+/** Resolves once the events queue holds nothing, visible or in flight. */
+async function drained(bench: Bench): Promise<void> {
+  for (;;) {
+    const a = (
+      await bench.direct.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: bench.eventsQueue.url,
+          AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        }),
+      )
+    ).Attributes;
+    if (Number(a?.ApproximateNumberOfMessages) + Number(a?.ApproximateNumberOfMessagesNotVisible) === 0)
+      return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** What a run counted, per event (`n` deliveries). */
+interface RunCounts {
+  n: number;
+  sqsSends: number;
+  sqsOther: number;
+  s3Puts: number;
+  s3Gets: number;
+  writeUnits: number;
+  readUnits: number;
+  logs: number;
+  projectorInvocations: number;
+}
+
+/** The requests a run made, by kind, from the proxies' counts. */
+function runCounts(bench: Bench, n: number, run: Awaited<ReturnType<typeof deliverAndDrain>>): RunCounts {
+  const count = (...ops: string[]) => ops.reduce((s, op) => s + (bench.aws.counts.get(op) ?? 0), 0);
+  return {
+    n,
+    sqsSends: count("SendMessage", "SendMessageBatch"),
+    sqsOther: count("ReceiveMessage", "DeleteMessageBatch", "DeleteMessage", "ChangeMessageVisibility"),
+    s3Puts: count("s3:PUT", "s3:POST", "s3:List"),
+    s3Gets: count("s3:GET", "s3:HEAD"),
+    writeUnits: run.writeUnits,
+    readUnits: run.readUnits,
+    logs: run.logs,
+    projectorInvocations: run.projectorInvocations,
+  };
+}
+
+/** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
+function platformShare(perInvocation: number, ingest: { systemLogLevel: SystemLogLevel; traced: boolean }) {
+  return {
+    logBytes:
+      ((ingest.systemLogLevel === SystemLogLevel.WARN ? 0 : 1) + perInvocation) *
+      PLATFORM_BYTES_PER_INVOCATION,
+    traces: (ingest.traced ? sampledShare(RATE) : 0) + perInvocation * sampledShare(RATE * perInvocation),
+  };
+}
+
+/** Each priced item per event and per million events. */
+function costLines(c: RunCounts, p: { logBytes: number; traces: number }) {
+  const { n } = c;
+  return [
+    { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
+    { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
+    { item: "SQS sends", perEvent: c.sqsSends / n, usd: PRICE.sqsRequest },
+    { item: "SQS receives and deletes", perEvent: c.sqsOther / n, usd: PRICE.sqsRequest },
+    { item: "projector invocations", perEvent: c.projectorInvocations / n, usd: PRICE.lambdaRequest },
+    { item: "S3 PUT-class requests", perEvent: c.s3Puts / n, usd: PRICE.s3Put },
+    { item: "S3 GET-class requests", perEvent: c.s3Gets / n, usd: PRICE.s3Get },
+    { item: "DynamoDB write units", perEvent: c.writeUnits / n, usd: PRICE.dynamoWriteUnit },
+    { item: "DynamoDB read units", perEvent: c.readUnits / n, usd: PRICE.dynamoReadUnit },
+    { item: "log bytes: functions (JSON, EMF)", perEvent: c.logs / n, usd: PRICE.logByte },
+    { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
+    { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
+    { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
+  ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+}
+
+const sumPerMillion = (ls: ReturnType<typeof costLines>) => ls.reduce((s, l) => s + l.perMillion, 0);
+
+/** One run of the mix over `appCount` apps: prints its tables and returns its headline figures. */
+async function measure(bench: Bench, appCount: number) {
+  bench.aws.counts.clear();
+  bench.dynamodb.counts.clear();
+  for (const u of bench.meter.units.values()) Object.assign(u, { write: 0, read: 0 });
+  const history = mixOver(appCount);
+  const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
+  const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan));
+  const perInvocation = counts.projectorInvocations / counts.n;
+  const lines = costLines(
+    counts,
+    platformShare(perInvocation, {
+      systemLogLevel: INGEST_SYSTEM_LOG_LEVEL,
+      traced: bench.deployed.ingestTracing,
+    }),
+  );
+  const previous = costLines(
+    counts,
+    platformShare(perInvocation, { systemLogLevel: SystemLogLevel.INFO, traced: true }),
+  );
+  const apps = new Set(history.events.map((e) => e.appId)).size;
+  printRun(bench, { appCount, apps, counts, lines, previous });
+  return {
+    apps,
+    deliveries: counts.n,
+    s3PutsPerDelivery: counts.s3Puts / counts.n,
+    writeUnitsPerEvent: counts.writeUnits / counts.n,
+    usdPerMillion: sumPerMillion(lines),
+  };
+}
+
+/** A run's tables: each priced item, the total against the floor, both capacity modes, the requests counted. */
+function printRun(
+  bench: Bench,
+  r: {
+    appCount: number;
+    apps: number;
+    counts: RunCounts;
+    lines: ReturnType<typeof costLines>;
+    previous: ReturnType<typeof costLines>;
+  },
+): void {
+  const { n } = r.counts;
+  const { deployed } = bench;
+  const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
+  const total = sumPerMillion(r.lines);
+  console.log(
+    `cost on the simulator's mix: ${n} deliveries of ${r.appCount === 1 ? "one app" : `${r.apps} of ${r.appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${bench.batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
+  );
+  console.table(
+    r.lines.map((l) => ({
+      "per event": l.item,
+      count: Number(l.perEvent.toFixed(4)),
+      "$ per million events": Number(l.perMillion.toFixed(4)),
+    })),
+  );
+  console.log(
+    `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
+  );
+  console.log(
+    `previous defaults (the ingest traced, its start and report lines logged): ${sumPerMillion(r.previous).toFixed(2)}; ratio ${(sumPerMillion(r.previous) / floor).toFixed(2)}`,
+  );
+  printCapacityModes(
+    [...bench.meter.units].map(([resource, u]) => ({ resource, write: u.write / n, read: u.read / n })),
+    total,
+    r.lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
+  );
+  console.log(
+    `recording jobs sent: ${(bench.aws.counts.get("SendMessage") ?? 0) - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
+  );
+  console.log(
+    "requests counted:",
+    Object.fromEntries([...bench.aws.counts, ...bench.dynamodb.counts].sort()),
+  );
+}
+
+/** One app and APPS apps side by side. */
+function printSideBySide(
+  one: Awaited<ReturnType<typeof measure>>,
+  many: Awaited<ReturnType<typeof measure>>,
+) {
+  console.log(`one app and ${APPS} apps side by side, the same ${EVENTS} events:`);
+  console.table(
+    [
+      { run: "1 app", ...one },
+      { run: `${APPS} apps`, ...many },
+    ].map((r) => ({
+      run: r.run,
+      "apps that sent": r.apps,
+      deliveries: r.deliveries,
+      "S3 PUTs per delivery": Number(r.s3PutsPerDelivery.toFixed(4)),
+      "DynamoDB write units per event": Number(r.writeUnitsPerEvent.toFixed(3)),
+      "$ per million events": Number(r.usdPerMillion.toFixed(2)),
+    })),
+  );
+}
+
+async function main() {
+  const bench = await startBench();
+  try {
+    const one = await measure(bench, 1);
+    const many = await measure(bench, APPS);
+    printSideBySide(one, many);
   } finally {
-    direct.destroy();
-    await Promise.all([aws.close(), dynamodb.close()]);
-    await Promise.all([dynamoLocal.stop(), fauxqs.stop()]);
+    await bench.stop();
   }
 }
 
