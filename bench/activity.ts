@@ -29,6 +29,7 @@ import type { BlobStore } from "../shared/ports/blob-store";
 import type { QueuedEvent } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
 import { generateHistory, zipfWeights } from "../tools/simulate/generator";
+import { measure, startBench } from "./pipeline-cost";
 
 /** ~1 event a second: enough to cover the day and 10 minutes on either side. */
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 86_000);
@@ -52,11 +53,17 @@ const PRICE = {
 /** The schedule's defaults (infra/config.ts) and the assumptions of the model. */
 const SCHEDULE = { everyMinutes: 15, graceMinutes: 120, rollupMemoryGb: 0.25, secondsPerQuery: 10 };
 /**
- * `npm run bench:cost`'s figure for the pipeline without rollups ($ per million events, on
- * demand at its default 100 events/s in the batches the event source forms: docs/capacity-and-cost.md). Copied, not
- * measured here: update it with bench:cost's.
+ * The pipeline without rollups, $ per million events: `bench:cost`'s one-app run (its mix of 3,000
+ * events, on demand at 100 events/s in the batches the event source forms), measured in this run.
  */
-const PIPELINE_PER_MILLION = 2.43;
+async function pipelinePerMillion(): Promise<number> {
+  const bench = await startBench();
+  try {
+    return (await measure(bench, 1, { events: 3000, print: false })).usdPerMillion;
+  } finally {
+    await bench.stop();
+  }
+}
 
 /** A number in [0, 1) from a string: the same deliveries on every run. */
 const unit = (text: string) => createHash("sha256").update(text).digest().readUInt32BE(0) / 2 ** 32;
@@ -277,6 +284,7 @@ try {
   console.log(
     `archive bytes per delivery: ${perEventArchived.toFixed(1)} (raw body ${(rawBytes / dayEvents.length).toFixed(1)})`,
   );
+  const pipeline = await pipelinePerMillion();
   console.log(
     `\nAt 1M events a day, every ${SCHEDULE.everyMinutes} min (today; yesterday for ${SCHEDULE.graceMinutes} min of grace): ${queries} queries a day, ${(athenaBytes / 1024 ** 3).toFixed(2)} GiB scanned`,
   );
@@ -291,8 +299,10 @@ try {
       "$ per 1M events": Number(edgeWrites.toFixed(4)),
     },
     "rollups, total": { "$ per 1M events": Number(added.toFixed(4)) },
-    "the pipeline without them (bench:cost)": { "$ per 1M events": PIPELINE_PER_MILLION },
-    "the pipeline with them": { "$ per 1M events": Number((PIPELINE_PER_MILLION + added).toFixed(4)) },
+    "the pipeline without them (bench:cost's one app, measured now)": {
+      "$ per 1M events": Number(pipeline.toFixed(4)),
+    },
+    "the pipeline with them": { "$ per 1M events": Number((pipeline + added).toFixed(4)) },
   });
   console.log(
     `targets: scanned per day ≤ 0.3× raw JSON: ${ratio(scannedToday).toFixed(3)}× per recompute of today, ${ratio(scannedClosed).toFixed(3)}× per recompute of a closed day (baseline ${ratio(scannedBefore).toFixed(3)}×); rollups ≤ $0.10 per 1M events: $${added.toFixed(4)}`,

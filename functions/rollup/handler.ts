@@ -2,6 +2,7 @@ import { AthenaClient } from "@aws-sdk/client-athena";
 import type { Context } from "aws-lambda";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
@@ -23,7 +24,8 @@ const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
 /**
  * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
- * archive, one query a day for every app (`scheduledRollup`). A day that fails is counted
+ * archive, one query a day for every app (`scheduledRollup`), and compact yesterday to Parquet
+ * once final (Athena CTAS); a compacted day is read from its Parquet (`archive` of the engine). A day that fails is counted
  * (`ActivityRollups` failed: the alarm) and left as it was; the run then fails too, so Lambda's
  * Errors metric shows it. A failure around the days (reading the archive or the ledger) is counted
  * the same way. No query runs past the invocation's remaining time less a margin (the Athena
@@ -31,17 +33,20 @@ const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
  * timeout with nothing said.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
+  const engine = athenaEngine({
+    client: athena,
+    workGroup: config.athenaWorkGroup,
+    database: config.glueDatabase,
+    deadline: Date.now() + context.getRemainingTimeInMillis() - ROLLUP_DEADLINE_MARGIN_MS,
+    archive: { s3, bucket: config.dataBucket },
+  });
   const deps = {
-    engine: athenaEngine({
-      client: athena,
-      workGroup: config.athenaWorkGroup,
-      database: config.glueDatabase,
-      deadline: Date.now() + context.getRemainingTimeInMillis() - ROLLUP_DEADLINE_MARGIN_MS,
-    }),
+    engine,
     store,
     now: Date.now,
     graceMs: config.graceMs,
     ledger,
+    compactor: athenaCompactor({ engine, s3, bucket: config.dataBucket }),
   };
   let report: ScheduledRollupReport;
   try {
@@ -59,6 +64,13 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
   }
+  for (const c of report.compactions)
+    logger.info("compacted", {
+      day: c.day,
+      parquet: c.parquet.length,
+      sources: c.sources.length,
+      bytes: c.bytes,
+    });
   for (const f of report.failures) {
     countOutcome(metrics, "rollup", "failed");
     logger.error("rollup failed", {

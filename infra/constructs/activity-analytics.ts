@@ -11,7 +11,12 @@ import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
-import { ARCHIVE_COLUMNS, ARCHIVE_TABLES, type ArchiveTable } from "../../shared/analytics/dialect";
+import {
+  ARCHIVE_COLUMNS,
+  ARCHIVE_TABLES,
+  type ArchiveTable,
+  ATHENA_COMPACT_TABLE,
+} from "../../shared/analytics/dialect";
 import { rollupEnvironment } from "../../shared/config/function-environment";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
@@ -81,6 +86,7 @@ export class ActivityAnalytics extends Construct {
     // rollup reads beside a day's raw archive. Same columns, same line format.
     for (const name of Object.keys(ARCHIVE_TABLES) as ArchiveTable[])
       archiveGlueTable(this, name, databaseName, bucket.bucketName).node.addDependency(this.database);
+    compactGlueTable(this, databaseName, bucket.bucketName).node.addDependency(this.database);
     this.workGroup = athenaWorkGroup(this, bucket, props.bytesScannedCutoffMb ?? 10_240);
     this.rollup = this.rollupFunction(props, databaseName);
     this.grantRollup(props, databaseName);
@@ -137,8 +143,23 @@ export class ActivityAnalytics extends Construct {
         resources: [
           arn("glue", "catalog"),
           arn("glue", `database/${databaseName}`),
-          ...Object.keys(ARCHIVE_TABLES).map((name) => arn("glue", `table/${databaseName}/${name}`)),
+          ...[...Object.keys(ARCHIVE_TABLES), ATHENA_COMPACT_TABLE].map((name) =>
+            arn("glue", `table/${databaseName}/${name}`),
+          ),
         ],
+      }),
+    );
+    // The compaction's CTAS creates a table named compact_<day>_<hash> and drops it (its files stay).
+    const ctasTables = arn("glue", `table/${databaseName}/compact_*`);
+    Validations.of(fn).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:table/${databaseName}/compact_*]`,
+      reason:
+        "The Athena compactor's CTAS creates one table a day named compact_<day>_<hash of its sources> and drops it at once: the names are made per compaction, so the grant is their prefix in the archive's own database.",
+    });
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["glue:CreateTable", "glue:DeleteTable", "glue:GetTable"],
+        resources: [arn("glue", "catalog"), arn("glue", `database/${databaseName}`), ctasTables],
       }),
     );
     fn.addToRolePolicy(
@@ -156,6 +177,13 @@ export class ActivityAnalytics extends Construct {
     );
     props.data.grantListPrefix(this.rollup, S3_PREFIX.raw);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.edge);
+    // Compacted days: Athena reads and (CTAS) writes the Parquet, the rollup the manifests.
+    props.data.grantObjects(
+      this.rollup,
+      ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
+      [S3_PREFIX.compact],
+    );
+    props.data.grantListPrefix(this.rollup, S3_PREFIX.compact);
     // The ledger of its passes (`rollup/date=<day>.json`): read, then rewritten.
     props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.rollup]);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.rollup);
@@ -236,6 +264,59 @@ function archiveGlueTable(
           type,
           comment: ARCHIVE_COLUMNS[column as keyof typeof ARCHIVE_COLUMNS],
         })),
+      },
+    },
+  });
+}
+
+/**
+ * The Parquet of compacted days (`compact/date=<day>/<compaction>/`, written by the Athena
+ * compactor's CTAS): partitioned by `day` (a date projection) and `compaction` (injected: a query
+ * names the folder its day's manifest gives, `athenaArchiveEvents`), so a query reads one folder
+ * a day. Its columns are the compaction's (`compactionSelect`): the archive's, `date` included.
+ */
+function compactGlueTable(scope: Construct, databaseName: string, bucketName: string): CfnTable {
+  const stack = Stack.of(scope);
+  const root = `s3://${bucketName}/${S3_PREFIX.compact}`;
+  const types: Record<string, string> = { ...COLUMN_TYPES, rank: "int", date: "string" };
+  return new CfnTable(scope, "ArchiveCompact", {
+    catalogId: stack.account,
+    databaseName,
+    tableInput: {
+      name: ATHENA_COMPACT_TABLE,
+      description: "Closed receipt days of the raw archive as Parquet (shared/analytics/compaction.ts)",
+      tableType: "EXTERNAL_TABLE",
+      partitionKeys: [
+        { name: "day", type: "string", comment: "the receipt day, YYYY-MM-DD" },
+        { name: "compaction", type: "string", comment: "the compaction's folder (its manifest names it)" },
+      ],
+      parameters: {
+        classification: "parquet",
+        "projection.enabled": "true",
+        "projection.day.type": "date",
+        "projection.day.format": "yyyy-MM-dd",
+        "projection.day.range": "2024-01-01,NOW",
+        "projection.day.interval": "1",
+        "projection.day.interval.unit": "DAYS",
+        "projection.compaction.type": "injected",
+        "storage.location.template": `${root}date=\${day}/\${compaction}/`,
+      },
+      storageDescriptor: {
+        location: root,
+        inputFormat: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        serdeInfo: { serializationLibrary: "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe" },
+        columns: [
+          "app",
+          "date",
+          "event_id",
+          "received_at",
+          "event_time",
+          "rank",
+          "trigger",
+          "natural_key",
+          "body",
+        ].map((column) => ({ name: column, type: types[column] ?? "string" })),
       },
     },
   });

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import type { S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
 import { listObjects } from "../adapters/s3-listing";
-import { isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
+import { dayOfKey, isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
 import { parseJsonContract } from "../contracts/queue-messages";
 import { S3_PREFIX } from "../platform/constants";
+import type { DayRange } from "./engines/sql-engine";
 
 /**
  * Closed receipt days of the raw archive, rewritten as Parquet: every line of the day's NDJSON
@@ -92,4 +93,40 @@ export function readPlan(
 export interface ArchiveCompactor {
   /** Rewrites a closed receipt day as Parquet and writes its manifest; returns it. */
   compactDay(day: string): Promise<CompactionManifest>;
+}
+
+/**
+ * The prefixes to list for a range of days: one per day when the range is bounded (a day's
+ * objects, not the whole archive's), else the table's root.
+ */
+export function dayPrefixes(root: string, days: DayRange): string[] {
+  if (!days.from || !days.to) return [root];
+  const prefixes: string[] = [];
+  for (let t = Date.parse(`${days.from}T00:00:00Z`); t <= Date.parse(`${days.to}T00:00:00Z`); t += 86_400_000)
+    prefixes.push(`${root}date=${new Date(t).toISOString().slice(0, 10)}/`);
+  return prefixes;
+}
+
+/** The compaction manifests of a range of days, by day (a day without one: absent). */
+export async function dayManifests(
+  s3: S3Client,
+  bucket: string,
+  days: DayRange,
+): Promise<Map<string, CompactionManifest>> {
+  const listed = await Promise.all(
+    dayPrefixes(S3_PREFIX.compact, days).map((prefix) => listObjects(s3, bucket, prefix)),
+  );
+  const found = new Map<string, CompactionManifest>();
+  for (const { key } of listed.flat()) {
+    const day = dayOfKey(key);
+    if (!day || key !== compactManifestKey(day)) continue;
+    if ((days.from && day < days.from) || (days.to && day > days.to)) continue;
+    found.set(day, parseCompactionManifest(new TextDecoder().decode(await getBytes(s3, bucket, key)), key));
+  }
+  return found;
+}
+
+async function getBytes(s3: S3Client, bucket: string, key: string): Promise<Uint8Array> {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
 }

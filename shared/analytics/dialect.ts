@@ -180,3 +180,65 @@ export function duckDbArchiveViews(
 ): string[] {
   return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name], app));
 }
+
+/** Glue's table over the Parquet of compacted days (`compact/date=<day>/<compaction>/`, the Athena compactor's layout). */
+export const ATHENA_COMPACT_TABLE = "archive_compact";
+
+/**
+ * A receipt day of `archive_events` as Athena reads it: its NDJSON objects, or, once compacted,
+ * its compaction's Parquet (`folder`: the `<compaction>` of its location) and the NDJSON objects
+ * archived after the compaction (`late`, full `s3://` paths), as `readPlan` says.
+ */
+export interface AthenaDaySource {
+  day: string;
+  compacted?: { folder: string; late: readonly string[] };
+}
+
+/**
+ * The query Athena reads `archive_events` through when some of a query's days are compacted:
+ * the NDJSON table (`"<database>"."archive_events"`, qualified so the CTE does not read itself)
+ * for the open days and the late objects of the compacted ones (`"$path"`: Athena reads only those
+ * files), and the Parquet table for each compacted day (an equality on both partition keys: one
+ * folder). The same columns as the NDJSON table (`hour` null for the Parquet rows).
+ *
+ * @example athenaArchiveEvents("db", [{ day: "2026-01-02", compacted: { folder: "ab12", late: [] } }, { day: "2026-01-03" }])
+ */
+export function athenaArchiveEvents(database: string, days: readonly AthenaDaySource[]): string {
+  const columns = "app, event_id, received_at, event_time, rank, trigger, natural_key, body";
+  const db = `"${database.replaceAll('"', '""')}"`;
+  const open = days.filter((d) => !d.compacted).map((d) => athenaLiteral(d.day));
+  const late = days.flatMap((d) =>
+    d.compacted?.late.length
+      ? [
+          `("date" = ${athenaLiteral(d.day)} AND "$path" IN (${d.compacted.late.map(athenaLiteral).join(", ")}))`,
+        ]
+      : [],
+  );
+  const ndjsonWhere = [...(open.length ? [`"date" IN (${open.join(", ")})`] : []), ...late];
+  const parts = [
+    `SELECT ${columns}, "date", "hour" FROM ${db}."archive_events" WHERE ${ndjsonWhere.length ? ndjsonWhere.join(" OR ") : "false"}`,
+    ...days.flatMap((d) =>
+      d.compacted
+        ? [
+            `SELECT ${columns}, "date", CAST(NULL AS varchar) AS "hour" FROM ${db}."${ATHENA_COMPACT_TABLE}" WHERE "day" = ${athenaLiteral(d.day)} AND "compaction" = ${athenaLiteral(d.compacted.folder)}`,
+          ]
+        : [],
+    ),
+  ];
+  return parts.join("\n  UNION ALL\n  ");
+}
+
+/**
+ * `sql` with `archive_events` read through `source` (`athenaArchiveEvents`): a WITH entry put
+ * first, in the statement's own WITH when it has one.
+ *
+ * @example withArchiveEvents("SELECT count(*) FROM archive_events", "SELECT …") // "WITH archive_events AS (SELECT …)\nSELECT count(*) FROM archive_events"
+ */
+export function withArchiveEvents(sql: string, source: string): string {
+  const entry = `archive_events AS (\n  ${source}\n)`;
+  // Leading comments and blank lines aside, a statement that opens with WITH gets the entry first.
+  const lead = /^(\s*(--[^\n]*\n|\/\*[\s\S]*?\*\/))*\s*/.exec(sql)?.[0] ?? "";
+  const rest = sql.slice(lead.length);
+  if (/^with\s/i.test(rest)) return `${lead}WITH ${entry},\n${rest.slice(4).trimStart()}`;
+  return `${lead}WITH ${entry}\n${rest}`;
+}

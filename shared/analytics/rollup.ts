@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { utcDay } from "../contracts/bucket-layout";
 import { canonicalJson } from "../projections/canonical-json";
+import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
 import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
@@ -21,6 +22,11 @@ export interface RollupDependencies {
   ledger?: RollupLedger;
   /** Apps written at once by a pass over every app. @default 16 */
   writeConcurrency?: number;
+  /**
+   * Compacts a receipt day to Parquet once its pass is final (`scheduledRollup`, with a ledger):
+   * DuckDB locally, Athena deployed. None: days stay NDJSON.
+   */
+  compactor?: ArchiveCompactor;
 }
 
 /** What a rollup did for one day. */
@@ -294,9 +300,10 @@ export async function rollupDayAllApps(
   return report;
 }
 
-/** A scheduled run's report: each day's pass, and the days (or apps' days) that failed with why. */
+/** A scheduled run's report: each day's pass, the days compacted, and the days (or apps' days) that failed with why. */
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
+  compactions: CompactionManifest[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
 
@@ -306,8 +313,9 @@ export interface ScheduledRollupReport {
  * apps. A day that fails is reported and left as it was; the other day still runs.
  */
 export async function scheduledRollup(deps: RollupDependencies): Promise<ScheduledRollupReport> {
-  const report: ScheduledRollupReport = { passes: [], failures: [] };
-  for (const day of scheduledDays(deps.now())) {
+  const report: ScheduledRollupReport = { passes: [], compactions: [], failures: [] };
+  const days = scheduledDays(deps.now());
+  for (const day of days) {
     try {
       const pass = await rollupDayAllApps(day, deps, { skipFinal: true });
       report.passes.push(pass);
@@ -316,5 +324,26 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
       report.failures.push({ day, error });
     }
   }
+  await compactFinalDay(days[0] as string, deps, report);
   return report;
+}
+
+/**
+ * Compacts yesterday to Parquet (`deps.compactor`) once its last pass is final and it is not yet
+ * compacted (the ledger's `compactedAt`), then records it: once a day, at the first tick after
+ * the grace period. A failed compaction is a failure of the run (counted, alarmed) and is tried
+ * again at the next tick, until the day is compacted or stops being yesterday (then
+ * `webhook compact` does it). Nothing is lost either way: the NDJSON stays the source of truth.
+ */
+async function compactFinalDay(day: string, deps: RollupDependencies, report: ScheduledRollupReport) {
+  // A day whose pass failed this tick is counted once, for that.
+  if (!deps.compactor || !deps.ledger || report.failures.some((f) => f.day === day)) return;
+  try {
+    const pass = await deps.ledger.pass(day);
+    if (!pass?.final || pass.compactedAt !== undefined) return;
+    report.compactions.push(await deps.compactor.compactDay(day));
+    await deps.ledger.record({ ...pass, compactedAt: deps.now() });
+  } catch (error) {
+    report.failures.push({ day, error });
+  }
 }

@@ -137,10 +137,11 @@ describe("activity analytics in the stack", () => {
     expect(policy).not.toMatch(/quarantine|recordings\//);
   });
 
-  it("locks what the rollup's SQL can do on Athena: no DDL, no write outside the query results", () => {
+  it("locks what the rollup's SQL can do on Athena: DDL only on the compactor's own compact_* tables, writes only to results, the ledger and compact/", () => {
     // Athena runs a statement with the caller's permissions: DDL (CREATE/DROP/ALTER TABLE, CTAS,
-    // MSCK) needs Glue writes, INSERT needs S3 writes to the table's location. The role has
-    // neither; its only S3 write is the workgroup's result prefix, which the workgroup enforces.
+    // MSCK) needs Glue writes, INSERT needs S3 writes to the table's location. The role may create
+    // and drop only the compaction's CTAS tables (compact_<day>_<hash>), never the archive's
+    // tables, and write only the workgroup's results, its ledger and the compacted days.
     const statements = Object.entries(template.findResources("AWS::IAM::Policy"))
       .filter(([id]) => id.startsWith("AnalyticsRollupFunctionServiceRoleDefaultPolicy"))
       .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>);
@@ -153,15 +154,49 @@ describe("activity analytics in the stack", () => {
       // Stops a query at the invocation's deadline (#29 item 8): it writes nothing.
       "athena:StopQueryExecution",
     ]);
-    expect(actions.filter((a) => a.startsWith("glue:")).sort()).toEqual([
+    expect([...new Set(actions.filter((a) => a.startsWith("glue:")))].sort()).toEqual([
+      "glue:CreateTable",
+      "glue:DeleteTable",
       "glue:GetDatabase",
       "glue:GetTable",
     ]);
+    for (const statement of statements.filter((s) =>
+      actionsOf(s).some((a) => /^glue:(Create|Delete)/.test(a)),
+    )) {
+      const tables = [statement.Resource]
+        .flat()
+        .map((r) => JSON.stringify(r))
+        .filter((r) => r.includes("table/"));
+      expect(tables.length).toBeGreaterThan(0);
+      for (const table of tables) expect(table).toMatch(/table\/[a-z0-9_]+\/compact_\*/);
+    }
     for (const statement of statements.filter((s) => actionsOf(s).some((a) => /^s3:(Put|Delete)/.test(a))))
-      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*(athena-results|rollup)\/\*[^*]*$/);
+      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*(athena-results|rollup|compact)\/\*[^*]*$/);
     template.hasResourceProperties("AWS::Athena::WorkGroup", {
       WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true }),
     });
+  });
+
+  it("reads compacted days through a Parquet table whose folder a query names (partition projection, injected)", () => {
+    const table = Object.values(template.findResources("AWS::Glue::Table")).find(
+      (t) => t.Properties.TableInput.Name === "archive_compact",
+    );
+    expect(table?.Properties.TableInput.PartitionKeys.map((k: { Name: string }) => k.Name)).toEqual([
+      "day",
+      "compaction",
+    ]);
+    expect(table?.Properties.TableInput.Parameters).toMatchObject({
+      "projection.enabled": "true",
+      "projection.compaction.type": "injected",
+      "projection.day.type": "date",
+    });
+    expect(JSON.stringify(table?.Properties.TableInput.Parameters["storage.location.template"])).toContain(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the template Athena fills, not ours.
+      "compact/date=${day}/${compaction}/",
+    );
+    expect(table?.Properties.TableInput.StorageDescriptor.SerdeInfo.SerializationLibrary).toContain(
+      "Parquet",
+    );
   });
 
   it("lets the projector write edge objects beside the raw archive", () => {

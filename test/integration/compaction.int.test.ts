@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -12,22 +11,11 @@ import { archiveBatch } from "../../shared/projector/raw-archive";
 import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory, zipfWeights } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
+import { queuedAt } from "../support/queued";
 
 const { s3 } = testClients();
 const DAY = "2026-01-02";
 const START = Date.UTC(2026, 0, 2, 0, 10) / 1000;
-
-function queued(e: GeneratedEvent, receivedAt: number): QueuedEvent {
-  const eventId = createHash("sha256").update(e.body).digest("hex");
-  return {
-    messageId: `m-${eventId.slice(0, 8)}`,
-    eventId,
-    receivedAt,
-    trigger: e.trigger,
-    appId: e.appId,
-    body: e.body,
-  };
-}
 
 /** The S3 client with its manifest PUTs refused: a compaction that dies before its last write (a fault the emulator cannot produce). */
 function failingManifests(client: S3Client): S3Client {
@@ -63,12 +51,12 @@ describe("closed days compacted to Parquet", () => {
     const early = history.slice(0, -40);
     for (let i = 0; i < early.length; i += 50)
       await archiveBatch(
-        early.slice(i, i + 50).map((e, j) => queued(e, receipt(i + j, e))),
+        early.slice(i, i + 50).map((e, j) => queuedAt(e, receipt(i + j, e))),
         store,
       );
     // Kept for "a line archived after its day was compacted".
     (globalThis as { lateBatch?: QueuedEvent[] }).lateBatch = late.map((e, j) =>
-      queued(e, receipt(early.length + j, e)),
+      queuedAt(e, receipt(early.length + j, e)),
     );
   });
 

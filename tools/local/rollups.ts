@@ -1,11 +1,11 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { rollupDayAllApps } from "../../shared/analytics/rollup";
+import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
-import { utcDay } from "../../shared/contracts/bucket-layout";
 import { errorSummary } from "../../shared/platform/errors";
 
 export interface LocalRollupOptions {
@@ -19,8 +19,9 @@ export interface LocalRollupOptions {
 }
 
 /**
- * `npm start`'s stand-in for the deployed schedule: every `everyMs`, today of every app in the
- * archive is recomputed with DuckDB, every app in one query (one run at a time). A failed run is shown as a WARN line,
+ * `npm start`'s stand-in for the deployed schedule (`scheduledRollup`): every `everyMs`, today
+ * and yesterday (until final) of every app in the archive are recomputed with DuckDB, every app
+ * in one query a day (one run at a time), and yesterday, once final, is compacted to Parquet. A failed run is shown as a WARN line,
  * like a function's. Returns a stop that waits for a run in progress.
  */
 export function startLocalRollups(options: LocalRollupOptions): () => Promise<void> {
@@ -31,13 +32,14 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     now,
     graceMs: options.graceMs,
     ledger: blobRollupLedger(s3BlobStore(options.s3, options.bucket)),
+    compactor: duckDbCompactor({ s3: options.s3, bucket: options.bucket }),
   };
   let running: Promise<void> = Promise.resolve();
   const tick = () => {
     running = running.then(async () => {
       try {
-        const pass = await rollupDayAllApps(utcDay(now()), deps);
-        if (pass.failures[0]) throw pass.failures[0].error;
+        const report = await scheduledRollup(deps);
+        if (report.failures[0]) throw report.failures[0].error;
       } catch (error) {
         console.error(
           JSON.stringify({

@@ -6,9 +6,21 @@ import {
   StartQueryExecutionCommand,
   StopQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { listObjects } from "../../adapters/s3-listing";
+import { dayOfKey, isArchiveObjectKey } from "../../contracts/bucket-layout";
+import { S3_PREFIX } from "../../platform/constants";
 import { SqlQueryError } from "../../platform/errors";
-import { athenaLiteral, bindNamed, type SqlValue } from "../dialect";
-import type { SqlEngine } from "./sql-engine";
+import { compactDayPrefix, dayManifests, dayPrefixes, readPlan } from "../compaction";
+import {
+  type AthenaDaySource,
+  athenaArchiveEvents,
+  athenaLiteral,
+  bindNamed,
+  type SqlValue,
+  withArchiveEvents,
+} from "../dialect";
+import type { ArchiveScope, SqlEngine } from "./sql-engine";
 
 export interface AthenaEngineOptions {
   client: AthenaClient;
@@ -28,6 +40,12 @@ export interface AthenaEngineOptions {
   deadline?: number;
   /** The clock the deadline is read against. @default Date.now */
   now?: () => number;
+  /**
+   * The data bucket, to read the compaction manifests of a query's days (`scope`): a compacted day
+   * is read from its Parquet and the objects archived after it (`athenaArchiveEvents`). Absent:
+   * every day from its NDJSON.
+   */
+  archive?: { s3: S3Client; bucket: string };
 }
 
 const NUMERIC = new Set(["tinyint", "smallint", "integer", "bigint", "double", "float", "real", "decimal"]);
@@ -47,10 +65,11 @@ export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
   const pastDeadline = () => options.deadline !== undefined && now() >= options.deadline;
   return {
     name: "athena",
-    async query(sql, params = {}) {
+    async query(sql, params = {}, scope = {}) {
       if (pastDeadline())
         throw new SqlQueryError("no time left before the deadline to start a query", false, "CANCELLED");
-      const bound = bindNamed(sql, params);
+      const source = options.archive && (await compactedSource(options.archive, options.database, scope));
+      const bound = bindNamed(source ? withArchiveEvents(sql, source) : sql, params);
       const started = await options.client.send(
         new StartQueryExecutionCommand({
           QueryString: bound.text,
@@ -95,6 +114,37 @@ export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
       }
     },
   };
+}
+
+/**
+ * How Athena reads `archive_events` for a scope's days when some are compacted (their manifests
+ * and the days' NDJSON objects, listed: one LIST and one GET a day), or undefined when none is
+ * (or the scope has no bounded days: the NDJSON, the source of truth, then serves).
+ */
+async function compactedSource(
+  archive: { s3: S3Client; bucket: string },
+  database: string,
+  scope: ArchiveScope,
+): Promise<string | undefined> {
+  if (!scope.from || !scope.to) return undefined;
+  const manifests = await dayManifests(archive.s3, archive.bucket, scope);
+  if (manifests.size === 0) return undefined;
+  const days: AthenaDaySource[] = [];
+  for (const prefix of dayPrefixes(S3_PREFIX.raw, scope)) {
+    const day = dayOfKey(prefix) ?? "";
+    const manifest = manifests.get(day);
+    if (!manifest) {
+      days.push({ day });
+      continue;
+    }
+    const objects = (await listObjects(archive.s3, archive.bucket, prefix))
+      .map((o) => o.key)
+      .filter(isArchiveObjectKey);
+    const folder = manifest.parquet[0]?.slice(compactDayPrefix(day).length).split("/")[0] ?? "";
+    const late = readPlan(objects, manifest).ndjson.map((key) => `s3://${archive.bucket}/${key}`);
+    days.push({ day, compacted: { folder, late } });
+  }
+  return athenaArchiveEvents(database, days);
 }
 
 async function readResults(client: AthenaClient, id: string, header: boolean) {

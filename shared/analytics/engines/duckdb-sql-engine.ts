@@ -5,14 +5,8 @@ import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection, StatementType } from "@duckdb/node-api";
 import { listObjects } from "../../adapters/s3-listing";
 import { dayOfKey, isArchiveObjectKey } from "../../contracts/bucket-layout";
-import { S3_PREFIX } from "../../platform/constants";
 import { SqlQueryError } from "../../platform/errors";
-import {
-  type CompactionManifest,
-  compactManifestKey,
-  parseCompactionManifest,
-  readPlan,
-} from "../compaction";
+import { dayManifests, dayPrefixes, readPlan } from "../compaction";
 import {
   ARCHIVE_TABLES,
   type ArchiveTable,
@@ -142,36 +136,6 @@ async function run(
   }
 }
 
-/**
- * The prefixes to list for a range of days: one per day when the range is bounded (a day's
- * objects, not the whole archive's), else the table's root.
- */
-function dayPrefixes(root: string, days: DayRange): string[] {
-  if (!days.from || !days.to) return [root];
-  const prefixes: string[] = [];
-  for (let t = Date.parse(`${days.from}T00:00:00Z`); t <= Date.parse(`${days.to}T00:00:00Z`); t += 86_400_000)
-    prefixes.push(`${root}date=${new Date(t).toISOString().slice(0, 10)}/`);
-  return prefixes;
-}
-
-/** The compaction manifests of a range of days (`compaction.ts`), by day. */
-async function manifests(
-  options: DuckDbEngineOptions,
-  days: DayRange,
-): Promise<Map<string, CompactionManifest>> {
-  const listed = await Promise.all(
-    dayPrefixes(S3_PREFIX.compact, days).map((prefix) => listObjects(options.s3, options.bucket, prefix)),
-  );
-  const found = new Map<string, CompactionManifest>();
-  for (const { key } of listed.flat()) {
-    const day = dayOfKey(key);
-    if (!day || key !== compactManifestKey(day)) continue;
-    if ((days.from && day < days.from) || (days.to && day > days.to)) continue;
-    found.set(day, parseCompactionManifest(new TextDecoder().decode(await getBytes(options, key)), key));
-  }
-  return found;
-}
-
 async function getBytes(options: DuckDbEngineOptions, key: string): Promise<Uint8Array> {
   const out = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
   return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
@@ -198,7 +162,8 @@ async function copyArchive(
     if (!day || !isArchiveObjectKey(key)) return false;
     return (!days.from || day >= days.from) && (!days.to || day <= days.to);
   });
-  const compacted = table === "archive_events" ? await manifests(options, days) : new Map();
+  const compacted =
+    table === "archive_events" ? await dayManifests(options.s3, options.bucket, days) : new Map();
   const byDay = new Map<string, string[]>();
   for (const { key } of objects)
     byDay.set(dayOfKey(key) ?? "", [...(byDay.get(dayOfKey(key) ?? "") ?? []), key]);

@@ -15,6 +15,8 @@ export const dayPassSchema = z.object({
   bytesScanned: z.number(),
   /** Each app's figures, by a digest of their stored form: unchanged ones are not rewritten. */
   apps: z.record(z.string(), z.string()),
+  /** When the day, final, was compacted to Parquet (`scheduledRollup`): absent, not yet. */
+  compactedAt: z.optional(z.number()),
 });
 export type DayPass = z.infer<typeof dayPassSchema>;
 
