@@ -211,6 +211,21 @@ export function activityDigest(activity: DayActivity, final: boolean): string {
   return createHash("sha256").update(canonicalJson({ activity, final })).digest("base64url").slice(0, 16);
 }
 
+/**
+ * An app's day in three numbers, `[messages, active users, every figure summed]`, kept in the
+ * ledger (`DayPass.totals`) so that the console ranks apps without a query per app.
+ *
+ * @example headlineTotals(activity) // [9257, 30, 48211]
+ */
+export function headlineTotals(activity: DayActivity): number[] {
+  const figures = activity.figures as Record<string, number>;
+  return [
+    figures.messages ?? 0,
+    figures.active_users ?? 0,
+    Object.values(figures).reduce((a, b) => a + b, 0),
+  ];
+}
+
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
   day: string;
@@ -258,6 +273,7 @@ export async function rollupDayAllApps(
   const { activities, queries, bytesScanned } = await dayActivities(deps.engine, day, options);
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
+  const totals: Record<string, number[]> = {};
   const report: DayPassReport = {
     day,
     outcome: "passed",
@@ -273,6 +289,7 @@ export async function rollupDayAllApps(
       limit(async () => {
         const digest = activityDigest(activity, final);
         digests[appId] = digest;
+        totals[appId] = headlineTotals(activity);
         if (previous?.apps[appId] === digest) {
           report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
           return;
@@ -296,6 +313,7 @@ export async function rollupDayAllApps(
       queries,
       bytesScanned,
       apps: digests,
+      totals,
     } satisfies DayPass);
   return report;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-cloudwatch";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { headlineTotals } from "../../shared/analytics/rollup";
 import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { metricTrigger } from "../../shared/events/metric-trigger";
 import {
@@ -12,7 +13,7 @@ import {
   quarantineSpikes,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
-import { busiestApp } from "../../tools/console/api";
+import { busiestApp, busiestFromTotals } from "../../tools/console/api";
 import { isLoopback, refusal } from "../../tools/console/server";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
 import {
@@ -291,6 +292,47 @@ describe("the app the per-app views open on", () => {
           expect(busiestApp([...apps].reverse())).toBe(busiestApp(apps));
           const top = Math.max(...listed.map((a) => a.messages));
           expect(listed.find((a) => a.app === busiestApp(apps))?.messages).toBe(top);
+        },
+      ),
+    );
+  });
+  it("ranks the same from the rollup ledger's totals as from each app's stored days (fast-check)", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(
+          fc.record({
+            app: fc.string({ minLength: 1, maxLength: 6 }),
+            days: fc.array(
+              fc.record({ messages: fc.nat(5), active_users: fc.nat(5), groups_created: fc.nat(3) }),
+              {
+                maxLength: 3,
+              },
+            ),
+          }),
+          { selector: (a) => a.app, minLength: 1, maxLength: 8 },
+        ),
+        (listed) => {
+          const apps = listed.map((a) => ({
+            app: a.app,
+            days: a.days.map((f, i) => stored(`2026-11-2${i}`, f)),
+          }));
+          // The ledger: each app's headline totals per day it had a pass, summed.
+          const totals = new Map(
+            listed
+              .filter((a) => a.days.length > 0)
+              .map((a) => {
+                const perDay = a.days.map((f) => headlineTotals({ figures: f } as never));
+                return [
+                  a.app,
+                  {
+                    totals: perDay.reduce((s, t) => t.map((n, i) => n + (s[i] ?? 0)), [] as number[]),
+                    days: perDay.length,
+                  },
+                ] as const;
+              }),
+          );
+          const withDays = apps.filter((a) => a.days.length > 0);
+          if (withDays.length) expect(busiestFromTotals(totals)).toBe(busiestApp(withDays));
         },
       ),
     );

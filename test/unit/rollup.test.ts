@@ -35,6 +35,7 @@ function memoryLedger() {
       passes.set(p.day, p);
     },
     apps: async () => [...new Set([...passes.values()].flatMap((p) => Object.keys(p.apps)))],
+    appTotals: async () => new Map(),
   };
   return { passes, ledger };
 }

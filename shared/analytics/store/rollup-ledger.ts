@@ -15,6 +15,12 @@ export const dayPassSchema = z.object({
   bytesScanned: z.number(),
   /** Each app's figures, by a digest of their stored form: unchanged ones are not rewritten. */
   apps: z.record(z.string(), z.string()),
+  /**
+   * Each app's headline totals of the day, `[messages, active users, every figure summed]`: what
+   * the console ranks apps by (`appTotals`) without a query per app. Absent in passes written
+   * before it existed.
+   */
+  totals: z.optional(z.record(z.string(), z.array(z.number()))),
   /** When the day, final, was compacted to Parquet (`scheduledRollup`): absent, not yet. */
   compactedAt: z.optional(z.number()),
 });
@@ -26,6 +32,11 @@ export interface RollupLedger {
   record(pass: DayPass): Promise<void>;
   /** The apps the passes from `from` to `to` saw, sorted. */
   apps(days: readonly string[]): Promise<string[]>;
+  /**
+   * Each app's totals over `days` (`DayPass.totals`, summed), and on how many of them it had a
+   * pass: one read a day, whatever the number of apps. Days without totals add nothing.
+   */
+  appTotals(days: readonly string[]): Promise<Map<string, { totals: number[]; days: number }>>;
 }
 
 /** `rollup/date=<day>.json`. @example dayPassKey("2026-01-02") // "rollup/date=2026-01-02.json" */
@@ -59,6 +70,17 @@ export function blobRollupLedger(blobs: BlobStore): RollupLedger {
     async apps(days) {
       const passes = await Promise.all(days.map(read));
       return [...new Set(passes.flatMap((p) => Object.keys(p?.apps ?? {})))].sort();
+    },
+    async appTotals(days) {
+      const summed = new Map<string, { totals: number[]; days: number }>();
+      for (const pass of await Promise.all(days.map(read)))
+        for (const [app, totals] of Object.entries(pass?.totals ?? {})) {
+          const into = summed.get(app) ?? { totals: [], days: 0 };
+          into.totals = totals.map((n, i) => n + (into.totals[i] ?? 0));
+          into.days++;
+          summed.set(app, into);
+        }
+      return summed;
     },
   };
 }
