@@ -45,11 +45,7 @@ function allowedApps(): IngestDependencies["allowedApps"] {
   const settings = config.allowedApps;
   if (!settings) return undefined;
   const load = onFirstUse(async () =>
-    (await import("./app-allowlist.lazy.mjs")).appAllowlist(
-      config.aws,
-      settings.tableName,
-      settings.cacheSeconds,
-    ),
+    (await import("./app-allowlist")).appAllowlist(config.aws, settings.tableName, settings.cacheSeconds),
   );
   load().catch(() => undefined); // a failed load is retried by the first request, which answers 503 if it fails again
   return { allows: async (appId) => (await load()).allows(appId) };

@@ -2,7 +2,7 @@ import type { Context, SQSEvent } from "aws-lambda";
 import { lazyMessageQueue } from "../../shared/adapters/lazy-adapters";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { loadProjectorConfig } from "../../shared/config/function-config";
-import { dynamoClient } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { projectSqsBatch } from "../../shared/projector/batch";

@@ -1,6 +1,7 @@
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { loadReconcilerConfig } from "../../shared/config/function-config";
-import { dynamoClient, secretsClient } from "../../shared/platform/aws-clients";
+import { secretsClient } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";

@@ -1,7 +1,8 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { loadRecorderConfig } from "../../shared/config/function-config";
-import { dynamoClient, secretsClient } from "../../shared/platform/aws-clients";
+import { secretsClient } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { SESSIONS_TABLE } from "../../shared/platform/tables";

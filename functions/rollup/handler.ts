@@ -8,8 +8,8 @@ import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analyt
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { loadRollupConfig } from "../../shared/config/function-config";
-import { dynamoClient } from "../../shared/platform/aws-clients";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";

@@ -1,4 +1,3 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 
 /**
@@ -24,16 +23,7 @@ export function clientOptions(settings: AwsClientSettings, endpoint: string | un
   };
 }
 
-/**
- * The SDK clients, built once at cold start (or once per CLI run). The S3 and SQS clients are in
- * modules of their own (`s3-client.ts`, `sqs-client.ts`): a function that loads one on first use
- * (the ingest's oversize path, the projector's recording jobs) would otherwise pull it into its
- * start-up code by importing this module for another client.
- */
-export function dynamoClient(settings: AwsClientSettings): DynamoDBClient {
-  return new DynamoDBClient(clientOptions(settings, settings.dynamoEndpoint));
-}
-
+/** The Secrets Manager client (the S3, SQS and DynamoDB clients are in modules of their own). */
 export function secretsClient(): SecretsManagerClient {
   return new SecretsManagerClient({});
 }

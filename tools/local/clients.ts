@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { type AwsClientSettings, dynamoClient } from "../../shared/platform/aws-clients";
+import type { AwsClientSettings } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { s3Client } from "../../shared/platform/s3-client";
 import { sqsClient } from "../../shared/platform/sqs-client";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "./emulators";

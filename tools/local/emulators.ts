@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { startFauxqs } from "fauxqs";
-import { dynamoClient } from "../../shared/platform/aws-clients";
+import { dynamoClient } from "../../shared/platform/dynamo-client";
 
 /** The emulators speak the AWS APIs; any credentials are accepted. */
 export const LOCAL_REGION = "us-east-1";
