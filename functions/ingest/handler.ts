@@ -3,7 +3,9 @@ import { lazyBlobStore, onFirstUse } from "../../shared/adapters/lazy-adapters";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { loadIngestConfig } from "../../shared/config/function-config";
 import { fromHttpApiEvent, type IngestDependencies, ingestWebhook } from "../../shared/ingest/core";
+import type { CredentialSource } from "../../shared/ingest/credential-source";
 import { staticCredentialSource } from "../../shared/ingest/credentials";
+import { fileCredentialSource } from "../../shared/ingest/file-credentials";
 import { secretCredentialSource } from "../../shared/ingest/secret-credentials";
 import { secretsClient } from "../../shared/platform/aws-clients";
 import { errorSummary } from "../../shared/platform/errors";
@@ -14,16 +16,29 @@ import { sqsClient } from "../../shared/platform/sqs-client";
 const config = loadIngestConfig(process.env);
 // Powertools' log and metric lines, written without it (see log-lines.ts: its cold-start cost).
 const { logger, countOutcome } = lineObservability("ingest");
+/** After a miss, the credentials are re-read at most this often (a flood of bad passwords reads nothing more). */
+const MIN_REFRESH_INTERVAL_MS = 5_000;
+
+function credentialSource(): CredentialSource {
+  const c = config.credentials;
+  if (c.kind === "secret")
+    return secretCredentialSource({
+      secretId: c.secretId,
+      maxAgeSeconds: c.cacheSeconds,
+      minRefreshIntervalMs: MIN_REFRESH_INTERVAL_MS,
+      client: secretsClient(),
+    });
+  if (c.kind === "file")
+    return fileCredentialSource({
+      path: c.path,
+      maxAgeSeconds: c.cacheSeconds,
+      minRefreshIntervalMs: MIN_REFRESH_INTERVAL_MS,
+    });
+  return staticCredentialSource(c.credentials);
+}
+
 const deps: IngestDependencies = {
-  credentials:
-    config.credentials.kind === "secret"
-      ? secretCredentialSource({
-          secretId: config.credentials.secretId,
-          maxAgeSeconds: config.credentials.cacheSeconds,
-          minRefreshIntervalMs: 5_000,
-          client: secretsClient(),
-        })
-      : staticCredentialSource(config.credentials.credentials),
+  credentials: credentialSource(),
   queue: sqsMessageQueue(sqsClient(config.aws), config.eventsQueueUrl),
   // Only an oversize body (or one SQS refuses) needs S3: its client loads with the first such request.
   oversizeStore: lazyBlobStore(config.dataBucket, async () =>

@@ -67,6 +67,7 @@ function awsSettings(env: z.infer<typeof awsEnv>): AwsClientSettings {
 
 export type CredentialsConfig =
   | { kind: "secret"; secretId: string; cacheSeconds: number }
+  | { kind: "file"; path: string; cacheSeconds: number }
   | { kind: "static"; credentials: WebhookCredential[] };
 
 export interface IngestConfig {
@@ -87,7 +88,9 @@ export const ingestEnv = /* @__PURE__ */ z.extend(awsEnv, {
   /** In AWS: the secret with `{"credentials":[{username,password,appIds?}]}`. */
   WEBHOOK_CREDENTIALS_SECRET_ID: optionalText,
   CREDENTIALS_CACHE_SECONDS: positiveInt(60),
-  /** Locally: the same JSON inline, or a single pair below. */
+  /** Locally: a file with the same JSON, re-read as the secret is (the local stack's store). */
+  WEBHOOK_CREDENTIALS_FILE: optionalText,
+  /** Or the same JSON inline, or a single pair below. */
   WEBHOOK_CREDENTIALS: optionalText,
   WEBHOOK_USERNAME: optionalText,
   WEBHOOK_PASSWORD: optionalText,
@@ -119,6 +122,8 @@ function credentialsConfig(env: z.infer<typeof ingestEnv>): CredentialsConfig {
       secretId: env.WEBHOOK_CREDENTIALS_SECRET_ID,
       cacheSeconds: env.CREDENTIALS_CACHE_SECONDS,
     };
+  if (env.WEBHOOK_CREDENTIALS_FILE)
+    return { kind: "file", path: env.WEBHOOK_CREDENTIALS_FILE, cacheSeconds: env.CREDENTIALS_CACHE_SECONDS };
   if (env.WEBHOOK_CREDENTIALS)
     return {
       kind: "static",

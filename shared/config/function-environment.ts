@@ -18,6 +18,8 @@ export interface IngestEnvironment {
   credentialsSecretId?: string;
   /** Locally: the one pair the stack accepts. */
   localCredentials?: { username: string; password: string };
+  /** Locally: the credentials file the stack re-reads (`fileCredentialSource`); wins over `localCredentials`. */
+  localCredentialsFile?: string;
   /** The apps table, when only the apps allowed in it may deliver. @default - any app the credentials allow */
   allowedAppsTable?: string;
 }
@@ -28,6 +30,7 @@ export function ingestEnvironment(e: IngestEnvironment): EnvOf<typeof ingestEnv>
     EVENTS_QUEUE_URL: e.eventsQueueUrl,
     DATA_BUCKET: e.dataBucket,
     ...(e.credentialsSecretId ? { WEBHOOK_CREDENTIALS_SECRET_ID: e.credentialsSecretId } : {}),
+    ...(e.localCredentialsFile ? { WEBHOOK_CREDENTIALS_FILE: e.localCredentialsFile } : {}),
     ...(e.localCredentials
       ? { WEBHOOK_USERNAME: e.localCredentials.username, WEBHOOK_PASSWORD: e.localCredentials.password }
       : {}),

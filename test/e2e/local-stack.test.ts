@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import type { SessionState } from "../../shared/projections/sessions";
 import { projectionStores } from "../../shared/projector/stores";
 import { archiveRecording } from "../../shared/recorder/archive";
 import { systemResolver } from "../../shared/recorder/safe-fetch";
+import { credentialsFilePath } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
@@ -114,6 +115,28 @@ describe("the local stack end to end", () => {
     const stats = JSON.parse((await query(["stats", "--json"])).out);
     expect(stats.items.groups).toBeGreaterThan(0);
     expect(stats.outcomes.projector.projected).toBeGreaterThan(0);
+  });
+
+  it("accepts a credential added to its store at its first use, without a restart (#32: the store the stack re-reads)", async () => {
+    // Prepare: the store as start wrote it (the dev credential), and a second credential added,
+    // as a rotation adds one.
+    const path = credentialsFilePath(dir);
+    const stored = JSON.parse(readFileSync(path, "utf8")) as {
+      credentials: Array<{ username: string; password: string }>;
+    };
+    expect(stored.credentials).toEqual([stack.info.credentials]);
+    expect(statSync(path).mode & 0o077).toBe(0);
+    const added = { username: "rotated", password: "a-new-password-1234" };
+    const body = JSON.stringify({ ...fixture("group_created"), appId: "e2e-rotation" });
+    expect((await postWebhook({ ...stack.info, credentials: added }, body)).status).toBe(401);
+    writeFileSync(path, JSON.stringify({ credentials: [...stored.credentials, added] }));
+    // The refused attempt just re-read the store; the next re-read after a miss is 5 s later.
+    await new Promise((resolve) => setTimeout(resolve, 5_100));
+
+    // Act, Assess: the new one is accepted (a miss re-reads the store), the old one still is.
+    expect((await postWebhook({ ...stack.info, credentials: added }, body)).status).toBe(200);
+    expect((await postWebhook(stack.info, body)).status).toBe(200);
+    writeFileSync(path, JSON.stringify(stored));
   });
 
   it("prints readable tables without --json, and a clear error for a missing option", async () => {

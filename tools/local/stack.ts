@@ -22,6 +22,7 @@ import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import type { TableNames } from "../../shared/platform/tables";
 import { emulatorClients } from "./clients";
+import { ensureCredentialStore } from "./credentials-store";
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -218,11 +219,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     lock.record({ dynamoPid: dynamoLocal.pid });
     const clients = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
     const resources = await provisionResources(clients, options);
-    const credentials = {
-      username: options.username ?? DEV_USERNAME,
-      password: options.password ?? DEV_PASSWORD,
-    };
-    configureHandlers(options, resources, credentials, {
+    const store = ensureCredentialStore(
+      options.stateDir,
+      options.username && options.password
+        ? { username: options.username, password: options.password }
+        : undefined,
+      { username: options.username ?? DEV_USERNAME, password: options.password ?? DEV_PASSWORD },
+    );
+    const credentials = store.first;
+    configureHandlers(options, resources, store.path, {
       aws: fauxqs.endpoint,
       dynamodb: dynamoLocal.endpoint,
     });
@@ -361,7 +366,7 @@ async function provisionResources(
 function configureHandlers(
   options: LocalStackOptions,
   resources: LocalResources,
-  credentials: { username: string; password: string },
+  credentialsFile: string,
   endpoints: { aws: string; dynamodb: string },
 ): void {
   const { tables, bucket, events, recordings, appsTable, restrictApps } = resources;
@@ -374,7 +379,7 @@ function configureHandlers(
     ...ingestEnvironment({
       eventsQueueUrl: events.url,
       dataBucket: bucket,
-      localCredentials: credentials,
+      localCredentialsFile: credentialsFile,
       allowedAppsTable: restrictApps ? appsTable : undefined,
     }),
     ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
