@@ -23,6 +23,7 @@ const COMMANDS = Object.fromEntries(
     "events",
     "console",
     "connect",
+    "rotate-credentials",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

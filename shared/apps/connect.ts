@@ -64,7 +64,7 @@ export function webhookChanges(current: PlatformWebhook, desired: DesiredWebhook
 /** Our webhook among an app's: by our id, else by our URL. */
 export function findOurWebhook(
   hooks: readonly PlatformWebhook[],
-  desired: DesiredWebhook,
+  desired: Pick<DesiredWebhook, "id" | "url">,
 ): PlatformWebhook | undefined {
   return hooks.find((h) => h.id === desired.id) ?? hooks.find((h) => h.webhookURL === desired.url);
 }

@@ -1,5 +1,8 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { CredentialStore } from "../../shared/apps/rotate";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { parseCredentialList } from "../../shared/ingest/credentials";
 
 /** The local stack's credential store, in its state directory: the deployed secret's JSON shape. */
@@ -35,10 +38,28 @@ export function ensureCredentialStore(
   if (given || !stored?.length) {
     const credentials = [given ?? defaults];
     mkdirSync(stateDir, { recursive: true });
-    writeFileSync(`${path}.tmp`, `${JSON.stringify({ credentials }, null, 2)}\n`, { mode: 0o600 });
-    renameSync(`${path}.tmp`, path);
+    writeStore(path, credentials);
     stored = credentials;
   }
   const [first] = stored as [{ username: string; password: string }];
   return { path, first: { username: first.username, password: first.password } };
+}
+
+/** The whole list written, then renamed into place (a reader never sees half a file), owner-only. */
+function writeStore(path: string, credentials: readonly WebhookCredential[]): void {
+  writeFileSync(`${path}.tmp`, `${JSON.stringify({ credentials }, null, 2)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+/**
+ * The local credential store as `rotate-credentials` reads and writes it (the deployed one is the
+ * credentials secret, `tools/ops/app-connection.ts`).
+ *
+ * @example await fileCredentialStore(credentialsFilePath(".local")).list() // [{ username: "local-webhook", … }]
+ */
+export function fileCredentialStore(path: string): CredentialStore {
+  return {
+    list: async () => parseCredentialList(JSON.parse(await readFile(path, "utf8"))),
+    write: async (credentials) => writeStore(path, credentials),
+  };
 }

@@ -1,10 +1,16 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import {
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  SecretsManagerClient,
+} from "@aws-sdk/client-secrets-manager";
 import * as z from "zod/mini";
+import type { CredentialStore } from "../../shared/apps/rotate";
 import { parseCredentialList } from "../../shared/ingest/credentials";
 import { UserFacingError } from "../cli/program";
 import { clientsFor, emulatorClients } from "../local/clients";
+import { credentialsFilePath, fileCredentialStore } from "../local/credentials-store";
 import { localAppsTableName } from "../local/provision";
 import { readStackInfo, stateDir } from "../local/state";
 
@@ -26,6 +32,8 @@ export interface Deployment {
   appsTable: string;
   dynamo: DynamoDBClient;
   management: () => Promise<ManagementConfig>;
+  /** The credentials the deployment accepts: the local stack's file, or the credentials secret. */
+  credentialStore: CredentialStore;
   destroy(): void;
 }
 
@@ -73,13 +81,18 @@ async function secretJson(secrets: SecretsManagerClient, secretId: string, what:
  */
 export async function resolveDeployment(options: { stack?: string; stateDir?: string }): Promise<Deployment> {
   if (!options.stack) {
-    const info = readStackInfo(stateDir(options.stateDir));
+    const dir = stateDir(options.stateDir);
+    const info = readStackInfo(dir);
     const clients = emulatorClients(info.endpoints);
+    const store = fileCredentialStore(credentialsFilePath(dir));
+    // The newest credential the stack accepts (a rotation adds the new one last).
+    const newest = (await store.list().catch(() => [info.credentials])).at(-1) ?? info.credentials;
     return {
       kind: "local",
       name: "local",
       webhookUrl: info.webhookUrl,
-      credential: info.credentials,
+      credential: { username: newest.username, password: newest.password },
+      credentialStore: store,
       appsTable: info.appsTable ?? localAppsTableName("local"),
       dynamo: clients.dynamo,
       management: async () => managementFromEnv(),
@@ -111,6 +124,7 @@ export async function resolveDeployment(options: { stack?: string; stateDir?: st
     name: options.stack,
     webhookUrl: outputs.WebhookUrl ?? "",
     credential: { username: newest.username, password: newest.password },
+    credentialStore: secretCredentialStore(secrets, outputs.CredentialsSecret ?? ""),
     appsTable: outputs.AppsTable ?? "",
     dynamo: clients.dynamo,
     management: async () => {
@@ -126,6 +140,23 @@ export async function resolveDeployment(options: { stack?: string; stateDir?: st
     destroy: () => {
       clients.destroy();
       secrets.destroy();
+    },
+  };
+}
+
+/**
+ * The credentials secret as a store: read whole, written whole as a new version (the ingest's
+ * Powertools cache reads it within a minute, and at once after a miss).
+ *
+ * @example await secretCredentialStore(new SecretsManagerClient({}), secretArn).list()
+ */
+export function secretCredentialStore(secrets: SecretsManagerClient, secretId: string): CredentialStore {
+  return {
+    list: async () => parseCredentialList(await secretJson(secrets, secretId, "credentials")),
+    write: async (credentials) => {
+      await secrets.send(
+        new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify({ credentials }) }),
+      );
     },
   };
 }

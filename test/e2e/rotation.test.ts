@@ -1,0 +1,138 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { connectApps } from "../../shared/apps/connect";
+import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
+import { type ManagementApi, managementApi } from "../../shared/apps/management-api";
+import { rotateCredentials } from "../../shared/apps/rotate";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
+import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
+import { freePort } from "../../tools/local/emulators";
+import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { type ManagementApiServer, startManagementApi } from "../../tools/simulate/management-api";
+import { postWebhook } from "../support/ingest";
+import { memberEvent } from "../support/local-process";
+
+const KEY = { key: "mgmt-key", secret: "mgmt-secret" };
+const APPS = Array.from({ length: 30 }, (_, i) => `rot-${i}`);
+const WEBHOOK = { id: "webhook-backend-local", name: "Webhook backend local" };
+const TRIGGERS = ["group_member_added"];
+const dir = mkdtempSync(join(tmpdir(), "rotation-"));
+let stack: LocalStack;
+let server: ManagementApiServer;
+const cacheBefore = process.env.CREDENTIALS_CACHE_SECONDS;
+
+/** The credential the simulated platform holds for an app's webhook to us: what it delivers with now. */
+function platformCredential(appId: string): WebhookCredential {
+  const hook = server.apps.get(appId)?.webhooks.get(WEBHOOK.id);
+  if (!hook) throw new Error(`${appId} has no webhook to us`);
+  return { username: hook.username, password: hook.password };
+}
+
+/** Deliveries from every app, each with its webhook's credential at the time, until `stop`; their statuses. */
+function traffic() {
+  const statuses: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    for (let i = 0; running; i++) {
+      const appId = APPS[i % APPS.length] as string;
+      const { status } = await postWebhook(
+        { webhookUrl: stack.info.webhookUrl, credentials: platformCredential(appId) },
+        memberEvent(appId, i),
+      );
+      statuses.push(status);
+    }
+  })();
+  return {
+    statuses,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+const accepts = (credential: WebhookCredential) =>
+  postWebhook({ webhookUrl: stack.info.webhookUrl, credentials: credential }, "").then(
+    (r) => r.status !== 401 && r.status < 500 && r.status !== 0,
+  );
+
+beforeAll(async () => {
+  // The ingest's credential cache: 2 s instead of 60, so that the test waits seconds, not minutes.
+  process.env.CREDENTIALS_CACHE_SECONDS = "2";
+  stack = await startLocalStack({ port: await freePort(), stateDir: dir, inMemory: true, logMode: "silent" });
+  server = await startManagementApi({ ...KEY, appIds: APPS, allowHttp: true });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await stack?.stop();
+  if (cacheBefore === undefined) delete process.env.CREDENTIALS_CACHE_SECONDS;
+  else process.env.CREDENTIALS_CACHE_SECONDS = cacheBefore;
+});
+
+describe("rotate-credentials on the local stack, against the simulated management API (#32)", () => {
+  it("switches 30 apps under traffic with no delivery refused, then refuses the old credential; a refused update leaves both valid until a re-run", async () => {
+    // Prepare: every app connected with the stack's credential.
+    const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
+    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
+    const webhook = { ...WEBHOOK, url: stack.info.webhookUrl };
+    const connected = await connectApps({
+      api,
+      registry,
+      appIds: APPS,
+      desired: { ...webhook, ...stack.info.credentials, triggers: TRIGGERS },
+    });
+    expect(connected.apps.filter((a) => a.error)).toEqual([]);
+    const store = fileCredentialStore(credentialsFilePath(dir));
+    const old = stack.info.credentials;
+    // One app's update is refused the first time (a fault injected in the client: the simulator
+    // would refuse every write alike).
+    let refusals = 1;
+    const flaky: ManagementApi = {
+      ...api,
+      updateWebhook: async (appId, settings) => {
+        if (appId === "rot-7" && refusals-- > 0) throw new Error("injected: the platform refused the update");
+        return api.updateWebhook(appId, settings);
+      },
+    };
+    const options = {
+      store,
+      registry,
+      apps: APPS.map((appId) => ({ appId, triggers: TRIGGERS })),
+      webhook,
+      fresh: () => ({ username: "rotated-1", password: "a-new-password-of-thirty-chars" }),
+      accepts,
+      waits: { probeEveryMs: 250, acceptWithinMs: 20_000, retireAfterMs: 3_000 },
+    };
+    const load = traffic();
+
+    // Act: a first run that cannot switch rot-7, then a re-run.
+    const first = await rotateCredentials({ ...options, api: flaky });
+    const storedBetween = await store.list();
+    const second = await rotateCredentials({
+      ...options,
+      api,
+      fresh: () => ({ username: "never", password: "never-used-password" }),
+    });
+    await load.stop();
+
+    // Assess: the first run stopped with both valid, naming rot-7; the re-run finished the same rotation.
+    expect(first.outcome).toBe("incomplete");
+    expect(first.stillOld).toEqual(["rot-7"]);
+    expect(storedBetween.map((c) => c.username)).toEqual([old.username, "rotated-1"]);
+    expect(second.outcome).toBe("rotated");
+    expect(second.confirmed).toHaveLength(APPS.length);
+    expect((await store.list()).map((c) => c.username)).toEqual(["rotated-1"]);
+    for (const appId of APPS) expect(platformCredential(appId).username).toBe("rotated-1");
+    // Every delivery of the traffic was accepted: none refused, none lost to a 401.
+    expect(load.statuses.length).toBeGreaterThan(APPS.length);
+    expect(load.statuses.filter((s) => s !== 200)).toEqual([]);
+    // The old credential is refused once the ingest's cache (2 s here) has expired.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await accepts(old)).toBe(false);
+    expect(await accepts({ username: "rotated-1", password: "a-new-password-of-thirty-chars" })).toBe(true);
+  }, 120_000);
+});
