@@ -8,10 +8,13 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { type ManagementApi, managementApi } from "../../shared/apps/management-api";
 import { rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
 import { type ManagementApiServer, startManagementApi } from "../../tools/simulate/management-api";
+import { runSimulation } from "../../tools/simulate/run";
+import { runProcess } from "../support/cli";
 import { postWebhook } from "../support/ingest";
 import { memberEvent } from "../support/local-process";
 
@@ -20,6 +23,7 @@ const APPS = Array.from({ length: 30 }, (_, i) => `rot-${i}`);
 const WEBHOOK = { id: "webhook-backend-local", name: "Webhook backend local" };
 const TRIGGERS = ["group_member_added"];
 const dir = mkdtempSync(join(tmpdir(), "rotation-"));
+const ROOT = new URL("../../", import.meta.url).pathname;
 let stack: LocalStack;
 let server: ManagementApiServer;
 const cacheBefore = process.env.CREDENTIALS_CACHE_SECONDS;
@@ -134,5 +138,72 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await accepts(old)).toBe(false);
     expect(await accepts({ username: "rotated-1", password: "a-new-password-of-thirty-chars" })).toBe(true);
+  }, 120_000);
+
+  it("delivers each app's events only to its enabled webhooks, with their credentials (simulate --connect's loop)", async () => {
+    // Prepare: three apps subscribed to every trigger with the current credential; rot-3's webhook disabled.
+    const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
+    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
+    const [current] = await fileCredentialStore(credentialsFilePath(dir)).list();
+    const apps = ["rot-1", "rot-2", "rot-3"];
+    await connectApps({
+      api,
+      registry,
+      appIds: apps,
+      desired: {
+        ...WEBHOOK,
+        url: stack.info.webhookUrl,
+        ...(current as WebhookCredential),
+        triggers: [...KNOWN_TRIGGERS],
+      },
+    });
+    const hook = server.apps.get("rot-3")?.webhooks.get(WEBHOOK.id);
+    if (hook) hook.enabled = false;
+
+    // Act: credentials that the stack refuses as the simulator's own: only the webhooks' are used.
+    const report = await runSimulation({
+      url: stack.info.webhookUrl,
+      username: "not-the-webhooks",
+      password: "wrong-password",
+      events: 300,
+      rate: 2000,
+      concurrency: 8,
+      seed: 5,
+      apps,
+      duplicateShare: 0,
+      reorderShare: 0,
+      settleTimeoutSeconds: 60,
+      webhooks: (appId, trigger) => server.deliveriesFor(appId, trigger),
+    });
+
+    // Assess
+    const rot3 = report.history.events.filter((e) => e.appId === "rot-3").length;
+    expect(rot3).toBeGreaterThan(0);
+    expect(report.byStatus).toEqual({ "200": report.sent - rot3, unsubscribed: rot3 });
+  }, 120_000);
+
+  it("runs simulate --connect: connects the apps through the simulated management API, then delivers through their webhooks", async () => {
+    const run = await runProcess(
+      join(ROOT, "node_modules/.bin/node"),
+      [
+        join(ROOT, "bin/webhook.mjs"),
+        "simulate",
+        "--connect",
+        "--apps",
+        "cli-1,cli-2",
+        "--events",
+        "60",
+        "--no-check",
+        "--state-dir",
+        dir,
+      ],
+      { cwd: ROOT, timeout: 100_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/management API: http:\/\/127\.0\.0\.1:\d+; 2 apps connected/);
+    expect(run.stdout).toContain("npx webhook rotate-credentials");
+    const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
+    const known = await registry.list();
+    expect(known.get("cli-1")?.webhook?.url).toBe(stack.info.webhookUrl);
   }, 120_000);
 });

@@ -2,18 +2,28 @@
  * `npm run simulate`: realistic, seeded platform traffic against the webhook, then a check of the
  * tables. Defaults come from the running local stack (`LOCAL_STATE_DIR/stack.json`).
  */
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SingleBar } from "cli-progress";
 import { Command } from "commander";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { connectApps } from "../../shared/apps/connect";
+import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
+import { managementApi } from "../../shared/apps/management-api";
+import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
 import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
+import { MANAGEMENT_ENV, resolveDeployment } from "../ops/app-connection";
 import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
 import { activityHint, historyDays, historyStartAt, parseHistoryStart } from "../simulate/history-start";
+import { startManagementApi } from "../simulate/management-api";
 import { simulatedApiKey } from "../simulate/platform-api";
 import { runSimulation, type SimulationReport } from "../simulate/run";
 import { summaryLines } from "../simulate/summary";
 
 interface SimulateOptions {
+  connect?: boolean;
+  managementPort?: number;
   url?: string;
   username?: string;
   password?: string;
@@ -97,8 +107,12 @@ async function simulate(o: SimulateOptions): Promise<void> {
   process.once("SIGINT", interrupt);
   let started = false;
   let lastDrainLine = -1;
+  const platform = o.connect ? await connectedPlatform(apps, o) : undefined;
   try {
     const report = await runSimulation({
+      ...(platform
+        ? { webhooks: (app: string, trigger: string) => platform.server.deliveriesFor(app, trigger) }
+        : {}),
       url: o.url ?? stack?.webhookUrl ?? "",
       username: o.username ?? stack?.credentials.username ?? "",
       password: o.password ?? stack?.credentials.password ?? "",
@@ -169,7 +183,53 @@ async function simulate(o: SimulateOptions): Promise<void> {
   } finally {
     bar.stop();
     process.off("SIGINT", interrupt);
+    await platform?.server.close();
   }
+}
+
+/**
+ * `--connect`: the simulator's management API for the apps (key and secret from
+ * PLATFORM_MANAGEMENT_KEY/SECRET, or made up and printed), every app connected to the local
+ * stack through it as `connect` does, and how to point `rotate-credentials` at it.
+ */
+async function connectedPlatform(apps: readonly string[], o: SimulateOptions) {
+  const key = process.env[MANAGEMENT_ENV.key] ?? `sim-key-${randomBytes(6).toString("hex")}`;
+  const secret = process.env[MANAGEMENT_ENV.secret] ?? `sim-secret-${randomBytes(12).toString("hex")}`;
+  const server = await startManagementApi({
+    key,
+    secret,
+    appIds: apps,
+    allowHttp: true,
+    port: o.managementPort,
+  });
+  process.env[MANAGEMENT_ENV.url] = server.url;
+  process.env[MANAGEMENT_ENV.key] = key;
+  process.env[MANAGEMENT_ENV.secret] = secret;
+  const deployment = await resolveDeployment({ stateDir: o.stateDir });
+  try {
+    const suffix = deployment.name.replace(/[^A-Za-z0-9-]/g, "-").slice(0, 30);
+    const report = await connectApps({
+      api: managementApi(await deployment.management()),
+      registry: dynamoAppRegistry(documentClient(deployment.dynamo), deployment.appsTable),
+      appIds: apps,
+      desired: {
+        id: `webhook-backend-${suffix}`,
+        name: `Webhook backend ${suffix}`,
+        url: deployment.webhookUrl,
+        ...deployment.credential,
+        triggers: [...KNOWN_TRIGGERS].sort(),
+      },
+    });
+    const failed = report.apps.filter((a) => a.error);
+    if (failed.length) throw new UserFacingError(`${failed.length} apps not connected: ${failed[0]?.error}`);
+  } finally {
+    deployment.destroy();
+  }
+  console.log(`management API: ${server.url}; ${apps.length} apps connected. To rotate under this traffic:`);
+  console.log(
+    `  ${MANAGEMENT_ENV.url}=${server.url} ${MANAGEMENT_ENV.key}=${key} ${MANAGEMENT_ENV.secret}=${secret} npx webhook rotate-credentials`,
+  );
+  return { server };
 }
 
 const program = new Command("simulate")
@@ -226,6 +286,11 @@ const program = new Command("simulate")
     "serve the platform's GET /v3/users for the apps afterwards, for npm run reconcile",
   )
   .option("--platform-port <port>", "port of that API (default: any)", integer(0, 65535))
+  .option(
+    "--connect",
+    "play the platform's management API: connect every app to the local stack first, then deliver each event only to its app's enabled webhooks, with their credentials and triggers (rotate-credentials in another terminal rotates under this traffic)",
+  )
+  .option("--management-port <port>", "port of that management API (default: any)", integer(0, 65535))
   .action((o: SimulateOptions) => simulate(o));
 
 const code = await runProgram(program, process.argv.slice(2));

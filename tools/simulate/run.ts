@@ -48,6 +48,16 @@ export interface SimulationOptions {
   out?: string;
   /** Replay a history written by --out instead of generating one. */
   replay?: GeneratedHistory & { plan: GeneratedEvent[] };
+  /**
+   * Where the platform sends an app's event, as its management API holds the webhooks (the
+   * simulator's, `deliveriesFor`): each enabled webhook subscribed to the trigger, with that
+   * webhook's credential; none: not sent (counted as `unsubscribed`). Absent: every event to `url`
+   * with `username` and `password`, as before.
+   */
+  webhooks?: (
+    appId: string,
+    trigger: string,
+  ) => ReadonlyArray<{ webhookURL: string; username: string; password: string }>;
 }
 
 export interface SimulationReport {
@@ -221,7 +231,20 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
             const wait = due - performance.now();
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
             await previous;
-            return deliver(options.url, authorization, delivery.body);
+            if (!options.webhooks) return deliver(options.url, authorization, delivery.body);
+            const targets = options.webhooks(delivery.appId, delivery.trigger);
+            if (targets.length === 0) return "unsubscribed";
+            const statuses = await Promise.all(
+              targets.map((t) =>
+                deliver(
+                  t.webhookURL,
+                  `Basic ${Buffer.from(`${t.username}:${t.password}`).toString("base64")}`,
+                  delivery.body,
+                ),
+              ),
+            );
+            // Several webhooks: the worst answer counts (a refusal by any of them shows).
+            return statuses.find((st) => st !== 200) ?? 200;
           })();
           if (delivery.item) lastAbout.set(delivery.item, answered);
           const status = await answered;

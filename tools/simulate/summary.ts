@@ -12,6 +12,7 @@ const STATUS_MEANING: Record<string, string> = {
   "413": "refused: body too large",
   "429": "throttled",
   "503": "not stored (the platform would retry)",
+  unsubscribed: "not sent: the app has no enabled webhook subscribed to the trigger",
 };
 
 /** Differences shown before "… and N more". */
