@@ -1,31 +1,8 @@
-import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { describe, expect, it } from "vitest";
 import { authenticateBasic } from "../../shared/ingest/credentials";
 import { secretCredentialSource } from "../../shared/ingest/secret-credentials";
 import { basic } from "../support/ingest";
-
-/**
- * A Secrets Manager client whose GetSecretValue answers from memory. There is no Secrets Manager
- * emulator in the local stack, so this stub stands in for the service (the one place a client is
- * replaced here); it counts the reads, which is what the cache and the rate limit are about.
- */
-function secretsStub(initial: object) {
-  const state = { value: JSON.stringify(initial), reads: 0 };
-  const client = new SecretsManagerClient({
-    region: "us-east-1",
-    credentials: { accessKeyId: "x", secretAccessKey: "x" },
-  });
-  client.middlewareStack.add(
-    (_next, context) => async () => {
-      if (context.commandName !== GetSecretValueCommand.name)
-        throw new Error(`unexpected ${context.commandName}`);
-      state.reads++;
-      return { output: { SecretString: state.value, $metadata: {} }, response: {} };
-    },
-    { step: "initialize", name: "answerFromMemory" },
-  );
-  return { client, state };
-}
+import { secretsStub } from "../support/secrets";
 
 describe("the credentials from Secrets Manager", () => {
   it("caches reads, and forces at most one re-read per interval after a miss", async () => {
