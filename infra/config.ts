@@ -68,6 +68,18 @@ const contextSchema = z.strictObject({
   archiveInfrequentAccessDays: int(30, 30, 3650),
   archiveGlacierDays: int(180, 90, 3650),
   /**
+   * How long each kind of data in the bucket is kept, days (#34; the table in docs/deploy.md).
+   * Unset: kept until you delete it. The raw archive with its edge copies and compacted Parquet,
+   * the quarantine, the recordings; oversize bodies (at least 15: they must outlast the DLQ's 14
+   * days), Athena's results, and the old versions of every object (the bucket is versioned).
+   */
+  retainArchiveDays: z.optional(wholeNumber(1, 36_500)),
+  retainQuarantineDays: z.optional(wholeNumber(1, 36_500)),
+  retainRecordingsDays: z.optional(wholeNumber(1, 36_500)),
+  retainOversizeDays: int(30, 15, 36_500),
+  retainAthenaResultsDays: int(7, 1, 3650),
+  retainNoncurrentVersionsDays: int(30, 1, 3650),
+  /**
    * The account's expected peak of webhook deliveries per second, all its apps together (a campaign
    * or a reconnect storm across many apps at once). The edge's throttle and the projector's
    * concurrency are sized from it (`edgeSizing`), unless given themselves.
@@ -246,6 +258,23 @@ function archiveProblems(config: DeploymentConfig): string[] {
     : [];
 }
 
+/**
+ * Retention of the archive and the quarantine as S3 takes it: an expiration after the storage-class
+ * transitions (S3 refuses an expiration on or before a transition, and Glacier IR bills 90 days
+ * whatever happens first).
+ */
+function retentionProblems(config: DeploymentConfig): string[] {
+  const problems: string[] = [];
+  for (const key of ["retainArchiveDays", "retainQuarantineDays"] as const) {
+    const days = config[key];
+    if (days !== undefined && days <= config.archiveGlacierDays)
+      problems.push(
+        `${key}: ${days} must be after archiveGlacierDays (${config.archiveGlacierDays}): lower archiveGlacierDays (and archiveInfrequentAccessDays) to keep less`,
+      );
+  }
+  return problems;
+}
+
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -313,6 +342,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...batchProblems(config),
       ...edgeProblems(config),
       ...archiveProblems(config),
+      ...retentionProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;

@@ -95,6 +95,13 @@ export class WebhookBackendStack extends Stack {
       data: new DataBucket(this, "Data", {
         infrequentAccessAfterDays: config.archiveInfrequentAccessDays,
         glacierAfterDays: config.archiveGlacierDays,
+        retention: {
+          archiveDays: config.retainArchiveDays,
+          quarantineDays: config.retainQuarantineDays,
+          recordingsDays: config.retainRecordingsDays,
+          oversizeDays: config.retainOversizeDays,
+          noncurrentVersionsDays: config.retainNoncurrentVersionsDays,
+        },
       }),
       tables: new ProjectionTables(this, "Tables", { capacity: tableCapacity(config) }),
       events: new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
@@ -140,6 +147,7 @@ export class WebhookBackendStack extends Stack {
       everyMinutes: config.activityEveryMinutes,
       graceMinutes: config.activityGraceMinutes,
       bytesScannedCutoffMb: config.athenaBytesScannedCutoffMb,
+      athenaResultsDays: config.retainAthenaResultsDays,
       alarmTopic: monitoring.topic,
     });
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the

@@ -35,6 +35,8 @@ export interface ActivityAnalyticsProps {
   readonly graceMinutes?: number;
   /** Athena cancels a query that would scan more (MB). @default 10240 */
   readonly bytesScannedCutoffMb?: number;
+  /** How long Athena's query results are kept, days. @default 7 */
+  readonly athenaResultsDays?: number;
   /** Where the failed-rollup alarm goes. */
   readonly alarmTopic: ITopic;
 }
@@ -87,7 +89,12 @@ export class ActivityAnalytics extends Construct {
     for (const name of Object.keys(ARCHIVE_TABLES) as ArchiveTable[])
       archiveGlueTable(this, name, databaseName, bucket.bucketName).node.addDependency(this.database);
     compactGlueTable(this, databaseName, bucket.bucketName).node.addDependency(this.database);
-    this.workGroup = athenaWorkGroup(this, bucket, props.bytesScannedCutoffMb ?? 10_240);
+    this.workGroup = athenaWorkGroup(
+      this,
+      bucket,
+      props.bytesScannedCutoffMb ?? 10_240,
+      props.athenaResultsDays ?? 7,
+    );
     this.rollup = this.rollupFunction(props, databaseName);
     this.grantRollup(props, databaseName);
     rollupSchedule(this, this.rollup, props);
@@ -326,8 +333,13 @@ function compactGlueTable(scope: Construct, databaseName: string, bucketName: st
   });
 }
 
-/** The workgroup: engine 3, encrypted results kept 7 days, a bytes-scanned cutoff per query. */
-function athenaWorkGroup(scope: Construct, bucket: Bucket, cutoffMb: number): CfnWorkGroup {
+/** The workgroup: engine 3, encrypted results kept `resultsDays` (7 by default), a bytes-scanned cutoff per query. */
+function athenaWorkGroup(
+  scope: Construct,
+  bucket: Bucket,
+  cutoffMb: number,
+  resultsDays: number,
+): CfnWorkGroup {
   const stack = Stack.of(scope);
   const workGroup = new CfnWorkGroup(scope, "WorkGroup", {
     name: `${stack.stackName}-activity`,
@@ -344,7 +356,7 @@ function athenaWorkGroup(scope: Construct, bucket: Bucket, cutoffMb: number): Cf
       },
     },
   });
-  bucket.addLifecycleRule({ prefix: S3_PREFIX.athenaResults, expiration: Duration.days(7) });
+  bucket.addLifecycleRule({ prefix: S3_PREFIX.athenaResults, expiration: Duration.days(resultsDays) });
   return workGroup;
 }
 

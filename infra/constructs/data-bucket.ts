@@ -20,6 +20,17 @@ export interface DataBucketProps {
   readonly infrequentAccessAfterDays?: number;
   /** Days before they move to Glacier Instant Retrieval. @default 180 */
   readonly glacierAfterDays?: number;
+  /** How long each kind of data is kept, days (unset: until deleted). */
+  readonly retention?: {
+    /** The raw archive, its edge copies and the compacted Parquet. */
+    readonly archiveDays?: number;
+    readonly quarantineDays?: number;
+    readonly recordingsDays?: number;
+    /** @default 30 */
+    readonly oversizeDays?: number;
+    /** The versions an overwrite or a delete left behind. @default 30 */
+    readonly noncurrentVersionsDays?: number;
+  };
 }
 
 /**
@@ -41,8 +52,12 @@ export class DataBucket extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ expiration: Duration.days(365) }],
     });
-    const archived = (prefix: string) => ({
+    const retain = props.retention ?? {};
+    const expiring = (days: number | undefined) =>
+      days === undefined ? {} : { expiration: Duration.days(days) };
+    const archived = (prefix: string, days: number | undefined) => ({
       prefix,
+      ...expiring(days),
       transitions: [
         {
           storageClass: StorageClass.INFREQUENT_ACCESS,
@@ -64,12 +79,18 @@ export class DataBucket extends Construct {
       serverAccessLogsPrefix: "data-bucket/",
       lifecycleRules: [
         { abortIncompleteMultipartUploadAfter: Duration.days(1) },
-        { noncurrentVersionExpiration: Duration.days(30) },
-        archived(S3_PREFIX.raw),
-        archived(S3_PREFIX.edge),
-        archived(S3_PREFIX.quarantine),
+        { noncurrentVersionExpiration: Duration.days(retain.noncurrentVersionsDays ?? 30) },
+        archived(S3_PREFIX.raw, retain.archiveDays),
+        archived(S3_PREFIX.edge, retain.archiveDays),
+        archived(S3_PREFIX.quarantine, retain.quarantineDays),
         // Oversize bodies are archived raw once projected; 30 days outlast the DLQ's 14.
-        { prefix: S3_PREFIX.oversize, expiration: Duration.days(30) },
+        { prefix: S3_PREFIX.oversize, expiration: Duration.days(retain.oversizeDays ?? 30) },
+        ...(retain.archiveDays === undefined
+          ? []
+          : [{ prefix: S3_PREFIX.compact, ...expiring(retain.archiveDays) }]),
+        ...(retain.recordingsDays === undefined
+          ? []
+          : [{ prefix: S3_PREFIX.recordings, ...expiring(retain.recordingsDays) }]),
       ],
     });
   }

@@ -1,0 +1,78 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../infra/app";
+import { readDeploymentConfig } from "../../infra/config";
+import { prebundleStackFunctions } from "../support/prebundle";
+
+type Rule = {
+  Prefix?: string;
+  ExpirationInDays?: number;
+  NoncurrentVersionExpiration?: { NoncurrentDays: number };
+};
+
+/** The data bucket's lifecycle rules of a stack synthesized with `context`. */
+function rulesOf(context: Record<string, unknown>): Rule[] {
+  // A synth runs cdk-nag: it throws on any unacknowledged finding.
+  const app = new App({
+    outdir: mkdtempSync(join(tmpdir(), "cdk-retention-")),
+    context: { stage: "test", ...context },
+  });
+  const { stack } = buildApp(app);
+  app.synth();
+  const buckets = Object.values(Template.fromStack(stack).findResources("AWS::S3::Bucket"));
+  const data = buckets.find((b) => b.Properties.VersioningConfiguration?.Status === "Enabled");
+  return data?.Properties.LifecycleConfiguration.Rules ?? [];
+}
+
+const expiryOf = (rules: Rule[], prefix: string) => rules.find((r) => r.Prefix === prefix)?.ExpirationInDays;
+
+beforeAll(() => prebundleStackFunctions(), 120_000);
+
+describe("retention as configuration (#34 item 1: the bucket's data)", () => {
+  it("keeps the archive, quarantine and recordings until deleted by default; oversize 30 days, results 7, old versions 30", () => {
+    const rules = rulesOf({});
+    for (const prefix of ["raw/", "edge/", "quarantine/"]) expect(expiryOf(rules, prefix)).toBeUndefined();
+    expect(rules.some((r) => r.Prefix === "recordings/" || r.Prefix === "compact/")).toBe(false);
+    expect(expiryOf(rules, "oversize/")).toBe(30);
+    expect(expiryOf(rules, "athena-results/")).toBe(7);
+    expect(
+      rules.find((r) => r.NoncurrentVersionExpiration)?.NoncurrentVersionExpiration?.NoncurrentDays,
+    ).toBe(30);
+  });
+
+  it("expires each kind of data after the days the deployment sets, the archive's Parquet with the archive", () => {
+    const rules = rulesOf({
+      retainArchiveDays: "400",
+      retainQuarantineDays: "200",
+      retainRecordingsDays: "90",
+      retainOversizeDays: "20",
+      retainAthenaResultsDays: "3",
+      retainNoncurrentVersionsDays: "10",
+    });
+    expect(expiryOf(rules, "raw/")).toBe(400);
+    expect(expiryOf(rules, "edge/")).toBe(400);
+    expect(expiryOf(rules, "compact/")).toBe(400);
+    expect(expiryOf(rules, "quarantine/")).toBe(200);
+    expect(expiryOf(rules, "recordings/")).toBe(90);
+    expect(expiryOf(rules, "oversize/")).toBe(20);
+    expect(expiryOf(rules, "athena-results/")).toBe(3);
+    expect(
+      rules.find((r) => r.NoncurrentVersionExpiration)?.NoncurrentVersionExpiration?.NoncurrentDays,
+    ).toBe(10);
+    // The storage-class transitions stay as they were.
+    expect(JSON.stringify(rules.find((r) => r.Prefix === "raw/"))).toContain("GLACIER_IR");
+  });
+
+  it("refuses a retention S3 would refuse or that would lose what the DLQ still holds, naming the key", () => {
+    expect(() => readDeploymentConfig({ retainArchiveDays: "100" })).toThrow(
+      /retainArchiveDays: 100 must be after archiveGlacierDays \(180\)/,
+    );
+    expect(() => readDeploymentConfig({ retainQuarantineDays: "180" })).toThrow(/retainQuarantineDays: 180/);
+    expect(() => readDeploymentConfig({ retainOversizeDays: "10" })).toThrow(/retainOversizeDays/);
+    expect(readDeploymentConfig({ retainArchiveDays: "181" }).retainArchiveDays).toBe(181);
+  });
+});
