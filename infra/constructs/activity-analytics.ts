@@ -1,8 +1,8 @@
-import { Duration, RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import { Duration, Stack, Token, Validations } from "aws-cdk-lib";
 import { CfnWorkGroup } from "aws-cdk-lib/aws-athena";
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
-import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { CfnDatabase, CfnTable } from "aws-cdk-lib/aws-glue";
@@ -25,6 +25,7 @@ import { ACTIVITY_TABLE } from "../../shared/platform/tables";
 import { FUNCTION_ENTRIES, SQL_DIR } from "../bundling";
 import { BackendFunction } from "./backend-function";
 import type { DataBucket } from "./data-bucket";
+import { declaredTable } from "./projection-tables";
 
 export interface ActivityAnalyticsProps {
   readonly data: DataBucket;
@@ -206,14 +207,7 @@ const rendered = (value: string, pseudo: string) => (Token.isUnresolved(value) ?
 
 /** The activity table: on demand (a few writes per tick), PITR, encrypted, retained. */
 function activityTable(scope: Construct): Table {
-  return new Table(scope, "Activity", {
-    partitionKey: { name: ACTIVITY_TABLE.partitionKey.name, type: AttributeType.STRING },
-    sortKey: { name: ACTIVITY_TABLE.sortKey?.name ?? "sk", type: AttributeType.STRING },
-    billingMode: BillingMode.PAY_PER_REQUEST,
-    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    encryption: TableEncryption.AWS_MANAGED,
-    removalPolicy: RemovalPolicy.RETAIN,
-  });
+  return declaredTable(scope, "Activity", ACTIVITY_TABLE);
 }
 
 /**

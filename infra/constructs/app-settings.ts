@@ -1,5 +1,5 @@
-import { RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
-import { AttributeType, BillingMode, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
+import { Stack, Validations } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
@@ -7,6 +7,7 @@ import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from "
 import { Construct } from "constructs";
 import { APP_RECORD } from "../../shared/apps/records";
 import { APPS_TABLE } from "../../shared/platform/tables";
+import { declaredTable } from "./projection-tables";
 
 /** The id CDK gives the singleton function behind every `AwsCustomResource` of a stack. */
 const AWS_CUSTOM_RESOURCE_PROVIDER_ID = "AWS679f53fac002430cb0da5b7982bd2287";
@@ -44,15 +45,8 @@ export class AppSettings extends Construct {
 
   constructor(scope: Construct, id: string, props: AppSettingsProps = {}) {
     super(scope, id);
-    this.table = new Table(this, "Table", {
-      partitionKey: { name: APPS_TABLE.partitionKey.name, type: AttributeType.STRING },
-      sortKey: { name: APPS_TABLE.sortKey?.name ?? "record", type: AttributeType.STRING },
-      // A few reads per app per ingest container and hour: on demand costs cents.
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    // A few reads per app per ingest container and hour: on demand costs cents.
+    this.table = declaredTable(this, "Table", APPS_TABLE);
     this.managementSecret = new Secret(this, "ManagementApi", {
       description:
         'The platform management API: {"url":"<management_url>","key":"<key>","secret":"<secret>"} (operator tools only)',

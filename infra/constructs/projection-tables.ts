@@ -15,6 +15,30 @@ import {
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
 
+/**
+ * A table from its declaration (`shared/platform/tables.ts`: its keys), with the defaults every
+ * table of the stack has: point-in-time recovery, encrypted, retained when the stack is deleted;
+ * on demand unless `capacity` gives provisioned units.
+ *
+ * @example declaredTable(this, "Activity", ACTIVITY_TABLE)
+ */
+export function declaredTable(
+  scope: Construct,
+  id: string,
+  definition: TableDefinition,
+  capacity: { readCapacity?: number; writeCapacity?: number } = {},
+): Table {
+  return new Table(scope, id, {
+    partitionKey: key(definition.partitionKey),
+    sortKey: definition.sortKey ? key(definition.sortKey) : undefined,
+    billingMode: capacity.writeCapacity === undefined ? BillingMode.PAY_PER_REQUEST : BillingMode.PROVISIONED,
+    ...capacity,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: TableEncryption.AWS_MANAGED,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
+}
+
 /** Provisioned capacity, auto scaled: the same bounds for every table and every index. */
 export interface ProvisionedCapacity {
   readonly mode: "provisioned";
@@ -88,15 +112,7 @@ export class ProjectionTables extends Construct {
       : {};
     const tables: Partial<Record<ProjectionTableId, Table>> = {};
     for (const definition of TABLE_DEFINITIONS) {
-      const table = new Table(this, definition.id, {
-        partitionKey: key(definition.partitionKey),
-        sortKey: definition.sortKey ? key(definition.sortKey) : undefined,
-        billingMode: provisioned ? BillingMode.PROVISIONED : BillingMode.PAY_PER_REQUEST,
-        ...units,
-        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-        encryption: TableEncryption.AWS_MANAGED,
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
+      const table = declaredTable(this, definition.id, definition, units);
       for (const index of definition.indexes) {
         table.addGlobalSecondaryIndex({
           indexName: index.name,

@@ -217,7 +217,7 @@ export function activityDigest(activity: DayActivity, final: boolean): string {
  *
  * @example headlineTotals(activity) // [9257, 30, 48211]
  */
-export function headlineTotals(activity: DayActivity): number[] {
+export function headlineTotals(activity: Pick<DayActivity, "figures">): number[] {
   const figures = activity.figures as Record<string, number>;
   return [
     figures.messages ?? 0,

@@ -53,6 +53,17 @@ export function decodeBasicAuthorization(header: string | undefined): DecodedBas
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/**
+ * The `Authorization` header of a Basic pair: what the platform sends, and what the tools that play
+ * it (the simulator, `trigger`, `rotate-credentials`'s probe) send. The inverse of
+ * `decodeBasicAuthorization`.
+ *
+ * @example basicAuthorization("u", "p") // "Basic dTpw"
+ */
+export function basicAuthorization(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }

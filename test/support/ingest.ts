@@ -1,13 +1,11 @@
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import type { IngestDependencies, IngestRequest } from "../../shared/ingest/core";
-import { staticCredentialSource } from "../../shared/ingest/credentials";
+import { basicAuthorization, staticCredentialSource } from "../../shared/ingest/credentials";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import type { MessageQueue, QueueMessage } from "../../shared/ports/message-queue";
 
-/** Builds `Authorization: Basic ...` for a pair. */
-export function basic(username: string, password: string): string {
-  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
-}
+/** Builds `Authorization: Basic ...` for a pair (the tools' own builder). */
+export const basic = basicAuthorization;
 
 export const RECEIVED_AT = 1_700_000_000_123;
 

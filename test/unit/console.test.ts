@@ -321,7 +321,7 @@ describe("the app the per-app views open on", () => {
             listed
               .filter((a) => a.days.length > 0)
               .map((a) => {
-                const perDay = a.days.map((f) => headlineTotals({ figures: f } as never));
+                const perDay = a.days.map((f) => headlineTotals(stored("2026-11-20", f)));
                 return [
                   a.app,
                   {

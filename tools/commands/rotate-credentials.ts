@@ -15,6 +15,7 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
+import { basicAuthorization } from "../../shared/ingest/credentials";
 import { runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
 
@@ -42,7 +43,7 @@ function probe(webhookUrl: string) {
     const response = await fetch(webhookUrl, {
       method: "POST",
       headers: {
-        authorization: `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}`,
+        authorization: basicAuthorization(credential.username, credential.password),
         "content-type": "application/json",
       },
       body: "",

@@ -5,6 +5,7 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
+import { basicAuthorization } from "../../shared/ingest/credentials";
 import { shortId } from "../cli/event-id";
 import { runProgram, UserFacingError } from "../cli/program";
 import { readStackInfo, stateDir } from "../local/state";
@@ -71,7 +72,7 @@ async function run(trigger: string, o: TriggerOptions): Promise<void> {
   const response = await fetch(url, {
     method: "POST",
     headers: {
-      authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`,
+      authorization: basicAuthorization(username, password),
       "content-type": "application/json",
     },
     body: JSON.stringify(event),

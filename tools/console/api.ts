@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
-import { daysInRange } from "../../shared/analytics/rollup";
+import { daysInRange, headlineTotals } from "../../shared/analytics/rollup";
 import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
@@ -151,16 +151,10 @@ export function busiestApp(
 ): string | undefined {
   return busiestOf(
     apps.map(({ app, days }) => {
-      const sum = (pick: (d: StoredDay) => number) => days.reduce((total, d) => total + pick(d), 0);
-      return {
-        app,
-        score: [
-          sum((d) => d.figures.messages ?? 0),
-          sum((d) => d.figures.active_users ?? 0),
-          sum((d) => Object.values(d.figures).reduce((a, b) => a + b, 0)),
-          days.length,
-        ],
-      };
+      const totals = days
+        .map(headlineTotals)
+        .reduce((sum, t) => t.map((n, i) => n + (sum[i] ?? 0)), [0, 0, 0]);
+      return { app, score: [...totals, days.length] };
     }),
   );
 }
@@ -168,7 +162,7 @@ export function busiestApp(
 /**
  * `busiestApp` from the rollup ledger's per-app totals of the days (`RollupLedger.appTotals`: one
  * read a day, whatever the number of apps) rather than a query of each app's days: the same
- * ranking, as the totals are the same sums.
+ * ranking, as both sum the same `headlineTotals`.
  *
  * @example busiestFromTotals(new Map([["a", { totals: [3, 1, 9], days: 1 }], ["b", { totals: [5, 1, 9], days: 1 }]])) // "b"
  */

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { basicAuthorization } from "../../shared/ingest/credentials";
 import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { queueDepth } from "../ops/queues";
@@ -207,7 +208,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         }),
       );
     }
-    const authorization = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString("base64")}`;
+    const authorization = basicAuthorization(options.username, options.password);
     const byStatus: Record<string, number> = {};
     const byTrigger: Record<string, number> = {};
     const interval = 1000 / options.rate;
@@ -236,11 +237,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
             if (targets.length === 0) return "unsubscribed";
             const statuses = await Promise.all(
               targets.map((t) =>
-                deliver(
-                  t.webhookURL,
-                  `Basic ${Buffer.from(`${t.username}:${t.password}`).toString("base64")}`,
-                  delivery.body,
-                ),
+                deliver(t.webhookURL, basicAuthorization(t.username, t.password), delivery.body),
               ),
             );
             // Several webhooks: the worst answer counts (a refusal by any of them shows).
