@@ -132,28 +132,42 @@ export interface ArchiveFiles {
   parquet?: readonly string[];
 }
 
+/**
+ * Where the copied files of a view came from: with it, the view has Athena's `"$path"` column
+ * too (`s3://<bucket>/<key>`: the object a line was read from), as the erasure's search needs.
+ */
+export interface ObjectPaths {
+  /** The directory the objects were copied into, keys as paths. */
+  dir: string;
+  bucket: string;
+}
+
 /** A DuckDB view `name` over archive files, or an empty one with the same columns when there is none. */
-function duckDbView(name: ArchiveTable, files: ArchiveFiles, app?: string): string {
+function duckDbView(name: ArchiveTable, files: ArchiveFiles, app?: string, paths?: ObjectPaths): string {
   const parts: string[] = [];
+  const path = paths
+    ? `, ${quoted([`s3://${paths.bucket}/`])} || substr(filename, ${paths.dir.length + 2}) AS "$path"`
+    : "";
+  const columns = paths ? `${VIEW_COLUMNS}, "$path"` : VIEW_COLUMNS;
   // The day comes from the path as the text it is (no Hive decoding, no type guessing); the app
   // from the line, so an app id of any characters compares as it was sent.
   if (files.ndjson.length)
     parts.push(`SELECT appId AS app, regexp_extract(filename, 'date=([0-9]{4}-[0-9]{2}-[0-9]{2})/', 1) AS date,
       eventId AS event_id, receivedAt AS received_at, eventTime AS event_time, rank, trigger,
-      naturalKey AS natural_key, body
+      naturalKey AS natural_key, body${path}
     FROM read_json([${quoted(files.ndjson)}], format = 'newline_delimited', filename = true,
       columns = {eventId: 'VARCHAR', receivedAt: 'BIGINT', trigger: 'VARCHAR', appId: 'VARCHAR', body: 'VARCHAR',
         eventTime: 'BIGINT', naturalKey: 'VARCHAR', rank: 'INTEGER'})`);
   // A compacted day (`compaction.ts`): the same columns, written by `compactionSelect`.
-  if (files.parquet?.length)
+  if (files.parquet?.length && !paths)
     parts.push(`SELECT ${VIEW_COLUMNS} FROM read_parquet([${quoted(files.parquet)}])`);
   if (parts.length === 0)
     return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM (VALUES
       (NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::BIGINT, NULL::BIGINT, NULL::INTEGER,
-       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR))
-      AS t(${VIEW_COLUMNS}) WHERE false`;
+       NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR${paths ? ", NULL::VARCHAR" : ""}))
+      AS t(${columns}) WHERE false`;
   const where = app === undefined ? "" : ` WHERE app = '${app.replaceAll("'", "''")}'`;
-  return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${VIEW_COLUMNS} FROM (${parts.join("\n    UNION ALL ")})${where}`;
+  return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${columns} FROM (${parts.join("\n    UNION ALL ")})${where}`;
 }
 
 /**
@@ -177,8 +191,11 @@ export function compactionSelect(day: string): string {
 export function duckDbArchiveViews(
   files: Readonly<Record<ArchiveTable, ArchiveFiles>>,
   app?: string,
+  paths?: ObjectPaths,
 ): string[] {
-  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) => duckDbView(name, files[name], app));
+  return (Object.keys(ARCHIVE_TABLES) as ArchiveTable[]).map((name) =>
+    duckDbView(name, files[name], app, paths),
+  );
 }
 
 /** Glue's table over the Parquet of compacted days (`compact/date=<day>/<compaction>/`, the Athena compactor's layout). */

@@ -24,6 +24,8 @@ export const rawArchiveLineSchema = z.object({
   eventTime: z.optional(z.number()),
   naturalKey: z.optional(z.string()),
   rank: z.optional(z.number()),
+  /** Set on a line an erasure redacted (`shared/erasure`): the erasure's id. */
+  erasure: z.optional(z.string()),
 });
 export type RawArchiveLine = z.infer<typeof rawArchiveLineSchema>;
 

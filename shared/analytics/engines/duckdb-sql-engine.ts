@@ -23,6 +23,12 @@ export interface DuckDbEngineOptions {
   bucket: string;
   /** Where archive objects are copied for DuckDB to read (a fresh temporary directory each query). */
   workDir?: string;
+  /**
+   * Read every NDJSON object, compacted days too, and give each line its object as Athena's
+   * `"$path"` column (`s3://<bucket>/<key>`): what an erasure's search of the archive needs
+   * (`shared/erasure`). The Parquet is not read: it is derived from those objects.
+   */
+  objectPaths?: boolean;
 }
 
 /** A DuckDB value as a JSON-friendly value: BIGINTs and HUGEINTs (sums) as numbers, the rest as text. */
@@ -87,7 +93,11 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
         const instance = await DuckDBInstance.create(":memory:", INSTANCE_OPTIONS);
         const connection = await instance.connect();
         try {
-          const views = duckDbArchiveViews({ archive_events: events, archive_edges: edges }, scope.app);
+          const views = duckDbArchiveViews(
+            { archive_events: events, archive_edges: edges },
+            scope.app,
+            options.objectPaths ? { dir, bucket: options.bucket } : undefined,
+          );
           for (const statement of [...DUCKDB_MACROS, ...views, ...lockStatements(dir)])
             await connection.run(statement);
           const result = await run(connection, sql, params, StatementType.SELECT);
@@ -163,7 +173,9 @@ async function copyArchive(
     return (!days.from || day >= days.from) && (!days.to || day <= days.to);
   });
   const compacted =
-    table === "archive_events" ? await dayManifests(options.s3, options.bucket, days) : new Map();
+    table === "archive_events" && !options.objectPaths
+      ? await dayManifests(options.s3, options.bucket, days)
+      : new Map();
   const byDay = new Map<string, string[]>();
   for (const { key } of objects)
     byDay.set(dayOfKey(key) ?? "", [...(byDay.get(dayOfKey(key) ?? "") ?? []), key]);

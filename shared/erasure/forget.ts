@@ -1,0 +1,774 @@
+import { randomBytes } from "node:crypto";
+import { gunzipSync, gzipSync } from "node:zlib";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { listObjects } from "../adapters/s3-listing";
+import { type ArchiveCompactor, compactDayPrefix, compactManifestKey } from "../analytics/compaction";
+import { edgeDaysOf } from "../analytics/edge-days";
+import type { SqlEngine } from "../analytics/engines/sql-engine";
+import { type RollupDependencies, rollupDay } from "../analytics/rollup";
+import {
+  appSegment,
+  dayOfKey,
+  isArchiveObjectKey,
+  type RawArchiveLine,
+  utcDay,
+} from "../contracts/bucket-layout";
+import { S3_PREFIX } from "../platform/constants";
+import { appKey, PROJECTION_TABLES, type TableNames } from "../platform/tables";
+import {
+  acquireArchiveLock,
+  clearPendingErasure,
+  type ErasureCounts,
+  type ErasureRecord,
+  type ErasureTable,
+  type PendingErasure,
+  pendingErasure,
+  releaseArchiveLock,
+  savePendingErasure,
+  writeErasureRecord,
+} from "./erasure-state";
+import type { ObjectVersions } from "./object-versions";
+import {
+  mentionsUid,
+  type Redaction,
+  redactArchiveLine,
+  redactBody,
+  redactNdjson,
+  redactValue,
+  referencesOf,
+} from "./redact";
+
+/** What an erasure reads and changes: the deployment's bucket, tables, engine and queues. */
+export interface ForgetDependencies {
+  s3: S3Client;
+  bucket: string;
+  /**
+   * SQL over the archive's NDJSON with Athena's `"$path"` column: DuckDB with `objectPaths`
+   * locally, Athena's `archive_events`/`archive_edges` tables deployed.
+   */
+  search: SqlEngine;
+  /** The bucket's old versions: `s3ObjectVersions` deployed, `UNVERSIONED` locally. */
+  versions: ObjectVersions;
+  doc: DynamoDBDocumentClient;
+  tables: TableNames;
+  /** The activity table: the lock, the erasure under way, the records. */
+  state: ErasureTable;
+  /** Recomputes the days the erasure touched (their top lists then show the pseudonym). */
+  rollup: RollupDependencies;
+  /** Rewrites a compacted day's Parquet from its redacted NDJSON. None: compacted days are left (reported). */
+  compactor?: ArchiveCompactor;
+  /** The queues whose messages an erasure cannot change: counted in the report. */
+  queues?: { sqs: SQSClient; urls: Record<string, string> };
+  now: () => number;
+  /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
+  newId?: () => string;
+  /** Called before each change (a test's kill point: a throw there is a crash). */
+  checkpoint?: (step: string) => void;
+}
+
+export interface ForgetRequest {
+  appId: string;
+  /** The user to erase; absent: the whole app. */
+  uid?: string;
+  /** Find and report, change nothing. */
+  dryRun?: boolean;
+  keepRecordings?: boolean;
+  /** Who asked (the operator): kept in the record. */
+  requestedBy: string;
+}
+
+/** What an erasure found: persisted before the first change, so a re-run after a crash resumes it. */
+export interface ErasurePlan {
+  /** Archive, quarantine and oversize objects holding the user (or app). */
+  objects: string[];
+  /** Days whose figures the erasure changes (event days, receipt days and edge days of the lines). */
+  days: string[];
+  /** Receipt days with a compaction: their Parquet is rewritten. */
+  compactDays: string[];
+  /** Table items to delete or redact, by table and key. */
+  items: Array<{ table: keyof TableNames; key: Record<string, string> }>;
+  /** Recording objects of sessions the user took part in. */
+  recordings: string[];
+  bytesScanned: number;
+}
+
+export interface ForgetReport extends Omit<ErasureRecord, "finishedAt"> {
+  dryRun: boolean;
+  finishedAt?: number;
+  plan: ErasurePlan;
+}
+
+/** `erasures/<erasureId>/plan.json`: the plan, no personal data (keys, days, counts). */
+export function erasurePlanKey(erasureId: string): string {
+  return `${S3_PREFIX.erasures}${erasureId}/plan.json`;
+}
+
+const randomId = () => randomBytes(8).toString("hex");
+
+const zeroCounts = (): ErasureCounts => ({
+  objectsSearched: 0,
+  objectsRewritten: 0,
+  objectsDeleted: 0,
+  linesRedacted: 0,
+  linesRemoved: 0,
+  versionsDeleted: 0,
+  itemsDeleted: 0,
+  itemsRedacted: 0,
+  recordingsDeleted: 0,
+  recordingsKept: 0,
+  daysRecompacted: 0,
+  daysRecomputed: 0,
+  bytesScanned: 0,
+});
+
+async function getBytes(deps: ForgetDependencies, key: string): Promise<Uint8Array | undefined> {
+  try {
+    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
+    return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+  } catch (error) {
+    if (error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound")) return undefined;
+    throw error;
+  }
+}
+
+const isGzip = (bytes: Uint8Array) => bytes[0] === 0x1f && bytes[1] === 0x8b;
+const textOf = (bytes: Uint8Array) => Buffer.from(isGzip(bytes) ? gunzipSync(bytes) : bytes).toString("utf8");
+
+/** The kind of object a key is, as the erasure rewrites it. */
+function objectKind(key: string): "ndjson" | "quarantine" | "oversize" | undefined {
+  if (isArchiveObjectKey(key)) return "ndjson";
+  if (key.startsWith(S3_PREFIX.quarantine)) return "quarantine";
+  if (key.startsWith(S3_PREFIX.oversize)) return "oversize";
+  return undefined;
+}
+
+/** What erasing does to one object's text: the new text (undefined: delete it) and the lines changed. */
+interface Rewrite {
+  text: string | undefined;
+  changed: number;
+}
+
+/** How the erasure rewrites an object's text: the user's lines redacted, or the app's lines removed. */
+function rewriteText(
+  kind: "ndjson" | "quarantine" | "oversize",
+  text: string,
+  appId: string,
+  redaction: Redaction | undefined,
+): Rewrite {
+  if (!redaction) {
+    // The whole app: its lines go; an object left with none goes too.
+    if (kind !== "ndjson") return { text: undefined, changed: 1 };
+    const lines = text.split("\n").filter((l) => l.trim());
+    const kept = lines.filter((l) => (JSON.parse(l) as RawArchiveLine).appId !== appId);
+    return {
+      text: kept.length ? `${kept.join("\n")}\n` : undefined,
+      changed: lines.length - kept.length,
+    };
+  }
+  if (kind === "ndjson") {
+    const { text: next, redacted } = redactNdjson(text, appId, redaction);
+    return { text: next, changed: redacted };
+  }
+  if (kind === "quarantine") {
+    const next = redactArchiveLine(text, appId, redaction);
+    return next === undefined ? { text, changed: 0 } : { text: next, changed: 1 };
+  }
+  const next = redactBody(text, redaction);
+  return { text: next, changed: next === text ? 0 : 1 };
+}
+
+/** Every `date=<day>/` under a prefix (one listing by delimiter). */
+async function archiveDays(deps: ForgetDependencies, prefix: string): Promise<string[]> {
+  const days: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await deps.s3.send(
+      new ListObjectsV2Command({
+        Bucket: deps.bucket,
+        Prefix: prefix,
+        Delimiter: "/",
+        ContinuationToken: token,
+      }),
+    );
+    for (const p of page.CommonPrefixes ?? []) {
+      const day = p.Prefix ? dayOfKey(p.Prefix) : undefined;
+      if (day) days.push(day);
+    }
+    token = page.NextContinuationToken;
+  } while (token);
+  return days;
+}
+
+/** Days in chunks of at most 31, so that each search stays under Athena's bytes-scanned cutoff. */
+function dayChunks(days: readonly string[]): Array<{ from: string; to: string }> {
+  const sorted = [...new Set(days)].sort();
+  const chunks: Array<{ from: string; to: string }> = [];
+  for (let i = 0; i < sorted.length; i += 31)
+    chunks.push({ from: sorted[i] ?? "", to: sorted[Math.min(i + 30, sorted.length - 1)] ?? "" });
+  return chunks;
+}
+
+/**
+ * The archive objects (raw and edge) whose lines of the app hold any of `needles` (or, with none,
+ * every line of the app), found by SQL, a month of days a query; and the bytes the engine read.
+ */
+async function searchArchive(
+  deps: ForgetDependencies,
+  appId: string,
+  needles: readonly string[],
+): Promise<{ keys: string[]; bytesScanned: number }> {
+  const days = [...(await archiveDays(deps, S3_PREFIX.raw)), ...(await archiveDays(deps, S3_PREFIX.edge))];
+  const params: Record<string, string> = { app: appId };
+  needles.forEach((n, i) => {
+    params[`n${i}`] = n;
+  });
+  const match = needles.length
+    ? ` AND (${needles.map((_, i) => `strpos(body, :n${i}) > 0`).join(" OR ")})`
+    : "";
+  const sql = ["archive_events", "archive_edges"]
+    .map(
+      (t) =>
+        `SELECT DISTINCT "$path" AS object FROM ${t} WHERE app = :app AND "date" BETWEEN :from AND :to${match}`,
+    )
+    .join("\nUNION\n");
+  const prefix = `s3://${deps.bucket}/`;
+  const keys = new Set<string>();
+  let bytesScanned = 0;
+  for (const chunk of dayChunks(days)) {
+    const result = await deps.search.query(sql, { ...params, ...chunk }, { ...chunk, edges: chunk });
+    bytesScanned += result.bytesScanned;
+    for (const row of result.rows) {
+      const path = String(row.object ?? "");
+      if (path.startsWith(prefix)) keys.add(path.slice(prefix.length));
+    }
+  }
+  return { keys: [...keys].sort(), bytesScanned };
+}
+
+/** The names of the user's entities in a payload (`name` beside their `uid`). */
+function namesIn(value: unknown, uid: string, into: Set<string>): void {
+  if (Array.isArray(value)) for (const v of value) namesIn(v, uid, into);
+  else if (typeof value === "object" && value !== null) {
+    const record = value as Record<string, unknown>;
+    if (record.uid === uid && typeof record.name === "string" && record.name) into.add(record.name);
+    for (const v of Object.values(record)) namesIn(v, uid, into);
+  }
+}
+
+/** What the lines of one object tell the plan: names, referenced groups and sessions, days. */
+function learnFromLines(
+  text: string,
+  appId: string,
+  redaction: Redaction,
+  learnt: { names: Set<string>; groups: Set<string>; sessions: Set<string>; days: Set<string> },
+): void {
+  for (const raw of text.split("\n")) {
+    if (!raw.trim() || redactArchiveLine(raw, appId, redaction) === undefined) continue;
+    const line = JSON.parse(raw) as RawArchiveLine;
+    let body: unknown;
+    try {
+      body = JSON.parse(line.body);
+    } catch {
+      continue;
+    }
+    namesIn(body, redaction.uid, learnt.names);
+    const refs = referencesOf(body);
+    for (const g of refs.groups) learnt.groups.add(g);
+    for (const s of refs.sessions) learnt.sessions.add(s);
+    learnt.days.add(utcDay(line.receivedAt));
+    if (line.eventTime !== undefined) {
+      learnt.days.add(utcDay(line.eventTime));
+      for (const d of edgeDaysOf(line)) learnt.days.add(d);
+    }
+  }
+}
+
+/** Every item of a table index query (paginated). */
+async function queryAll(
+  deps: ForgetDependencies,
+  table: keyof TableNames,
+  index: string | undefined,
+  keyName: string,
+  value: string,
+): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const out = await deps.doc.send(
+      new QueryCommand({
+        TableName: deps.tables[table],
+        IndexName: index,
+        KeyConditionExpression: "#k = :v",
+        ExpressionAttributeNames: { "#k": keyName },
+        ExpressionAttributeValues: { ":v": value },
+        ExclusiveStartKey,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    ExclusiveStartKey = out.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+/** An item's key in its table. */
+function keyOf(table: keyof TableNames, item: Record<string, unknown>): Record<string, string> {
+  const def = PROJECTION_TABLES[table];
+  const key: Record<string, string> = { [def.partitionKey.name]: String(item[def.partitionKey.name]) };
+  if ("sortKey" in def && def.sortKey) key[def.sortKey.name] = String(item[def.sortKey.name]);
+  return key;
+}
+
+async function getItem(deps: ForgetDependencies, table: keyof TableNames, key: Record<string, string>) {
+  const out = await deps.doc.send(
+    new GetCommand({ TableName: deps.tables[table], Key: key, ConsistentRead: true }),
+  );
+  return out.Item;
+}
+
+/** Whether a table item names the user (their uid as an identifier, or one of their names). */
+function itemNames(item: Record<string, unknown>, redaction: Redaction): boolean {
+  return JSON.stringify(redactValue(item, redaction)) !== JSON.stringify(item);
+}
+
+/** The items of the user's tables: their presence and memberships, the sessions and groups that name them. */
+async function planItems(
+  deps: ForgetDependencies,
+  appId: string,
+  redaction: Redaction,
+  learnt: { groups: Set<string>; sessions: Set<string> },
+): Promise<{ items: ErasurePlan["items"]; recordings: string[]; names: string[] }> {
+  const { uid } = redaction;
+  const userKey = appKey(appId, uid);
+  const candidates: Array<{ table: keyof TableNames; item: Record<string, unknown> }> = [];
+  const presence = await getItem(deps, "presence", { pk: userKey });
+  const names = new Set<string>();
+  if (presence) {
+    candidates.push({ table: "presence", item: presence });
+    if (typeof presence.name === "string" && presence.name) names.add(presence.name);
+  }
+  for (const item of await queryAll(deps, "memberships", "byUser", "userKey", userKey))
+    candidates.push({ table: "memberships", item });
+  const sessionIds = new Set(learnt.sessions);
+  for (const [index, attribute] of [
+    ["byInitiator", "initiatorKey"],
+    ["byReceiver", "receiverKey"],
+  ] as const)
+    for (const item of await queryAll(deps, "sessions", index, attribute, userKey))
+      sessionIds.add(String(item.sessionId ?? String(item.pk).slice(appId.length + 1)));
+  for (const sessionId of sessionIds) {
+    const item = await getItem(deps, "sessions", { pk: appKey(appId, sessionId) });
+    if (item) candidates.push({ table: "sessions", item });
+  }
+  for (const guid of learnt.groups) {
+    const item = await getItem(deps, "groups", { pk: appKey(appId, guid) });
+    if (item) candidates.push({ table: "groups", item });
+    // The group's other members: the user may have added, kicked or banned them (`by`).
+    for (const member of await queryAll(deps, "memberships", undefined, "pk", appKey(appId, guid)))
+      candidates.push({ table: "memberships", item: member });
+  }
+  const named = candidates.filter(({ item }) =>
+    itemNames(item, { ...redaction, names: [...redaction.names, ...names] }),
+  );
+  const recordings = named.flatMap(({ table, item }) =>
+    table === "sessions"
+      ? Object.values((item.recordings ?? {}) as Record<string, { key?: string }>).flatMap((r) =>
+          r.key ? [r.key] : [],
+        )
+      : [],
+  );
+  return {
+    items: named.map(({ table, item }) => ({ table, key: keyOf(table, item) })),
+    recordings,
+    names: [...names],
+  };
+}
+
+/** Every object under a prefix. */
+async function keysUnder(deps: ForgetDependencies, prefix: string): Promise<string[]> {
+  return (await listObjects(deps.s3, deps.bucket, prefix)).map((o) => o.key);
+}
+
+/**
+ * Finds everything to change (`ErasurePlan`): archive objects by SQL (the user's uid and names,
+ * again once new names are learnt from their entities), the app's quarantine and oversize
+ * objects that name them, the table items, the recordings, the days to recompute.
+ */
+async function findPlan(
+  deps: ForgetDependencies,
+  request: ForgetRequest,
+  redaction: Redaction | undefined,
+): Promise<{ plan: ErasurePlan; names: string[]; searched: number }> {
+  const { appId } = request;
+  const seg = appSegment(appId);
+  const side = [
+    ...(await keysUnder(deps, `${S3_PREFIX.quarantine}app=${seg}/`)),
+    ...(await keysUnder(deps, `${S3_PREFIX.oversize}${seg}/`)),
+  ];
+  if (!redaction) {
+    const found = await searchArchive(deps, appId, []);
+    const days = new Set(found.keys.map((k) => dayOfKey(k) ?? ""));
+    const plan: ErasurePlan = {
+      objects: [...found.keys, ...side],
+      days: [],
+      compactDays: await compacted(deps, [...days]),
+      items: [],
+      recordings: await keysUnder(deps, `${S3_PREFIX.recordings}${seg}/`),
+      bytesScanned: found.bytesScanned,
+    };
+    return { plan, names: [], searched: found.keys.length + side.length };
+  }
+  const learnt = {
+    names: new Set(redaction.names),
+    groups: new Set<string>(),
+    sessions: new Set<string>(),
+    days: new Set<string>(),
+  };
+  const tables = await planItems(deps, appId, redaction, learnt);
+  for (const n of tables.names) learnt.names.add(n);
+  const objects = new Set<string>();
+  let bytesScanned = 0;
+  let searchedFor = new Set<string>();
+  // The uid first, then any name learnt from the lines found (a call's occupants are named only).
+  for (let round = 0; round < 4; round++) {
+    const needles = [redaction.uid, ...learnt.names].filter((n) => !searchedFor.has(n));
+    if (needles.length === 0) break;
+    searchedFor = new Set([...searchedFor, ...needles]);
+    const found = await searchArchive(deps, appId, needles.map(jsonInner));
+    bytesScanned += found.bytesScanned;
+    for (const key of found.keys) {
+      if (objects.has(key)) continue;
+      const bytes = await getBytes(deps, key);
+      if (!bytes) continue;
+      const current = { ...redaction, names: [...learnt.names] };
+      const text = textOf(bytes);
+      if (redactNdjson(text, appId, current).redacted === 0) {
+        // A line that only looked like the user (a substring of another id): learn its names anyway.
+        learnFromLines(text, appId, current, learnt);
+        continue;
+      }
+      objects.add(key);
+      learnFromLines(text, appId, current, learnt);
+    }
+  }
+  const final = { ...redaction, names: [...learnt.names] };
+  for (const key of side) {
+    const kind = objectKind(key);
+    const bytes = kind && (await getBytes(deps, key));
+    if (kind && bytes && rewriteText(kind, textOf(bytes), appId, final).changed > 0) objects.add(key);
+  }
+  const items = await planItems(deps, appId, final, learnt);
+  const receiptDays = [...objects]
+    .filter(isArchiveObjectKey)
+    .flatMap((k) => (k.startsWith(S3_PREFIX.raw) ? [dayOfKey(k) ?? ""] : []));
+  const plan: ErasurePlan = {
+    objects: [...objects].sort(),
+    days: [...learnt.days].sort(),
+    compactDays: await compacted(deps, receiptDays),
+    items: items.items,
+    recordings: items.recordings,
+    bytesScanned,
+  };
+  return { plan, names: [...learnt.names], searched: objects.size + side.length };
+}
+
+/** A text as it stands inside a JSON string (what the raw body holds). */
+const jsonInner = (text: string) => JSON.stringify(text).slice(1, -1);
+
+/** The days of a list that have a compaction manifest. */
+async function compacted(deps: ForgetDependencies, days: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const day of [...new Set(days)].sort())
+    if (await getBytes(deps, compactManifestKey(day))) out.push(day);
+  return out;
+}
+
+async function putText(deps: ForgetDependencies, key: string, text: string, gzip: boolean): Promise<void> {
+  await deps.s3.send(
+    new PutObjectCommand({
+      Bucket: deps.bucket,
+      Key: key,
+      Body: gzip ? gzipSync(text) : text,
+      ContentType: gzip
+        ? "application/gzip"
+        : key.endsWith(".json")
+          ? "application/json"
+          : "application/octet-stream",
+    }),
+  );
+}
+
+async function deleteObject(deps: ForgetDependencies, key: string): Promise<number> {
+  await deps.s3.send(new DeleteObjectCommand({ Bucket: deps.bucket, Key: key }));
+  return deps.versions.purge(key, { all: true, exact: true });
+}
+
+/** Rewrites (or deletes) each object of the plan, then deletes its old versions. */
+async function rewriteObjects(
+  deps: ForgetDependencies,
+  request: ForgetRequest,
+  plan: ErasurePlan,
+  redaction: Redaction | undefined,
+  counts: ErasureCounts,
+): Promise<void> {
+  const checkpoint = deps.checkpoint ?? (() => {});
+  for (const key of plan.objects) {
+    const kind = objectKind(key);
+    const bytes = kind && (await getBytes(deps, key));
+    if (kind && bytes) {
+      const rewrite = rewriteText(kind, textOf(bytes), request.appId, redaction);
+      if (rewrite.changed > 0) {
+        checkpoint(`rewrite ${key}`);
+        if (rewrite.text === undefined) {
+          counts.versionsDeleted += await deleteObject(deps, key);
+          counts.objectsDeleted++;
+        } else {
+          await putText(deps, key, rewrite.text, isGzip(bytes));
+          counts.objectsRewritten++;
+        }
+        if (redaction) counts.linesRedacted += rewrite.changed;
+        else counts.linesRemoved += rewrite.changed;
+      }
+    }
+    checkpoint(`purge ${key}`);
+    counts.versionsDeleted += await deps.versions.purge(key, { exact: true });
+  }
+}
+
+/** Deletes the user's presence and memberships, redacts the sessions and groups that name them. */
+async function eraseItems(
+  deps: ForgetDependencies,
+  plan: ErasurePlan,
+  redaction: Redaction,
+  counts: ErasureCounts,
+): Promise<void> {
+  const checkpoint = deps.checkpoint ?? (() => {});
+  for (const { table, key } of plan.items) {
+    const item = await getItem(deps, table, key);
+    if (!item) continue;
+    const own = table === "presence" || (table === "memberships" && item.uid === redaction.uid);
+    checkpoint(`item ${table}`);
+    if (own) {
+      await deps.doc.send(new DeleteCommand({ TableName: deps.tables[table], Key: key }));
+      counts.itemsDeleted++;
+      continue;
+    }
+    const next = redactValue(item, redaction) as Record<string, unknown>;
+    if (JSON.stringify(next) === JSON.stringify(item)) continue;
+    const nextKey = keyOf(table, next);
+    await deps.doc.send(new PutCommand({ TableName: deps.tables[table], Item: next }));
+    if (JSON.stringify(nextKey) !== JSON.stringify(key))
+      await deps.doc.send(new DeleteCommand({ TableName: deps.tables[table], Key: key }));
+    counts.itemsRedacted++;
+  }
+}
+
+/** Deletes every item of the app in the projection tables and its figures (a whole-app erasure). */
+async function eraseAppItems(deps: ForgetDependencies, appId: string, counts: ErasureCounts): Promise<void> {
+  const { ScanCommand } = await import("@aws-sdk/lib-dynamodb");
+  const targets: Array<{ tableName: string; keys: string[] }> = [
+    ...Object.entries(deps.tables).map(([table, tableName]) => {
+      const def = PROJECTION_TABLES[table as keyof TableNames];
+      return {
+        tableName,
+        keys: [def.partitionKey.name, ...("sortKey" in def && def.sortKey ? [def.sortKey.name] : [])],
+      };
+    }),
+    { tableName: deps.state.tableName, keys: ["pk", "sk"] },
+  ];
+  for (const { tableName, keys } of targets) {
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const out = await deps.doc.send(
+        new ScanCommand({
+          TableName: tableName,
+          FilterExpression: "begins_with(pk, :app)",
+          ExpressionAttributeValues: { ":app": `${appId}#` },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        // The app's erasure records stay: they are what says the app was erased.
+        if (item.pk === `${appId}#erasures`) continue;
+        deps.checkpoint?.(`item ${tableName}`);
+        await deps.doc.send(
+          new DeleteCommand({ TableName: tableName, Key: Object.fromEntries(keys.map((k) => [k, item[k]])) }),
+        );
+        counts.itemsDeleted++;
+      }
+      ExclusiveStartKey = out.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+  }
+}
+
+/**
+ * Rewrites a compacted day's Parquet from its redacted NDJSON, then deletes every other object
+ * under the day's compaction (an earlier compaction's files) and their old versions.
+ */
+async function recompact(
+  deps: ForgetDependencies,
+  plan: ErasurePlan,
+  counts: ErasureCounts,
+): Promise<string[]> {
+  const left: string[] = [];
+  for (const day of plan.compactDays) {
+    if (!deps.compactor) {
+      left.push(day);
+      continue;
+    }
+    deps.checkpoint?.(`compact ${day}`);
+    const manifest = await deps.compactor.compactDay(day);
+    const keep = new Set([...manifest.parquet, compactManifestKey(day)]);
+    for (const key of await keysUnder(deps, compactDayPrefix(day)))
+      if (!keep.has(key)) counts.versionsDeleted += await deleteObject(deps, key);
+    counts.versionsDeleted += await deps.versions.purge(compactDayPrefix(day));
+    counts.daysRecompacted++;
+  }
+  return left;
+}
+
+/** What the queues hold that the erasure cannot change (SQS messages cannot be edited). */
+async function unreachedQueues(deps: ForgetDependencies): Promise<string[]> {
+  if (!deps.queues) return [];
+  const out: string[] = [];
+  for (const [name, url] of Object.entries(deps.queues.urls)) {
+    if (!url) continue;
+    const attributes = await deps.queues.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    const n =
+      Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    if (n > 0)
+      out.push(
+        `${name}: ${n} message(s) not yet processed, not searched (SQS cannot edit a message): once processed or redriven they are archived, and a second forget erases them`,
+      );
+  }
+  return out;
+}
+
+/**
+ * Erases one user of an app (or, without `uid`, the whole app) from everything the deployment
+ * keeps, leaving every figure exact (docs/personal-data.md):
+ * 1. takes the archive's rewrite lock and the erasure under way (a re-run resumes it: same id and
+ *    pseudonym);
+ * 2. finds (`findPlan`) and saves the plan before the first change;
+ * 3. rewrites each archive, quarantine and oversize object that holds the user, their lines
+ *    redacted (`redact.ts`: one random pseudonym for their uid and names, their free text removed,
+ *    `erasure` stamped) and every other line byte for byte as it was, one PUT per object (atomic),
+ *    then deletes the object's old versions; a whole app: its lines removed;
+ * 4. deletes their presence and memberships, redacts the sessions and groups naming them;
+ * 5. deletes their recordings (unless `keepRecordings`), rewrites the compacted days' Parquet
+ *    from the redacted NDJSON, recomputes the days touched;
+ * 6. writes the erasure record, removes the plan and the erasure under way, releases the lock.
+ * Each step is idempotent: a crash anywhere leaves a state a re-run completes; a second run after
+ * the first ends finds nothing. With `dryRun`, only step 2's finding, and nothing is written.
+ *
+ * @example await forget(deps, { appId: "app1", uid: "u7", requestedBy: "ops" }) // { counts: { objectsRewritten: 12, … }, … }
+ */
+export async function forget(deps: ForgetDependencies, request: ForgetRequest): Promise<ForgetReport> {
+  const newId = deps.newId ?? randomId;
+  const { appId, uid } = request;
+  const scope = uid === undefined ? "app" : "user";
+  const existing = await pendingErasure(deps.state, appId, uid);
+  const pending: PendingErasure = existing ?? {
+    erasureId: newId(),
+    pseudonym: `erased-${newId()}`,
+    startedAt: deps.now(),
+    names: [],
+  };
+  const redaction: Redaction | undefined =
+    uid === undefined
+      ? undefined
+      : { uid, names: pending.names, pseudonym: pending.pseudonym, erasureId: pending.erasureId };
+  const counts = zeroCounts();
+  const base = {
+    erasureId: pending.erasureId,
+    appId,
+    scope,
+    ...(redaction ? { pseudonym: pending.pseudonym } : {}),
+    requestedBy: request.requestedBy,
+    startedAt: pending.startedAt,
+    keepRecordings: request.keepRecordings ?? false,
+  } as const;
+  if (request.dryRun) {
+    const { plan, searched } = await findPlan(deps, request, redaction);
+    counts.objectsSearched = searched;
+    counts.bytesScanned = plan.bytesScanned;
+    return { ...base, dryRun: true, counts, unreached: await unreachedQueues(deps), plan };
+  }
+  // The erasure under way first: a crash after it leaves the lock to this erasure's re-run.
+  if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
+  const holder = `erasure ${pending.erasureId}`;
+  await acquireArchiveLock(deps.state, holder, deps.now());
+  try {
+    const planKey = erasurePlanKey(pending.erasureId);
+    const saved = await getBytes(deps, planKey);
+    let plan: ErasurePlan;
+    let names = pending.names;
+    if (saved) plan = JSON.parse(textOf(saved)) as ErasurePlan;
+    else {
+      const found = await findPlan(deps, request, redaction);
+      plan = found.plan;
+      names = found.names;
+      counts.objectsSearched = found.searched;
+      deps.checkpoint?.("save plan");
+      await savePendingErasure(deps.state, appId, uid, { ...pending, names });
+      await putText(deps, planKey, JSON.stringify(plan), false);
+    }
+    counts.bytesScanned = plan.bytesScanned;
+    const full = redaction && { ...redaction, names };
+    await rewriteObjects(deps, request, plan, full, counts);
+    if (full) await eraseItems(deps, plan, full, counts);
+    else await eraseAppItems(deps, appId, counts);
+    for (const key of plan.recordings) {
+      if (request.keepRecordings) {
+        counts.recordingsKept++;
+        continue;
+      }
+      deps.checkpoint?.(`recording ${key}`);
+      counts.versionsDeleted += await deleteObject(deps, key);
+      counts.recordingsDeleted++;
+    }
+    const uncompacted = await recompact(deps, plan, counts);
+    for (const day of plan.days) {
+      deps.checkpoint?.(`rollup ${day}`);
+      await rollupDay(appId, day, deps.rollup);
+      counts.daysRecomputed++;
+    }
+    const unreached = [
+      ...(await unreachedQueues(deps)),
+      ...uncompacted.map(
+        (day) =>
+          `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --day ${day}`,
+      ),
+    ];
+    const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
+    deps.checkpoint?.("record");
+    await writeErasureRecord(deps.state, record);
+    await deleteObject(deps, planKey);
+    await clearPendingErasure(deps.state, appId, uid);
+    return { ...record, dryRun: false, plan };
+  } finally {
+    await releaseArchiveLock(deps.state, holder);
+  }
+}
+
+/** `mentionsUid`, re-exported for the callers that check a text (the tests' scans). */
+export { mentionsUid };

@@ -1,0 +1,214 @@
+import { isDeepStrictEqual } from "node:util";
+
+/**
+ * Redaction of one user out of what the platform sent about them (#34), as pure functions: the
+ * erasure (`forget.ts`) applies them to archive lines, quarantine records, oversize bodies and
+ * table items. A redaction replaces the user's id, wherever it stands as an identifier, with one
+ * random pseudonym per erasure (the same in every object, so that distinct counts, natural keys
+ * and every figure recomputed afterwards are unchanged), and removes the free text that is theirs.
+ */
+
+/** One erasure as the redaction applies it. */
+export interface Redaction {
+  /** The user's id, as the platform sends it. */
+  uid: string;
+  /**
+   * The names the user went by (their entity's `name` in the archive, their presence item's): a
+   * call's occupants are named, not identified, so a name stands for the uid there.
+   */
+  names: readonly string[];
+  /** What replaces it everywhere: random (`newPseudonym`), never derived from the uid. */
+  pseudonym: string;
+  /** The erasure's id, stamped on each redacted archive line (`erasure`). */
+  erasureId: string;
+}
+
+/**
+ * The fields kept of the user's own entity (an object whose `uid` is theirs: the sender or
+ * receiver of a message, a member, a participant, a reactor, a mention, the presence user): its
+ * identifiers, roles and times. Everything else (name, avatar, link, metadata, status message,
+ * tags, e-mail …) is free text about a person, and removed.
+ */
+const ENTITY_KEPT = new Set([
+  "uid",
+  "role",
+  "scope",
+  "status",
+  "conversationId",
+  "lastActiveAt",
+  "createdAt",
+  "updatedAt",
+  "joinedAt",
+  "deactivatedAt",
+  "hasJoined",
+  "isJoined",
+  "blockedByMe",
+  "hasBlockedMe",
+]);
+
+/** Of a message the user sent, what its `data` keeps: the entities and mentions (redacted), not the text or attachments. */
+const OWN_MESSAGE_DATA_KEPT = new Set(["entities", "mentions"]);
+
+/** Of the user's own connection (presence), what is kept: how and when, not from where (IP, origin, user agent). */
+const CONNECTION_KEPT = new Set(["action", "platform", "connectedAt", "appInfo"]);
+const APP_INFO_KEPT = new Set(["version", "apiVersion", "uts"]);
+
+/** What a value's redaction needs (an erasure without its id). */
+export type Subject = Pick<Redaction, "uid" | "names" | "pseudonym">;
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The uid as an identifier inside a text: not next to a letter, a digit or `-` (so `u1` is found
+ * in `u1`, `u1_user_u2` and `<@uid:u1>`, not in `u10` or `u1-b`). A uid the platform allows holds
+ * letters, digits, `_` and `-`; another user whose uid is this one followed by `_` and more is
+ * matched too (and gets the pseudonym in that part: counts stay exact, as the mapping is one to one).
+ */
+function uidPattern(uid: string): RegExp {
+  return new RegExp(`(?<![A-Za-z0-9-])${escapeRegExp(uid)}(?![A-Za-z0-9-])`, "g");
+}
+
+/**
+ * Whether a text holds the uid as an identifier (`uidPattern`).
+ *
+ * @example mentionsUid("cometchat-uid-1_user_cometchat-uid-2", "cometchat-uid-2") // true
+ */
+export function mentionsUid(text: string, uid: string): boolean {
+  return uidPattern(uid).test(text);
+}
+
+/** A text with each of the uid's occurrences as an identifier replaced by the pseudonym. */
+export function replaceUid(text: string, redaction: Pick<Redaction, "uid" | "pseudonym">): string {
+  if (!text.includes(redaction.uid)) return text;
+  return text.replace(uidPattern(redaction.uid), redaction.pseudonym);
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const pick = (object: Record<string, unknown>, kept: ReadonlySet<string>) =>
+  Object.fromEntries(Object.entries(object).filter(([key]) => kept.has(key)));
+
+/** An object of the payload with the user's free text removed (before its ids are replaced). */
+function withoutFreeText(object: Record<string, unknown>, uid: string): Record<string, unknown> {
+  if (object.uid === uid) return pick(object, ENTITY_KEPT);
+  let next = object;
+  if (object.sender === uid && ("data" in object || "conversationId" in object)) {
+    // A message of theirs: its text, attachments and metadata go; what it is and who it involves stay.
+    const { metadata: _metadata, data, ...rest } = object;
+    next = isRecord(data) ? { ...rest, data: pick(data, OWN_MESSAGE_DATA_KEPT) } : rest;
+  }
+  if (isRecord(object.user) && object.user.uid === uid && isRecord(object.currentConnection)) {
+    // Their own connection (presence): where from (IP, origin, user agent) goes.
+    const connection = pick(object.currentConnection, CONNECTION_KEPT);
+    if (isRecord(connection.appInfo)) connection.appInfo = pick(connection.appInfo, APP_INFO_KEPT);
+    next = { ...next, currentConnection: connection };
+  }
+  return next;
+}
+
+/**
+ * A JSON value with the user redacted: their entity reduced to its ids, roles and times, the text,
+ * attachments and metadata of their messages and the origin of their connections removed, and
+ * their uid replaced by the pseudonym in every string and key (ids, conversation ids, natural
+ * keys, mention markup), as is a string or key that is exactly one of their names (a call's
+ * occupant, a member's name in a table item). Anything not about them is returned as it was.
+ *
+ * @example redactValue({ uid: "u1", name: "Ann" }, { uid: "u1", names: ["Ann"], pseudonym: "erased-7f" }) // { uid: "erased-7f" }
+ */
+export function redactValue(value: unknown, redaction: Subject): unknown {
+  const text = (s: string) => (redaction.names.includes(s) ? redaction.pseudonym : replaceUid(s, redaction));
+  const walk = (node: unknown): unknown => {
+    if (typeof node === "string") return text(node);
+    if (Array.isArray(node)) return node.map(walk);
+    if (!isRecord(node)) return node;
+    const object = withoutFreeText(node, redaction.uid);
+    return Object.fromEntries(Object.entries(object).map(([key, item]) => [text(key), walk(item)]));
+  };
+  return walk(value);
+}
+
+/**
+ * A raw body with the user redacted (`redactValue`); a body that is not JSON (refused, in no
+ * figure) and names the user is emptied, since nothing in it can be told apart.
+ */
+export function redactBody(body: string, redaction: Subject): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return mentionsUid(body, redaction.uid) || redaction.names.some((n) => body.includes(n)) ? "" : body;
+  }
+  const redacted = redactValue(parsed, redaction);
+  return isDeepStrictEqual(redacted, parsed) ? body : JSON.stringify(redacted);
+}
+
+/**
+ * One line of an archive object (raw, edge) or a quarantine record, redacted if it is of the app
+ * and names the user: its body (`redactBody`), natural key and error replaced, and `erasure` set
+ * to the erasure's id (what `query event` shows). Returns undefined when the line is not the
+ * user's to change: the caller then keeps its bytes as they were.
+ *
+ * @example redactArchiveLine('{"eventId":"e","appId":"a","body":"{\\"uid\\":\\"u1\\"}"}', "a", redaction) // '{"eventId":"e","appId":"a","body":"{\\"uid\\":\\"erased-7f\\"}","erasure":"e1"}'
+ */
+export function redactArchiveLine(text: string, appId: string, redaction: Redaction): string | undefined {
+  let line: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed)) return undefined;
+    line = parsed;
+  } catch {
+    return undefined;
+  }
+  if (line.appId !== appId) return undefined;
+  const next: Record<string, unknown> = { ...line };
+  if (typeof line.body === "string") next.body = redactBody(line.body, redaction);
+  for (const field of ["naturalKey", "error"] as const)
+    if (typeof line[field] === "string") next[field] = replaceUid(line[field], redaction);
+  if (isDeepStrictEqual(next, line)) return undefined;
+  next.erasure = redaction.erasureId;
+  return JSON.stringify(next);
+}
+
+/**
+ * The text of an NDJSON object with the user's lines redacted (`redactArchiveLine`) and every other
+ * line byte for byte as it was. Returns the new text and how many lines changed (0: leave the object).
+ */
+export function redactNdjson(
+  text: string,
+  appId: string,
+  redaction: Redaction,
+): { text: string; redacted: number } {
+  let redacted = 0;
+  const lines = text.split("\n").map((line) => {
+    const next = redactArchiveLine(line, appId, redaction);
+    if (next === undefined) return line;
+    redacted++;
+    return next;
+  });
+  return { text: lines.join("\n"), redacted };
+}
+
+/** Keys whose values name the groups and sessions a payload is about: where the tables hold the user too. */
+const REFERENCE_KEYS = { guid: "groups", sessionId: "sessions", sessionid: "sessions" } as const;
+
+/**
+ * The group and session ids a payload names (`guid`, `sessionId` at any depth): the table items an
+ * erasure looks at besides the user's own.
+ *
+ * @example referencesOf({ data: { group: { guid: "g1" } } }) // { groups: ["g1"], sessions: [] }
+ */
+export function referencesOf(value: unknown): { groups: string[]; sessions: string[] } {
+  const found = { groups: new Set<string>(), sessions: new Set<string>() };
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (isRecord(node))
+      for (const [key, item] of Object.entries(node)) {
+        const kind = REFERENCE_KEYS[key as keyof typeof REFERENCE_KEYS];
+        if (kind && typeof item === "string") found[kind].add(item);
+        else walk(item);
+      }
+  };
+  walk(value);
+  return { groups: [...found.groups], sessions: [...found.sessions] };
+}

@@ -1,0 +1,359 @@
+import { createHash } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { TOP_LIMIT } from "../../shared/analytics/figures";
+import { type RollupDependencies, rollupDay } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { oversizeKey } from "../../shared/contracts/bucket-layout";
+import { erasureRecords, pendingErasure } from "../../shared/erasure/erasure-state";
+import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
+import { UNVERSIONED } from "../../shared/erasure/object-versions";
+import { mentionsUid } from "../../shared/erasure/redact";
+import { PROJECTION_TABLE_NAMES, type TableNames } from "../../shared/platform/tables";
+import { projectBatch } from "../../shared/projector/core";
+import type { QueuedEvent } from "../../shared/projector/queued-event";
+import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
+import { projectionStores } from "../../shared/projector/stores";
+import { createActivityTable } from "../../tools/local/provision";
+import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
+import { uniqueName } from "../support/aws";
+import { projectorOnEmulators } from "../support/emulator-projector";
+import { fixture } from "../support/fixtures";
+
+/**
+ * `forget` on the emulators (#34): a simulated history of two apps crossing midnight, archived
+ * (raw and edges), projected, its first day compacted to Parquet and both days rolled up; one user
+ * of one app is then erased. S3 is fauxqs, which keeps no versions (`UNVERSIONED`: the version
+ * purge is tested against a stub in unit/object-versions), DynamoDB is DynamoDB Local, the
+ * engine and the compactor are DuckDB.
+ */
+const env = projectorOnEmulators("forget");
+const doc = documentClient(env.dynamo);
+const DAYS = ["2026-03-01", "2026-03-02"];
+const START = Date.UTC(2026, 2, 1, 23, 40) / 1000;
+const SECRET_TEXT = "my own secret words";
+const SECRET_IP = "203.0.113.77";
+
+function queued(e: Pick<GeneratedEvent, "body" | "trigger" | "appId">, receivedAt: number): QueuedEvent {
+  const eventId = createHash("sha256").update(e.body).digest("hex");
+  return { messageId: `m-${eventId.slice(0, 8)}-${receivedAt}`, eventId, receivedAt, ...e };
+}
+
+/** The deliveries only the erased user's own free text is in: a message, a presence with an IP, a mention of them. */
+function personal(appId: string, uid: string, name: string, other: string, at: number) {
+  const sent = fixture("message_sent");
+  Object.assign(sent, { appId });
+  Object.assign(sent.data.message, {
+    id: `own-${at}`,
+    sender: uid,
+    receiver: other,
+    sentAt: at / 1000,
+    updatedAt: at / 1000,
+  });
+  sent.data.message.conversationId = `${uid}_user_${other}`;
+  sent.data.message.data.text = SECRET_TEXT;
+  Object.assign(sent.data.message.data.entities.sender.entity, { uid, name });
+  Object.assign(sent.data.message.data.entities.receiver.entity, {
+    uid: other,
+    conversationId: `${uid}_user_${other}`,
+  });
+  const presence = fixture("user_connection_status_changed");
+  Object.assign(presence, { appId });
+  Object.assign(presence.data, { timestamp: at + 1000 });
+  Object.assign(presence.data.user, { uid, name });
+  presence.data.currentConnection.appInfo.clientIp = SECRET_IP;
+  const mention = fixture("user_mentioned");
+  Object.assign(mention, { appId });
+  Object.assign(mention.data.message, {
+    id: `mention-${at}`,
+    sender: other,
+    receiver: uid,
+    sentAt: at / 1000 + 2,
+  });
+  mention.data.message.data.text = `Hi <@uid:${uid}>`;
+  mention.data.message.data.mentions = { [uid]: { uid, name, status: "available", role: "default" } };
+  Object.assign(mention.data.message.data.entities.sender.entity, { uid: other });
+  Object.assign(mention.data.message.data.entities.receiver.entity, { uid, name });
+  return [sent, presence, mention].map((body) => ({
+    body: JSON.stringify(body),
+    trigger: body.trigger as string,
+    appId,
+  }));
+}
+
+interface World {
+  appId: string;
+  otherApp: string;
+  uid: string;
+  name: string;
+  tables: TableNames;
+  activityTable: string;
+  deps: (checkpoint?: (step: string) => void) => ForgetDependencies;
+}
+
+/** Archives, projects, compacts the first day and rolls up both: a deployment's state after a history. */
+async function setUp(events: number, seed: number): Promise<World> {
+  const appId = uniqueName("app");
+  const otherApp = uniqueName("other");
+  const history = generateHistory({ events, seed, apps: [appId, otherApp], startAt: START });
+  // The user of the app named in most deliveries: a sender, receiver, member, occupant, reader.
+  const counts = new Map<string, number>();
+  for (const e of history.events)
+    if (e.appId === appId)
+      for (const m of e.body.matchAll(new RegExp(`${appId}-u\\d+`, "g")))
+        counts.set(m[0], (counts.get(m[0]) ?? 0) + 1);
+  const uid = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "";
+  const name =
+    (JSON.stringify(history.events).match(
+      new RegExp(`\\\\"uid\\\\":\\\\"${uid}\\\\",\\\\"name\\\\":\\\\"([^\\\\]+)`),
+    ) ?? [])[1] ?? "";
+  const other = [...counts.keys()].find((u) => u !== uid) ?? "";
+  const at = Date.UTC(2026, 2, 2, 0, 10);
+  const deliveries = [
+    ...history.events.map((e, i) => queued(e, e.at + 300 + i)),
+    ...personal(appId, uid, name, other, at).map((e, i) => queued(e, at + 500 + i)),
+  ];
+  const tables = await env.tableSet();
+  const activityTable = uniqueName("activity");
+  await createActivityTable(env.dynamo, activityTable);
+  const projector = env.depsFor(projectionStores(env.dynamo, tables));
+  for (let i = 0; i < deliveries.length; i += 100) {
+    const batch = deliveries.slice(i, i + 100);
+    await archiveBatch(batch, projector.dataStore);
+    await projectBatch(batch, projector);
+  }
+  // A refused delivery that names them, and an oversize body of theirs.
+  const store = s3BlobStore(env.s3, env.bucket);
+  const [refused] = personal(appId, uid, name, other, at + 60_000);
+  await quarantine(queued(refused as GeneratedEvent, at + 60_000), `no such user ${uid}`, store, () => at);
+  await store.put(oversizeKey(appId, at, "big-1"), refused?.body ?? "");
+  const rollup = (): RollupDependencies => ({
+    engine: duckDbEngine({ s3: env.s3, bucket: env.bucket }),
+    store: dynamoActivityStore(doc, activityTable),
+    now: () => Date.UTC(2026, 2, 10),
+    graceMs: 7_200_000,
+  });
+  await duckDbCompactor({ s3: env.s3, bucket: env.bucket }).compactDay(DAYS[0] ?? "");
+  for (const day of DAYS) await rollupDay(appId, day, rollup());
+  return {
+    appId,
+    otherApp,
+    uid,
+    name,
+    tables,
+    activityTable,
+    deps: (checkpoint) => ({
+      s3: env.s3,
+      bucket: env.bucket,
+      search: duckDbEngine({ s3: env.s3, bucket: env.bucket, objectPaths: true }),
+      versions: UNVERSIONED,
+      doc,
+      tables,
+      state: { doc, tableName: activityTable },
+      rollup: rollup(),
+      compactor: duckDbCompactor({ s3: env.s3, bucket: env.bucket }),
+      now: () => Date.UTC(2026, 2, 10),
+      checkpoint,
+    }),
+  };
+}
+
+async function objectText(key: string): Promise<string> {
+  const out = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+  const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+  return Buffer.from(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString("utf8");
+}
+
+/** Every NDJSON line of the bucket's archive, quarantine and oversize objects, by key. */
+async function bucketLines(): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const { key } of await listObjects(env.s3, env.bucket, ""))
+    if (!key.endsWith(".parquet")) out.set(key, (await objectText(key)).split("\n"));
+  return out;
+}
+
+/** The figures of both days: what the activity table holds, and its top lists. */
+async function figures(world: World) {
+  const store = dynamoActivityStore(doc, world.activityTable);
+  return Promise.all(
+    DAYS.map(async (day) => ({
+      day: (await store.day(world.appId, day))?.figures,
+      hours: await store.hours(world.appId, day),
+      topUsers: await store.topUsers(world.appId, day, TOP_LIMIT),
+      topGroups: await store.topGroups(world.appId, day, TOP_LIMIT),
+    })),
+  );
+}
+
+type Figures = Awaited<ReturnType<typeof figures>>;
+
+/**
+ * Figures after an erasure as they must be: every figure and hour equal; each top list with the
+ * same counts, rank by rank, and the same entries (the uid as the pseudonym) but among the
+ * entries tied with the last one listed: a tie is broken by id, and the pseudonym sorts elsewhere
+ * than the uid, so which of the users tied at the cut is listed may change.
+ */
+function expectSameFigures(after: Figures, before: Figures, uid: string, pseudonym: string) {
+  const mapped: Figures = JSON.parse(JSON.stringify(before).replaceAll(uid, pseudonym));
+  after.forEach((day, i) => {
+    const want = mapped[i];
+    expect(day.day).toEqual(want?.day);
+    expect(day.hours).toEqual(want?.hours);
+    for (const list of ["topUsers", "topGroups"] as const) {
+      const count = (e: object) =>
+        JSON.stringify(Object.entries(e).filter(([k]) => k !== "uid" && k !== "guid" && k !== "name"));
+      expect(day[list].map(count)).toEqual(want?.[list].map(count));
+      const cut = count(day[list].at(-1) ?? {});
+      const aboveCut = (entries: object[]) =>
+        entries
+          .filter((e) => count(e) !== cut)
+          .map((e) => JSON.stringify(e))
+          .sort();
+      expect(aboveCut(day[list])).toEqual(aboveCut(want?.[list] ?? []));
+    }
+  });
+}
+
+/** Whether a line of the erased app (or a table item) still holds the user. */
+function holdsUser(text: string, world: Pick<World, "uid" | "name">): boolean {
+  return (
+    mentionsUid(text, world.uid) ||
+    text.includes(world.name) ||
+    text.includes(SECRET_TEXT) ||
+    text.includes(SECRET_IP)
+  );
+}
+
+async function tableItems(world: World): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  for (const table of [...PROJECTION_TABLE_NAMES.map((t) => world.tables[t]), world.activityTable]) {
+    const out = await doc.send(new ScanCommand({ TableName: table }));
+    items.push(...(out.Items ?? []));
+  }
+  return items;
+}
+
+/** Whether the state after the erasure holds the user anywhere, and lines of anyone else changed. */
+async function assertErased(world: World, before: Map<string, string[]>, erasureId: string) {
+  const after = await bucketLines();
+  for (const [key, lines] of after) {
+    const old = before.get(key);
+    if (key.startsWith("erasures/") || key.startsWith("compact/") || key.startsWith("rollup/")) continue;
+    for (const line of lines) {
+      const ofApp =
+        line.includes(`"appId":"${world.appId}"`) || key.includes(encodeURIComponent(world.appId));
+      if (ofApp) expect(holdsUser(line, world), `${key}: ${line.slice(0, 200)}`).toBe(false);
+    }
+    if (!old) continue;
+    expect(lines.length, key).toBe(old.length);
+    lines.forEach((line, i) => {
+      if (line !== old[i]) expect(JSON.parse(line).erasure ?? erasureId, key).toBe(erasureId);
+    });
+  }
+  // The compacted day's Parquet, read through SQL.
+  const parquet = await duckDbEngine({ s3: env.s3, bucket: env.bucket }).query(
+    "SELECT body FROM archive_events WHERE app = :app",
+    { app: world.appId },
+    { from: DAYS[0], to: DAYS[0] },
+  );
+  expect(parquet.rows.length).toBeGreaterThan(0);
+  expect(parquet.rows.filter((r) => holdsUser(String(r.body), world))).toEqual([]);
+  const items = (await tableItems(world)).filter((i) => String(i.pk).startsWith(world.appId));
+  expect(items.filter((i) => holdsUser(JSON.stringify(i), world))).toEqual([]);
+}
+
+describe("forget: one user erased from the archive, the tables and the figures, every figure exact", () => {
+  it("finds the user in every role, redacts only their lines, keeps every figure, and a second run finds nothing", async () => {
+    // Prepare
+    const world = await setUp(900, 11);
+    const before = await bucketLines();
+    const figuresBefore = await figures(world);
+    const named = [...before.values()].flat().filter((l) => l.includes(world.appId) && holdsUser(l, world));
+    expect(named.length).toBeGreaterThan(20);
+    expect(world.name).not.toBe("");
+
+    // Act
+    const dry = await forget(world.deps(), {
+      appId: world.appId,
+      uid: world.uid,
+      dryRun: true,
+      requestedBy: "test",
+    });
+    expect(await bucketLines()).toEqual(before);
+    const report = await forget(world.deps(), { appId: world.appId, uid: world.uid, requestedBy: "test" });
+
+    // Assess: the dry run found what the erasure changed.
+    expect(dry.plan.objects).toEqual(report.plan.objects);
+    expect(report.counts.objectsRewritten).toBeGreaterThan(3);
+    expect(report.counts.linesRedacted).toBeGreaterThanOrEqual(named.length);
+    expect(report.counts.itemsDeleted).toBeGreaterThan(0);
+    expect(report.counts.itemsRedacted).toBeGreaterThan(0);
+    expect(report.counts.daysRecompacted).toBe(1);
+    expect(report.plan.objects.some((k) => k.startsWith("quarantine/"))).toBe(true);
+    expect(report.plan.objects.some((k) => k.startsWith("oversize/"))).toBe(true);
+    await assertErased(world, before, report.erasureId);
+    // Every figure of every day as before; the top lists with the pseudonym for the uid.
+    expectSameFigures(await figures(world), figuresBefore, world.uid, report.pseudonym ?? "");
+    expect(JSON.stringify(figuresBefore)).toContain(world.uid);
+    // The other app's lines are untouched (checked line by line above), its items too.
+    const records = await erasureRecords({ doc, tableName: world.activityTable }, world.appId);
+    expect(records.map((r) => [r.erasureId, r.counts.objectsRewritten])).toEqual([
+      [report.erasureId, report.counts.objectsRewritten],
+    ]);
+    expect(JSON.stringify(records)).not.toContain(world.uid);
+    expect(
+      await pendingErasure({ doc, tableName: world.activityTable }, world.appId, world.uid),
+    ).toBeUndefined();
+
+    // A second run finds nothing.
+    const again = await forget(world.deps(), { appId: world.appId, uid: world.uid, requestedBy: "test" });
+    expect(again.plan.objects).toEqual([]);
+    expect(again.plan.items).toEqual([]);
+    expect(again.counts.linesRedacted).toBe(0);
+  }, 300_000);
+
+  it("survives a crash at any step: the re-run completes the same erasure (fast-check over the kill point)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: 60 }), async (killAt) => {
+        // Prepare
+        const world = await setUp(200, 5);
+        const before = await bucketLines();
+        const figuresBefore = await figures(world);
+        let steps = 0;
+        const crash = () => {
+          if (steps++ === killAt) throw new Error(`killed at step ${killAt}`);
+        };
+
+        // Act: a run killed at step `killAt` (or not, past its last step), then a re-run.
+        const first = await forget(world.deps(crash), {
+          appId: world.appId,
+          uid: world.uid,
+          requestedBy: "test",
+        }).catch((error: Error) => error);
+        const report = await forget(world.deps(), {
+          appId: world.appId,
+          uid: world.uid,
+          requestedBy: "test",
+        });
+
+        // Assess: one erasure, complete, as if never killed.
+        const erasureId = first instanceof Error ? report.erasureId : first.erasureId;
+        await assertErased(world, before, erasureId);
+        const pseudonym = first instanceof Error ? report.pseudonym : first.pseudonym;
+        expectSameFigures(await figures(world), figuresBefore, world.uid, pseudonym ?? "");
+        expect(
+          await pendingErasure({ doc, tableName: world.activityTable }, world.appId, world.uid),
+        ).toBeUndefined();
+      }),
+      { numRuns: 4 },
+    );
+  }, 600_000);
+});
