@@ -24,6 +24,7 @@ const COMMANDS = Object.fromEntries(
     "console",
     "connect",
     "rotate-credentials",
+    "forget",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

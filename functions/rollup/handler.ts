@@ -8,6 +8,7 @@ import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analyt
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { loadRollupConfig } from "../../shared/config/function-config";
+import { archiveLock } from "../../shared/erasure/erasure-state";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
@@ -19,7 +20,10 @@ const config = loadRollupConfig(process.env);
 const { logger, metrics } = observability("rollup");
 const s3 = s3Client(config.aws);
 const athena = new AthenaClient({});
-const store = dynamoActivityStore(documentClient(dynamoClient(config.aws)), config.activityTable);
+const activityDoc = documentClient(dynamoClient(config.aws));
+const store = dynamoActivityStore(activityDoc, config.activityTable);
+// A compaction never rewrites a day while an erasure (`webhook forget`) rewrites the archive.
+const lock = archiveLock({ doc: activityDoc, tableName: config.activityTable }, Date.now);
 const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
 /**
@@ -47,6 +51,7 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     graceMs: config.graceMs,
     ledger,
     compactor: athenaCompactor({ engine, s3, bucket: config.dataBucket }),
+    archiveLock: lock,
   };
   let report: ScheduledRollupReport;
   try {

@@ -27,6 +27,18 @@ export interface RollupDependencies {
    * DuckDB locally, Athena deployed. None: days stay NDJSON.
    */
   compactor?: ArchiveCompactor;
+  /**
+   * The archive's rewrite lock (`shared/erasure/erasure-state.ts`): a compaction takes it, so that
+   * it never rewrites a day an erasure is rewriting (held: the compaction waits for the next tick).
+   */
+  archiveLock?: ArchiveLock;
+}
+
+/** A lock that one rewrite of the archive holds at a time. */
+export interface ArchiveLock {
+  /** Takes it for `holder`, or throws (held by another). */
+  acquire(holder: string): Promise<void>;
+  release(holder: string): Promise<void>;
 }
 
 /** What a rollup did for one day. */
@@ -322,6 +334,8 @@ export async function rollupDayAllApps(
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
   compactions: CompactionManifest[];
+  /** Days whose compaction waited for an erasure to release the archive (`archiveLock`). */
+  compactionsDeferred: string[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
 
@@ -331,7 +345,12 @@ export interface ScheduledRollupReport {
  * apps. A day that fails is reported and left as it was; the other day still runs.
  */
 export async function scheduledRollup(deps: RollupDependencies): Promise<ScheduledRollupReport> {
-  const report: ScheduledRollupReport = { passes: [], compactions: [], failures: [] };
+  const report: ScheduledRollupReport = {
+    passes: [],
+    compactions: [],
+    compactionsDeferred: [],
+    failures: [],
+  };
   const days = scheduledDays(deps.now());
   for (const day of days) {
     try {
@@ -359,8 +378,20 @@ async function compactFinalDay(day: string, deps: RollupDependencies, report: Sc
   try {
     const pass = await deps.ledger.pass(day);
     if (!pass?.final || pass.compactedAt !== undefined) return;
-    report.compactions.push(await deps.compactor.compactDay(day));
-    await deps.ledger.record({ ...pass, compactedAt: deps.now() });
+    const holder = `compaction ${day}`;
+    try {
+      await deps.archiveLock?.acquire(holder);
+    } catch {
+      // An erasure is rewriting the archive: compacted on a later tick (compactedAt is unset).
+      report.compactionsDeferred.push(day);
+      return;
+    }
+    try {
+      report.compactions.push(await deps.compactor.compactDay(day));
+      await deps.ledger.record({ ...pass, compactedAt: deps.now() });
+    } finally {
+      await deps.archiveLock?.release(holder);
+    }
   } catch (error) {
     report.failures.push({ day, error });
   }

@@ -191,3 +191,15 @@ export async function erasureRecords(table: ErasureTable, appId: string): Promis
   } while (ExclusiveStartKey);
   return records;
 }
+
+/**
+ * The lock as the scheduled compaction takes it (`RollupDependencies.archiveLock`).
+ *
+ * @example const lock = archiveLock(table, Date.now); await lock.acquire("compaction 2026-01-02")
+ */
+export function archiveLock(table: ErasureTable, now: () => number) {
+  return {
+    acquire: (holder: string) => acquireArchiveLock(table, holder, now()),
+    release: (holder: string) => releaseArchiveLock(table, holder),
+  };
+}

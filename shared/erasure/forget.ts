@@ -77,7 +77,7 @@ export interface ForgetDependencies {
   /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
   newId?: () => string;
   /** Called before each change (a test's kill point: a throw there is a crash). */
-  checkpoint?: (step: string) => void;
+  checkpoint?: (step: string) => void | Promise<void>;
 }
 
 export interface ForgetRequest {
@@ -524,14 +524,13 @@ async function rewriteObjects(
   redaction: Redaction | undefined,
   counts: ErasureCounts,
 ): Promise<void> {
-  const checkpoint = deps.checkpoint ?? (() => {});
   for (const key of plan.objects) {
     const kind = objectKind(key);
     const bytes = kind && (await getBytes(deps, key));
     if (kind && bytes) {
       const rewrite = rewriteText(kind, textOf(bytes), request.appId, redaction);
       if (rewrite.changed > 0) {
-        checkpoint(`rewrite ${key}`);
+        await deps.checkpoint?.(`rewrite ${key}`);
         if (rewrite.text === undefined) {
           counts.versionsDeleted += await deleteObject(deps, key);
           counts.objectsDeleted++;
@@ -543,7 +542,7 @@ async function rewriteObjects(
         else counts.linesRemoved += rewrite.changed;
       }
     }
-    checkpoint(`purge ${key}`);
+    await deps.checkpoint?.(`purge ${key}`);
     counts.versionsDeleted += await deps.versions.purge(key, { exact: true });
   }
 }
@@ -555,12 +554,11 @@ async function eraseItems(
   redaction: Redaction,
   counts: ErasureCounts,
 ): Promise<void> {
-  const checkpoint = deps.checkpoint ?? (() => {});
   for (const { table, key } of plan.items) {
     const item = await getItem(deps, table, key);
     if (!item) continue;
     const own = table === "presence" || (table === "memberships" && item.uid === redaction.uid);
-    checkpoint(`item ${table}`);
+    await deps.checkpoint?.(`item ${table}`);
     if (own) {
       await deps.doc.send(new DeleteCommand({ TableName: deps.tables[table], Key: key }));
       counts.itemsDeleted++;
@@ -603,7 +601,7 @@ async function eraseAppItems(deps: ForgetDependencies, appId: string, counts: Er
       for (const item of out.Items ?? []) {
         // The app's erasure records stay: they are what says the app was erased.
         if (item.pk === `${appId}#erasures`) continue;
-        deps.checkpoint?.(`item ${tableName}`);
+        await deps.checkpoint?.(`item ${tableName}`);
         await deps.doc.send(
           new DeleteCommand({ TableName: tableName, Key: Object.fromEntries(keys.map((k) => [k, item[k]])) }),
         );
@@ -615,8 +613,9 @@ async function eraseAppItems(deps: ForgetDependencies, appId: string, counts: Er
 }
 
 /**
- * Rewrites a compacted day's Parquet from its redacted NDJSON, then deletes every other object
- * under the day's compaction (an earlier compaction's files) and their old versions.
+ * Rewrites a compacted day's Parquet from its redacted NDJSON: the manifest goes first (readers
+ * then take the NDJSON), then every object of the day's compaction and its old versions, then the
+ * day is compacted again (Athena's CTAS refuses a location that holds files).
  */
 async function recompact(
   deps: ForgetDependencies,
@@ -629,12 +628,13 @@ async function recompact(
       left.push(day);
       continue;
     }
-    deps.checkpoint?.(`compact ${day}`);
-    const manifest = await deps.compactor.compactDay(day);
-    const keep = new Set([...manifest.parquet, compactManifestKey(day)]);
+    await deps.checkpoint?.(`compact ${day}`);
+    const manifest = compactManifestKey(day);
+    if (await getBytes(deps, manifest)) counts.versionsDeleted += await deleteObject(deps, manifest);
     for (const key of await keysUnder(deps, compactDayPrefix(day)))
-      if (!keep.has(key)) counts.versionsDeleted += await deleteObject(deps, key);
-    counts.versionsDeleted += await deps.versions.purge(compactDayPrefix(day));
+      counts.versionsDeleted += await deleteObject(deps, key);
+    counts.versionsDeleted += await deps.versions.purge(compactDayPrefix(day), { all: true });
+    await deps.compactor.compactDay(day);
     counts.daysRecompacted++;
   }
   return left;
@@ -728,7 +728,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
       plan = found.plan;
       names = found.names;
       counts.objectsSearched = found.searched;
-      deps.checkpoint?.("save plan");
+      await deps.checkpoint?.("save plan");
       await savePendingErasure(deps.state, appId, uid, { ...pending, names });
       await putText(deps, planKey, JSON.stringify(plan), false);
     }
@@ -742,13 +742,13 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
         counts.recordingsKept++;
         continue;
       }
-      deps.checkpoint?.(`recording ${key}`);
+      await deps.checkpoint?.(`recording ${key}`);
       counts.versionsDeleted += await deleteObject(deps, key);
       counts.recordingsDeleted++;
     }
     const uncompacted = await recompact(deps, plan, counts);
     for (const day of plan.days) {
-      deps.checkpoint?.(`rollup ${day}`);
+      await deps.checkpoint?.(`rollup ${day}`);
       await rollupDay(appId, day, deps.rollup);
       counts.daysRecomputed++;
     }
@@ -760,7 +760,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
       ),
     ];
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
-    deps.checkpoint?.("record");
+    await deps.checkpoint?.("record");
     await writeErasureRecord(deps.state, record);
     await deleteObject(deps, planKey);
     await clearPendingErasure(deps.state, appId, uid);

@@ -10,10 +10,16 @@ import { listObjects } from "../../shared/adapters/s3-listing";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { TOP_LIMIT } from "../../shared/analytics/figures";
-import { type RollupDependencies, rollupDay } from "../../shared/analytics/rollup";
+import {
+  type RollupDependencies,
+  rollupDay,
+  type ScheduledRollupReport,
+  scheduledRollup,
+} from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { oversizeKey } from "../../shared/contracts/bucket-layout";
-import { erasureRecords, pendingErasure } from "../../shared/erasure/erasure-state";
+import { archiveLock, erasureRecords, pendingErasure } from "../../shared/erasure/erasure-state";
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { UNVERSIONED } from "../../shared/erasure/object-versions";
 import { mentionsUid } from "../../shared/erasure/redact";
@@ -96,7 +102,7 @@ interface World {
   name: string;
   tables: TableNames;
   activityTable: string;
-  deps: (checkpoint?: (step: string) => void) => ForgetDependencies;
+  deps: (checkpoint?: ForgetDependencies["checkpoint"]) => ForgetDependencies;
 }
 
 /** Archives, projects, compacts the first day and rolls up both: a deployment's state after a history. */
@@ -353,7 +359,39 @@ describe("forget: one user erased from the archive, the tables and the figures, 
           await pendingErasure({ doc, tableName: world.activityTable }, world.appId, world.uid),
         ).toBeUndefined();
       }),
-      { numRuns: 4 },
+      { numRuns: 8 },
     );
   }, 600_000);
+
+  it("holds the archive: a scheduled compaction waits while an erasure rewrites it, and compacts after", async () => {
+    // Prepare: a tick 3 h after the second day's end, which is then final and not yet compacted.
+    const world = await setUp(200, 3);
+    const table = { doc, tableName: world.activityTable };
+    const base = world.deps().rollup;
+    const schedule = {
+      ...base,
+      now: () => Date.UTC(2026, 2, 3, 3),
+      ledger: blobRollupLedger(s3BlobStore(env.s3, env.bucket)),
+      compactor: duckDbCompactor({ s3: env.s3, bucket: env.bucket }),
+      archiveLock: archiveLock(table, () => Date.UTC(2026, 2, 10)),
+    };
+    let blocked: ScheduledRollupReport | undefined;
+    const tickDuringFirstRewrite = async (step: string) => {
+      if (!blocked && step.startsWith("rewrite")) blocked = await scheduledRollup(schedule);
+    };
+
+    // Act: a tick while the erasure rewrites the archive (at its first rewrite), then one after it.
+    await forget(world.deps(tickDuringFirstRewrite), {
+      appId: world.appId,
+      uid: world.uid,
+      requestedBy: "test",
+    });
+    const after = await scheduledRollup(schedule);
+
+    // Assess
+    expect(blocked?.compactionsDeferred).toEqual([DAYS[1]]);
+    expect(blocked?.compactions).toEqual([]);
+    expect(after.compactionsDeferred).toEqual([]);
+    expect(after.compactions.map((c) => c.day)).toEqual([DAYS[1]]);
+  }, 300_000);
 });

@@ -6,6 +6,7 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { archiveLock } from "../../shared/erasure/erasure-state";
 import { errorSummary } from "../../shared/platform/errors";
 
 export interface LocalRollupOptions {
@@ -33,6 +34,7 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     graceMs: options.graceMs,
     ledger: blobRollupLedger(s3BlobStore(options.s3, options.bucket)),
     compactor: duckDbCompactor({ s3: options.s3, bucket: options.bucket }),
+    archiveLock: archiveLock({ doc: options.doc, tableName: options.activityTable }, now),
   };
   let running: Promise<void> = Promise.resolve();
   const tick = () => {

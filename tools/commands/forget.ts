@@ -1,0 +1,158 @@
+/**
+ * `npx webhook forget [<uid>] --app <appId> [--dry-run] [--keep-recordings] [--yes] [--by <who>] [--stack <name>] [--json]`:
+ * erases one user of an app (or, without a uid, the whole app) from the archive, the tables,
+ * the recordings and the figures (`shared/erasure/forget.ts`; docs/personal-data.md).
+ */
+import { userInfo } from "node:os";
+import { AthenaClient } from "@aws-sdk/client-athena";
+import { Command } from "commander";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { ArchiveCompactor } from "../../shared/analytics/compaction";
+import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
+import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
+import { type ForgetDependencies, type ForgetReport, forget } from "../../shared/erasure/forget";
+import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
+import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
+import { keyValueLines } from "../cli/format";
+import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { resolveTarget, type Target } from "../target";
+
+interface ForgetCliOptions {
+  app: string;
+  dryRun?: boolean;
+  keepRecordings?: boolean;
+  yes?: boolean;
+  by?: string;
+  graceMinutes: number;
+  json?: boolean;
+  stack?: string;
+  stateDir?: string;
+}
+
+/** The search, versions and compactor of the target: DuckDB and no versions locally, Athena and S3 versions deployed. */
+function archiveParts(target: Target): Pick<ForgetDependencies, "search" | "versions" | "compactor"> {
+  if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+  const { s3, bucket } = target;
+  if (target.kind === "local")
+    return {
+      search: duckDbEngine({ s3, bucket, objectPaths: true }),
+      versions: UNVERSIONED,
+      compactor: duckDbCompactor({ s3, bucket }),
+    };
+  if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
+  // The NDJSON tables themselves (no `archive` option): their "$path" names each line's object.
+  const search: SqlEngine = athenaEngine({ client: new AthenaClient({}), ...target.athena });
+  const compactor: ArchiveCompactor = athenaCompactor({ engine: search, s3, bucket });
+  return { search, versions: s3ObjectVersions(s3, bucket), compactor };
+}
+
+function reportLines(report: ForgetReport): string[] {
+  const c = report.counts;
+  const lines = keyValueLines([
+    ["erasure", `${report.erasureId}${report.dryRun ? " (dry run: nothing was changed)" : ""}`],
+    ["app", report.appId],
+    ["scope", report.scope === "app" ? "the whole app" : "one user"],
+    ["pseudonym", report.pseudonym],
+    [
+      "objects",
+      report.dryRun
+        ? `${report.plan.objects.length} to rewrite`
+        : `${c.objectsRewritten} rewritten, ${c.objectsDeleted} deleted`,
+    ],
+    ["lines", report.dryRun ? "" : `${c.linesRedacted} redacted, ${c.linesRemoved} removed`],
+    ["old versions", report.dryRun ? "" : `${c.versionsDeleted} deleted`],
+    [
+      "items",
+      report.dryRun
+        ? `${report.plan.items.length} to delete or redact`
+        : `${c.itemsDeleted} deleted, ${c.itemsRedacted} redacted`,
+    ],
+    [
+      "recordings",
+      report.keepRecordings
+        ? `${report.plan.recordings.length} kept (--keep-recordings)`
+        : `${report.plan.recordings.length} ${report.dryRun ? "to delete" : "deleted"}`,
+    ],
+    [
+      "days",
+      `${report.plan.days.length} ${report.dryRun ? "to recompute" : "recomputed"}, ${report.plan.compactDays.length} compacted`,
+    ],
+    ["bytes scanned", report.plan.bytesScanned],
+  ]);
+  for (const key of report.plan.recordings) lines.push(`  recording ${key}`);
+  for (const note of report.unreached) lines.push(`not reached: ${note}`);
+  return lines;
+}
+
+async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> {
+  if (uid === undefined && !o.dryRun && !o.yes)
+    throw new UsageError(
+      `forget without a uid erases the whole app ${o.app}: run it with --dry-run first, then with --yes`,
+    );
+  const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
+  try {
+    if (!target.activityTable)
+      throw new UserFacingError("the target has no activity table (deployed before #20?)");
+    const doc = documentClient(target.dynamo);
+    const deps: ForgetDependencies = {
+      s3: target.s3,
+      bucket: target.bucket ?? "",
+      ...archiveParts(target),
+      doc,
+      tables: target.tables,
+      state: { doc, tableName: target.activityTable },
+      rollup: {
+        engine: sqlEngineFor(target),
+        store: activityStoreFor(target),
+        now: Date.now,
+        graceMs: o.graceMinutes * 60_000,
+      },
+      queues: target.queues && {
+        sqs: target.sqs,
+        urls: {
+          "events queue": target.queues.events.url,
+          "events dead-letter queue": target.queues.events.deadLetterUrl,
+          "recordings queue": target.queues.recordings.url,
+          "recordings dead-letter queue": target.queues.recordings.deadLetterUrl,
+        },
+      },
+      now: Date.now,
+    };
+    const report = await forget(deps, {
+      appId: o.app,
+      uid,
+      dryRun: o.dryRun,
+      keepRecordings: o.keepRecordings,
+      requestedBy: o.by ?? userInfo().username,
+    });
+    if (o.json) console.log(JSON.stringify(report, null, 2));
+    else for (const line of reportLines(report)) console.log(line);
+  } finally {
+    target.destroy();
+  }
+}
+
+const program = withTarget(
+  new Command("forget")
+    .description(
+      "Erase one user of an app (or, without a uid, the whole app) from the archive, the tables, the recordings and the figures; every figure stays exact (the user becomes a random pseudonym)",
+    )
+    .argument("[uid]", "the user's uid (absent: the whole app, with --yes)")
+    .requiredOption("--app <appId>", "the app the user belongs to")
+    .option("--dry-run", "find and report what would change, change nothing")
+    .option("--keep-recordings", "keep the recordings of the user's calls (listed in the report)")
+    .option("--yes", "confirm a whole-app erasure")
+    .option("--by <who>", "who asked, for the erasure record (default: the operator's user name)")
+    .option(
+      "--grace-minutes <minutes>",
+      "a recomputed day is final this long after its end",
+      integer(0, 1440),
+      120,
+    )
+    .option("--json", "the report as JSON on stdout"),
+).action((uid: string | undefined, o: ForgetCliOptions) => run(uid, o));
+
+process.exitCode = await runProgram(program, process.argv.slice(2));
