@@ -375,3 +375,44 @@ describe("recordings locally", () => {
     expect((await query("session", "op-rec-ok", "--app", "op-a")).out).toContain(archived?.file);
   });
 });
+
+describe("forget on the local stack", () => {
+  it("a dry run reports and changes nothing; the erasure redacts, is recorded, shows in query event, and a second run finds nothing", async () => {
+    // Prepare: an app of its own, one message of cometchat-uid-1 to cometchat-uid-2.
+    const sent = { ...fixture("message_sent"), appId: "op-forget" };
+    const { eventId } = await postWebhook(stack.info, JSON.stringify(sent));
+    await waitForDrain(stack.info, 60);
+    const args = ["forget", "cometchat-uid-1", "--app", "op-forget", "--by", "privacy@example.com", "--json"];
+
+    // Act
+    const dry = await cli(...args, "--dry-run");
+    const before = await query("event", (eventId ?? "").slice(0, 16), "--json");
+    const erased = await cli(...args);
+    const after = await query("event", (eventId ?? "").slice(0, 16), "--json");
+    const again = await cli(...args);
+    const whole = await cli("forget", "--app", "op-forget");
+
+    // Assess
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = JSON.parse(dry.stdout);
+    expect(planned).toMatchObject({ dryRun: true, appId: "op-forget", scope: "user" });
+    expect(planned.plan.objects.length).toBeGreaterThan(0);
+    expect(JSON.parse(before.out).erasure).toBeUndefined();
+    expect(erased.code, erased.stderr).toBe(0);
+    const report = JSON.parse(erased.stdout);
+    expect(report).toMatchObject({ dryRun: false, requestedBy: "privacy@example.com" });
+    expect(report.counts.linesRedacted).toBeGreaterThan(0);
+    expect(JSON.parse(after.out)).toMatchObject({ eventId, erasure: report.erasureId });
+    const shown = await query("event", (eventId ?? "").slice(0, 16));
+    expect(shown.out).toContain(`redacted by erasure ${report.erasureId}`);
+    // What SQL over the archive shows of the app: the pseudonym, never the user.
+    const sql = await cli("sql", "SELECT body FROM archive_events WHERE app = 'op-forget'", "--json");
+    expect(sql.stdout).toContain(report.pseudonym);
+    expect(sql.stdout).not.toContain("cometchat-uid-1");
+    expect(sql.stdout).not.toContain("Andrew Joseph");
+    expect(JSON.parse(again.stdout).plan.objects).toEqual([]);
+    // A whole app is erased only when confirmed.
+    expect(whole.code).toBe(2);
+    expect(whole.stderr).toContain("--dry-run first, then with --yes");
+  }, 120_000);
+});

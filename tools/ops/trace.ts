@@ -36,6 +36,11 @@ export interface EventTrace {
     state: "includes it" | "newer fact supersedes it" | "does not have it yet";
   }>;
   note?: string;
+  /**
+   * The erasure that redacted this event's line (`webhook forget`): its identifiers of the erased
+   * user are a pseudonym, their free text removed.
+   */
+  erasure?: string;
   /** A `recording_generated`'s recording, as the session holds it: archived (key, size) or failed (why). */
   recording?: Pick<
     RecordingState,
@@ -144,6 +149,7 @@ export async function traceEvent(
     appId: line?.appId,
     receivedAt: line?.receivedAt,
     key: found?.key,
+    ...(line?.erasure ? { erasure: line.erasure } : {}),
   };
   if (found?.source === "quarantine") return { ...base, outcome: "quarantined", error: found.error };
   const dead = letters.find((l) => l.attributes.eventId === id);

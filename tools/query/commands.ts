@@ -358,6 +358,11 @@ function addArchiveCommands(program: Command, run: Run): void {
             ["outcome", trace.outcome],
             ["error", trace.error],
             ["note", trace.note],
+            [
+              "erased",
+              trace.erasure &&
+                `redacted by erasure ${trace.erasure}: the erased user is a pseudonym, their free text removed`,
+            ],
             ["object", trace.key],
             ["recording", r && recordingStatus(r)],
             ["file", withFile(target, o, r?.key).file],
