@@ -132,7 +132,7 @@ function sampledShare(perSecond: number): number {
 }
 
 /** A proxy that counts the AWS operations passing through it, and hands each answer's body to `onAnswer`. */
-async function countingProxy(target: string, onAnswer?: (op: string, body: Buffer) => void) {
+export async function countingProxy(target: string, onAnswer?: (op: string, body: Buffer) => void) {
   const counts = new Map<string, number>();
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {

@@ -44,6 +44,7 @@ import {
 import type { ObjectVersions } from "./object-versions";
 import {
   mentionsUid,
+  namesOf,
   type Redaction,
   redactArchiveLine,
   redactBody,
@@ -259,16 +260,6 @@ async function searchArchive(
   return { keys: [...keys].sort(), bytesScanned };
 }
 
-/** The names of the user's entities in a payload (`name` beside their `uid`). */
-function namesIn(value: unknown, uid: string, into: Set<string>): void {
-  if (Array.isArray(value)) for (const v of value) namesIn(v, uid, into);
-  else if (typeof value === "object" && value !== null) {
-    const record = value as Record<string, unknown>;
-    if (record.uid === uid && typeof record.name === "string" && record.name) into.add(record.name);
-    for (const v of Object.values(record)) namesIn(v, uid, into);
-  }
-}
-
 /** What the lines of one object tell the plan: names, referenced groups and sessions, days. */
 function learnFromLines(
   text: string,
@@ -285,7 +276,7 @@ function learnFromLines(
     } catch {
       continue;
     }
-    namesIn(body, redaction.uid, learnt.names);
+    namesOf(body, redaction.uid, learnt.names);
     const refs = referencesOf(body);
     for (const g of refs.groups) learnt.groups.add(g);
     for (const s of refs.sessions) learnt.sessions.add(s);

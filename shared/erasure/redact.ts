@@ -112,7 +112,8 @@ function withoutFreeText(object: Record<string, unknown>, uid: string): Record<s
  * attachments and metadata of their messages and the origin of their connections removed, and
  * their uid replaced by the pseudonym in every string and key (ids, conversation ids, natural
  * keys, mention markup), as is a string or key that is exactly one of their names (a call's
- * occupant, a member's name in a table item). Anything not about them is returned as it was.
+ * occupant, a member's name in a table item) but the name of another user's entity (two users
+ * may share a display name). Anything not about them is returned as it was.
  *
  * @example redactValue({ uid: "u1", name: "Ann" }, { uid: "u1", names: ["Ann"], pseudonym: "erased-7f" }) // { uid: "erased-7f" }
  */
@@ -123,7 +124,14 @@ export function redactValue(value: unknown, redaction: Subject): unknown {
     if (Array.isArray(node)) return node.map(walk);
     if (!isRecord(node)) return node;
     const object = withoutFreeText(node, redaction.uid);
-    return Object.fromEntries(Object.entries(object).map(([key, item]) => [text(key), walk(item)]));
+    // Another user's entity keeps its name, even one the erased user shares.
+    const otherUser = typeof object.uid === "string" && object.uid !== redaction.uid;
+    return Object.fromEntries(
+      Object.entries(object).map(([key, item]) => [
+        text(key),
+        otherUser && key === "name" && typeof item === "string" ? replaceUid(item, redaction) : walk(item),
+      ]),
+    );
   };
   return walk(value);
 }
@@ -211,4 +219,19 @@ export function referencesOf(value: unknown): { groups: string[]; sessions: stri
   };
   walk(value);
   return { groups: [...found.groups], sessions: [...found.sessions] };
+}
+
+/**
+ * The names the user goes by in a payload: the `name` of each of their entities (an object whose
+ * `uid` is theirs).
+ *
+ * @example namesOf({ sender: { uid: "u1", name: "Ann" } }, "u1") // ["Ann"]
+ */
+export function namesOf(value: unknown, uid: string, into: Set<string> = new Set()): string[] {
+  if (Array.isArray(value)) for (const v of value) namesOf(v, uid, into);
+  else if (isRecord(value)) {
+    if (value.uid === uid && typeof value.name === "string" && value.name) into.add(value.name);
+    for (const v of Object.values(value)) namesOf(v, uid, into);
+  }
+  return [...into];
 }
