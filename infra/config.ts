@@ -80,6 +80,16 @@ const contextSchema = z.strictObject({
   retainAthenaResultsDays: int(7, 1, 3650),
   retainNoncurrentVersionsDays: int(30, 1, 3650),
   /**
+   * How long a closed table item stays, days (DynamoDB TTL; unset: kept): a session that ended, a
+   * membership left or kicked (never a ban), a user's presence once offline. Only with
+   * `retainArchiveDays`, and at least 2 days longer: an item expires after the archive that could
+   * bring its events back (S3 expires an object at the first midnight after its days; a retry may
+   * be received after the item closed).
+   */
+  expireEndedSessionsDays: z.optional(wholeNumber(1, 36_500)),
+  expireLeftMembershipsDays: z.optional(wholeNumber(1, 36_500)),
+  expireOfflinePresenceDays: z.optional(wholeNumber(1, 36_500)),
+  /**
    * The account's expected peak of webhook deliveries per second, all its apps together (a campaign
    * or a reconnect storm across many apps at once). The edge's throttle and the projector's
    * concurrency are sized from it (`edgeSizing`), unless given themselves.
@@ -275,6 +285,42 @@ function retentionProblems(config: DeploymentConfig): string[] {
   return problems;
 }
 
+/** The context key of each table's item expiry. */
+const ITEM_EXPIRY_KEYS = {
+  sessions: "expireEndedSessionsDays",
+  memberships: "expireLeftMembershipsDays",
+  presence: "expireOfflinePresenceDays",
+} as const;
+
+/** The days a closed item of each table stays (DynamoDB TTL), for the tables that have a window. */
+export function itemExpiryDays(
+  config: DeploymentConfig,
+): Partial<Record<keyof typeof ITEM_EXPIRY_KEYS, number>> {
+  return Object.fromEntries(
+    Object.entries(ITEM_EXPIRY_KEYS).flatMap(([table, key]) =>
+      config[key] === undefined ? [] : [[table, config[key]]],
+    ),
+  );
+}
+
+/** An item may expire only after the archive that could bring its events back by a replay. */
+function itemExpiryProblems(config: DeploymentConfig): string[] {
+  const archive = config.retainArchiveDays;
+  return Object.values(ITEM_EXPIRY_KEYS).flatMap((key) => {
+    const days = config[key];
+    if (days === undefined) return [];
+    if (archive === undefined)
+      return [
+        `${key}: items may expire only after the archive that could replay their events, and the archive is kept forever: set retainArchiveDays too`,
+      ];
+    return days < archive + 2
+      ? [
+          `${key}: ${days} must be at least retainArchiveDays + 2 (${archive + 2}): an item expires only after the archive that could replay its events`,
+        ]
+      : [];
+  });
+}
+
 /** Edit distance, for "did you mean …" (a dozen short keys: no library needed). */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -343,6 +389,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...edgeProblems(config),
       ...archiveProblems(config),
       ...retentionProblems(config),
+      ...itemExpiryProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;

@@ -18,7 +18,7 @@ import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
 import { FUNCTION_ENTRIES } from "./bundling";
-import { type DeploymentConfig, restrictsApps, tableCapacity } from "./config";
+import { type DeploymentConfig, itemExpiryDays, restrictsApps, tableCapacity } from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { AppSettings } from "./constructs/app-settings";
 import { BackendFunction } from "./constructs/backend-function";
@@ -103,7 +103,10 @@ export class WebhookBackendStack extends Stack {
           noncurrentVersionsDays: config.retainNoncurrentVersionsDays,
         },
       }),
-      tables: new ProjectionTables(this, "Tables", { capacity: tableCapacity(config) }),
+      tables: new ProjectionTables(this, "Tables", {
+        capacity: tableCapacity(config),
+        expiring: Object.keys(itemExpiryDays(config)) as Array<keyof ReturnType<typeof itemExpiryDays>>,
+      }),
       events: new QueueWithDeadLetter(this, EVENTS_QUEUE.id, {
         // AWS's guidance for an SQS event source: 6 × the function's timeout, plus the batching window.
         visibilityTimeout: Duration.seconds(
@@ -212,6 +215,7 @@ export class WebhookBackendStack extends Stack {
         tables: tables.names,
         dataBucket: data.bucket.bucketName,
         recordingsQueueUrl: recordings.queue.queueUrl,
+        itemExpiryDays: itemExpiryDays(config),
       }),
     });
     projector.function.addEventSource(

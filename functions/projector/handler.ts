@@ -22,6 +22,7 @@ const deps: ProjectorDependencies = {
     },
   }),
   dataStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
+  itemExpiryDays: config.itemExpiryDays,
   // Only a recording_generated event needs SQS: its client loads with the first recording job.
   recordingJobs: lazyMessageQueue(async () => {
     const [{ sqsMessageQueue }, { sqsClient }] = await Promise.all([

@@ -6,11 +6,15 @@ import { Construct } from "constructs";
 import {
   byTable,
   type KeyAttribute,
+  PROJECTION_TABLE_NAMES,
+  PROJECTION_TABLES,
   type ProjectionTableId,
+  type ProjectionTableName,
   TABLE_DEFINITIONS,
   type TableDefinition,
   type TableNames,
 } from "../../shared/platform/tables";
+import { EXPIRES_AT } from "../../shared/projector/expiry";
 
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
@@ -18,7 +22,7 @@ const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });
 /**
  * A table from its declaration (`shared/platform/tables.ts`: its keys), with the defaults every
  * table of the stack has: point-in-time recovery, encrypted, retained when the stack is deleted;
- * on demand unless `capacity` gives provisioned units.
+ * on demand unless `capacity` gives provisioned units; DynamoDB TTL on `timeToLiveAttribute` if given.
  *
  * @example declaredTable(this, "Activity", ACTIVITY_TABLE)
  */
@@ -27,8 +31,10 @@ export function declaredTable(
   id: string,
   definition: TableDefinition,
   capacity: { readCapacity?: number; writeCapacity?: number } = {},
+  timeToLiveAttribute?: string,
 ): Table {
   return new Table(scope, id, {
+    timeToLiveAttribute,
     partitionKey: key(definition.partitionKey),
     sortKey: definition.sortKey ? key(definition.sortKey) : undefined,
     billingMode: capacity.writeCapacity === undefined ? BillingMode.PAY_PER_REQUEST : BillingMode.PROVISIONED,
@@ -71,6 +77,11 @@ export const CAPACITY_DEFAULTS = {
 export interface ProjectionTablesProps {
   /** How the tables and their indexes buy capacity. @default on-demand */
   readonly capacity?: TableCapacity;
+  /**
+   * The tables whose closed items expire (DynamoDB TTL on `expiresAt`, which the projector sets:
+   * `shared/projector/expiry.ts`). @default none
+   */
+  readonly expiring?: readonly ProjectionTableName[];
 }
 
 /**
@@ -111,8 +122,10 @@ export class ProjectionTables extends Construct {
       ? { readCapacity: provisioned.minReadUnits, writeCapacity: provisioned.minWriteUnits }
       : {};
     const tables: Partial<Record<ProjectionTableId, Table>> = {};
-    for (const definition of TABLE_DEFINITIONS) {
-      const table = declaredTable(this, definition.id, definition, units);
+    for (const name of PROJECTION_TABLE_NAMES) {
+      const definition = PROJECTION_TABLES[name];
+      const ttl = props.expiring?.includes(name) ? EXPIRES_AT : undefined;
+      const table = declaredTable(this, definition.id, definition, units, ttl);
       for (const index of definition.indexes) {
         table.addGlobalSecondaryIndex({
           indexName: index.name,

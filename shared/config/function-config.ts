@@ -180,13 +180,30 @@ export interface ProjectorConfig {
   tables: TableNames;
   dataBucket: string;
   recordingsQueueUrl: string;
+  /** How long a closed item of each table stays (DynamoDB TTL), days. */
+  itemExpiryDays: Partial<Record<keyof TableNames, number>>;
 }
 
 export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
   ...tablesEnv,
   DATA_BUCKET: text,
   RECORDINGS_QUEUE_URL: text,
+  /** `<table>=<days>,…`: the tables whose closed items expire, and after how many days. */
+  ITEM_EXPIRY_DAYS: optionalText,
 });
+
+/** `sessions=400,presence=400` as days per table; a name or a number it cannot take is a ConfigurationError. */
+function itemExpiryDays(spec: string | undefined): ProjectorConfig["itemExpiryDays"] {
+  const days: ProjectorConfig["itemExpiryDays"] = {};
+  for (const pair of spec ? spec.split(",") : []) {
+    const [table, value] = pair.split("=").map((x) => x.trim());
+    const n = Number(value);
+    if (!PROJECTION_TABLE_NAMES.includes(table as keyof TableNames) || !Number.isInteger(n) || n < 1)
+      throw new ConfigurationError(`invalid environment: ITEM_EXPIRY_DAYS: "${pair}" is not <table>=<days>`);
+    days[table as keyof TableNames] = n;
+  }
+  return days;
+}
 
 /** Reads the projector function's configuration. */
 export function loadProjectorConfig(env: Env): ProjectorConfig {
@@ -196,6 +213,7 @@ export function loadProjectorConfig(env: Env): ProjectorConfig {
     tables: tableNames(e),
     dataBucket: e.DATA_BUCKET,
     recordingsQueueUrl: e.RECORDINGS_QUEUE_URL,
+    itemExpiryDays: itemExpiryDays(e.ITEM_EXPIRY_DAYS),
   };
 }
 

@@ -42,13 +42,17 @@ export interface ProjectorEnvironment {
   tables: TableNames;
   dataBucket: string;
   recordingsQueueUrl: string;
+  /** Days a closed item of each table stays (DynamoDB TTL). @default none expire */
+  itemExpiryDays?: Partial<Record<keyof TableNames, number>>;
 }
 
 export function projectorEnvironment(e: ProjectorEnvironment): EnvOf<typeof projectorEnv> {
+  const expiry = Object.entries(e.itemExpiryDays ?? {}).map(([table, days]) => `${table}=${days}`);
   return {
     ...tableEnvironment(e.tables),
     DATA_BUCKET: e.dataBucket,
     RECORDINGS_QUEUE_URL: e.recordingsQueueUrl,
+    ...(expiry.length ? { ITEM_EXPIRY_DAYS: expiry.join(",") } : {}),
   };
 }
 

@@ -34,12 +34,16 @@ import { PROJECTIONS, type ProjectionStores, tableBindings, type VersionedItem }
 
 export type { ProjectionStores, VersionedItem } from "./registry";
 
+import { type ItemExpiryDays, withExpiry } from "./expiry";
+
 export interface ProjectorDependencies {
   stores: ProjectionStores;
   /** Raw archive, quarantine, and where oversize bodies are read from. */
   dataStore: BlobStore;
   recordingJobs: MessageQueue;
   now: () => number;
+  /** How long a closed item of each table stays (DynamoDB TTL), days; absent: kept (`expiry.ts`). */
+  itemExpiryDays?: ItemExpiryDays;
 }
 
 /**
@@ -262,6 +266,7 @@ async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
   store: ItemStore<S>,
   inputs: readonly BatchInput[],
   track: (index: number) => EventTrack,
+  expire: (state: S) => S = (state) => state,
 ): Promise<Map<string, S>> {
   const items = new Map<
     string,
@@ -301,7 +306,7 @@ async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
             currentText = nextText;
           }
           changedBy.set(id, changed);
-          return current as S;
+          return expire(current as S);
         },
       };
     }),
@@ -335,8 +340,10 @@ export async function projectInputs(
   const track = (index: number) => tracks[index] as EventTrack;
   const batch = inputs.map((input, index) => ({ index, input }));
   const folded = await Promise.all(
-    tableBindings(deps.stores).map(({ projection, store }) =>
-      foldProjection(projection, store, batch, track),
+    tableBindings(deps.stores).map(({ table, projection, store }) =>
+      foldProjection(projection, store, batch, track, (state) =>
+        deps.itemExpiryDays ? withExpiry(table, state, deps.itemExpiryDays) : state,
+      ),
     ),
   );
   const sessions = folded[PROJECTION_TABLE_NAMES.indexOf("sessions")] as Map<string, SessionState>;

@@ -76,3 +76,53 @@ describe("retention as configuration (#34 item 1: the bucket's data)", () => {
     expect(readDeploymentConfig({ retainArchiveDays: "181" }).retainArchiveDays).toBe(181);
   });
 });
+
+describe("table items expire after the archive that could replay them (#34 item 1: the tables)", () => {
+  /** Each projection table's TTL attribute, and the projector's ITEM_EXPIRY_DAYS, of a stack synthesized with `context`. */
+  function expiryOf(context: Record<string, unknown>) {
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-ttl-")),
+      context: { stage: "test", ...context },
+    });
+    const { stack } = buildApp(app);
+    app.synth();
+    const template = Template.fromStack(stack);
+    const ttl = Object.entries(template.findResources("AWS::DynamoDB::Table")).flatMap(([id, t]) =>
+      t.Properties.TimeToLiveSpecification
+        ? [[id.replace(/Tables|[0-9A-F]{8}$/g, ""), t.Properties.TimeToLiveSpecification]]
+        : [],
+    );
+    const projector = Object.values(template.findResources("AWS::Lambda::Function")).find(
+      (f) =>
+        f.Properties.Environment?.Variables?.RECORDINGS_QUEUE_URL &&
+        f.Properties.Environment?.Variables?.GROUPS_TABLE,
+    );
+    return { ttl, env: projector?.Properties.Environment.Variables.ITEM_EXPIRY_DAYS };
+  }
+
+  it("keeps every item by default: no TTL, nothing for the projector", () => {
+    expect(expiryOf({})).toEqual({ ttl: [], env: undefined });
+  });
+
+  it("turns TTL on for the tables given a window, and tells the projector the days", () => {
+    const { ttl, env } = expiryOf({
+      retainArchiveDays: "400",
+      expireEndedSessionsDays: "402",
+      expireOfflinePresenceDays: "500",
+    });
+    expect(ttl).toEqual([
+      ["Presence", { AttributeName: "expiresAt", Enabled: true }],
+      ["Sessions", { AttributeName: "expiresAt", Enabled: true }],
+    ]);
+    expect(env).toBe("sessions=402,presence=500");
+  });
+
+  it("refuses a window without the archive's retention, or shorter than it and 2 days, naming the key", () => {
+    expect(() => readDeploymentConfig({ expireOfflinePresenceDays: "400" })).toThrow(
+      /expireOfflinePresenceDays: .*set retainArchiveDays too/,
+    );
+    expect(() =>
+      readDeploymentConfig({ retainArchiveDays: "400", expireLeftMembershipsDays: "401" }),
+    ).toThrow(/expireLeftMembershipsDays: 401 must be at least retainArchiveDays \+ 2 \(402\)/);
+  });
+});

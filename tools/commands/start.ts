@@ -6,6 +6,7 @@ import { Command } from "commander";
 import { expectedMessage, integer, runProgram } from "../cli/program";
 import { localConsoleContext } from "../console/context";
 import { type ConsoleServer, startConsole } from "../console/server";
+import { cdkJsonWindows } from "../local/retention";
 import {
   DEFAULT_LOCAL_RETRY_SECONDS,
   DEV_PASSWORD,
@@ -102,6 +103,8 @@ async function run(o: StartOptions): Promise<void> {
     retrySeconds: o.retrySeconds,
     recordingPolicy,
     activityEveryMinutes: o.activityEvery,
+    // cdk.json's retention keys (retain*Days, expire*Days), as a deployment applies them.
+    retention: cdkJsonWindows(),
   });
   const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
   console.log(banner(stack, o, startedAt, recordingPolicy));

@@ -43,6 +43,7 @@ import {
   localAppsTableName,
   localTableNames,
 } from "./provision";
+import { applyRetention, type RetentionWindows } from "./retention";
 import { startLocalRollups } from "./rollups";
 import {
   appendLedger,
@@ -91,6 +92,11 @@ export interface LocalStackOptions {
   allowedAppIds?: readonly string[];
   /** Recompute today's activity figures every this many minutes (0 or absent: never). */
   activityEveryMinutes?: number;
+  /**
+   * The retention windows applied on start and every hour (`tools/local/retention.ts`): `npm
+   * start` reads cdk.json's context, as a deployment would. @default none: everything is kept
+   */
+  retention?: RetentionWindows;
   /** Emulator ports (default: free ones). */
   dynamoPort?: number;
   fauxqsPort?: number;
@@ -243,6 +249,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     const pollers = startPollers(clients.sqs, resources, handlers);
     const stopRollups = startRollupTimer(clients, resources, options);
+    const stopRetention = startRetentionTimer(clients, resources, options);
     const endpoints = { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint };
     const info = stackInfo(`http://${host}:${gateway.port}`, endpoints, resources, credentials);
     writeStackInfo(options.stateDir, info);
@@ -257,7 +264,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           (gateway.server as http.Server).closeAllConnections();
         });
         // Drain: the batches in flight finish while the emulators still run.
-        await Promise.all([...pollers.map((p) => p.stop()), stopRollups()]);
+        await Promise.all([...pollers.map((p) => p.stop()), stopRollups(), stopRetention()]);
         removeStackInfo(options.stateDir);
         clients.destroy();
         await cleanup();
@@ -382,7 +389,12 @@ function configureHandlers(
       localCredentialsFile: credentialsFile,
       allowedAppsTable: restrictApps ? appsTable : undefined,
     }),
-    ...projectorEnvironment({ tables, dataBucket: bucket, recordingsQueueUrl: recordings.url }),
+    ...projectorEnvironment({
+      tables,
+      dataBucket: bucket,
+      recordingsQueueUrl: recordings.url,
+      itemExpiryDays: options.retention?.items,
+    }),
     ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
     ...(options.recordingPolicy === "deployed"
       ? { RECORDER_ALLOW_HTTP: "false", RECORDER_ALLOWED_HOSTS: "" }
@@ -485,6 +497,40 @@ const pollerError = (functionName: string) => (error: unknown) =>
       error: errorSummary(error),
     }),
   );
+
+/** How often the local stack applies its retention windows (S3 lifecycle and TTL run about daily deployed). */
+const RETENTION_EVERY_MS = 3_600_000;
+
+/**
+ * Applies the retention windows now and every hour (none given: nothing to do), one run at a
+ * time; a failed run is a WARN line. Returns what stops it (waiting for a run in progress).
+ */
+function startRetentionTimer(
+  { s3, dynamo }: Pick<ReturnType<typeof emulatorClients>, "s3" | "dynamo">,
+  { bucket, tables }: LocalResources,
+  options: LocalStackOptions,
+): () => Promise<void> {
+  const windows = options.retention;
+  if (!windows) return async () => undefined;
+  const doc = documentClient(dynamo);
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    running = running
+      .then(() => applyRetention({ s3, bucket, doc, tables }, windows, Date.now()))
+      .catch((error: unknown) =>
+        console.error(
+          JSON.stringify({ level: "WARN", message: "retention run failed", error: errorSummary(error) }),
+        ),
+      );
+  };
+  run();
+  const timer = setInterval(run, RETENTION_EVERY_MS);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
 
 /** The rollup timer (`activityEveryMinutes`; off at 0), and what stops it. */
 function startRollupTimer(
