@@ -30,6 +30,7 @@ import {
 import { S3_PREFIX } from "../platform/constants";
 import { appKey, PROJECTION_TABLES, type TableNames } from "../platform/tables";
 import {
+  ARCHIVE_LOCK_LEASE_MS,
   acquireArchiveLock,
   clearPendingErasure,
   type ErasureCounts,
@@ -708,6 +709,19 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
   if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
   const holder = `erasure ${pending.erasureId}`;
   await acquireArchiveLock(deps.state, holder, deps.now());
+  // The lease is renewed before a step once a third of it has passed (a long erasure keeps it).
+  let leasedAt = deps.now();
+  const outer = deps;
+  deps = {
+    ...outer,
+    checkpoint: async (step) => {
+      if (outer.now() - leasedAt > ARCHIVE_LOCK_LEASE_MS / 3) {
+        await acquireArchiveLock(outer.state, holder, outer.now());
+        leasedAt = outer.now();
+      }
+      await outer.checkpoint?.(step);
+    },
+  };
   try {
     const planKey = erasurePlanKey(pending.erasureId);
     const saved = await getBytes(deps, planKey);

@@ -26,7 +26,12 @@ import {
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { oversizeKey } from "../../shared/contracts/bucket-layout";
-import { archiveLock, erasureRecords, pendingErasure } from "../../shared/erasure/erasure-state";
+import {
+  ARCHIVE_LOCK_LEASE_MS,
+  archiveLock,
+  erasureRecords,
+  pendingErasure,
+} from "../../shared/erasure/erasure-state";
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { type ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { mentionsUid } from "../../shared/erasure/redact";
@@ -371,32 +376,36 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     );
   }, 600_000);
 
-  it("holds the archive: a scheduled compaction waits while an erasure rewrites it, and compacts after", async () => {
-    // Prepare: a tick 3 h after the second day's end, which is then final and not yet compacted.
+  it("holds the archive: a scheduled compaction waits while an erasure rewrites it (its lease renewed as it works), and compacts after", async () => {
+    // Prepare: a tick 3 h after the second day's end, which is then final and not yet compacted;
+    // one clock for both, 10 minutes passing at each step of the erasure, so that by its first
+    // rewrite 20 minutes have passed: more than the lock's 15-minute lease, which it renewed.
     const world = await setUp(200, 3);
     const table = { doc, tableName: world.activityTable };
+    let clock = Date.UTC(2026, 2, 10);
     const base = world.deps().rollup;
     const schedule = {
       ...base,
       now: () => Date.UTC(2026, 2, 3, 3),
       ledger: blobRollupLedger(s3BlobStore(env.s3, env.bucket)),
       compactor: duckDbCompactor({ s3: env.s3, bucket: env.bucket }),
-      archiveLock: archiveLock(table, () => Date.UTC(2026, 2, 10)),
+      archiveLock: archiveLock(table, () => clock),
     };
     let blocked: ScheduledRollupReport | undefined;
     const tickDuringFirstRewrite = async (step: string) => {
+      clock += 10 * 60_000;
       if (!blocked && step.startsWith("rewrite")) blocked = await scheduledRollup(schedule);
     };
 
     // Act: a tick while the erasure rewrites the archive (at its first rewrite), then one after it.
-    await forget(world.deps(tickDuringFirstRewrite), {
-      appId: world.appId,
-      uid: world.uid,
-      requestedBy: "test",
-    });
+    await forget(
+      { ...world.deps(tickDuringFirstRewrite), now: () => clock },
+      { appId: world.appId, uid: world.uid, requestedBy: "test" },
+    );
     const after = await scheduledRollup(schedule);
 
     // Assess
+    expect(clock - Date.UTC(2026, 2, 10)).toBeGreaterThan(ARCHIVE_LOCK_LEASE_MS);
     expect(blocked?.compactionsDeferred).toEqual([DAYS[1]]);
     expect(blocked?.compactions).toEqual([]);
     expect(after.compactionsDeferred).toEqual([]);

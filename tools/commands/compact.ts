@@ -23,7 +23,7 @@ async function run(o: CompactCliOptions): Promise<void> {
   try {
     if (target.kind !== "local" || !target.bucket)
       throw new UserFacingError(
-        "compaction runs on the local stack (DuckDB); deployed, Athena's CTAS adapter exists (athena-compactor.ts) but Athena does not read the Parquet yet: see the docs",
+        "this command compacts the local archive (DuckDB); deployed, the rollup's schedule compacts each closed day with Athena (CTAS) once it is final: see docs/analytics.md",
       );
     const compactor = duckDbCompactor({ s3: target.s3, bucket: target.bucket });
     const manifests = [];
