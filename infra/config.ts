@@ -79,6 +79,8 @@ const contextSchema = z.strictObject({
   retainOversizeDays: int(30, 15, 36_500),
   retainAthenaResultsDays: int(7, 1, 3650),
   retainNoncurrentVersionsDays: int(30, 1, 3650),
+  /** How long the dead-letter queues keep a message, days (SQS keeps at most 14): `redrive`'s window. */
+  retainDeadLettersDays: int(14, 1, 14),
   /**
    * How long a closed table item stays, days (DynamoDB TTL; unset: kept): a session that ended, a
    * membership left or kicked (never a ban), a user's presence once offline. Only with

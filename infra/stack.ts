@@ -113,10 +113,12 @@ export class WebhookBackendStack extends Stack {
           TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR + config.projectorBatchingWindowSeconds,
         ),
         maxReceiveCount: config.eventsMaxReceiveCount,
+        deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
       recordings: new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
         visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
         maxReceiveCount: config.recordingsMaxReceiveCount,
+        deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
       apps: new AppSettings(this, "Apps", { seedAllowedAppIds: config.allowedAppIds }),
     };

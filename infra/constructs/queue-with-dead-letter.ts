@@ -9,9 +9,11 @@ export interface QueueWithDeadLetterProps {
   readonly maxReceiveCount: number;
   /** @default 4 days (the DLQ keeps 14) */
   readonly retentionPeriod?: Duration;
+  /** How long the dead-letter queue keeps a message (at most 14 days, SQS's maximum). @default 14 days */
+  readonly deadLetterRetentionPeriod?: Duration;
 }
 
-/** A queue with its dead-letter queue: both encrypted (SSE-SQS), TLS only, the DLQ retained 14 days. */
+/** A queue with its dead-letter queue: both encrypted (SSE-SQS), TLS only, the DLQ retained 14 days by default. */
 export class QueueWithDeadLetter extends Construct {
   public readonly queue: Queue;
   public readonly deadLetterQueue: Queue;
@@ -21,7 +23,7 @@ export class QueueWithDeadLetter extends Construct {
     this.deadLetterQueue = new Queue(this, "DeadLetter", {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: props.deadLetterRetentionPeriod ?? Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.deadLetterQueue).acknowledge({

@@ -126,3 +126,23 @@ describe("table items expire after the archive that could replay them (#34 item 
     ).toThrow(/expireLeftMembershipsDays: 401 must be at least retainArchiveDays \+ 2 \(402\)/);
   });
 });
+
+describe("the dead-letter queues keep a message as long as the deployment says (#34 item 1)", () => {
+  const retentions = (context: Record<string, unknown>) => {
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-dlq-")),
+      context: { stage: "test", ...context },
+    });
+    const { stack } = buildApp(app);
+    app.synth();
+    return Object.entries(Template.fromStack(stack).findResources("AWS::SQS::Queue"))
+      .filter(([id]) => id.includes("DeadLetter"))
+      .map(([, q]) => q.Properties.MessageRetentionPeriod);
+  };
+
+  it("14 days by default (SQS's maximum), fewer when set, never more", () => {
+    expect(retentions({})).toEqual([1_209_600, 1_209_600]);
+    expect(retentions({ retainDeadLettersDays: "3" })).toEqual([259_200, 259_200]);
+    expect(() => readDeploymentConfig({ retainDeadLettersDays: "15" })).toThrow(/retainDeadLettersDays/);
+  });
+});

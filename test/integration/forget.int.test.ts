@@ -6,8 +6,8 @@ import {
   GetQueryResultsCommand,
   StartQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
-import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
@@ -293,6 +293,25 @@ describe("forget: one user erased from the archive, the tables and the figures, 
   it("finds the user in every role, redacts only their lines, keeps every figure, and a second run finds nothing", async () => {
     // Prepare
     const world = await setUp(900, 11);
+    // A session of theirs with a recording archived (the recorder is not run here: its key is set).
+    const recordingKey = `recordings/${world.appId}/2026/03/02/theirs/1.mp4`;
+    await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: recordingKey, Body: "mp4" }));
+    await doc.send(
+      new PutCommand({
+        TableName: world.tables.sessions,
+        Item: {
+          pk: `${world.appId}#theirs`,
+          appId: world.appId,
+          sessionId: "theirs",
+          initiator: world.uid,
+          initiatorKey: `${world.appId}#${world.uid}`,
+          sessionTime: Date.UTC(2026, 2, 2),
+          participants: {},
+          recordings: { "1": { key: recordingKey, status: "archived" } },
+          versions: {},
+        },
+      }),
+    );
     const before = await bucketLines();
     const figuresBefore = await figures(world);
     const named = [...before.values()].flat().filter((l) => l.includes(world.appId) && holdsUser(l, world));
@@ -318,6 +337,11 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     expect(report.counts.daysRecompacted).toBe(1);
     expect(report.plan.objects.some((k) => k.startsWith("quarantine/"))).toBe(true);
     expect(report.plan.objects.some((k) => k.startsWith("oversize/"))).toBe(true);
+    expect(report.plan.recordings).toEqual([recordingKey]);
+    expect(report.counts.recordingsDeleted).toBe(1);
+    expect((await listObjects(env.s3, env.bucket, "recordings/")).map((o) => o.key)).not.toContain(
+      recordingKey,
+    );
     await assertErased(world, before, report.erasureId);
     // Every figure of every day as before; the top lists with the pseudonym for the uid.
     expectSameFigures(await figures(world), figuresBefore, world.uid, report.pseudonym ?? "");
@@ -337,6 +361,43 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     expect(again.plan.objects).toEqual([]);
     expect(again.plan.items).toEqual([]);
     expect(again.counts.linesRedacted).toBe(0);
+  }, 300_000);
+
+  it("erases a whole app: its lines gone from every object, every other line kept, its items, figures and recordings deleted, its record kept", async () => {
+    // Prepare
+    const world = await setUp(400, 17);
+    const before = await bucketLines();
+    const ofApp = (line: string) => line.includes(`"appId":"${world.appId}"`);
+    expect([...before.values()].flat().some(ofApp)).toBe(true);
+
+    // Act
+    const report = await forget(world.deps(), { appId: world.appId, requestedBy: "test" });
+    const again = await forget(world.deps(), { appId: world.appId, requestedBy: "test" });
+
+    // Assess: every other line as it was, in order; none of the app's.
+    const after = await bucketLines();
+    for (const [key, lines] of before) {
+      if (key.startsWith("compact/") || key.startsWith("erasures/")) continue;
+      const kept = lines.filter((l) => !ofApp(l) && !key.includes(encodeURIComponent(world.appId)));
+      if (kept.every((l) => !l.trim())) expect(after.has(key), key).toBe(false);
+      else
+        expect(
+          after.get(key)?.filter((l) => l.trim()),
+          key,
+        ).toEqual(kept.filter((l) => l.trim()));
+    }
+    const parquet = await duckDbEngine({ s3: env.s3, bucket: env.bucket }).query(
+      "SELECT count(*) AS n FROM archive_events WHERE app = :app",
+      { app: world.appId },
+      { from: DAYS[0], to: DAYS[0] },
+    );
+    expect(parquet.rows[0]?.n).toBe(0);
+    const items = (await tableItems(world)).filter((i) => String(i.pk).startsWith(`${world.appId}#`));
+    expect([...new Set(items.map((i) => i.pk))]).toEqual([`${world.appId}#erasures`]);
+    expect(report.counts.linesRemoved).toBeGreaterThan(0);
+    expect(report.counts.itemsDeleted).toBeGreaterThan(0);
+    expect(again.plan.objects).toEqual([]);
+    expect(await erasureRecords({ doc, tableName: world.activityTable }, world.appId)).toHaveLength(2);
   }, 300_000);
 
   it("survives a crash at any step: the re-run completes the same erasure (fast-check over the kill point)", async () => {
