@@ -299,6 +299,7 @@ async function openStory(eventId, where = {}) {
       ["outcome", t.outcome],
       ["error", t.error],
       ["note", t.note],
+      ["erased", t.erasure && `redacted by erasure ${t.erasure}: the erased user is a pseudonym`],
       ["object", t.key],
       [
         "recording",
