@@ -112,13 +112,16 @@ function withoutFreeText(object: Record<string, unknown>, uid: string): Record<s
  * attachments and metadata of their messages and the origin of their connections removed, and
  * their uid replaced by the pseudonym in every string and key (ids, conversation ids, natural
  * keys, mention markup), as is a string or key that is exactly one of their names (a call's
- * occupant, a member's name in a table item) but the name of another user's entity (two users
+ * occupant, a member's name in a table item, a part of a `|`-joined key such as a session's
+ * stint `<name>|<joinedAt>`) but the name of another user's entity (two users
  * may share a display name). Anything not about them is returned as it was.
  *
  * @example redactValue({ uid: "u1", name: "Ann" }, { uid: "u1", names: ["Ann"], pseudonym: "erased-7f" }) // { uid: "erased-7f" }
  */
 export function redactValue(value: unknown, redaction: Subject): unknown {
-  const text = (s: string) => (redaction.names.includes(s) ? redaction.pseudonym : replaceUid(s, redaction));
+  // A name may also be one part of a `|`-joined key (a session's stint: `<name>|<joinedAt>`).
+  const part = (s: string) => (redaction.names.includes(s) ? redaction.pseudonym : replaceUid(s, redaction));
+  const text = (s: string) => (s.includes("|") ? s.split("|").map(part).join("|") : part(s));
   const walk = (node: unknown): unknown => {
     if (typeof node === "string") return text(node);
     if (Array.isArray(node)) return node.map(walk);

@@ -101,7 +101,19 @@ function personal(appId: string, uid: string, name: string, other: string, at: n
   mention.data.message.data.mentions = { [uid]: { uid, name, status: "available", role: "default" } };
   Object.assign(mention.data.message.data.entities.sender.entity, { uid: other });
   Object.assign(mention.data.message.data.entities.receiver.entity, { uid, name });
-  return [sent, presence, mention].map((body) => ({
+  // A call they were on: occupants are named, never identified.
+  const ended = fixture("call_ended");
+  Object.assign(ended, { appId });
+  Object.assign(ended.data, {
+    sessionId: `their-call-${at}`,
+    created_at: at / 1000 - 60,
+    destroyed_at: at / 1000,
+    all_occupants: [
+      { joined_at: at / 1000 - 60, audio_call: "true", left_at: at / 1000 - 5, name },
+      { joined_at: at / 1000 - 50, audio_call: "true", left_at: at / 1000, name: "Someone Else" },
+    ],
+  });
+  return [sent, presence, mention, ended].map((body) => ({
     body: JSON.stringify(body),
     trigger: body.trigger as string,
     appId,
@@ -315,6 +327,18 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     const before = await bucketLines();
     const figuresBefore = await figures(world);
     const named = [...before.values()].flat().filter((l) => l.includes(world.appId) && holdsUser(l, world));
+    // They are in the tables in every role: their presence, memberships, and sessions by name.
+    const itemsBefore = (await tableItems(world)).map((i) => JSON.stringify(i));
+    for (const role of [
+      `"pk":"${world.appId}#${world.uid}"`,
+      `"uid":"${world.uid}"`,
+      `"name":"${world.name}"`,
+      `"${world.name}|`,
+    ])
+      expect(
+        itemsBefore.some((i) => i.includes(role)),
+        role,
+      ).toBe(true);
     expect(named.length).toBeGreaterThan(20);
     expect(world.name).not.toBe("");
 

@@ -88,6 +88,23 @@ describe("redaction of one user (#34)", () => {
     expect(redacted).toContain("George Alan");
   });
 
+  it("names the user's stints in a session item by the pseudonym, keys included", () => {
+    const session = {
+      pk: "a#s1",
+      participants: {
+        "Andrew Joseph|1696934501000": { name: "Andrew Joseph", joinedAt: 1696934501000 },
+        "George Alan|1696934501000": { name: "George Alan", joinedAt: 1696934501000 },
+      },
+    };
+    expect(redactValue(session, ANDREW)).toEqual({
+      pk: "a#s1",
+      participants: {
+        [`${ANDREW.pseudonym}|1696934501000`]: { name: ANDREW.pseudonym, joinedAt: 1696934501000 },
+        "George Alan|1696934501000": { name: "George Alan", joinedAt: 1696934501000 },
+      },
+    });
+  });
+
   it("stamps a redacted archive line with the erasure, and leaves other apps' and other users' lines byte for byte", () => {
     const line = (appId: string, body: object) =>
       JSON.stringify({
