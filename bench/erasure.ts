@@ -17,7 +17,7 @@ import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { listObjects } from "../shared/adapters/s3-listing";
 import { duckDbEngine } from "../shared/analytics/engines/duckdb-sql-engine";
 import { dynamoActivityStore } from "../shared/analytics/store/dynamo-activity-store";
-import { forget } from "../shared/erasure/forget";
+import { forget, SEARCH_CHUNK_BYTES } from "../shared/erasure/forget";
 import { UNVERSIONED } from "../shared/erasure/object-versions";
 import { S3_PREFIX } from "../shared/platform/constants";
 import { projectBatch } from "../shared/projector/core";
@@ -158,8 +158,8 @@ async function main() {
     const batchesPerDay = PER_DAY / 100;
     const price = (days: number) => {
       const scanned = report.plan.bytesScanned * scale * days;
-      // One search query per 31 days and needle round (uid, then the names learnt), at least 10 MB each.
-      const queries = Math.ceil(days / 31) * 2;
+      // One search query per 4 GB of archive and needle round (uid, then the names learnt), at least 10 MB each.
+      const queries = Math.max(1, Math.ceil(scanned / SEARCH_CHUNK_BYTES)) * 2;
       const athena = Math.max(scanned, queries * PRICE.athenaMinimumBytes) * PRICE.athenaPerByte;
       // The objects holding the user grow with their events, up to every batch of the day.
       const rewritten = Math.min(c.objectsRewritten * scale, batchesPerDay) * days;

@@ -1,12 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import {
   DeleteCommand,
@@ -78,6 +72,8 @@ export interface ForgetDependencies {
   now: () => number;
   /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
   newId?: () => string;
+  /** The most archive bytes one search query reads. @default SEARCH_CHUNK_BYTES */
+  searchChunkBytes?: number;
   /** Called before each change (a test's kill point: a throw there is a crash). */
   checkpoint?: (step: string) => void | Promise<void>;
 }
@@ -193,47 +189,52 @@ function rewriteText(
   return { text: next, changed: next === text ? 0 : 1 };
 }
 
-/** Every `date=<day>/` under a prefix (one listing by delimiter). */
-async function archiveDays(deps: ForgetDependencies, prefix: string): Promise<string[]> {
-  const days: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await deps.s3.send(
-      new ListObjectsV2Command({
-        Bucket: deps.bucket,
-        Prefix: prefix,
-        Delimiter: "/",
-        ContinuationToken: token,
-      }),
-    );
-    for (const p of page.CommonPrefixes ?? []) {
-      const day = p.Prefix ? dayOfKey(p.Prefix) : undefined;
-      if (day) days.push(day);
-    }
-    token = page.NextContinuationToken;
-  } while (token);
-  return days;
+/**
+ * The most bytes of archive one search query reads: Athena cancels a query past the workgroup's
+ * cutoff (`athenaBytesScannedCutoffMb`, 10 GB by default), so days are searched in chunks under it.
+ */
+export const SEARCH_CHUNK_BYTES = 4 * 1024 ** 3;
+
+/** A run of days one search query covers. */
+interface DayChunk {
+  from: string;
+  to: string;
 }
 
-/** Days in chunks of at most 31, so that each search stays under Athena's bytes-scanned cutoff. */
-function dayChunks(days: readonly string[]): Array<{ from: string; to: string }> {
-  const sorted = [...new Set(days)].sort();
-  const chunks: Array<{ from: string; to: string }> = [];
-  for (let i = 0; i < sorted.length; i += 31)
-    chunks.push({ from: sorted[i] ?? "", to: sorted[Math.min(i + 30, sorted.length - 1)] ?? "" });
-  return chunks;
+/**
+ * The archive's days (raw and edge) in runs of consecutive days of at most `budget` bytes each (a
+ * day larger than that alone): one listing of the archive, a LIST per 1,000 objects.
+ */
+async function searchChunks(deps: ForgetDependencies, budget = SEARCH_CHUNK_BYTES): Promise<DayChunk[]> {
+  const bytes = new Map<string, number>();
+  for (const prefix of [S3_PREFIX.raw, S3_PREFIX.edge])
+    for (const { key, size } of await listObjects(deps.s3, deps.bucket, prefix)) {
+      const day = dayOfKey(key);
+      if (day && isArchiveObjectKey(key)) bytes.set(day, (bytes.get(day) ?? 0) + size);
+    }
+  const chunks: Array<DayChunk & { bytes: number }> = [];
+  for (const day of [...bytes.keys()].sort()) {
+    const size = bytes.get(day) ?? 0;
+    const last = chunks.at(-1);
+    if (last && last.bytes + size <= budget) {
+      last.to = day;
+      last.bytes += size;
+    } else chunks.push({ from: day, to: day, bytes: size });
+  }
+  return chunks.map(({ from, to }) => ({ from, to }));
 }
 
 /**
  * The archive objects (raw and edge) whose lines of the app hold any of `needles` (or, with none,
- * every line of the app), found by SQL, a month of days a query; and the bytes the engine read.
+ * every line of the app), found by SQL, one query per chunk of days (`searchChunks`); and the
+ * bytes the engine read.
  */
 async function searchArchive(
   deps: ForgetDependencies,
   appId: string,
   needles: readonly string[],
+  chunks: readonly DayChunk[],
 ): Promise<{ keys: string[]; bytesScanned: number }> {
-  const days = [...(await archiveDays(deps, S3_PREFIX.raw)), ...(await archiveDays(deps, S3_PREFIX.edge))];
   const params: Record<string, string> = { app: appId };
   needles.forEach((n, i) => {
     params[`n${i}`] = n;
@@ -250,7 +251,7 @@ async function searchArchive(
   const prefix = `s3://${deps.bucket}/`;
   const keys = new Set<string>();
   let bytesScanned = 0;
-  for (const chunk of dayChunks(days)) {
+  for (const chunk of chunks) {
     const result = await deps.search.query(sql, { ...params, ...chunk }, { ...chunk, edges: chunk });
     bytesScanned += result.bytesScanned;
     for (const row of result.rows) {
@@ -411,7 +412,7 @@ async function findPlan(
     ...(await keysUnder(deps, `${S3_PREFIX.oversize}${seg}/`)),
   ];
   if (!redaction) {
-    const found = await searchArchive(deps, appId, []);
+    const found = await searchArchive(deps, appId, [], await searchChunks(deps, deps.searchChunkBytes));
     const days = new Set(found.keys.map((k) => dayOfKey(k) ?? ""));
     const plan: ErasurePlan = {
       objects: [...found.keys, ...side],
@@ -434,12 +435,14 @@ async function findPlan(
   const objects = new Set<string>();
   let bytesScanned = 0;
   let searchedFor = new Set<string>();
+  let chunks: DayChunk[] | undefined;
   // The uid first, then any name learnt from the lines found (a call's occupants are named only).
   for (let round = 0; round < 4; round++) {
     const needles = [redaction.uid, ...learnt.names].filter((n) => !searchedFor.has(n));
     if (needles.length === 0) break;
     searchedFor = new Set([...searchedFor, ...needles]);
-    const found = await searchArchive(deps, appId, needles.map(jsonInner));
+    chunks ??= await searchChunks(deps, deps.searchChunkBytes);
+    const found = await searchArchive(deps, appId, needles.map(jsonInner), chunks);
     bytesScanned += found.bytesScanned;
     for (const key of found.keys) {
       if (objects.has(key)) continue;

@@ -515,6 +515,8 @@ describe("forget: one user erased from the archive, the tables and the figures, 
       ...world.deps(),
       search: athenaEngine({ client: athena.client, workGroup: "wg", database: "db", sleep: async () => {} }),
       versions,
+      // Athena's bytes-scanned cutoff: a day a query, whatever the archive holds.
+      searchChunkBytes: 1,
     };
 
     // Act
@@ -523,6 +525,11 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     // Assess: the statements were Athena's (Trino's grammar), one per month of days and needle round.
     expect(athena.statements.length).toBeGreaterThan(0);
     for (const statement of athena.statements) expect(trinoSyntaxErrors(statement)).toEqual([]);
+    // Under the cutoff: each query reads one day (its :from and :to, the 2nd and 3rd parameters, equal).
+    const ranges = athena.parameters.map((p) => p.slice(1, 3));
+    expect(ranges.every(([from, to]) => from === to)).toBe(true);
+    const days = (await listObjects(env.s3, env.bucket, "raw/")).map((o) => `'${o.key.slice(9, 19)}'`);
+    expect(new Set(ranges.map(([from]) => from))).toEqual(new Set(days));
     expect(report.counts.objectsRewritten).toBeGreaterThan(0);
     for (const key of report.plan.objects) expect(purged).toContain(key);
     expect(report.counts.versionsDeleted).toBeGreaterThanOrEqual(report.plan.objects.length);
@@ -537,6 +544,7 @@ describe("forget: one user erased from the archive, the tables and the figures, 
  */
 function athenaOverDuckDb() {
   const statements: string[] = [];
+  const parameters: string[][] = [];
   const results = new Map<
     string,
     { columns: string[]; rows: Array<Record<string, unknown>>; bytes: number }
@@ -548,6 +556,7 @@ function athenaOverDuckDb() {
         const text = String(command.input.QueryString);
         statements.push(text);
         const literals = [...((command.input.ExecutionParameters as string[] | undefined) ?? [])];
+        parameters.push([...literals]);
         const sql = text.replace(/\?/g, () => literals.shift() ?? "NULL");
         const out = await duck.query(sql, {}, { edges: {} });
         const id = `q-${statements.length}`;
@@ -582,5 +591,5 @@ function athenaOverDuckDb() {
       throw new Error(`unexpected ${command.constructor.name}`);
     },
   };
-  return { client: client as unknown as AthenaClient, statements };
+  return { client: client as unknown as AthenaClient, statements, parameters };
 }
