@@ -49,6 +49,16 @@ export const FIGURES = {
     "Σ (left_at − joined_at) of the stints that left (calls and meetings), each once: from participant-left facts and end rosters",
   participants_joined: "participants joined (calls and meetings)",
   sessions_ended: "calls and meetings ended",
+  calls_ended: "calls ended",
+  meetings_ended: "meetings ended",
+  sessions_under_1m: "calls and meetings ended that lasted under a minute (destroyed_at − created_at)",
+  sessions_1_5m: "… that lasted 1 to 5 minutes",
+  sessions_5_15m: "… 5 to 15 minutes",
+  sessions_15_60m: "… 15 to 60 minutes",
+  sessions_over_60m: "… an hour or more",
+  call_participants:
+    "Σ over the calls that ended of their participants (distinct names of the end's roster; ÷ calls_ended: participants per call); per hour, by the hour a stint left",
+  meeting_participants: "the same for meetings (÷ meetings_ended: participants per meeting)",
   recordings: "recordings generated",
   recording_seconds: "Σ duration of the recordings generated",
   transcripts: "transcripts generated (transcription_generated)",
@@ -184,15 +194,26 @@ export function activityFromRows(rows: readonly Row[], options: { hours: number;
   return { figures, hours, topGroups, topUsers, messageKinds };
 }
 
-/** Ratios shown beside the counts: calls answered per call initiated, participants per session. */
+/**
+ * Ratios shown beside the counts: calls answered per call initiated, participants joined per
+ * session started, participants per call and per meeting that ended (distinct names of their
+ * rosters), messages per active sender. Null where the divisor is 0.
+ */
 export function derivedFigures(f: Figures): {
   answer_rate: number | null;
   average_participants: number | null;
+  participants_per_call: number | null;
+  participants_per_meeting: number | null;
+  messages_per_sender: number | null;
 } {
   const initiated = f.calls_audio + f.calls_video;
   const sessions = f.calls_started + f.meetings_started;
+  const ratio = (a: number, b: number) => (b ? a / b : null);
   return {
-    answer_rate: initiated ? f.calls_started / initiated : null,
-    average_participants: sessions ? f.participants_joined / sessions : null,
+    answer_rate: ratio(f.calls_started, initiated),
+    average_participants: ratio(f.participants_joined, sessions),
+    participants_per_call: ratio(f.call_participants, f.calls_ended),
+    participants_per_meeting: ratio(f.meeting_participants, f.meetings_ended),
+    messages_per_sender: ratio(f.messages, f.active_senders),
   };
 }

@@ -132,6 +132,21 @@ describe("activity analytics on the local stack", () => {
       "--json",
     ]);
     expect(JSON.parse(top.stdout)[0].users.length).toBeGreaterThan(0);
+    // --calls (#33): the sessions that ended by duration, and participants per session, as stored.
+    const calls = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, "--calls"]);
+    expect(calls.code).toBe(0);
+    const [header, row] = calls.stdout
+      .trim()
+      .split("\n")
+      .filter((l) => !/^-+/.test(l));
+    const cells = Object.fromEntries(
+      (header ?? "").split(/\s+/).map((column, i) => [column, (row ?? "").split(/\s+/)[i]]),
+    );
+    const figures = (JSON.parse(out.stdout).days[0] as { figures: Record<string, number> }).figures;
+    expect(Number(cells.calls_ended)).toBe(figures.calls_ended);
+    expect(Number(cells.sessions_under_1m)).toBe(figures.sessions_under_1m);
+    expect(Number(cells.call_participants)).toBe(figures.call_participants);
+    expect(figures.calls_ended).toBeGreaterThan(0);
   });
 
   it("answers ad-hoc SQL over the archive with `webhook sql`, as JSON and CSV; refuses a write and reports an error in one line (exit 2)", async () => {

@@ -116,4 +116,52 @@ describe("call and meeting figures from the archive, on DuckDB and in the indepe
     expect(sql.figures.participant_seconds).toBe(52 + 50 + 10 + 20);
     expect(sql.figures).toEqual(expected?.figures);
   });
+
+  it("sorts the sessions that ended into duration buckets and counts each one's distinct participants (#33)", async () => {
+    // Prepare: five calls of 30 s, 2 min, 10 min, 30 min and 2 h; a meeting of 40 s whose roster
+    // names George twice (he rejoined) and Ann once.
+    const appId = uniqueName("app");
+    const start = 1696934501;
+    const calls = [30, 120, 600, 1800, 7200].map((seconds, i) =>
+      sessionEvent(appId, "call_ended", (data) => {
+        data.sessionId = `c${i}`;
+        data.created_at = start;
+        data.destroyed_at = start + seconds;
+      }),
+    );
+    const stint = (name: string, joined: number) => ({
+      name,
+      joined_at: joined,
+      left_at: joined + 5,
+      audio_call: "false",
+    });
+    const meeting = sessionEvent(appId, "meeting_ended", (data) => {
+      data.sessionId = "m1";
+      data.created_at = start;
+      data.destroyed_at = start + 40;
+      data.all_occupants = [
+        stint("George Alan", start),
+        stint("George Alan", start + 10),
+        stint("Ann", start),
+      ];
+    });
+
+    // Act
+    const { sql, expected } = await bothWays(appId, [...calls, meeting]);
+
+    // Assess: one call a bucket, the meeting under a minute too; each template call's roster
+    // names two people, the meeting's two (George once).
+    const f = sql.figures;
+    expect([
+      f.sessions_under_1m,
+      f.sessions_1_5m,
+      f.sessions_5_15m,
+      f.sessions_15_60m,
+      f.sessions_over_60m,
+    ]).toEqual([2, 1, 1, 1, 1]);
+    expect([f.calls_ended, f.meetings_ended, f.sessions_ended]).toEqual([5, 1, 6]);
+    expect([f.call_participants, f.meeting_participants]).toEqual([10, 2]);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
 });

@@ -8,6 +8,8 @@ export interface ActivityViewOptions {
   to: string;
   hourly?: boolean;
   top?: "groups" | "users";
+  /** The calls and meetings that ended: by duration, and their participants (#33). */
+  calls?: boolean;
   limit: number;
 }
 
@@ -28,6 +30,21 @@ const DAY_COLUMNS: ReadonlyArray<keyof Figures> = [
   "meeting_seconds",
   "recordings",
 ];
+
+/** `--calls`: the sessions that ended, by duration, and their participants. */
+const CALL_COLUMNS: ReadonlyArray<keyof Figures> = [
+  "calls_ended",
+  "meetings_ended",
+  "sessions_under_1m",
+  "sessions_1_5m",
+  "sessions_5_15m",
+  "sessions_15_60m",
+  "sessions_over_60m",
+  "call_participants",
+  "meeting_participants",
+];
+
+const ratioText = (x: number | null) => (x === null ? "" : x.toFixed(2));
 
 const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 
@@ -82,6 +99,14 @@ export async function activityView(
     rows: [
       ...days.map((d) => {
         const derived = derivedFigures(d.figures);
+        if (o.calls)
+          return {
+            day: d.day,
+            ...Object.fromEntries(CALL_COLUMNS.map((f) => [f, d.figures[f]])),
+            per_call: ratioText(derived.participants_per_call),
+            per_meeting: ratioText(derived.participants_per_meeting),
+            ...stamp(d),
+          };
         return {
           day: d.day,
           ...Object.fromEntries(
@@ -90,7 +115,7 @@ export async function activityView(
               f.endsWith("_seconds") ? minutes(d.figures[f]) : d.figures[f],
             ]),
           ),
-          answer_rate: derived.answer_rate === null ? "" : derived.answer_rate.toFixed(2),
+          answer_rate: ratioText(derived.answer_rate),
           ...stamp(d),
         };
       }),

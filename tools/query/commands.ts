@@ -437,6 +437,7 @@ function addFigureCommands(program: Command, run: Run): void {
       .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
       .option("--hourly", "each day's hours")
       .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
+      .option("--calls", "the calls and meetings that ended: by duration, and participants per session")
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
     run(async (_q, o, target) => {
@@ -450,6 +451,7 @@ function addFigureCommands(program: Command, run: Run): void {
         to: String(o.to),
         hourly: Boolean(o.hourly),
         top: o.top as "groups" | "users" | undefined,
+        calls: Boolean(o.calls),
         limit: Number(o.limit),
       });
     }),

@@ -32,6 +32,15 @@ const str = (value: unknown, path: string): string | undefined => {
 };
 const int = (value: unknown, path: string): number => Number(get(value, path) ?? 0);
 
+/** The duration buckets of the sessions that ended: under each bound (seconds), the figure counted. */
+const DURATION_BUCKETS: ReadonlyArray<readonly [number, keyof Figures]> = [
+  [60, "sessions_under_1m"],
+  [300, "sessions_1_5m"],
+  [900, "sessions_5_15m"],
+  [3600, "sessions_15_60m"],
+  [Number.POSITIVE_INFINITY, "sessions_over_60m"],
+];
+
 const CALL_MESSAGES = ["call_initiated", "call_busy", "call_rejected", "call_cancelled", "call_unanswered"];
 const COUNTED: Partial<Record<string, keyof Figures>> = {
   message_sent: "messages",
@@ -176,7 +185,16 @@ function add(b: Bucket, fact: Fact): void {
     b.online.add(actor);
   if (trigger === "call_ended") f.call_seconds += int(data, "destroyed_at") - int(data, "created_at");
   if (trigger === "meeting_ended") f.meeting_seconds += int(data, "destroyed_at") - int(data, "created_at");
-  if (trigger === "call_ended" || trigger === "meeting_ended") f.sessions_ended++;
+  if (trigger === "call_ended" || trigger === "meeting_ended") {
+    f.sessions_ended++;
+    f[trigger === "call_ended" ? "calls_ended" : "meetings_ended"]++;
+    // A session without both times is in no bucket (as the SQL's NULL).
+    if (get(data, "destroyed_at") != null && get(data, "created_at") != null) {
+      const seconds = int(data, "destroyed_at") - int(data, "created_at");
+      const bucket = DURATION_BUCKETS.find(([upTo]) => seconds < upTo);
+      if (bucket) f[bucket[1]]++;
+    }
+  }
   if (trigger === "call_participant_joined" || trigger === "meeting_participant_joined")
     f.participants_joined++;
   if (trigger === "recording_generated") f.recording_seconds += Number(get(data, "duration") ?? 0);
@@ -266,6 +284,36 @@ function stintsOf(facts: readonly Fact[], dayStart: number): Array<{ seconds: nu
   }));
 }
 
+/**
+ * The participants of the sessions that ended in the day: per kind (call, meeting), the distinct
+ * (session, name) of each end's roster, per day and per hour (the hour its stint left, when it left
+ * in the day with a join time; else the end's hour).
+ */
+function participantsOf(facts: readonly Fact[], dayStart: number) {
+  const day = { call_participants: new Set<string>(), meeting_participants: new Set<string>() };
+  const hours = Array.from({ length: 24 }, () => ({
+    call_participants: new Set<string>(),
+    meeting_participants: new Set<string>(),
+  }));
+  for (const { trigger, data, hour } of facts) {
+    if (trigger !== "call_ended" && trigger !== "meeting_ended") continue;
+    const figure = trigger === "call_ended" ? "call_participants" : "meeting_participants";
+    const roster = get(data, "all_occupants");
+    for (const occupant of Array.isArray(roster) ? roster : []) {
+      const name = str(occupant, "name");
+      if (name === undefined) continue;
+      const key = `${str(data, "sessionId")}|${name}`;
+      const leftAt = get(occupant, "left_at");
+      const leftMs = leftAt === undefined || leftAt === null ? Number.NaN : Math.trunc(Number(leftAt)) * 1000;
+      const inDay =
+        get(occupant, "joined_at") != null && leftMs >= dayStart && leftMs < dayStart + 86_400_000;
+      day[figure].add(key);
+      hours[inDay ? Math.floor((leftMs - dayStart) / 3_600_000) : hour]?.[figure].add(key);
+    }
+  }
+  return { day, hours };
+}
+
 const rankBy =
   <T>(count: (x: T) => number, id: (x: T) => string) =>
   (a: T, b: T) =>
@@ -310,6 +358,13 @@ export function expectedActivity(
       for (const stint of stintsOf(ofDay, Date.parse(`${day}T00:00:00Z`))) {
         dayBucket.figures.participant_seconds += stint.seconds;
         (hourBuckets[stint.hour] as Bucket).figures.participant_seconds += stint.seconds;
+      }
+      const participants = participantsOf(ofDay, Date.parse(`${day}T00:00:00Z`));
+      for (const figure of ["call_participants", "meeting_participants"] as const) {
+        dayBucket.figures[figure] = participants.day[figure].size;
+        participants.hours.forEach((h, hour) => {
+          (hourBuckets[hour] as Bucket).figures[figure] = h[figure].size;
+        });
       }
       const presence = presenceLevels(ofDay);
       const figures = {

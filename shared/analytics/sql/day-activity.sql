@@ -282,6 +282,19 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger IN ('call_participant_joined', 'meeting_participant_joined') THEN 1 ELSE 0 END)
     AS participants_joined,
   sum(CASE WHEN n = 1 AND trigger IN ('call_ended', 'meeting_ended') THEN 1 ELSE 0 END) AS sessions_ended,
+  sum(CASE WHEN n = 1 AND trigger = 'call_ended' THEN 1 ELSE 0 END) AS calls_ended,
+  sum(CASE WHEN n = 1 AND trigger = 'meeting_ended' THEN 1 ELSE 0 END) AS meetings_ended,
+  -- The duration distribution of the sessions that ended (destroyed_at - created_at, seconds).
+  sum(CASE WHEN n = 1 AND session_seconds < 60 THEN 1 ELSE 0 END) AS sessions_under_1m,
+  sum(CASE WHEN n = 1 AND session_seconds >= 60 AND session_seconds < 300 THEN 1 ELSE 0 END) AS sessions_1_5m,
+  sum(CASE WHEN n = 1 AND session_seconds >= 300 AND session_seconds < 900 THEN 1 ELSE 0 END) AS sessions_5_15m,
+  sum(CASE WHEN n = 1 AND session_seconds >= 900 AND session_seconds < 3600 THEN 1 ELSE 0 END) AS sessions_15_60m,
+  sum(CASE WHEN n = 1 AND session_seconds >= 3600 THEN 1 ELSE 0 END) AS sessions_over_60m,
+  -- Participants of the sessions that ended: the distinct names of each one's roster (all_occupants).
+  count(DISTINCT CASE WHEN n >= 3 AND trigger = 'call_ended' THEN session_id || '|' || stint_name END)
+    AS call_participants,
+  count(DISTINCT CASE WHEN n >= 3 AND trigger = 'meeting_ended' THEN session_id || '|' || stint_name END)
+    AS meeting_participants,
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
   sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts
