@@ -59,6 +59,21 @@ export const FIGURES = {
   call_participants:
     "Σ over the calls that ended of their participants (distinct names of the end's roster; ÷ calls_ended: participants per call); per hour, by the hour a stint left",
   meeting_participants: "the same for meetings (÷ meetings_ended: participants per meeting)",
+  first_responses:
+    "replies in 1:1 conversations: a message after one of the other party's, in the order of facts, both in the day",
+  first_response_p50_ms:
+    "first-response time, ms: the median (nearest rank) of the replies' times since the message they answer",
+  first_response_p90_ms: "… its 90th percentile",
+  delivery_latencies:
+    "deliveries of a message sent in the day to a recipient other than its sender (first receipt each)",
+  delivery_latency_p50_ms: "delivery latency, ms (receipt time − message time): the median (nearest rank)",
+  delivery_latency_p90_ms: "… its 90th percentile",
+  delivery_latency_p99_ms: "… its 99th percentile",
+  read_latencies:
+    "reads of a message sent in the day by a recipient other than its sender (first receipt each)",
+  read_latency_p50_ms: "read latency, ms: the median (nearest rank)",
+  read_latency_p90_ms: "… its 90th percentile",
+  read_latency_p99_ms: "… its 99th percentile",
   recordings: "recordings generated",
   recording_seconds: "Σ duration of the recordings generated",
   transcripts: "transcripts generated (transcription_generated)",

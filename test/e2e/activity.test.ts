@@ -147,6 +147,28 @@ describe("activity analytics on the local stack", () => {
     expect(Number(cells.sessions_under_1m)).toBe(figures.sessions_under_1m);
     expect(Number(cells.call_participants)).toBe(figures.call_participants);
     expect(figures.calls_ended).toBeGreaterThan(0);
+    const latency = await cli([
+      "query",
+      "activity",
+      "--app",
+      APP,
+      "--from",
+      today,
+      "--to",
+      today,
+      "--latency",
+    ]);
+    expect(latency.code).toBe(0);
+    const [latencyHeader, latencyRow] = latency.stdout
+      .trim()
+      .split("\n")
+      .filter((l) => !/^-+/.test(l));
+    const latencyCells = Object.fromEntries(
+      (latencyHeader ?? "").split(/\s+/).map((column, i) => [column, (latencyRow ?? "").split(/\s+/)[i]]),
+    );
+    expect(Number(latencyCells.read_latencies)).toBe(figures.read_latencies);
+    expect(Number(latencyCells.read_latency_p90_s)).toBe((figures.read_latency_p90_ms ?? Number.NaN) / 1000);
+    expect(figures.read_latencies).toBeGreaterThan(0);
   });
 
   it("answers ad-hoc SQL over the archive with `webhook sql`, as JSON and CSV; refuses a write and reports an error in one line (exit 2)", async () => {

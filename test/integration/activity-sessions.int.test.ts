@@ -165,3 +165,58 @@ describe("call and meeting figures from the archive, on DuckDB and in the indepe
     expect(sql.hours).toEqual(expected?.hours);
   });
 });
+
+describe("messaging latencies from the archive, on DuckDB and in the independent computation (#33)", () => {
+  /** A 1:1 message of `appId` from `from` to `to` at `second` (epoch s) with id `id`. */
+  const message = (appId: string, id: string, from: string, to: string, second: number) =>
+    sessionEvent(appId, "message_sent", (data) => {
+      const m = data.message as Loose;
+      Object.assign(m, {
+        id,
+        sender: from,
+        receiver: to,
+        receiverType: "user",
+        sentAt: second,
+        updatedAt: second,
+      });
+    });
+  const receipt = (appId: string, trigger: string, id: string, reader: string, second: number) =>
+    sessionEvent(appId, trigger, (data) => {
+      const body = data.body as Loose;
+      Object.assign(body, { messageId: id, timestamp: second });
+      (body.user as Loose).uid = reader;
+      data.sender = reader;
+    });
+
+  it("times first responses and each recipient's delivery and read, as exact nearest-rank percentiles", async () => {
+    // Prepare: A→B at t, B→A at t+5 (a response: 5 s), B→A at t+6 (not one: B again), A→B at
+    // t+20 (a response: 14 s); B delivers m1 at t+2 and reads it at t+30; A's receipt of her own
+    // message, and a receipt of a message not sent that day, count nothing.
+    const appId = uniqueName("app");
+    const t = 1696934501;
+    const events = [
+      message(appId, "m1", "A", "B", t),
+      message(appId, "m2", "B", "A", t + 5),
+      message(appId, "m3", "B", "A", t + 6),
+      message(appId, "m4", "A", "B", t + 20),
+      receipt(appId, "message_delivery_receipt", "m1", "B", t + 2),
+      receipt(appId, "message_read_receipt", "m1", "B", t + 30),
+      receipt(appId, "message_read_receipt", "m4", "A", t + 40),
+      receipt(appId, "message_delivery_receipt", "yesterday", "B", t + 50),
+    ];
+
+    // Act
+    const { sql, expected } = await bothWays(appId, events);
+
+    // Assess: two responses (5 s, 14 s): the median is the first (nearest rank 1 of 2), p90 the second.
+    const f = sql.figures;
+    expect([f.first_responses, f.first_response_p50_ms, f.first_response_p90_ms]).toEqual([2, 5000, 14_000]);
+    expect([f.delivery_latencies, f.delivery_latency_p50_ms, f.delivery_latency_p99_ms]).toEqual([
+      1, 2000, 2000,
+    ]);
+    expect([f.read_latencies, f.read_latency_p50_ms]).toEqual([1, 30_000]);
+    expect(sql.hours[10]?.figures.first_responses).toBe(2);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
+});

@@ -10,6 +10,8 @@ export interface ActivityViewOptions {
   top?: "groups" | "users";
   /** The calls and meetings that ended: by duration, and their participants (#33). */
   calls?: boolean;
+  /** First-response, delivery and read times: counts and percentiles, in seconds (#33). */
+  latency?: boolean;
   limit: number;
 }
 
@@ -42,6 +44,21 @@ const CALL_COLUMNS: ReadonlyArray<keyof Figures> = [
   "sessions_over_60m",
   "call_participants",
   "meeting_participants",
+];
+
+/** `--latency`: first responses, deliveries and reads: how many, and their percentiles (shown in seconds). */
+const LATENCY_COLUMNS: ReadonlyArray<keyof Figures> = [
+  "first_responses",
+  "first_response_p50_ms",
+  "first_response_p90_ms",
+  "delivery_latencies",
+  "delivery_latency_p50_ms",
+  "delivery_latency_p90_ms",
+  "delivery_latency_p99_ms",
+  "read_latencies",
+  "read_latency_p50_ms",
+  "read_latency_p90_ms",
+  "read_latency_p99_ms",
 ];
 
 const ratioText = (x: number | null) => (x === null ? "" : x.toFixed(2));
@@ -99,6 +116,16 @@ export async function activityView(
     rows: [
       ...days.map((d) => {
         const derived = derivedFigures(d.figures);
+        if (o.latency)
+          return {
+            day: d.day,
+            ...Object.fromEntries(
+              LATENCY_COLUMNS.map((f) =>
+                f.endsWith("_ms") ? [f.replace(/_ms$/, "_s"), d.figures[f] / 1000] : [f, d.figures[f]],
+              ),
+            ),
+            ...stamp(d),
+          };
         if (o.calls)
           return {
             day: d.day,

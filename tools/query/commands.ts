@@ -438,6 +438,7 @@ function addFigureCommands(program: Command, run: Run): void {
       .option("--hourly", "each day's hours")
       .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
       .option("--calls", "the calls and meetings that ended: by duration, and participants per session")
+      .option("--latency", "first-response, delivery and read times: counts and percentiles (seconds)")
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
     run(async (_q, o, target) => {
@@ -452,6 +453,7 @@ function addFigureCommands(program: Command, run: Run): void {
         hourly: Boolean(o.hourly),
         top: o.top as "groups" | "users" | undefined,
         calls: Boolean(o.calls),
+        latency: Boolean(o.latency),
         limit: Number(o.limit),
       });
     }),

@@ -112,6 +112,24 @@ facts AS (
         THEN json_extract_scalar(body, '$.data.message.receiver')
     END AS group_id,
     CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.sender') END AS sender,
+    -- The message a message_sent is, or a receipt is of (current or legacy layout).
+    CASE
+      WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.id')
+      WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        THEN coalesce(
+          json_extract_scalar(body, '$.data.body.messageId'),
+          json_extract_scalar(body, '$.data.messageId')
+        )
+    END AS message_id,
+    -- A 1:1 conversation: its two parties, in order, whoever sent.
+    CASE
+      WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'user'
+        AND json_extract_scalar(body, '$.data.message.sender') IS NOT NULL
+        AND json_extract_scalar(body, '$.data.message.receiver') IS NOT NULL
+        THEN least(json_extract_scalar(body, '$.data.message.sender'), json_extract_scalar(body, '$.data.message.receiver'))
+          || '|'
+          || greatest(json_extract_scalar(body, '$.data.message.sender'), json_extract_scalar(body, '$.data.message.receiver'))
+    END AS pair,
     CASE
       WHEN trigger = 'message_sent'
         THEN concat(
@@ -157,7 +175,15 @@ transitions AS (
     CASE WHEN presence_status = 'online' THEN 1 ELSE 0 END AS online,
     lag(presence_status) OVER (
       PARTITION BY app, trigger, actor ORDER BY event_time, rank, received_at, event_id
-    ) AS previous_status
+    ) AS previous_status,
+    -- The message before it in its 1:1 conversation (in the order of facts): who sent it, when.
+    lag(sender) OVER (PARTITION BY app, pair ORDER BY event_time, rank, received_at, event_id) AS previous_sender,
+    lag(event_time) OVER (PARTITION BY app, pair ORDER BY event_time, rank, received_at, event_id)
+      AS previous_sent_at,
+    -- The message a receipt is of, if it was sent in the day: when, and by whom.
+    max(CASE WHEN trigger = 'message_sent' THEN event_time END) OVER (PARTITION BY app, message_id)
+      AS message_sent_at,
+    max(CASE WHEN trigger = 'message_sent' THEN sender END) OVER (PARTITION BY app, message_id) AS message_sender
   FROM facts AS f
 ),
 changes AS (
@@ -231,6 +257,44 @@ stints AS (
     ) AS stint_report
   FROM reports AS r
 ),
+latencies AS (
+  SELECT
+    s.*,
+    -- A first response: a 1:1 message after one of the other party's (ms between them).
+    CASE
+      WHEN n = 1 AND pair IS NOT NULL AND previous_sender IS NOT NULL AND previous_sender <> sender
+        THEN event_time - previous_sent_at
+    END AS response_ms,
+    -- A recipient's delivery or read of a message sent in the day (ms after it; not the sender's own).
+    CASE
+      WHEN n = 1 AND trigger = 'message_delivery_receipt' AND message_sent_at IS NOT NULL
+        AND actor <> message_sender THEN event_time - message_sent_at
+    END AS delivery_ms,
+    CASE
+      WHEN n = 1 AND trigger = 'message_read_receipt' AND message_sent_at IS NOT NULL
+        AND actor <> message_sender THEN event_time - message_sent_at
+    END AS read_ms
+  FROM stints AS s
+),
+ranked_latencies AS (
+  -- Each value's rank among the app's values of the day and of its hour (ascending), and how many
+  -- there are: the p-th percentile is the value at the first rank r with 100 r >= p n (nearest rank).
+  SELECT
+    l.*,
+    row_number() OVER (PARTITION BY app, response_ms IS NULL ORDER BY response_ms) AS response_rank,
+    count(response_ms) OVER (PARTITION BY app) AS responses_n,
+    row_number() OVER (PARTITION BY app, hour, response_ms IS NULL ORDER BY response_ms) AS response_hour_rank,
+    count(response_ms) OVER (PARTITION BY app, hour) AS responses_hour_n,
+    row_number() OVER (PARTITION BY app, delivery_ms IS NULL ORDER BY delivery_ms) AS delivery_rank,
+    count(delivery_ms) OVER (PARTITION BY app) AS deliveries_n,
+    row_number() OVER (PARTITION BY app, hour, delivery_ms IS NULL ORDER BY delivery_ms) AS delivery_hour_rank,
+    count(delivery_ms) OVER (PARTITION BY app, hour) AS deliveries_hour_n,
+    row_number() OVER (PARTITION BY app, read_ms IS NULL ORDER BY read_ms) AS read_rank,
+    count(read_ms) OVER (PARTITION BY app) AS reads_n,
+    row_number() OVER (PARTITION BY app, hour, read_ms IS NULL ORDER BY read_ms) AS read_hour_rank,
+    count(read_ms) OVER (PARTITION BY app, hour) AS reads_hour_n
+  FROM latencies AS l
+),
 grouped AS (
 SELECT
   app,
@@ -297,8 +361,44 @@ SELECT
     AS meeting_participants,
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
-  sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts
-FROM stints
+  sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts,
+  count(response_ms) AS first_responses,
+  count(delivery_ms) AS delivery_latencies,
+  count(read_ms) AS read_latencies,
+  -- Exact nearest-rank percentiles (ms) of the day's (the hour's) values.
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN response_hour_rank * 100 >= 50 * responses_hour_n THEN response_ms END)
+    ELSE min(CASE WHEN response_rank * 100 >= 50 * responses_n THEN response_ms END)
+  END AS first_response_p50_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN response_hour_rank * 100 >= 90 * responses_hour_n THEN response_ms END)
+    ELSE min(CASE WHEN response_rank * 100 >= 90 * responses_n THEN response_ms END)
+  END AS first_response_p90_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 50 * deliveries_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN delivery_rank * 100 >= 50 * deliveries_n THEN delivery_ms END)
+  END AS delivery_latency_p50_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 90 * deliveries_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN delivery_rank * 100 >= 90 * deliveries_n THEN delivery_ms END)
+  END AS delivery_latency_p90_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 99 * deliveries_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN delivery_rank * 100 >= 99 * deliveries_n THEN delivery_ms END)
+  END AS delivery_latency_p99_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 50 * reads_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN read_rank * 100 >= 50 * reads_n THEN read_ms END)
+  END AS read_latency_p50_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 90 * reads_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN read_rank * 100 >= 90 * reads_n THEN read_ms END)
+  END AS read_latency_p90_ms,
+  CASE
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 99 * reads_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
+  END AS read_latency_p99_ms
+FROM ranked_latencies
 GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind))
 ),
 ranked AS (
