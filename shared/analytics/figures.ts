@@ -59,6 +59,8 @@ export const FIGURES = {
   call_participants:
     "Σ over the calls that ended of their participants (distinct names of the end's roster; ÷ calls_ended: participants per call); per hour, by the hour a stint left",
   meeting_participants: "the same for meetings (÷ meetings_ended: participants per meeting)",
+  chat_to_call:
+    "distinct users who sent a 1:1 message to someone and later in the day (event time) called that person 1:1 (chat-to-call conversion; ÷ active_senders)",
   first_responses:
     "replies in 1:1 conversations: a message after one of the other party's, in the order of facts, both in the day",
   first_response_p50_ms:
@@ -212,7 +214,8 @@ export function activityFromRows(rows: readonly Row[], options: { hours: number;
 /**
  * Ratios shown beside the counts: calls answered per call initiated, participants joined per
  * session started, participants per call and per meeting that ended (distinct names of their
- * rosters), messages per active sender. Null where the divisor is 0.
+ * rosters), messages per active sender, chat-to-call conversion (callers who wrote first, per
+ * active sender). Null where the divisor is 0.
  */
 export function derivedFigures(f: Figures): {
   answer_rate: number | null;
@@ -220,6 +223,7 @@ export function derivedFigures(f: Figures): {
   participants_per_call: number | null;
   participants_per_meeting: number | null;
   messages_per_sender: number | null;
+  chat_to_call_rate: number | null;
 } {
   const initiated = f.calls_audio + f.calls_video;
   const sessions = f.calls_started + f.meetings_started;
@@ -230,5 +234,6 @@ export function derivedFigures(f: Figures): {
     participants_per_call: ratio(f.call_participants, f.calls_ended),
     participants_per_meeting: ratio(f.meeting_participants, f.meetings_ended),
     messages_per_sender: ratio(f.messages, f.active_senders),
+    chat_to_call_rate: ratio(f.chat_to_call, f.active_senders),
   };
 }

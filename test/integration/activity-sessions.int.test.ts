@@ -219,4 +219,36 @@ describe("messaging latencies from the archive, on DuckDB and in the independent
     expect(sql.figures).toEqual(expected?.figures);
     expect(sql.hours).toEqual(expected?.hours);
   });
+
+  it("counts chat-to-call: a caller who wrote to the callee earlier in the day", async () => {
+    // Prepare: A writes to B, then calls B (counted); B calls A without having written (not);
+    // C calls D, then writes to D (not: the message came after the call).
+    const appId = uniqueName("app");
+    const t = 1696934501;
+    const call = (id: string, from: string, to: string, second: number) =>
+      sessionEvent(appId, "call_initiated", (data) => {
+        Object.assign(data.call as Loose, {
+          id,
+          sender: from,
+          receiver: to,
+          sentAt: second,
+          updatedAt: second,
+        });
+      });
+    const events = [
+      message(appId, "m1", "A", "B", t),
+      call("c1", "A", "B", t + 10),
+      call("c2", "B", "A", t + 20),
+      call("c3", "C", "D", t + 30),
+      message(appId, "m2", "C", "D", t + 40),
+    ];
+
+    // Act
+    const { sql, expected } = await bothWays(appId, events);
+
+    // Assess
+    expect(sql.figures.chat_to_call).toBe(1);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
 });

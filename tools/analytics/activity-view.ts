@@ -44,6 +44,7 @@ const CALL_COLUMNS: ReadonlyArray<keyof Figures> = [
   "sessions_over_60m",
   "call_participants",
   "meeting_participants",
+  "chat_to_call",
 ];
 
 /** `--latency`: first responses, deliveries and reads: how many, and their percentiles (shown in seconds). */

@@ -362,6 +362,35 @@ function latenciesOf(facts: readonly Fact[]): Array<{ kind: Latency; ms: number;
   return out;
 }
 
+/**
+ * Chat-to-call: the callers who sent a 1:1 message to someone earlier in the day (event time) and
+ * then initiated a 1:1 call to them, per day and per hour of the call.
+ */
+function chatToCallOf(facts: readonly Fact[]): { day: Set<string>; hours: Array<Set<string>> } {
+  const firstChat = new Map<string, number>();
+  for (const f of facts) {
+    if (f.trigger !== "message_sent" || str(f.data, "message.receiverType") !== "user") continue;
+    const sender = str(f.data, "message.sender");
+    const receiver = str(f.data, "message.receiver");
+    if (!sender || !receiver) continue;
+    const key = `${sender}>${receiver}`;
+    firstChat.set(key, Math.min(firstChat.get(key) ?? Number.POSITIVE_INFINITY, f.order.eventTimeMs));
+  }
+  const day = new Set<string>();
+  const hours = Array.from({ length: 24 }, () => new Set<string>());
+  for (const f of facts) {
+    if (f.trigger !== "call_initiated" || str(f.data, "call.receiverType") !== "user") continue;
+    const caller = str(f.data, "call.sender");
+    const callee = str(f.data, "call.receiver");
+    if (!caller || !callee) continue;
+    if ((firstChat.get(`${caller}>${callee}`) ?? Number.POSITIVE_INFINITY) < f.order.eventTimeMs) {
+      day.add(caller);
+      hours[f.hour]?.add(caller);
+    }
+  }
+  return { day, hours };
+}
+
 /** The latency figures of a set of latencies (a day's, or an hour's). */
 function latencyFigures(values: ReadonlyArray<{ kind: Latency; ms: number }>): Partial<Figures> {
   const of = (kind: Latency) => values.filter((v) => v.kind === kind).map((v) => v.ms);
@@ -426,6 +455,11 @@ export function expectedActivity(
         dayBucket.figures.participant_seconds += stint.seconds;
         (hourBuckets[stint.hour] as Bucket).figures.participant_seconds += stint.seconds;
       }
+      const chatToCall = chatToCallOf(ofDay);
+      dayBucket.figures.chat_to_call = chatToCall.day.size;
+      hourBuckets.forEach((b, hour) => {
+        b.figures.chat_to_call = chatToCall.hours[hour]?.size ?? 0;
+      });
       const latencies = latenciesOf(ofDay);
       Object.assign(dayBucket.figures, latencyFigures(latencies));
       hourBuckets.forEach((b, hour) => {

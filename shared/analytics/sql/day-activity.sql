@@ -121,6 +121,13 @@ facts AS (
           json_extract_scalar(body, '$.data.messageId')
         )
     END AS message_id,
+    -- Who wrote to or called whom, 1:1 (sender>receiver): a chat followed by a call between them.
+    CASE
+      WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'user'
+        THEN json_extract_scalar(body, '$.data.message.sender') || '>' || json_extract_scalar(body, '$.data.message.receiver')
+      WHEN trigger = 'call_initiated' AND json_extract_scalar(body, '$.data.call.receiverType') = 'user'
+        THEN json_extract_scalar(body, '$.data.call.sender') || '>' || json_extract_scalar(body, '$.data.call.receiver')
+    END AS directed,
     -- A 1:1 conversation: its two parties, in order, whoever sent.
     CASE
       WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'user'
@@ -183,7 +190,9 @@ transitions AS (
     -- The message a receipt is of, if it was sent in the day: when, and by whom.
     max(CASE WHEN trigger = 'message_sent' THEN event_time END) OVER (PARTITION BY app, message_id)
       AS message_sent_at,
-    max(CASE WHEN trigger = 'message_sent' THEN sender END) OVER (PARTITION BY app, message_id) AS message_sender
+    max(CASE WHEN trigger = 'message_sent' THEN sender END) OVER (PARTITION BY app, message_id) AS message_sender,
+    -- The first 1:1 message of the day from this caller to this callee.
+    min(CASE WHEN trigger = 'message_sent' THEN event_time END) OVER (PARTITION BY app, directed) AS first_chat_at
   FROM facts AS f
 ),
 changes AS (
@@ -362,6 +371,8 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
   sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts,
+  count(DISTINCT CASE WHEN n = 1 AND trigger = 'call_initiated' AND first_chat_at < event_time THEN actor END)
+    AS chat_to_call,
   count(response_ms) AS first_responses,
   count(delivery_ms) AS delivery_latencies,
   count(read_ms) AS read_latencies,
