@@ -169,6 +169,38 @@ describe("activity analytics on the local stack", () => {
     expect(Number(latencyCells.read_latencies)).toBe(figures.read_latencies);
     expect(Number(latencyCells.read_latency_p90_s)).toBe((figures.read_latency_p90_ms ?? Number.NaN) / 1000);
     expect(figures.read_latencies).toBeGreaterThan(0);
+    // --heatmap: today's weekday row is today's hourly peaks.
+    const heatmap = await cli([
+      "query",
+      "activity",
+      "--app",
+      APP,
+      "--from",
+      today,
+      "--to",
+      today,
+      "--heatmap",
+      "--json",
+    ]);
+    const hours = await cli([
+      "query",
+      "activity",
+      "--app",
+      APP,
+      "--from",
+      today,
+      "--to",
+      today,
+      "--hourly",
+      "--json",
+    ]);
+    const peaks = (JSON.parse(hours.stdout)[0].hours as Array<{ figures: { peak_online: number } }>).map(
+      (h) => h.figures.peak_online,
+    );
+    const weekday =
+      ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][new Date(`${today}T00:00:00Z`).getUTCDay()] ?? "";
+    expect(JSON.parse(heatmap.stdout).peakOnline[weekday]).toEqual(peaks);
+    expect(Math.max(...peaks)).toBeGreaterThan(0);
   });
 
   it("answers ad-hoc SQL over the archive with `webhook sql`, as JSON and CSV; refuses a write and reports an error in one line (exit 2)", async () => {

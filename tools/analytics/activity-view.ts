@@ -12,6 +12,8 @@ export interface ActivityViewOptions {
   calls?: boolean;
   /** First-response, delivery and read times: counts and percentiles, in seconds (#33). */
   latency?: boolean;
+  /** The most users online at once per weekday and hour over the range (#33). */
+  heatmap?: boolean;
   limit: number;
 }
 
@@ -76,6 +78,12 @@ export async function activityView(
   o: ActivityViewOptions,
 ): Promise<{ json: unknown; rows: Row[] }> {
   const days = await store.days(o.app, o.from, o.to);
+  if (o.heatmap)
+    return onlineHeatmap(
+      store,
+      o.app,
+      days.map((d) => d.day),
+    );
   const stamp = (d: (typeof days)[number]) => ({
     computedAt: new Date(d.computedAt).toISOString(),
     final: d.final,
@@ -149,5 +157,38 @@ export async function activityView(
       }),
       ...missing.map((day) => ({ day, computedAt: "(not computed: npx webhook rollup)" })),
     ].sort((a, b) => String(a.day).localeCompare(String(b.day))),
+  };
+}
+
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+
+/**
+ * The concurrent-online heatmap: per weekday (UTC) and hour, the most users online at once in
+ * that hour on any of the days (each hour's `peak_online`, from the presence transitions in the
+ * order of facts); one Query per day. Weekdays without a computed day are left out.
+ */
+async function onlineHeatmap(
+  store: ActivityStore,
+  app: string,
+  days: readonly string[],
+): Promise<{ json: unknown; rows: Row[] }> {
+  const grid = new Map<number, number[]>();
+  for (const day of days) {
+    const weekday = new Date(`${day}T00:00:00Z`).getUTCDay();
+    const row = grid.get(weekday) ?? Array.from({ length: 24 }, () => 0);
+    for (const h of await store.hours(app, day))
+      row[h.hour] = Math.max(row[h.hour] ?? 0, h.figures.peak_online);
+    grid.set(weekday, row);
+  }
+  const weekdays = [...grid.keys()].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+  return {
+    json: {
+      days: days.length,
+      peakOnline: Object.fromEntries(weekdays.map((w) => [WEEKDAYS[w], grid.get(w)])),
+    },
+    rows: weekdays.map((w) => ({
+      weekday: WEEKDAYS[w],
+      ...Object.fromEntries((grid.get(w) ?? []).map((v, hour) => [String(hour).padStart(2, "0"), v])),
+    })),
   };
 }
