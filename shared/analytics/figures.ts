@@ -59,6 +59,10 @@ export const FIGURES = {
   call_participants:
     "Σ over the calls that ended of their participants (distinct names of the end's roster; ÷ calls_ended: participants per call); per hour, by the hour a stint left",
   meeting_participants: "the same for meetings (÷ meetings_ended: participants per meeting)",
+  peak_calls:
+    "most calls in progress at once (call_started +1, call_ended −1, in the order of facts; a call whose first transition of the day is its end was in progress at the start)",
+  calls_at_start: "calls in progress when the day (hour) began, as the day's transitions imply",
+  calls_change: "net change of calls in progress over the day (hour)",
   chat_to_call:
     "distinct users who sent a 1:1 message to someone and later in the day (event time) called that person 1:1 (chat-to-call conversion; ÷ active_senders)",
   first_responses:
@@ -98,6 +102,7 @@ export const HOURLY_FIGURES: readonly FigureName[] = [
   "calls_cancelled",
   "calls_unanswered",
   "meetings_started",
+  "peak_calls",
 ];
 
 /** The most entries of one top list a day keeps (its replace is one transaction: at most 100 actions). */
@@ -164,8 +169,12 @@ export function activityFromRows(rows: readonly Row[], options: { hours: number;
   const hasPresence = dayRow?.peak_online !== null && dayRow?.peak_online !== undefined;
   figures.peak_online = hasPresence ? Math.max(figures.online_at_start, figures.peak_online) : 0;
 
+  const hasCalls = dayRow?.peak_calls !== null && dayRow?.peak_calls !== undefined;
+  figures.peak_calls = hasCalls ? Math.max(figures.calls_at_start, figures.peak_calls) : 0;
+
   const hourRows = new Map(rows.filter((r) => set(r) === GROUPING_SET.hour).map((r) => [num(r.hour), r]));
   let level = figures.online_at_start;
+  let calls = figures.calls_at_start;
   const hours = Array.from({ length: options.hours }, (_, hour) => {
     const row = hourRows.get(hour);
     const hourFigures = figuresOf(row);
@@ -175,6 +184,11 @@ export function activityFromRows(rows: readonly Row[], options: { hours: number;
     hourFigures.online_at_start = level;
     hourFigures.peak_online = Math.max(level, reached);
     level += hourFigures.online_change;
+    const callsReached =
+      row?.peak_calls === null || row?.peak_calls === undefined ? calls : num(row.peak_calls);
+    hourFigures.calls_at_start = calls;
+    hourFigures.peak_calls = Math.max(calls, callsReached);
+    calls += hourFigures.calls_change;
     return { hour, figures: hourFigures };
   });
 

@@ -200,6 +200,10 @@ describe("activity analytics on the local stack", () => {
     const weekday =
       ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][new Date(`${today}T00:00:00Z`).getUTCDay()] ?? "";
     expect(JSON.parse(heatmap.stdout).peakOnline[weekday]).toEqual(peaks);
+    const callPeaks = (JSON.parse(hours.stdout)[0].hours as Array<{ figures: { peak_calls: number } }>).map(
+      (h) => h.figures.peak_calls,
+    );
+    expect(JSON.parse(heatmap.stdout).peakCalls[weekday]).toEqual(callPeaks);
     expect(Math.max(...peaks)).toBeGreaterThan(0);
   });
 

@@ -252,3 +252,45 @@ describe("messaging latencies from the archive, on DuckDB and in the independent
     expect(sql.hours).toEqual(expected?.hours);
   });
 });
+
+describe("calls in progress at once (#33)", () => {
+  it("takes the peak of calls in progress per day and hour, a call ended without its start counted from the day's start", async () => {
+    // Prepare: c3 was in progress at midnight (only its end, 10:30, is in the day); c1 starts at
+    // 10:00 and ends 10:20; c2 starts 10:10 and ends 11:05. Levels: 1, 2, 3, 2, 1 | 0.
+    const appId = uniqueName("app");
+    const at = (h: number, m: number) => Date.UTC(2023, 9, 10, h, m) / 1000;
+    const started = (id: string, second: number) =>
+      sessionEvent(appId, "call_started", (data) => {
+        data.sessionId = id;
+        data.created_at = second;
+      });
+    const ended = (id: string, from: number, to: number) =>
+      sessionEvent(appId, "call_ended", (data) => {
+        data.sessionId = id;
+        data.created_at = from;
+        data.destroyed_at = to;
+      });
+    const events = [
+      started("c1", at(10, 0)),
+      started("c2", at(10, 10)),
+      ended("c1", at(10, 0), at(10, 20)),
+      ended("c3", at(9, 0) - 86_400, at(10, 30)),
+      ended("c2", at(10, 10), at(11, 5)),
+    ];
+
+    // Act
+    const { sql, expected } = await bothWays(appId, events);
+
+    // Assess
+    expect([sql.figures.peak_calls, sql.figures.calls_at_start, sql.figures.calls_change]).toEqual([
+      3, 1, -1,
+    ]);
+    expect([
+      sql.hours[10]?.figures.peak_calls,
+      sql.hours[11]?.figures.calls_at_start,
+      sql.hours[12]?.figures.peak_calls,
+    ]).toEqual([3, 1, 0]);
+    expect(sql.figures).toEqual(expected?.figures);
+    expect(sql.hours).toEqual(expected?.hours);
+  });
+});

@@ -12,7 +12,7 @@ export interface ActivityViewOptions {
   calls?: boolean;
   /** First-response, delivery and read times: counts and percentiles, in seconds (#33). */
   latency?: boolean;
-  /** The most users online at once per weekday and hour over the range (#33). */
+  /** The most users online, and calls in progress, at once per weekday and hour over the range (#33). */
   heatmap?: boolean;
   limit: number;
 }
@@ -47,6 +47,7 @@ const CALL_COLUMNS: ReadonlyArray<keyof Figures> = [
   "call_participants",
   "meeting_participants",
   "chat_to_call",
+  "peak_calls",
 ];
 
 /** `--latency`: first responses, deliveries and reads: how many, and their percentiles (shown in seconds). */
@@ -163,32 +164,42 @@ export async function activityView(
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 
 /**
- * The concurrent-online heatmap: per weekday (UTC) and hour, the most users online at once in
- * that hour on any of the days (each hour's `peak_online`, from the presence transitions in the
- * order of facts); one Query per day. Weekdays without a computed day are left out.
+ * The concurrency heatmaps: per weekday (UTC) and hour, the most users online at once
+ * (`peak_online`) and the most calls in progress at once (`peak_calls`) in that hour on any of the
+ * days, from each stored hour (the transitions in the order of facts); one Query per day.
+ * Weekdays without a computed day are left out.
  */
 async function onlineHeatmap(
   store: ActivityStore,
   app: string,
   days: readonly string[],
 ): Promise<{ json: unknown; rows: Row[] }> {
-  const grid = new Map<number, number[]>();
+  const grids = { online: new Map<number, number[]>(), calls: new Map<number, number[]>() };
   for (const day of days) {
     const weekday = new Date(`${day}T00:00:00Z`).getUTCDay();
-    const row = grid.get(weekday) ?? Array.from({ length: 24 }, () => 0);
-    for (const h of await store.hours(app, day))
-      row[h.hour] = Math.max(row[h.hour] ?? 0, h.figures.peak_online);
-    grid.set(weekday, row);
+    const hours = await store.hours(app, day);
+    for (const [what, figure] of [
+      ["online", "peak_online"],
+      ["calls", "peak_calls"],
+    ] as const) {
+      const row = grids[what].get(weekday) ?? Array.from({ length: 24 }, () => 0);
+      for (const h of hours) row[h.hour] = Math.max(row[h.hour] ?? 0, h.figures[figure]);
+      grids[what].set(weekday, row);
+    }
   }
-  const weekdays = [...grid.keys()].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+  const weekdays = [...grids.online.keys()].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
+  const byWeekday = (grid: Map<number, number[]>) =>
+    Object.fromEntries(weekdays.map((w) => [WEEKDAYS[w], grid.get(w)]));
   return {
-    json: {
-      days: days.length,
-      peakOnline: Object.fromEntries(weekdays.map((w) => [WEEKDAYS[w], grid.get(w)])),
-    },
-    rows: weekdays.map((w) => ({
-      weekday: WEEKDAYS[w],
-      ...Object.fromEntries((grid.get(w) ?? []).map((v, hour) => [String(hour).padStart(2, "0"), v])),
-    })),
+    json: { days: days.length, peakOnline: byWeekday(grids.online), peakCalls: byWeekday(grids.calls) },
+    rows: (["online", "calls"] as const).flatMap((what) =>
+      weekdays.map((w) => ({
+        peak: what,
+        weekday: WEEKDAYS[w],
+        ...Object.fromEntries(
+          (grids[what].get(w) ?? []).map((v, hour) => [String(hour).padStart(2, "0"), v]),
+        ),
+      })),
+    ),
   };
 }

@@ -439,7 +439,7 @@ function addFigureCommands(program: Command, run: Run): void {
       .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
       .option("--calls", "the calls and meetings that ended: by duration, and participants per session")
       .option("--latency", "first-response, delivery and read times: counts and percentiles (seconds)")
-      .option("--heatmap", "the most users online at once, per weekday and hour, over the days")
+      .option("--heatmap", "the most users online, and calls in progress, at once per weekday and hour")
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
     run(async (_q, o, target) => {

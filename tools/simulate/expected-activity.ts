@@ -217,13 +217,33 @@ function close(b: Bucket): Figures {
  * with, the highest level reached, and the net change.
  */
 function presenceLevels(facts: readonly Fact[]) {
-  const transitions = facts
-    .filter((f) => f.trigger === "user_connection_status_changed")
-    .sort((a, b) => compareFacts(a.order, b.order));
+  return levelsOf(
+    facts.filter((f) => f.trigger === "user_connection_status_changed"),
+    (t) => str(t.data, "user.uid") ?? "",
+    (t) => str(t.data, "status") === "online",
+  );
+}
+
+/** Calls in progress through one day, as `presenceLevels` for users online: started up, ended down. */
+function callLevels(facts: readonly Fact[]) {
+  return levelsOf(
+    facts.filter((f) => f.trigger === "call_started" || f.trigger === "call_ended"),
+    (t) => str(t.data, "sessionId") ?? "",
+    (t) => t.trigger === "call_started",
+  );
+}
+
+/**
+ * How many things are "up" through one day, from their transitions in the order of facts: one whose
+ * first transition is down was up when the day began. Per hour: the level it began with, the
+ * highest level reached, and the net change.
+ */
+function levelsOf(facts: readonly Fact[], keyOf: (f: Fact) => string, isUp: (f: Fact) => boolean) {
+  const transitions = [...facts].sort((a, b) => compareFacts(a.order, b.order));
   const status = new Map<string, boolean>();
   for (const t of transitions) {
-    const uid = str(t.data, "user.uid") ?? "";
-    if (!status.has(uid)) status.set(uid, str(t.data, "status") !== "online");
+    const key = keyOf(t);
+    if (!status.has(key)) status.set(key, !isUp(t));
   }
   const atStart = [...status.values()].filter(Boolean).length;
   let level = atStart;
@@ -236,10 +256,10 @@ function presenceLevels(facts: readonly Fact[]) {
       hour++;
       hours[hour] = { start: level, peak: level, change: 0 };
     }
-    const uid = str(t.data, "user.uid") ?? "";
-    const online = str(t.data, "status") === "online";
-    const delta = (online ? 1 : 0) - (status.get(uid) ? 1 : 0);
-    status.set(uid, online);
+    const key = keyOf(t);
+    const up = isUp(t);
+    const delta = (up ? 1 : 0) - (status.get(key) ? 1 : 0);
+    status.set(key, up);
     level += delta;
     const h = hours[hour] as { start: number; peak: number; change: number };
     h.change += delta;
@@ -473,17 +493,30 @@ export function expectedActivity(
         });
       }
       const presence = presenceLevels(ofDay);
+      const inProgress = callLevels(ofDay);
       const figures = {
         ...close(dayBucket),
         peak_online: presence.peak,
         online_at_start: presence.atStart,
         online_change: presence.change,
+        peak_calls: inProgress.peak,
+        calls_at_start: inProgress.atStart,
+        calls_change: inProgress.change,
       };
       const hours = hourBuckets.map((b, hour) => {
         const p = presence.hours[hour] as { start: number; peak: number; change: number };
+        const c = inProgress.hours[hour] as { start: number; peak: number; change: number };
         return {
           hour,
-          figures: { ...close(b), peak_online: p.peak, online_at_start: p.start, online_change: p.change },
+          figures: {
+            ...close(b),
+            peak_online: p.peak,
+            online_at_start: p.start,
+            online_change: p.change,
+            peak_calls: c.peak,
+            calls_at_start: c.start,
+            calls_change: c.change,
+          },
         };
       });
       const topGroups: GroupActivity[] = [...groups]

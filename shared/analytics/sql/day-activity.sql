@@ -160,9 +160,13 @@ facts AS (
           - CAST(CAST(json_extract_scalar(body, '$.data.created_at') AS DOUBLE) AS BIGINT)
     END AS session_seconds,
     CASE
-      WHEN trigger IN ('call_participant_left', 'meeting_participant_left', 'call_ended', 'meeting_ended')
+      WHEN trigger IN (
+        'call_participant_left', 'meeting_participant_left', 'call_ended', 'meeting_ended', 'call_started'
+      )
         THEN json_extract_scalar(body, '$.data.sessionId')
     END AS session_id,
+    -- A call's transitions: 1 started, 0 ended (the calls in progress, as presence's users online).
+    CASE WHEN trigger = 'call_started' THEN 1 WHEN trigger = 'call_ended' THEN 0 END AS call_up,
     CASE
       WHEN trigger IN ('call_participant_left', 'meeting_participant_left') THEN json_extract(body, '$.data.occupant')
     END AS occupant,
@@ -183,6 +187,10 @@ transitions AS (
     lag(presence_status) OVER (
       PARTITION BY app, trigger, actor ORDER BY event_time, rank, received_at, event_id
     ) AS previous_status,
+    lag(call_up) OVER (
+      PARTITION BY app, CASE WHEN call_up IS NOT NULL THEN session_id END
+      ORDER BY event_time, rank, received_at, event_id
+    ) AS previous_call_up,
     -- The message before it in its 1:1 conversation (in the order of facts): who sent it, when.
     lag(sender) OVER (PARTITION BY app, pair ORDER BY event_time, rank, received_at, event_id) AS previous_sender,
     lag(event_time) OVER (PARTITION BY app, pair ORDER BY event_time, rank, received_at, event_id)
@@ -209,7 +217,15 @@ changes AS (
       WHEN previous_status IS NULL THEN online - (1 - online)
       WHEN previous_status = 'online' THEN online - 1
       ELSE online
-    END AS delta
+    END AS delta,
+    -- A call whose first transition of the day is its end was in progress when the day began.
+    CASE WHEN call_up IS NULL THEN NULL WHEN previous_call_up IS NULL AND call_up = 0 THEN 1 ELSE 0 END
+      AS call_at_start,
+    CASE
+      WHEN call_up IS NULL THEN NULL
+      WHEN previous_call_up IS NULL THEN call_up - (1 - call_up)
+      ELSE call_up - previous_call_up
+    END AS call_delta
   FROM transitions AS t
 ),
 levels AS (
@@ -220,7 +236,13 @@ levels AS (
       + sum(delta) OVER (
         PARTITION BY app, trigger ORDER BY event_time, rank, received_at, event_id
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level
+      ) AS level,
+    sum(call_at_start) OVER (PARTITION BY app) AS call_start_level,
+    sum(call_at_start) OVER (PARTITION BY app)
+      + sum(call_delta) OVER (
+        PARTITION BY app, call_up IS NULL ORDER BY event_time, rank, received_at, event_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      ) AS call_level
   FROM changes AS c
 ),
 sides AS (
@@ -371,6 +393,9 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
   sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts,
+  max(call_level) AS peak_calls,
+  max(call_start_level) AS calls_at_start,
+  sum(CASE WHEN n = 1 THEN call_delta ELSE 0 END) AS calls_change,
   count(DISTINCT CASE WHEN n = 1 AND trigger = 'call_initiated' AND first_chat_at < event_time THEN actor END)
     AS chat_to_call,
   count(response_ms) AS first_responses,
