@@ -89,7 +89,11 @@ export interface ForgetRequest {
   requestedBy: string;
 }
 
-/** What an erasure found: persisted before the first change, so a re-run after a crash resumes it. */
+/**
+ * What an erasure found: persisted before the first change (without `items`, whose keys hold the
+ * uid: a re-run finds them again from the groups and sessions named here), so that a re-run after
+ * a crash resumes it. No uid, name or text.
+ */
 export interface ErasurePlan {
   /** Archive, quarantine and oversize objects holding the user (or app). */
   objects: string[];
@@ -97,8 +101,11 @@ export interface ErasurePlan {
   days: string[];
   /** Receipt days with a compaction: their Parquet is rewritten. */
   compactDays: string[];
-  /** Table items to delete or redact, by table and key. */
+  /** Table items to delete or redact, by table and key (not persisted: found again on a re-run). */
   items: Array<{ table: keyof TableNames; key: Record<string, string> }>;
+  /** The groups and sessions the user's lines name: where the tables hold them besides their own items. */
+  groups: string[];
+  sessions: string[];
   /** Recording objects of sessions the user took part in. */
   recordings: string[];
   bytesScanned: number;
@@ -419,6 +426,8 @@ async function findPlan(
       days: [],
       compactDays: await compacted(deps, [...days]),
       items: [],
+      groups: [],
+      sessions: [],
       recordings: await keysUnder(deps, `${S3_PREFIX.recordings}${seg}/`),
       bytesScanned: found.bytesScanned,
     };
@@ -474,6 +483,8 @@ async function findPlan(
     days: [...learnt.days].sort(),
     compactDays: await compacted(deps, receiptDays),
     items: items.items,
+    groups: [...learnt.groups].sort(),
+    sessions: [...learnt.sessions].sort(),
     recordings: items.recordings,
     bytesScanned,
   };
@@ -730,15 +741,27 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const saved = await getBytes(deps, planKey);
     let plan: ErasurePlan;
     let names = pending.names;
-    if (saved) plan = JSON.parse(textOf(saved)) as ErasurePlan;
-    else {
+    if (saved) {
+      // A re-run: the items are found again (their keys hold the uid, so the plan does not).
+      const persisted = JSON.parse(textOf(saved)) as Omit<ErasurePlan, "items">;
+      const items = redaction
+        ? await planItems(
+            deps,
+            appId,
+            { ...redaction, names },
+            { groups: new Set(persisted.groups), sessions: new Set(persisted.sessions) },
+          )
+        : { items: [] };
+      plan = { ...persisted, items: items.items };
+    } else {
       const found = await findPlan(deps, request, redaction);
       plan = found.plan;
       names = found.names;
       counts.objectsSearched = found.searched;
       await deps.checkpoint?.("save plan");
       await savePendingErasure(deps.state, appId, uid, { ...pending, names });
-      await putText(deps, planKey, JSON.stringify(plan), false);
+      const { items: _items, ...persisted } = plan;
+      await putText(deps, planKey, JSON.stringify(persisted), false);
     }
     counts.bytesScanned = plan.bytesScanned;
     const full = redaction && { ...redaction, names };

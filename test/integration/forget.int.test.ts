@@ -442,6 +442,9 @@ describe("forget: one user erased from the archive, the tables and the figures, 
           uid: world.uid,
           requestedBy: "test",
         }).catch((error: Error) => error);
+        // What a crash leaves in the bucket (the plan) names no one.
+        for (const { key } of await listObjects(env.s3, env.bucket, "erasures/"))
+          expect(holdsUser(await objectText(key), world), key).toBe(false);
         const report = await forget(world.deps(), {
           appId: world.appId,
           uid: world.uid,
