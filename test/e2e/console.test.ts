@@ -259,6 +259,26 @@ describe("the console in a browser", () => {
       expect(Number(row?.call_minutes)).toBeCloseTo((d.figures.call_seconds ?? 0) / 60, 2);
       expect(row?.final).toBe(d.final ? "yes" : "no");
     }
+    // Calls and replies per day (#33): as `query activity` prints them.
+    const calls = await rows("activity-calls");
+    for (const d of computed) {
+      expect(Number(calls[d.day]?.calls_ended)).toBe(d.figures.calls_ended);
+      expect(Number(calls[d.day]?.peak_calls)).toBe(d.figures.peak_calls);
+      expect(calls[d.day]?.read_latency_p50_ms).toBe(String((d.figures.read_latency_p50_ms ?? 0) / 1000));
+    }
+    // The heatmaps: `query activity --heatmap`.
+    const heat = await query("activity", "--app", SIM, "--from", from, "--to", day, "--heatmap", "--json");
+    for (const [table, grid] of [
+      ["heatmap-online", heat.peakOnline],
+      ["heatmap-calls", heat.peakCalls],
+    ] as const) {
+      const shownGrid = await rows(table);
+      expect(Object.keys(shownGrid)).toEqual(Object.keys(grid));
+      for (const [weekday, values] of Object.entries(grid as Record<string, number[]>))
+        expect(values.map((_, h) => Number(shownGrid[weekday]?.[String(h).padStart(2, "0")]))).toEqual(
+          values,
+        );
+    }
     const messagesChart = await page.evaluate(() => {
       const c = (
         window as unknown as {

@@ -319,6 +319,10 @@ export async function handleApi(
       const o = parse(schemas.range, params);
       return ok((await activityView(activityStoreFor(target), { ...o, limit: 10 })).json);
     }
+    case "/api/activity/heatmap": {
+      const o = parse(schemas.range, params);
+      return ok((await activityView(activityStoreFor(target), { ...o, limit: 10, heatmap: true })).json);
+    }
     case "/api/activity/hours": {
       const o = parse(schemas.day, params);
       return ok(await oneDay(target, { app: o.app, day: o.day, hourly: true, limit: 10 }));

@@ -457,7 +457,66 @@ async function refreshActivity() {
     }),
     { key: (d) => d.day },
   );
+  const seconds = (ms) => (ms === undefined || ms === null ? "" : String(ms / 1000));
+  const ratio = (x) => (x === null || x === undefined ? "" : x.toFixed(2));
+  fillTable(
+    $("activity-calls"),
+    [
+      ["day", "day"],
+      ["calls_ended", "calls ended"],
+      ["durations", "< 1 / 1–5 / 5–15 / 15–60 / > 60 min"],
+      ["per_call", "participants per call", ratio],
+      ["peak_calls", "most at once"],
+      ["chat_to_call", "chat then call"],
+      ["first_response_p50_ms", "reply p50 (s)", seconds],
+      ["first_response_p90_ms", "reply p90 (s)", seconds],
+      ["delivery_latency_p50_ms", "delivered p50 (s)", seconds],
+      ["read_latency_p50_ms", "read p50 (s)", seconds],
+      ["read_latency_p90_ms", "read p90 (s)", seconds],
+      ["read_latency_p99_ms", "read p99 (s)", seconds],
+    ],
+    days.map((d) => ({
+      day: d.day,
+      ...d.figures,
+      durations: [
+        "sessions_under_1m",
+        "sessions_1_5m",
+        "sessions_5_15m",
+        "sessions_15_60m",
+        "sessions_over_60m",
+      ]
+        .map((k) => d.figures[k])
+        .join(" / "),
+      per_call: d.derived.participants_per_call,
+    })),
+    { key: (d) => d.day, empty: "no day computed in the range" },
+  );
+  const heatmap = await api("activity/heatmap", { app, from, to });
+  for (const [id, grid] of [
+    ["heatmap-online", heatmap.peakOnline],
+    ["heatmap-calls", heatmap.peakCalls],
+  ])
+    fillHeatmap($(id), id === "heatmap-online" ? "users online" : "calls", grid);
   await refreshDay(app);
+}
+
+/** A weekday × hour table of peaks, each cell shaded by its share of the table's highest. */
+function fillHeatmap(table, what, grid) {
+  const hours = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, "0"));
+  fillTable(
+    table,
+    [["weekday", what], ...hours.map((h) => [h, h])],
+    Object.entries(grid).map(([weekday, values]) => ({
+      weekday,
+      ...Object.fromEntries(values.map((v, h) => [hours[h], v])),
+    })),
+    { key: (r) => r.weekday, empty: "no day computed in the range" },
+  );
+  const top = Math.max(1, ...Object.values(grid).flat());
+  for (const cell of table.querySelectorAll("td[data-column]")) {
+    if (cell.dataset.column === "weekday") continue;
+    cell.style.background = `rgba(47, 111, 222, ${(Number(cell.textContent) / top) * 0.8})`;
+  }
 }
 
 async function refreshDay(app) {
