@@ -7,6 +7,7 @@ import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { s3UserSets } from "../../shared/analytics/user-sets";
 import { loadRollupConfig } from "../../shared/config/function-config";
 import { archiveLock } from "../../shared/erasure/erasure-state";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
@@ -52,6 +53,7 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     ledger,
     compactor: athenaCompactor({ engine, s3, bucket: config.dataBucket }),
     archiveLock: lock,
+    userSets: s3UserSets(s3, config.dataBucket),
   };
   let report: ScheduledRollupReport;
   try {

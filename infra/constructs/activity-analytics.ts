@@ -196,6 +196,9 @@ export class ActivityAnalytics extends Construct {
     // The ledger of its passes (`rollup/date=<day>.json`): read, then rewritten.
     props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.rollup]);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.rollup);
+    // Each closed day's user sets and first sightings (users over time), written by a final pass.
+    props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.users]);
+    props.data.grantListPrefix(this.rollup, S3_PREFIX.users);
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
     );

@@ -87,7 +87,11 @@ export class DataBucket extends Construct {
         { prefix: S3_PREFIX.oversize, expiration: Duration.days(retain.oversizeDays ?? 30) },
         ...(retain.archiveDays === undefined
           ? []
-          : [{ prefix: S3_PREFIX.compact, ...expiring(retain.archiveDays) }]),
+          : [
+              { prefix: S3_PREFIX.compact, ...expiring(retain.archiveDays) },
+              // The user sets are the archive's, summed up: kept as long (first seen within it).
+              { prefix: S3_PREFIX.users, ...expiring(retain.archiveDays) },
+            ]),
         ...(retain.recordingsDays === undefined
           ? []
           : [{ prefix: S3_PREFIX.recordings, ...expiring(retain.recordingsDays) }]),

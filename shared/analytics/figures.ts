@@ -134,7 +134,15 @@ export interface DayActivity {
 }
 
 /** The GROUPING(hour, group_id, sender, message_kind) value of each grouping set of the query. */
-const GROUPING_SET = { day: 15, hour: 7, group: 11, user: 13, messageKind: 14 } as const;
+const GROUPING_SET = { day: 31, hour: 15, group: 23, user: 27, messageKind: 29, activeUser: 30 } as const;
+
+/** The day's active users (the uid of each user-set row: a final pass asks for them, `:users`). */
+export function activeUsersFromRows(rows: readonly Row[]): string[] {
+  return rows
+    .filter((r) => num(r.grouping_set) === GROUPING_SET.activeUser && r.uid !== null && r.uid !== undefined)
+    .map((r) => String(r.uid))
+    .sort();
+}
 
 type Row = Record<string, SqlValue | null>;
 

@@ -4,10 +4,11 @@ import { utcDay } from "../contracts/bucket-layout";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
-import { activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
+import { activeUsersFromRows, activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
 import type { DayPass, RollupLedger } from "./store/rollup-ledger";
+import { type UserSetStore, writeDayUsers } from "./user-sets";
 
 const DAY_MS = 86_400_000;
 
@@ -32,6 +33,11 @@ export interface RollupDependencies {
    * it never rewrites a day an erasure is rewriting (held: the compaction waits for the next tick).
    */
   archiveLock?: ArchiveLock;
+  /**
+   * Where a final pass writes each closed day's user sets (`user-sets.ts`: users over time). None:
+   * not written.
+   */
+  userSets?: UserSetStore;
 }
 
 /** A lock that one rewrite of the archive holds at a time. */
@@ -94,6 +100,8 @@ export interface RollupOptions {
 /** What one engine query over a day gave: every app's activity (or one app's), and its cost. */
 export interface DayActivities {
   activities: Map<string, DayActivity>;
+  /** With `users`: each app's active users of the day, sorted (its `active_users` is their count). */
+  activeUsers?: Map<string, string[]>;
   queries: number;
   bytesScanned: number;
 }
@@ -109,7 +117,11 @@ export interface DayActivities {
 export async function dayActivities(
   engine: SqlEngine,
   day: string,
-  { app = "", neighbours = false }: { app?: string } & Pick<RollupOptions, "neighbours"> = {},
+  {
+    app = "",
+    neighbours = false,
+    users = false,
+  }: { app?: string; users?: boolean } & Pick<RollupOptions, "neighbours"> = {},
 ): Promise<DayActivities> {
   const start = dayStart(day);
   const { first, last } = receiptDaysOf(day, { neighbours });
@@ -123,6 +135,7 @@ export async function dayActivities(
       day_start: start,
       day_end: start + DAY_MS,
       top: TOP_LIMIT,
+      users: users ? 1 : 0,
     },
     { from: first, to: last, edges: { from: day, to: day } },
   );
@@ -136,7 +149,15 @@ export async function dayActivities(
   const activities = new Map(
     [...rowsByApp].map(([appId, rows]) => [appId, activityFromRows(rows, { hours: 24, top: TOP_LIMIT })]),
   );
-  return { activities, queries: 1, bytesScanned: result.bytesScanned };
+  const activeUsers = users
+    ? new Map([...rowsByApp].map(([appId, rows]) => [appId, activeUsersFromRows(rows)]))
+    : undefined;
+  return {
+    activities,
+    queries: 1,
+    bytesScanned: result.bytesScanned,
+    ...(activeUsers ? { activeUsers } : {}),
+  };
 }
 
 /**
@@ -282,7 +303,12 @@ export async function rollupDayAllApps(
     };
   const computedAt = deps.now();
   const final = isFinal(day, computedAt, deps);
-  const { activities, queries, bytesScanned } = await dayActivities(deps.engine, day, options);
+  // A final pass also returns each app's active users: the day's user set (users over time).
+  const withUsers = final && deps.userSets !== undefined;
+  const { activities, activeUsers, queries, bytesScanned } = await dayActivities(deps.engine, day, {
+    ...options,
+    users: withUsers,
+  });
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
@@ -317,6 +343,13 @@ export async function rollupDayAllApps(
     ),
   );
   report.rollups.sort((a, b) => (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0));
+  if (withUsers && deps.userSets && activeUsers)
+    try {
+      await writeDayUsers(deps.userSets, day, activeUsers);
+    } catch (error) {
+      // The pass is not recorded: the next tick passes the day again and writes its sets.
+      report.failures.push({ appId: "(user sets)", day, error });
+    }
   if (report.failures.length === 0)
     await deps.ledger?.record({
       day,

@@ -153,12 +153,38 @@ async function getBytes(deps: ForgetDependencies, key: string): Promise<Uint8Arr
 const isGzip = (bytes: Uint8Array) => bytes[0] === 0x1f && bytes[1] === 0x8b;
 const textOf = (bytes: Uint8Array) => Buffer.from(isGzip(bytes) ? gunzipSync(bytes) : bytes).toString("utf8");
 
+type ObjectKind = "ndjson" | "quarantine" | "oversize" | "users";
+
 /** The kind of object a key is, as the erasure rewrites it. */
-function objectKind(key: string): "ndjson" | "quarantine" | "oversize" | undefined {
+function objectKind(key: string): ObjectKind | undefined {
   if (isArchiveObjectKey(key)) return "ndjson";
   if (key.startsWith(S3_PREFIX.quarantine)) return "quarantine";
   if (key.startsWith(S3_PREFIX.oversize)) return "oversize";
+  if (key.startsWith(S3_PREFIX.users)) return "users";
   return undefined;
+}
+
+/**
+ * A user set's lines (`{"app","uid"}`, analytics/user-sets.ts) with the user as the pseudonym (each
+ * user once: every count over the sets stays exact), or without the app's lines.
+ */
+function rewriteUserSet(text: string, appId: string, redaction: Redaction | undefined): Rewrite {
+  let changed = 0;
+  const lines = text
+    .split("\n")
+    .filter((l) => l.trim())
+    .flatMap((line) => {
+      const entry = JSON.parse(line) as { app: string; uid: string };
+      if (entry.app !== appId) return [line];
+      if (!redaction) {
+        changed++;
+        return [];
+      }
+      if (entry.uid !== redaction.uid) return [line];
+      changed++;
+      return [JSON.stringify({ app: entry.app, uid: redaction.pseudonym })];
+    });
+  return { text: lines.length ? `${lines.join("\n")}\n` : redaction ? "" : undefined, changed };
 }
 
 /** What erasing does to one object's text: the new text (undefined: delete it) and the lines changed. */
@@ -169,11 +195,12 @@ interface Rewrite {
 
 /** How the erasure rewrites an object's text: the user's lines redacted, or the app's lines removed. */
 function rewriteText(
-  kind: "ndjson" | "quarantine" | "oversize",
+  kind: ObjectKind,
   text: string,
   appId: string,
   redaction: Redaction | undefined,
 ): Rewrite {
+  if (kind === "users") return rewriteUserSet(text, appId, redaction);
   if (!redaction) {
     // The whole app: its lines go; an object left with none goes too.
     if (kind !== "ndjson") return { text: undefined, changed: 1 };
@@ -414,15 +441,28 @@ async function findPlan(
 ): Promise<{ plan: ErasurePlan; names: string[]; searched: number }> {
   const { appId } = request;
   const seg = appSegment(appId);
+  // Besides the archive: the app's quarantine and oversize bodies, and every day's user sets
+  // (small: a line per active user).
   const side = [
     ...(await keysUnder(deps, `${S3_PREFIX.quarantine}app=${seg}/`)),
     ...(await keysUnder(deps, `${S3_PREFIX.oversize}${seg}/`)),
+    ...(await keysUnder(deps, S3_PREFIX.users)),
   ];
+  /** The side objects the erasure changes (read each: they are the app's own, or small). */
+  const changing = async (subject: Redaction | undefined) => {
+    const out: string[] = [];
+    for (const key of side) {
+      const kind = objectKind(key);
+      const bytes = kind && (await getBytes(deps, key));
+      if (kind && bytes && rewriteText(kind, textOf(bytes), appId, subject).changed > 0) out.push(key);
+    }
+    return out;
+  };
   if (!redaction) {
     const found = await searchArchive(deps, appId, [], await searchChunks(deps, deps.searchChunkBytes));
     const days = new Set(found.keys.map((k) => dayOfKey(k) ?? ""));
     const plan: ErasurePlan = {
-      objects: [...found.keys, ...side],
+      objects: [...found.keys, ...(await changing(undefined))],
       days: [],
       compactDays: await compacted(deps, [...days]),
       items: [],
@@ -469,11 +509,7 @@ async function findPlan(
     }
   }
   const final = { ...redaction, names: [...learnt.names] };
-  for (const key of side) {
-    const kind = objectKind(key);
-    const bytes = kind && (await getBytes(deps, key));
-    if (kind && bytes && rewriteText(kind, textOf(bytes), appId, final).changed > 0) objects.add(key);
-  }
+  for (const key of await changing(final)) objects.add(key);
   const items = await planItems(deps, appId, final, learnt);
   const receiptDays = [...objects]
     .filter(isArchiveObjectKey)

@@ -137,7 +137,7 @@ describe("activity analytics in the stack", () => {
     expect(policy).not.toMatch(/quarantine|recordings\//);
   });
 
-  it("locks what the rollup's SQL can do on Athena: DDL only on the compactor's own compact_* tables, writes only to results, the ledger and compact/", () => {
+  it("locks what the rollup's SQL can do on Athena: DDL only on the compactor's own compact_* tables, writes only to results, the ledger, compact/ and the user sets (users/)", () => {
     // Athena runs a statement with the caller's permissions: DDL (CREATE/DROP/ALTER TABLE, CTAS,
     // MSCK) needs Glue writes, INSERT needs S3 writes to the table's location. The role may create
     // and drop only the compaction's CTAS tables (compact_<day>_<hash>), never the archive's
@@ -171,7 +171,9 @@ describe("activity analytics in the stack", () => {
       for (const table of tables) expect(table).toMatch(/table\/[a-z0-9_]+\/compact_\*/);
     }
     for (const statement of statements.filter((s) => actionsOf(s).some((a) => /^s3:(Put|Delete)/.test(a))))
-      expect(JSON.stringify(statement.Resource)).toMatch(/^[^*]*(athena-results|rollup|compact)\/\*[^*]*$/);
+      expect(JSON.stringify(statement.Resource)).toMatch(
+        /^[^*]*(athena-results|rollup|compact|users)\/\*[^*]*$/,
+      );
     template.hasResourceProperties("AWS::Athena::WorkGroup", {
       WorkGroupConfiguration: Match.objectLike({ EnforceWorkGroupConfiguration: true }),
     });

@@ -56,6 +56,7 @@ describe("retention as configuration (#34 item 1: the bucket's data)", () => {
     expect(expiryOf(rules, "raw/")).toBe(400);
     expect(expiryOf(rules, "edge/")).toBe(400);
     expect(expiryOf(rules, "compact/")).toBe(400);
+    expect(expiryOf(rules, "users/")).toBe(400);
     expect(expiryOf(rules, "quarantine/")).toBe(200);
     expect(expiryOf(rules, "recordings/")).toBe(90);
     expect(expiryOf(rules, "oversize/")).toBe(20);

@@ -19,12 +19,13 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { TOP_LIMIT } from "../../shared/analytics/figures";
 import {
   type RollupDependencies,
-  rollupDay,
+  rollupDayAllApps,
   type ScheduledRollupReport,
   scheduledRollup,
 } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
 import { oversizeKey } from "../../shared/contracts/bucket-layout";
 import {
   ARCHIVE_LOCK_LEASE_MS,
@@ -173,7 +174,11 @@ async function setUp(events: number, seed: number): Promise<World> {
     graceMs: 7_200_000,
   });
   await duckDbCompactor({ s3: env.s3, bucket: env.bucket }).compactDay(DAYS[0] ?? "");
-  for (const day of DAYS) await rollupDay(appId, day, rollup());
+  // Both days closed by a final pass over every app: their figures, and their user sets.
+  for (const day of DAYS)
+    expect(
+      (await rollupDayAllApps(day, { ...rollup(), userSets: s3UserSets(env.s3, env.bucket) })).failures,
+    ).toEqual([]);
   return {
     appId,
     otherApp,
@@ -280,7 +285,9 @@ async function assertErased(world: World, before: Map<string, string[]>, erasure
     if (key.startsWith("erasures/") || key.startsWith("compact/") || key.startsWith("rollup/")) continue;
     for (const line of lines) {
       const ofApp =
-        line.includes(`"appId":"${world.appId}"`) || key.includes(encodeURIComponent(world.appId));
+        line.includes(`"appId":"${world.appId}"`) ||
+        line.includes(`"app":"${world.appId}"`) ||
+        key.includes(encodeURIComponent(world.appId));
       if (ofApp) expect(holdsUser(line, world), `${key}: ${line.slice(0, 200)}`).toBe(false);
     }
     if (!old) continue;
@@ -326,6 +333,14 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     );
     const before = await bucketLines();
     const figuresBefore = await figures(world);
+    const usersBefore = await usersOverTime(
+      s3UserSets(env.s3, env.bucket),
+      world.appId,
+      DAYS[0] ?? "",
+      DAYS[1] ?? "",
+      DAYS[1] ?? "",
+    );
+    expect(usersBefore.days[0]?.dau).toBeGreaterThan(0);
     const named = [...before.values()].flat().filter((l) => l.includes(world.appId) && holdsUser(l, world));
     // They are in the tables in every role: their presence, memberships, and sessions by name.
     const itemsBefore = (await tableItems(world)).map((i) => JSON.stringify(i));
@@ -369,6 +384,16 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     await assertErased(world, before, report.erasureId);
     // Every figure of every day as before; the top lists with the pseudonym for the uid.
     expectSameFigures(await figures(world), figuresBefore, world.uid, report.pseudonym ?? "");
+    // Users over time from the day sets, as before (the user as the pseudonym).
+    const usersAfter = await usersOverTime(
+      s3UserSets(env.s3, env.bucket),
+      world.appId,
+      DAYS[0] ?? "",
+      DAYS[1] ?? "",
+      DAYS[1] ?? "",
+    );
+    expect(usersAfter).toEqual(usersBefore);
+    expect(report.plan.objects.some((k) => k.startsWith("users/"))).toBe(true);
     expect(JSON.stringify(figuresBefore)).toContain(world.uid);
     // The other app's lines are untouched (checked line by line above), its items too.
     const records = await erasureRecords({ doc, tableName: world.activityTable }, world.appId);
@@ -391,7 +416,8 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     // Prepare
     const world = await setUp(400, 17);
     const before = await bucketLines();
-    const ofApp = (line: string) => line.includes(`"appId":"${world.appId}"`);
+    const ofApp = (line: string) =>
+      line.includes(`"appId":"${world.appId}"`) || line.includes(`"app":"${world.appId}"`);
     expect([...before.values()].flat().some(ofApp)).toBe(true);
 
     // Act
@@ -403,7 +429,8 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     for (const [key, lines] of before) {
       if (key.startsWith("compact/") || key.startsWith("erasures/")) continue;
       const kept = lines.filter((l) => !ofApp(l) && !key.includes(encodeURIComponent(world.appId)));
-      if (kept.every((l) => !l.trim())) expect(after.has(key), key).toBe(false);
+      // An object left with none of its lines is deleted; one that had none of the app's, kept.
+      if (kept.every((l) => !l.trim()) && lines.some(ofApp)) expect(after.has(key), key).toBe(false);
       else
         expect(
           after.get(key)?.filter((l) => l.trim()),

@@ -65,7 +65,7 @@ describe("the rollup core", () => {
           columns: [],
           rows: ["a1", "a2", "ä 3/x"].map((app) => ({
             app,
-            grouping_set: 15,
+            grouping_set: 31,
             messages: app === "a1" ? messages : 1,
           })),
           bytesScanned: 10,
@@ -120,7 +120,7 @@ describe("the rollup core", () => {
       async query(_sql, params) {
         if (params?.day === "2026-01-01")
           throw new SqlQueryError("Athena query cancelled: bytes scanned limit", false, "CANCELLED");
-        return { columns: [], rows: [{ app: "done", grouping_set: 15, messages: 3 }], bytesScanned: 10 };
+        return { columns: [], rows: [{ app: "done", grouping_set: 31, messages: 3 }], bytesScanned: 10 };
       },
     };
 

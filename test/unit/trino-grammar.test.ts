@@ -12,6 +12,7 @@ const ANY_PARAMS = {
   day_start: 0,
   day_end: 86_400_000,
   top: 25,
+  users: 1,
 };
 
 describe("Trino's grammar (Athena engine 3) over the SQL sent to Athena: no emulator exists, so the grammar is the check", () => {

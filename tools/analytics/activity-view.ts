@@ -1,6 +1,7 @@
 import { derivedFigures, type Figures, HOURLY_FIGURES } from "../../shared/analytics/figures";
 import { daysInRange } from "../../shared/analytics/rollup";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
+import { USER_SETS_PREFIX, type UserSetStore, usersOverTime } from "../../shared/analytics/user-sets";
 
 export interface ActivityViewOptions {
   app: string;
@@ -14,6 +15,10 @@ export interface ActivityViewOptions {
   latency?: boolean;
   /** The most users online, and calls in progress, at once per weekday and hour over the range (#33). */
   heatmap?: boolean;
+  /** DAU, WAU, MAU, stickiness and new users per day, from the closed days' user sets (#33). */
+  users?: boolean;
+  /** New users' D+1, D+7, D+30 retention per day, and the weekly cohorts (#33). */
+  retention?: boolean;
   limit: number;
 }
 
@@ -77,7 +82,9 @@ const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 export async function activityView(
   store: ActivityStore,
   o: ActivityViewOptions,
+  sets?: UserSetStore,
 ): Promise<{ json: unknown; rows: Row[] }> {
+  if ((o.users || o.retention) && sets) return usersView(sets, o);
   const days = await store.days(o.app, o.from, o.to);
   if (o.heatmap)
     return onlineHeatmap(
@@ -201,5 +208,52 @@ async function onlineHeatmap(
         ),
       })),
     ),
+  };
+}
+
+const share = (n: number | null, of: number) => (n === null ? "" : of ? (n / of).toFixed(2) : "");
+
+/**
+ * `--users` / `--retention`: users over time from the closed days' user sets (the last closed day:
+ * the newest set); a window reaching past it is left empty.
+ */
+async function usersView(
+  sets: UserSetStore,
+  o: ActivityViewOptions,
+): Promise<{ json: unknown; rows: Row[] }> {
+  const closed = (await sets.list(USER_SETS_PREFIX))
+    .map((k) => /date=(\d{4}-\d{2}-\d{2})\//.exec(k)?.[1] ?? "")
+    .sort();
+  const closedThrough = closed.at(-1) ?? "";
+  const { days, weeks } = await usersOverTime(sets, o.app, o.from, o.to, closedThrough);
+  const json = { closedThrough: closedThrough || null, days, weeks };
+  if (o.retention)
+    return {
+      json,
+      rows: [
+        ...days.map((d) => ({
+          cohort: d.day,
+          new_users: d.newUsers,
+          d1: share(d.retainedD1, d.newUsers),
+          d7: share(d.retainedD7, d.newUsers),
+          d30: share(d.retainedD30, d.newUsers),
+        })),
+        ...weeks.map((w) => ({
+          cohort: `week of ${w.week}`,
+          new_users: w.users,
+          ...Object.fromEntries(w.active.map((a, i) => [`w${i + 1}`, share(a, w.users)])),
+        })),
+      ],
+    };
+  return {
+    json,
+    rows: days.map((d) => ({
+      day: d.day,
+      dau: d.dau,
+      wau: d.wau ?? "",
+      mau: d.mau ?? "",
+      stickiness: d.stickiness === null ? "" : d.stickiness.toFixed(2),
+      new_users: d.newUsers,
+    })),
   };
 }

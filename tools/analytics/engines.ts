@@ -5,6 +5,7 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { s3UserSets, type UserSetStore } from "../../shared/analytics/user-sets";
 import { UserFacingError } from "../cli/program";
 import type { Target } from "../target";
 
@@ -23,4 +24,10 @@ export function activityStoreFor(target: Target): ActivityStore {
   if (!target.activityTable)
     throw new UserFacingError("the target has no activity table (deployed before #20?)");
   return dynamoActivityStore(documentClient(target.dynamo), target.activityTable);
+}
+
+/** The target's user sets (users over time), in its data bucket. */
+export function userSetsFor(target: Target): UserSetStore {
+  if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+  return s3UserSets(target.s3, target.bucket);
 }

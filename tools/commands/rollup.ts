@@ -1,7 +1,7 @@
 /** `npx webhook rollup [--app <appId>] --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
 import { type DayRollup, daysInRange, rollupDay, rollupDayAllApps } from "../../shared/analytics/rollup";
-import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
+import { activityStoreFor, sqlEngineFor, userSetsFor } from "../analytics/engines";
 import { tableLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
@@ -28,6 +28,8 @@ async function run(o: RollupCliOptions): Promise<void> {
       store: activityStoreFor(target),
       now: Date.now,
       graceMs: o.graceMinutes * 60_000,
+      // A final pass over every app writes the day's user sets (users over time).
+      userSets: target.bucket ? userSetsFor(target) : undefined,
     };
     // One query a day: for one app, or for every app of the day at once.
     const results: DayRollup[] = [];

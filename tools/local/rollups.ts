@@ -6,6 +6,7 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { s3UserSets } from "../../shared/analytics/user-sets";
 import { archiveLock } from "../../shared/erasure/erasure-state";
 import { errorSummary } from "../../shared/platform/errors";
 
@@ -35,6 +36,7 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     ledger: blobRollupLedger(s3BlobStore(options.s3, options.bucket)),
     compactor: duckDbCompactor({ s3: options.s3, bucket: options.bucket }),
     archiveLock: archiveLock({ doc: options.doc, tableName: options.activityTable }, now),
+    userSets: s3UserSets(options.s3, options.bucket),
   };
   let running: Promise<void> = Promise.resolve();
   const tick = () => {

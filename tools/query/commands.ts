@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
-import { activityStoreFor } from "../analytics/engines";
+import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix, shortId } from "../cli/event-id";
 import { isoTime, keyValueLines, tableLines } from "../cli/format";
 import {
@@ -440,6 +440,8 @@ function addFigureCommands(program: Command, run: Run): void {
       .option("--calls", "the calls and meetings that ended: by duration, and participants per session")
       .option("--latency", "first-response, delivery and read times: counts and percentiles (seconds)")
       .option("--heatmap", "the most users online, and calls in progress, at once per weekday and hour")
+      .option("--users", "DAU, WAU, MAU, stickiness and new users per day (closed days' user sets)")
+      .option("--retention", "new users' D+1, D+7, D+30 retention, and weekly cohorts")
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
     run(async (_q, o, target) => {
@@ -447,17 +449,23 @@ function addFigureCommands(program: Command, run: Run): void {
         throw new UsageError(
           `--from ${String(o.from)} is after --to ${String(o.to)}: give the earlier day first`,
         );
-      return activityView(activityStoreFor(target), {
-        app: app(o),
-        from: String(o.from),
-        to: String(o.to),
-        hourly: Boolean(o.hourly),
-        top: o.top as "groups" | "users" | undefined,
-        calls: Boolean(o.calls),
-        latency: Boolean(o.latency),
-        heatmap: Boolean(o.heatmap),
-        limit: Number(o.limit),
-      });
+      return activityView(
+        activityStoreFor(target),
+        {
+          app: app(o),
+          from: String(o.from),
+          to: String(o.to),
+          hourly: Boolean(o.hourly),
+          top: o.top as "groups" | "users" | undefined,
+          calls: Boolean(o.calls),
+          latency: Boolean(o.latency),
+          heatmap: Boolean(o.heatmap),
+          users: Boolean(o.users),
+          retention: Boolean(o.retention),
+          limit: Number(o.limit),
+        },
+        o.users || o.retention ? userSetsFor(target) : undefined,
+      );
     }),
   );
   program

@@ -544,3 +544,29 @@ export function expectedActivity(
   }
   return result;
 }
+
+/**
+ * Each app's active users per UTC day a history implies (the users `active_users` counts: senders,
+ * editors, reactors, readers, presence users, call parties, group owners …), computed fact by fact
+ * as `expectedActivity` does: what the day sets of users over time must hold.
+ *
+ * @example expectedUsers(history.events, (e) => e.at).get("app1")?.get("2026-01-02") // Set { "app1-u3", … }
+ */
+export function expectedUsers(
+  events: readonly GeneratedEvent[],
+  receivedAt: (e: GeneratedEvent) => number,
+): Map<string, Map<string, Set<string>>> {
+  const result = new Map<string, Map<string, Set<string>>>();
+  for (const [appId, facts] of factsOf(events, receivedAt)) {
+    const days = new Map<string, Set<string>>();
+    for (const fact of facts) {
+      const b = bucket();
+      add(b, fact);
+      const users = days.get(fact.day) ?? new Set<string>();
+      for (const uid of b.users) users.add(uid);
+      days.set(fact.day, users);
+    }
+    result.set(appId, days);
+  }
+  return result;
+}

@@ -69,7 +69,7 @@ function play(world: HistoryWorld, options: GeneratorOptions): void {
     const app = byWeight
       ? (world.apps[Number(random.weighted(byWeight))] as AppState)
       : random.pick(world.apps);
-    world.t += random.int(0, 2);
+    world.t += random.int(0, 2) * (options.pace ?? 1);
     ACTIONS[random.weighted(WEIGHTS)](world, app);
   }
 }

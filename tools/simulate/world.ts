@@ -41,6 +41,11 @@ export interface GeneratorOptions {
    * never picks sends nothing).
    */
   appWeights?: readonly number[];
+  /**
+   * Seconds between two actions are multiplied by this (1: about a second apart): a pace of 1,000
+   * spreads 3,000 events over a month, one history whose users come and go day after day.
+   */
+  pace?: number;
 }
 
 const PLATFORMS = ["web", "android", "ios", "javascript"];

@@ -20,9 +20,10 @@
 --    that left in the day, reported by a participant-left fact (side 1) or an end's roster, once:
 --    its latest left_at in the day, in that hour (participant-seconds).
 -- 6. one aggregation over grouping sets, each per app: the day, each hour, each group, each
---    sender and each message kind (GROUPING(...) tells which).
+--    sender, each message kind and each active user (GROUPING(...) tells which).
 -- 7. the top lists cut here, per app: the :top groups and senders with the most messages (ties
---    by id), so that a day of 10,000 apps ships their top lists, not every group and sender.
+--    by id), so that a day of 10,000 apps ships their top lists, not every group and sender; the
+--    active users (the day's user set: `users over time`) only when :users = 1 (a final pass).
 -- One chain of CTEs, each read once: Athena inlines a CTE at each use, so a second reader of the
 -- archive's lines would scan them again.
 -- An integer read from a body is cast through DOUBLE: a time written `1696934553.0` reads as
@@ -329,11 +330,12 @@ ranked_latencies AS (
 grouped AS (
 SELECT
   app,
-  GROUPING(hour, group_id, sender, message_kind) AS grouping_set,
+  GROUPING(hour, group_id, sender, message_kind, uid) AS grouping_set,
   hour,
   group_id,
   sender,
   message_kind,
+  uid,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' THEN 1 ELSE 0 END) AS messages,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'user' THEN 1 ELSE 0 END) AS messages_user,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'group' THEN 1 ELSE 0 END) AS messages_group,
@@ -435,13 +437,13 @@ SELECT
     ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
   END AS read_latency_p99_ms
 FROM ranked_latencies
-GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind))
+GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, uid))
 ),
 ranked AS (
   SELECT
     g.*,
-    -- 11: a group's row, 13: a sender's (GROUPING: 1 for each of hour, group_id, sender,
-    -- message_kind left out). The row of no group (no sender) is not a list entry.
+    -- 23: a group's row, 27: a sender's, 30: an active user's (GROUPING: 1 for each of hour,
+    -- group_id, sender, message_kind, uid left out). The row of no group (no sender) is not a list entry.
     row_number() OVER (
       PARTITION BY app, grouping_set
       ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
@@ -450,5 +452,7 @@ ranked AS (
 )
 SELECT *
 FROM ranked
-WHERE grouping_set NOT IN (11, 13) OR (position <= :top AND coalesce(group_id, sender) IS NOT NULL)
+WHERE grouping_set NOT IN (23, 27, 30)
+  OR (grouping_set IN (23, 27) AND position <= :top AND coalesce(group_id, sender) IS NOT NULL)
+  OR (grouping_set = 30 AND :users = 1 AND uid IS NOT NULL)
 ORDER BY app, grouping_set, position

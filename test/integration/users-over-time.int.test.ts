@@ -1,0 +1,156 @@
+import { createHash } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { daysInRange, rollupDayAllApps } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
+import { archiveBatch } from "../../shared/projector/raw-archive";
+import { activityView } from "../../tools/analytics/activity-view";
+import { createActivityTable } from "../../tools/local/provision";
+import { expectedUsers } from "../../tools/simulate/expected-activity";
+import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
+import { createBucket, testClients, uniqueName } from "../support/aws";
+
+/**
+ * Users over time (#33) on fauxqs, DynamoDB Local and DuckDB: 40 days of two apps whose 30 users
+ * come and go (one history at a slow pace, so that who is active changes from day to day), archived, every day closed by a final pass in a shuffled order (so that first
+ * sightings are taken back by days closed late), then DAU, WAU, MAU, new users and their D+1, D+7,
+ * D+30 retention, and the weekly cohorts, compared with a brute-force count over the day sets
+ * the history implies, fact by fact (`expectedUsers`).
+ */
+const { s3, dynamo } = testClients();
+const FIRST = "2026-02-01";
+const DAYS = daysInRange(FIRST, "2026-03-12");
+let bucket: string;
+let activityTable: string;
+
+beforeAll(async () => {
+  bucket = await createBucket(s3, uniqueName("users"));
+  activityTable = uniqueName("activity");
+  await createActivityTable(dynamo, activityTable);
+});
+
+/** A seeded shuffle (the order days close in). */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let x = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    x = (x * 1_103_515_245 + 12_345) % 2 ** 31;
+    const j = x % (i + 1);
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+describe("users over time: the closed days' user sets, exact against the history", () => {
+  it("counts DAU, WAU, MAU, new users and retention as a brute-force count over the history's day sets", async () => {
+    // Prepare: one history over the 40 days (~1,450 s between actions: ~60 events a day).
+    const apps = [uniqueName("uot"), uniqueName("uot")];
+    const events: GeneratedEvent[] = generateHistory({
+      events: 4800,
+      seed: 33,
+      apps,
+      pace: 1450,
+      startAt: Date.parse(`${FIRST}T00:00:00Z`) / 1000,
+    }).events.filter((e) => e.at < Date.parse(`${DAYS.at(-1)}T23:00:00Z`));
+    const store = s3BlobStore(s3, bucket);
+    for (let i = 0; i < events.length; i += 100)
+      await archiveBatch(
+        events.slice(i, i + 100).map((e, j) => {
+          const eventId = createHash("sha256").update(e.body).digest("hex");
+          return {
+            messageId: eventId,
+            eventId,
+            receivedAt: e.at + 500 + j,
+            trigger: e.trigger,
+            appId: e.appId,
+            body: e.body,
+          };
+        }),
+        store,
+      );
+    const sets = s3UserSets(s3, bucket);
+    const deps = {
+      engine: duckDbEngine({ s3, bucket }),
+      store: dynamoActivityStore(documentClient(dynamo), activityTable),
+      now: () => Date.parse("2026-04-01T00:00:00Z"),
+      graceMs: 7_200_000,
+      userSets: sets,
+    };
+
+    // Act: every day closed, in a shuffled order.
+    for (const day of shuffled(DAYS, 7)) {
+      const pass = await rollupDayAllApps(day, deps);
+      expect(pass.failures).toEqual([]);
+    }
+    const app = apps[0] ?? "";
+    const last = DAYS.at(-1) ?? "";
+    const result = await usersOverTime(sets, app, FIRST, last, last);
+
+    // Assess: against the day sets the history implies.
+    const truth = expectedUsers(events, (e) => e.at + 500).get(app) ?? new Map<string, Set<string>>();
+    const on = (day: string) => truth.get(day) ?? new Set<string>();
+    const window = (day: string, n: number) => {
+      const all = new Set<string>();
+      for (let i = 0; i < n; i++)
+        for (const uid of on(addDays(day, -i))) if (addDays(day, -i) >= FIRST) all.add(uid);
+      return all;
+    };
+    const firstSeen = new Map<string, string>();
+    for (const day of DAYS) for (const uid of on(day)) if (!firstSeen.has(uid)) firstSeen.set(uid, day);
+    const cohort = (day: string) => [...firstSeen].filter(([, d]) => d === day).map(([uid]) => uid);
+    const kept = (day: string, k: number) =>
+      addDays(day, k) > last ? null : cohort(day).filter((uid) => on(addDays(day, k)).has(uid)).length;
+    const want = DAYS.map((day) => {
+      const mau = window(day, 30).size;
+      return {
+        day,
+        dau: on(day).size,
+        wau: window(day, 7).size,
+        mau,
+        stickiness: mau ? on(day).size / mau : null,
+        newUsers: cohort(day).length,
+        retainedD1: kept(day, 1),
+        retainedD7: kept(day, 7),
+        retainedD30: kept(day, 30),
+      };
+    });
+    expect(result.days).toEqual(want);
+    // The figures move: users come and go, some come back after a week and after a month.
+    expect(new Set(want.map((d) => d.dau)).size).toBeGreaterThan(3);
+    expect(want.some((d) => (d.mau ?? 0) > (d.wau ?? 0) && (d.wau ?? 0) > d.dau)).toBe(true);
+    expect(want.filter((d) => d.newUsers > 0).length).toBeGreaterThan(2);
+    expect(want.some((d) => (d.retainedD30 ?? 0) > 0)).toBe(true);
+    // The weekly cohorts: the users first seen in a week, active in each of the 4 weeks after.
+    for (const w of result.weeks) {
+      const members = [...firstSeen]
+        .filter(([, d]) => d >= w.week && d <= addDays(w.week, 6))
+        .map(([u]) => u);
+      expect(w.users).toBe(members.length);
+      w.active.forEach((active, k) => {
+        const start = addDays(w.week, 7 * (k + 1));
+        if (addDays(start, 6) > last) expect(active).toBeNull();
+        else expect(active).toBe(members.filter((u) => window(addDays(start, 6), 7).has(u)).length);
+      });
+    }
+    // query activity --users / --retention show the same (their JSON), and name the last closed day.
+    const view = await activityView(deps.store, { app, from: FIRST, to: last, users: true, limit: 10 }, sets);
+    expect(view.json).toEqual({ closedThrough: last, ...result });
+    const retention = await activityView(
+      deps.store,
+      { app, from: FIRST, to: last, retention: true, limit: 10 },
+      sets,
+    );
+    expect(retention.rows.filter((r) => String(r.cohort).startsWith("week of")).length).toBe(
+      result.weeks.length,
+    );
+    // The day's DAU is the day's active_users figure.
+    for (const day of DAYS.slice(0, 5))
+      expect((await deps.store.day(app, day))?.figures.active_users ?? 0).toBe(on(day).size);
+  }, 300_000);
+});
