@@ -126,15 +126,15 @@ export async function writeDayUsers(store: UserSetStore, day: string, users: Day
 /** One day of an app's users over time. Null: a window reaches a day not closed yet. */
 export interface UsersDay {
   day: string;
-  /** Distinct users active that day (the day's `active_users`). */
-  dau: number;
+  /** Distinct users active that day (the day's `active_users`); null until the day is closed. */
+  dau: number | null;
   /** Distinct users active in the 7 (30) days ending that day, each once: not a sum of days. */
   wau: number | null;
   mau: number | null;
   /** dau / mau. */
   stickiness: number | null;
-  /** Users first seen that day (in any role: no event announces a registration). */
-  newUsers: number;
+  /** Users first seen that day (in any role: no event announces a registration); null until closed. */
+  newUsers: number | null;
   /** Of those, how many were active again 1, 7 and 30 days later (null: that day is not closed yet). */
   retainedD1: number | null;
   retainedD7: number | null;
@@ -188,8 +188,8 @@ export async function usersOverTime(
   };
   const days: UsersDay[] = [];
   for (let day = from; day <= to; day = addDays(day, 1)) {
-    const dau = (await setOf(day)).size;
     const closed = day <= closedThrough;
+    const dau = closed ? (await setOf(day)).size : null;
     const wau = closed ? (await union(day, 7)).size : null;
     const mau = closed ? (await union(day, 30)).size : null;
     const cohort = await setOf(day, true);
@@ -198,8 +198,8 @@ export async function usersOverTime(
       dau,
       wau,
       mau,
-      stickiness: mau ? dau / mau : null,
-      newUsers: cohort.size,
+      stickiness: mau && dau !== null ? dau / mau : null,
+      newUsers: closed ? cohort.size : null,
       retainedD1: await retained(cohort, addDays(day, 1)),
       retainedD7: await retained(cohort, addDays(day, 7)),
       retainedD30: await retained(cohort, addDays(day, 30)),

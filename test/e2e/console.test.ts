@@ -266,6 +266,27 @@ describe("the console in a browser", () => {
       expect(Number(calls[d.day]?.peak_calls)).toBe(d.figures.peak_calls);
       expect(calls[d.day]?.read_latency_p50_ms).toBe(String((d.figures.read_latency_p50_ms ?? 0) / 1000));
     }
+    // Users over time: `query activity --users`.
+    const usersPrinted = await query(
+      "activity",
+      "--app",
+      SIM,
+      "--from",
+      from,
+      "--to",
+      day,
+      "--users",
+      "--json",
+    );
+    const usersShown = await rows("activity-users");
+    for (const d of usersPrinted.days as Array<{
+      day: string;
+      dau: number | null;
+      newUsers: number | null;
+    }>) {
+      expect(usersShown[d.day]?.dau).toBe(d.dau === null ? "" : String(d.dau));
+      expect(usersShown[d.day]?.newUsers).toBe(d.newUsers === null ? "" : String(d.newUsers));
+    }
     // The heatmaps: `query activity --heatmap`.
     const heat = await query("activity", "--app", SIM, "--from", from, "--to", day, "--heatmap", "--json");
     for (const [table, grid] of [

@@ -233,10 +233,10 @@ async function usersView(
       rows: [
         ...days.map((d) => ({
           cohort: d.day,
-          new_users: d.newUsers,
-          d1: share(d.retainedD1, d.newUsers),
-          d7: share(d.retainedD7, d.newUsers),
-          d30: share(d.retainedD30, d.newUsers),
+          new_users: d.newUsers ?? "",
+          d1: share(d.retainedD1, d.newUsers ?? 0),
+          d7: share(d.retainedD7, d.newUsers ?? 0),
+          d30: share(d.retainedD30, d.newUsers ?? 0),
         })),
         ...weeks.map((w) => ({
           cohort: `week of ${w.week}`,
@@ -249,11 +249,11 @@ async function usersView(
     json,
     rows: days.map((d) => ({
       day: d.day,
-      dau: d.dau,
+      dau: d.dau ?? "",
       wau: d.wau ?? "",
       mau: d.mau ?? "",
       stickiness: d.stickiness === null ? "" : d.stickiness.toFixed(2),
-      new_users: d.newUsers,
+      new_users: d.newUsers ?? "",
     })),
   };
 }

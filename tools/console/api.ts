@@ -7,7 +7,7 @@ import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
 import { activityView } from "../analytics/activity-view";
-import { activityStoreFor } from "../analytics/engines";
+import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
 import type { FlowSnapshot } from "../local/flow";
@@ -318,6 +318,13 @@ export async function handleApi(
     case "/api/activity": {
       const o = parse(schemas.range, params);
       return ok((await activityView(activityStoreFor(target), { ...o, limit: 10 })).json);
+    }
+    case "/api/activity/users": {
+      const o = parse(schemas.range, params);
+      return ok(
+        (await activityView(activityStoreFor(target), { ...o, limit: 10, users: true }, userSetsFor(target)))
+          .json,
+      );
     }
     case "/api/activity/heatmap": {
       const o = parse(schemas.range, params);

@@ -491,6 +491,29 @@ async function refreshActivity() {
     })),
     { key: (d) => d.day, empty: "no day computed in the range" },
   );
+  const users = await api("activity/users", { app, from, to });
+  const share = (n, of) => (n === null || n === undefined || !of ? "" : (n / of).toFixed(2));
+  fillTable(
+    $("activity-users"),
+    [
+      ["day", "day"],
+      ["dau", "DAU"],
+      ["wau", "WAU"],
+      ["mau", "MAU"],
+      ["stickiness", "DAU / MAU", ratio],
+      ["newUsers", "new users"],
+      ["d1", "back D+1"],
+      ["d7", "back D+7"],
+      ["d30", "back D+30"],
+    ],
+    users.days.map((d) => ({
+      ...d,
+      d1: share(d.retainedD1, d.newUsers),
+      d7: share(d.retainedD7, d.newUsers),
+      d30: share(d.retainedD30, d.newUsers),
+    })),
+    { key: (d) => d.day, empty: "no closed day in the range yet" },
+  );
   const heatmap = await api("activity/heatmap", { app, from, to });
   for (const [id, grid] of [
     ["heatmap-online", heatmap.peakOnline],
