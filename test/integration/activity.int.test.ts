@@ -5,8 +5,9 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { TOP_LIMIT } from "../../shared/analytics/figures";
+import { type DayActivity, TOP_LIMIT } from "../../shared/analytics/figures";
 import {
+  dayActivities,
   dayActivity,
   type RollupDependencies,
   rollupDay,
@@ -21,7 +22,7 @@ import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
 import { createActivityTable, createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { replayArchive } from "../../tools/ops/operations";
-import { expectedActivity } from "../../tools/simulate/expected-activity";
+import { expectedActivity, expectedUsers } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
@@ -333,11 +334,12 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
     expect(skipped.outcome).toBe("skipped");
   });
 
-  it("gives the same figures whatever the duplicates, order, batch splits, redrives and replays (fast-check)", async () => {
+  it("gives the same figures and user sets whatever the duplicates, order, batch splits, redrives and replays (fast-check)", async () => {
     const appId = uniqueName("app");
     // 250 events from 23:57:30 cross midnight (from 23:54 they end before it since #30's mix).
     const events = historyOf(appId, 250, 11, Date.UTC(2026, 0, 2, 23, 57, 30) / 1000);
     const expected = expectedActivity(events, (e) => receiptOf(e, events.indexOf(e))).get(appId);
+    const users = expectedUsers(events, (e) => receiptOf(e, events.indexOf(e))).get(appId);
     // Both days have facts, or the property compares a day of zeros with nothing and tells nothing.
     expect([...(expected?.keys() ?? [])].sort()).toEqual(DAYS);
     let run = 0;
@@ -387,7 +389,12 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
           for (const b of rearchived) batches.push(batches[b % batches.length] as QueuedEvent[]);
           await Promise.all(batches.map((batch) => archiveBatch(batch, archive)));
           for (const day of DAYS) {
-            const got = await figuresFromArchive(runApp, day);
+            // One query: the day's figures and its user set (users over time, #33).
+            const read = await dayActivities(duckDbEngine({ s3, bucket }), day, { app: runApp, users: true });
+            const got = read.activities.get(runApp) as DayActivity;
+            expect((read.activeUsers?.get(runApp) ?? []).map((u) => u.replace(runApp, appId))).toEqual(
+              [...(users?.get(day) ?? [])].sort(),
+            );
             const want = expected?.get(day);
             expect(got.figures).toEqual(want?.figures);
             expect(got.hours).toEqual(want?.hours);
