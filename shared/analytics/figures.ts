@@ -136,12 +136,21 @@ export interface DayActivity {
 /** The GROUPING(hour, group_id, sender, message_kind) value of each grouping set of the query. */
 const GROUPING_SET = { day: 31, hour: 15, group: 23, user: 27, messageKind: 29, activeUser: 30 } as const;
 
-/** The day's active users (the uid of each user-set row: a final pass asks for them, `:users`). */
-export function activeUsersFromRows(rows: readonly Row[]): string[] {
+/** An active user of a day, and when their entity says they were created (epoch s), if a fact said. */
+export interface ActiveUser {
+  uid: string;
+  createdAt?: number;
+}
+
+/** The day's active users (each user-set row: a final pass asks for them, `:users`), by uid. */
+export function activeUsersFromRows(rows: readonly Row[]): ActiveUser[] {
   return rows
     .filter((r) => num(r.grouping_set) === GROUPING_SET.activeUser && r.uid !== null && r.uid !== undefined)
-    .map((r) => String(r.uid))
-    .sort();
+    .map((r) => ({
+      uid: String(r.uid),
+      ...(r.created_at === null || r.created_at === undefined ? {} : { createdAt: num(r.created_at) }),
+    }))
+    .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
 }
 
 type Row = Record<string, SqlValue | null>;

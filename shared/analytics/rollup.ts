@@ -4,7 +4,13 @@ import { utcDay } from "../contracts/bucket-layout";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
-import { activeUsersFromRows, activityFromRows, type DayActivity, TOP_LIMIT } from "./figures";
+import {
+  type ActiveUser,
+  activeUsersFromRows,
+  activityFromRows,
+  type DayActivity,
+  TOP_LIMIT,
+} from "./figures";
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
 import type { DayPass, RollupLedger } from "./store/rollup-ledger";
@@ -100,8 +106,8 @@ export interface RollupOptions {
 /** What one engine query over a day gave: every app's activity (or one app's), and its cost. */
 export interface DayActivities {
   activities: Map<string, DayActivity>;
-  /** With `users`: each app's active users of the day, sorted (its `active_users` is their count). */
-  activeUsers?: Map<string, string[]>;
+  /** With `users`: each app's active users of the day, by uid (its `active_users` is their count). */
+  activeUsers?: Map<string, ActiveUser[]>;
   queries: number;
   bytesScanned: number;
 }

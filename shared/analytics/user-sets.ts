@@ -4,6 +4,7 @@ import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { S3_PREFIX } from "../platform/constants";
 import type { BlobStore } from "../ports/blob-store";
+import type { ActiveUser } from "./figures";
 
 /**
  * Users over time (#33): each closed day's active users per app (its user set, from the day
@@ -30,29 +31,30 @@ export function firstSeenKey(day: string): string {
   return `${FIRST_SEEN_PREFIX}${day}/users.ndjson.gz`;
 }
 
-/** Every app's users of a day: app → sorted uids. */
-export type DayUsers = Map<string, string[]>;
+/** Every app's users of a day: app → its users by uid, with when their entity says they were created. */
+export type DayUsers = Map<string, ActiveUser[]>;
 
-/** The lines of a set object. */
+/** The lines of a set object: `{"app","uid"}`, and `"createdAt"` (epoch s) when a fact gave it. */
 export function encodeUsers(users: DayUsers): Uint8Array {
   const lines = [...users.keys()]
     .sort()
-    .flatMap((app) => (users.get(app) ?? []).map((uid) => JSON.stringify({ app, uid })));
+    .flatMap((app) => (users.get(app) ?? []).map((u) => JSON.stringify({ app, ...u })));
   return gzipSync(lines.length ? `${lines.join("\n")}\n` : "");
 }
 
+const byUid = (a: ActiveUser, b: ActiveUser) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+
 /** A set object's users. */
 export function decodeUsers(bytes: Uint8Array): DayUsers {
-  const text = Buffer.from(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString(
-    "utf8",
-  );
+  const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
+  const text = Buffer.from(gzip ? gunzipSync(bytes) : bytes).toString("utf8");
   const users: DayUsers = new Map();
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
-    const { app, uid } = JSON.parse(line) as { app: string; uid: string };
-    users.set(app, [...(users.get(app) ?? []), uid]);
+    const { app, uid, createdAt } = JSON.parse(line) as { app: string; uid: string; createdAt?: number };
+    users.set(app, [...(users.get(app) ?? []), { uid, ...(createdAt === undefined ? {} : { createdAt }) }]);
   }
-  for (const list of users.values()) list.sort();
+  for (const list of users.values()) list.sort(byUid);
   return users;
 }
 
@@ -98,21 +100,21 @@ export async function writeDayUsers(store: UserSetStore, day: string, users: Day
     if (!d || d === day) continue;
     const set = await read(store, key);
     if (!set) continue;
-    if (d < day) for (const [app, uids] of set) for (const uid of uids) seenBefore.add(`${app}\0${uid}`);
+    if (d < day) for (const [app, list] of set) for (const { uid } of list) seenBefore.add(`${app}\0${uid}`);
     else later.push({ day: d, users: set });
   }
   const first: DayUsers = new Map();
-  for (const [app, uids] of users) {
-    const fresh = uids.filter((uid) => !seenBefore.has(`${app}\0${uid}`));
+  for (const [app, list] of users) {
+    const fresh = list.filter(({ uid }) => !seenBefore.has(`${app}\0${uid}`));
     if (fresh.length) first.set(app, fresh);
   }
   await store.blobs.put(firstSeenKey(day), encodeUsers(first), { contentType: "application/gzip" });
   for (const l of later) {
     let changed = false;
-    for (const [app, uids] of l.users) {
-      const mine = new Set(first.get(app) ?? []);
-      const kept = uids.filter((uid) => !mine.has(uid));
-      if (kept.length !== uids.length) {
+    for (const [app, list] of l.users) {
+      const mine = new Set((first.get(app) ?? []).map((u) => u.uid));
+      const kept = list.filter(({ uid }) => !mine.has(uid));
+      if (kept.length !== list.length) {
         changed = true;
         if (kept.length) l.users.set(app, kept);
         else l.users.delete(app);
@@ -135,7 +137,12 @@ export interface UsersDay {
   stickiness: number | null;
   /** Users first seen that day (in any role: no event announces a registration); null until closed. */
   newUsers: number | null;
-  /** Of those, how many were active again 1, 7 and 30 days later (null: that day is not closed yet). */
+  /**
+   * Users whose entity says they were created that day (`createdAt`, where a payload carries it),
+   * among the users active within 30 days before or after the range; null until closed.
+   */
+  createdUsers: number | null;
+  /** Of those first seen, how many were active again 1, 7 and 30 days later (null: that day is not closed yet). */
   retainedD1: number | null;
   retainedD7: number | null;
   retainedD30: number | null;
@@ -167,15 +174,26 @@ export async function usersOverTime(
   closedThrough: string,
 ): Promise<{ days: UsersDay[]; weeks: WeeklyCohort[] }> {
   const cache = new Map<string, Set<string>>();
+  /** When each user read so far was created, by their entities (the earliest said). */
+  const created = new Map<string, number>();
   const setOf = async (day: string, first = false): Promise<Set<string>> => {
     const key = first ? firstSeenKey(day) : userSetKey(day);
     let set = cache.get(key);
     if (!set) {
-      set = new Set((await read(store, key))?.get(app) ?? []);
+      const list = (await read(store, key))?.get(app) ?? [];
+      for (const u of list)
+        if (u.createdAt !== undefined)
+          created.set(u.uid, Math.min(created.get(u.uid) ?? u.createdAt, u.createdAt));
+      set = new Set(list.map((u) => u.uid));
       cache.set(key, set);
     }
     return set;
   };
+  // Every closed day from 30 before the range to 30 after it: who was created when, as far as seen.
+  for (let day = addDays(from, -29); day <= addDays(to, 30) && day <= closedThrough; day = addDays(day, 1))
+    await setOf(day);
+  const createdOn = (day: string) =>
+    [...created.values()].filter((at) => new Date(at * 1000).toISOString().slice(0, 10) === day).length;
   const union = async (last: string, n: number) => {
     const all = new Set<string>();
     for (let i = 0; i < n; i++) for (const uid of await setOf(addDays(last, -i))) all.add(uid);
@@ -200,6 +218,7 @@ export async function usersOverTime(
       mau,
       stickiness: mau && dau !== null ? dau / mau : null,
       newUsers: closed ? cohort.size : null,
+      createdUsers: closed ? createdOn(day) : null,
       retainedD1: await retained(cohort, addDays(day, 1)),
       retainedD7: await retained(cohort, addDays(day, 7)),
       retainedD30: await retained(cohort, addDays(day, 30)),

@@ -174,7 +174,7 @@ function rewriteUserSet(text: string, appId: string, redaction: Redaction | unde
     .split("\n")
     .filter((l) => l.trim())
     .flatMap((line) => {
-      const entry = JSON.parse(line) as { app: string; uid: string };
+      const entry = JSON.parse(line) as { app: string; uid: string; createdAt?: number };
       if (entry.app !== appId) return [line];
       if (!redaction) {
         changed++;
@@ -182,7 +182,7 @@ function rewriteUserSet(text: string, appId: string, redaction: Redaction | unde
       }
       if (entry.uid !== redaction.uid) return [line];
       changed++;
-      return [JSON.stringify({ app: entry.app, uid: redaction.pseudonym })];
+      return [JSON.stringify({ ...entry, uid: redaction.pseudonym })];
     });
   return { text: lines.length ? `${lines.join("\n")}\n` : redaction ? "" : undefined, changed };
 }

@@ -392,7 +392,7 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
             // One query: the day's figures and its user set (users over time, #33).
             const read = await dayActivities(duckDbEngine({ s3, bucket }), day, { app: runApp, users: true });
             const got = read.activities.get(runApp) as DayActivity;
-            expect((read.activeUsers?.get(runApp) ?? []).map((u) => u.replace(runApp, appId))).toEqual(
+            expect((read.activeUsers?.get(runApp) ?? []).map((u) => u.uid.replace(runApp, appId))).toEqual(
               [...(users?.get(day) ?? [])].sort(),
             );
             const want = expected?.get(day);

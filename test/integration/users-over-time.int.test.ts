@@ -9,7 +9,7 @@ import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { activityView } from "../../tools/analytics/activity-view";
 import { createActivityTable } from "../../tools/local/provision";
-import { expectedUsers } from "../../tools/simulate/expected-activity";
+import { expectedCreatedAt, expectedUsers } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 
@@ -56,6 +56,7 @@ describe("users over time: the closed days' user sets, exact against the history
       seed: 33,
       apps,
       pace: 1450,
+      createdAt: true,
       startAt: Date.parse(`${FIRST}T00:00:00Z`) / 1000,
     }).events.filter((e) => e.at < Date.parse(`${DAYS.at(-1)}T23:00:00Z`));
     const store = s3BlobStore(s3, bucket);
@@ -101,6 +102,7 @@ describe("users over time: the closed days' user sets, exact against the history
         for (const uid of on(addDays(day, -i))) if (addDays(day, -i) >= FIRST) all.add(uid);
       return all;
     };
+    const createdAt = expectedCreatedAt(events, (e) => e.at + 500).get(app) ?? new Map<string, number>();
     const firstSeen = new Map<string, string>();
     for (const day of DAYS) for (const uid of on(day)) if (!firstSeen.has(uid)) firstSeen.set(uid, day);
     const cohort = (day: string) => [...firstSeen].filter(([, d]) => d === day).map(([uid]) => uid);
@@ -115,6 +117,9 @@ describe("users over time: the closed days' user sets, exact against the history
         mau,
         stickiness: mau ? on(day).size / mau : null,
         newUsers: cohort(day).length,
+        createdUsers: [...createdAt.values()].filter(
+          (at) => new Date(at * 1000).toISOString().slice(0, 10) === day,
+        ).length,
         retainedD1: kept(day, 1),
         retainedD7: kept(day, 7),
         retainedD30: kept(day, 30),
@@ -126,6 +131,7 @@ describe("users over time: the closed days' user sets, exact against the history
     expect(want.some((d) => (d.mau ?? 0) > (d.wau ?? 0) && (d.wau ?? 0) > d.dau)).toBe(true);
     expect(want.filter((d) => d.newUsers > 0).length).toBeGreaterThan(2);
     expect(want.some((d) => (d.retainedD30 ?? 0) > 0)).toBe(true);
+    expect(want.filter((d) => d.createdUsers > 0).length).toBeGreaterThan(5);
     // The weekly cohorts: the users first seen in a week, active in each of the 4 weeks after.
     for (const w of result.weeks) {
       const members = [...firstSeen]

@@ -254,6 +254,7 @@ async function usersView(
       mau: d.mau ?? "",
       stickiness: d.stickiness === null ? "" : d.stickiness.toFixed(2),
       new_users: d.newUsers ?? "",
+      created_users: d.createdUsers ?? "",
     })),
   };
 }

@@ -46,6 +46,11 @@ export interface GeneratorOptions {
    * spreads 3,000 events over a month, one history whose users come and go day after day.
    */
   pace?: number;
+  /**
+   * User entities carry `createdAt` (epoch s; spec 2.3): user i of an app was created i − 10 days
+   * after the start (the first ten before it). Off by default: the published examples mostly omit it.
+   */
+  createdAt?: boolean;
 }
 
 const PLATFORMS = ["web", "android", "ios", "javascript"];
@@ -138,10 +143,15 @@ export class HistoryWorld {
   readonly events: GeneratedEvent[] = [];
   readonly recordingBytes: [number, number];
   readonly recordingBaseUrl: string;
+  /** When each user was created (epoch s), when entities carry it (`GeneratorOptions.createdAt`). */
+  readonly createdAtOf?: (uid: string) => number;
 
   constructor(options: GeneratorOptions) {
     this.random = new Random(options.seed);
     this.t = options.startAt ?? 1_763_000_000;
+    const start = this.t;
+    if (options.createdAt)
+      this.createdAtOf = (uid) => start + (Number(/-u(\d+)$/.exec(uid)?.[1] ?? 0) - 10) * 86_400;
     this.recordingBytes = options.recordingBytes ?? [64 * 1024, 512 * 1024];
     this.recordingBaseUrl = options.recordingBaseUrl ?? "http://127.0.0.1:8099";
     this.apps = options.apps.map(newApp);
@@ -161,6 +171,7 @@ export class HistoryWorld {
       status: app.online.has(uid) ? "online" : "offline",
       role: "default",
       lastActiveAt: this.t,
+      ...(this.createdAtOf ? { createdAt: this.createdAtOf(u.uid) } : {}),
     };
   }
   emit(app: AppState, e: Template, extra: Partial<GeneratedEvent> = {}) {

@@ -129,6 +129,18 @@ facts AS (
       WHEN trigger = 'call_initiated' AND json_extract_scalar(body, '$.data.call.receiverType') = 'user'
         THEN json_extract_scalar(body, '$.data.call.sender') || '>' || json_extract_scalar(body, '$.data.call.receiver')
     END AS directed,
+    -- When the actor was created (epoch s; spec 2.3), where the fact carries the actor's own entity.
+    CAST(CAST(CASE
+      WHEN trigger = 'user_connection_status_changed' THEN json_extract_scalar(body, '$.data.user.createdAt')
+      WHEN trigger IN ('message_delivery_receipt', 'message_read_receipt')
+        THEN json_extract_scalar(body, '$.data.body.user.createdAt')
+      WHEN trigger IN ('message_reaction_added', 'message_reaction_removed')
+        THEN json_extract_scalar(body, '$.data.reaction.reactedBy.createdAt')
+      WHEN trigger IN ('message_sent', 'user_mentioned')
+        AND json_extract_scalar(body, '$.data.message.data.entities.sender.entity.uid')
+          = json_extract_scalar(body, '$.data.message.sender')
+        THEN json_extract_scalar(body, '$.data.message.data.entities.sender.entity.createdAt')
+    END AS DOUBLE) AS BIGINT) AS actor_created_at,
     -- A 1:1 conversation: its two parties, in order, whoever sent.
     CASE
       WHEN trigger = 'message_sent' AND json_extract_scalar(body, '$.data.message.receiverType') = 'user'
@@ -395,6 +407,8 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'recording_generated' THEN 1 ELSE 0 END) AS recordings,
   sum(CASE WHEN n = 1 THEN recording_seconds ELSE 0 END) AS recording_seconds,
   sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts,
+  -- An active user's row: when their entity says they were created (the earliest the day gives).
+  min(CASE WHEN n = 1 THEN actor_created_at END) AS created_at,
   max(call_level) AS peak_calls,
   max(call_start_level) AS calls_at_start,
   sum(CASE WHEN n = 1 THEN call_delta ELSE 0 END) AS calls_change,
