@@ -145,9 +145,12 @@ export interface ActiveUser {
 /** The day's active users (each user-set row: a final pass asks for them, `:users`), by uid. */
 export function activeUsersFromRows(rows: readonly Row[]): ActiveUser[] {
   return rows
-    .filter((r) => num(r.grouping_set) === GROUPING_SET.activeUser && r.uid !== null && r.uid !== undefined)
+    .filter(
+      (r) =>
+        num(r.grouping_set) === GROUPING_SET.activeUser && r.user_key !== null && r.user_key !== undefined,
+    )
     .map((r) => ({
-      uid: String(r.uid),
+      uid: String(r.user_key),
       ...(r.created_at === null || r.created_at === undefined ? {} : { createdAt: num(r.created_at) }),
     }))
     .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));

@@ -36,8 +36,9 @@ describe("the dialect layer", () => {
       users: 0,
     });
     // Every app's lines of the days, then narrowed to :app ('' for every app); a fact's hour, the
-    // facts' day; a stint's day, a stint's hour; the top lists cut at :top; the user sets on :users.
-    expect(bound.values).toEqual(["d0", "d2", "d1", "a", "a", 1, 1, 2, 1, 2, 1, 25, 0]);
+    // facts' day; a stint's day, a stint's hour; the user-set key on :users; the top lists cut at
+    // :top; the user sets shipped on :users.
+    expect(bound.values).toEqual(["d0", "d2", "d1", "a", "a", 1, 1, 2, 1, 2, 1, 0, 25, 0]);
   });
 
   it("writes Athena execution parameters as SQL literals", () => {

@@ -325,6 +325,9 @@ ranked_latencies AS (
   -- there are: the p-th percentile is the value at the first rank r with 100 r >= p n (nearest rank).
   SELECT
     l.*,
+    -- The user-set key: the uid on a final pass (:users = 1), else null, so that every other pass
+    -- groups each app's rows into one (app, user_key) group: no per-user work it would not ship.
+    CASE WHEN :users = 1 THEN uid END AS user_key,
     row_number() OVER (PARTITION BY app, response_ms IS NULL ORDER BY response_ms) AS response_rank,
     count(response_ms) OVER (PARTITION BY app) AS responses_n,
     row_number() OVER (PARTITION BY app, hour, response_ms IS NULL ORDER BY response_ms) AS response_hour_rank,
@@ -342,12 +345,12 @@ ranked_latencies AS (
 grouped AS (
 SELECT
   app,
-  GROUPING(hour, group_id, sender, message_kind, uid) AS grouping_set,
+  GROUPING(hour, group_id, sender, message_kind, user_key) AS grouping_set,
   hour,
   group_id,
   sender,
   message_kind,
-  uid,
+  user_key,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' THEN 1 ELSE 0 END) AS messages,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'user' THEN 1 ELSE 0 END) AS messages_user,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'group' THEN 1 ELSE 0 END) AS messages_group,
@@ -451,13 +454,13 @@ SELECT
     ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
   END AS read_latency_p99_ms
 FROM ranked_latencies
-GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, uid))
+GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, user_key))
 ),
 ranked AS (
   SELECT
     g.*,
     -- 23: a group's row, 27: a sender's, 30: an active user's (GROUPING: 1 for each of hour,
-    -- group_id, sender, message_kind, uid left out). The row of no group (no sender) is not a list entry.
+    -- group_id, sender, message_kind, user_key left out). The row of no group (no sender) is not a list entry.
     row_number() OVER (
       PARTITION BY app, grouping_set
       ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
@@ -468,5 +471,5 @@ SELECT *
 FROM ranked
 WHERE grouping_set NOT IN (23, 27, 30)
   OR (grouping_set IN (23, 27) AND position <= :top AND coalesce(group_id, sender) IS NOT NULL)
-  OR (grouping_set = 30 AND :users = 1 AND uid IS NOT NULL)
+  OR (grouping_set = 30 AND :users = 1 AND user_key IS NOT NULL)
 ORDER BY app, grouping_set, position
