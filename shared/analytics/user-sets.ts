@@ -1,8 +1,10 @@
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
+import { addDays, objectText } from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
+import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import type { ActiveUser } from "./figures";
 
@@ -46,10 +48,8 @@ const byUid = (a: ActiveUser, b: ActiveUser) => (a.uid < b.uid ? -1 : a.uid > b.
 
 /** A set object's users. */
 export function decodeUsers(bytes: Uint8Array): DayUsers {
-  const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
-  const text = Buffer.from(gzip ? gunzipSync(bytes) : bytes).toString("utf8");
   const users: DayUsers = new Map();
-  for (const line of text.split("\n")) {
+  for (const line of objectText(bytes).split("\n")) {
     if (!line.trim()) continue;
     const { app, uid, createdAt } = JSON.parse(line) as { app: string; uid: string; createdAt?: number };
     users.set(app, [...(users.get(app) ?? []), { uid, ...(createdAt === undefined ? {} : { createdAt }) }]);
@@ -77,7 +77,7 @@ async function read(store: UserSetStore, key: string): Promise<DayUsers | undefi
   try {
     return decodeUsers(await store.blobs.getBytes(key));
   } catch (error) {
-    if (error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound")) return undefined;
+    if (isMissingObject(error)) return undefined;
     throw error;
   }
 }
@@ -155,10 +155,6 @@ export interface WeeklyCohort {
   /** Active in week +1 … +4 (null: that week is not over in the sets yet). */
   active: Array<number | null>;
 }
-
-const DAY_MS = 86_400_000;
-const addDays = (day: string, n: number) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 
 /**
  * An app's users over time for the days from `from` to `to`: DAU, WAU, MAU, stickiness, new users

@@ -40,12 +40,20 @@ export const RAW_ARCHIVE_SUFFIX = ".ndjson.gz";
  * @throws ContractViolationError naming the key when a line breaks the contract
  */
 export function parseRawArchiveObject(bytes: Uint8Array, key: string): RawArchiveLine[] {
-  const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
-  const text = Buffer.from(gzip ? gunzipSync(bytes) : bytes).toString("utf8");
-  return text
+  return objectText(bytes)
     .split("\n")
     .filter((line) => line.trim())
     .map((line) => parseJsonContract(rawArchiveLineSchema, line, `raw archive line in ${key}`));
+}
+
+/** Whether an object's bytes are gzip-compressed (gzip's magic bytes: a key's suffix cannot mislead it). */
+export function isGzip(bytes: Uint8Array): boolean {
+  return bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** An object's text, gunzipped when it is gzip-compressed (archive, edge and user-set objects). */
+export function objectText(bytes: Uint8Array): string {
+  return Buffer.from(isGzip(bytes) ? gunzipSync(bytes) : bytes).toString("utf8");
 }
 
 /** A quarantined event: the raw line, the queue message it came in, and why it was refused. */
@@ -64,6 +72,15 @@ export function utcDay(ms: number): string {
 /** An app id as one key segment (`_none` when the envelope had none). */
 export function appSegment(appId: string | undefined): string {
   return encodeURIComponent(appId ?? "_none");
+}
+
+/**
+ * The day `n` days after (before, for a negative `n`) a `yyyy-mm-dd` day, UTC.
+ *
+ * @example addDays("2026-01-31", 1) // "2026-02-01"
+ */
+export function addDays(day: string, n: number): string {
+  return utcDay(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000);
 }
 
 /** `hh` (UTC, 00-23) of an epoch-ms time. */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import {
@@ -8,6 +8,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  ScanCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { listObjects } from "../adapters/s3-listing";
 import { type ArchiveCompactor, compactDayPrefix, compactManifestKey } from "../analytics/compaction";
@@ -18,11 +19,21 @@ import {
   appSegment,
   dayOfKey,
   isArchiveObjectKey,
+  isGzip,
+  objectText,
   type RawArchiveLine,
   utcDay,
 } from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
-import { appKey, PROJECTION_TABLES, type TableNames } from "../platform/tables";
+import { isMissingObject } from "../platform/errors";
+import {
+  ACTIVITY_TABLE,
+  appKey,
+  keyOfItem,
+  PROJECTION_TABLES,
+  type TableDefinition,
+  type TableNames,
+} from "../platform/tables";
 import {
   ARCHIVE_LOCK_LEASE_MS,
   acquireArchiveLock,
@@ -38,7 +49,6 @@ import {
 } from "./erasure-state";
 import type { ObjectVersions } from "./object-versions";
 import {
-  mentionsUid,
   namesOf,
   type Redaction,
   redactArchiveLine,
@@ -145,13 +155,10 @@ async function getBytes(deps: ForgetDependencies, key: string): Promise<Uint8Arr
     const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
     return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
   } catch (error) {
-    if (error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound")) return undefined;
+    if (isMissingObject(error)) return undefined;
     throw error;
   }
 }
-
-const isGzip = (bytes: Uint8Array) => bytes[0] === 0x1f && bytes[1] === 0x8b;
-const textOf = (bytes: Uint8Array) => Buffer.from(isGzip(bytes) ? gunzipSync(bytes) : bytes).toString("utf8");
 
 type ObjectKind = "ndjson" | "quarantine" | "oversize" | "users";
 
@@ -353,10 +360,8 @@ async function queryAll(
 
 /** An item's key in its table. */
 function keyOf(table: keyof TableNames, item: Record<string, unknown>): Record<string, string> {
-  const def = PROJECTION_TABLES[table];
-  const key: Record<string, string> = { [def.partitionKey.name]: String(item[def.partitionKey.name]) };
-  if ("sortKey" in def && def.sortKey) key[def.sortKey.name] = String(item[def.sortKey.name]);
-  return key;
+  const key = keyOfItem(PROJECTION_TABLES[table], item);
+  return Object.fromEntries(Object.entries(key).map(([name, value]) => [name, String(value)]));
 }
 
 async function getItem(deps: ForgetDependencies, table: keyof TableNames, key: Record<string, string>) {
@@ -377,16 +382,12 @@ async function planItems(
   appId: string,
   redaction: Redaction,
   learnt: { groups: Set<string>; sessions: Set<string> },
-): Promise<{ items: ErasurePlan["items"]; recordings: string[]; names: string[] }> {
+): Promise<{ items: ErasurePlan["items"]; recordings: string[] }> {
   const { uid } = redaction;
   const userKey = appKey(appId, uid);
   const candidates: Array<{ table: keyof TableNames; item: Record<string, unknown> }> = [];
   const presence = await getItem(deps, "presence", { pk: userKey });
-  const names = new Set<string>();
-  if (presence) {
-    candidates.push({ table: "presence", item: presence });
-    if (typeof presence.name === "string" && presence.name) names.add(presence.name);
-  }
+  if (presence) candidates.push({ table: "presence", item: presence });
   for (const item of await queryAll(deps, "memberships", "byUser", "userKey", userKey))
     candidates.push({ table: "memberships", item });
   const sessionIds = new Set(learnt.sessions);
@@ -407,9 +408,7 @@ async function planItems(
     for (const member of await queryAll(deps, "memberships", undefined, "pk", appKey(appId, guid)))
       candidates.push({ table: "memberships", item: member });
   }
-  const named = candidates.filter(({ item }) =>
-    itemNames(item, { ...redaction, names: [...redaction.names, ...names] }),
-  );
+  const named = candidates.filter(({ item }) => itemNames(item, redaction));
   const recordings = named.flatMap(({ table, item }) =>
     table === "sessions"
       ? Object.values((item.recordings ?? {}) as Record<string, { key?: string }>).flatMap((r) =>
@@ -420,7 +419,6 @@ async function planItems(
   return {
     items: named.map(({ table, item }) => ({ table, key: keyOf(table, item) })),
     recordings,
-    names: [...names],
   };
 }
 
@@ -454,7 +452,7 @@ async function findPlan(
     for (const key of side) {
       const kind = objectKind(key);
       const bytes = kind && (await getBytes(deps, key));
-      if (kind && bytes && rewriteText(kind, textOf(bytes), appId, subject).changed > 0) out.push(key);
+      if (kind && bytes && rewriteText(kind, objectText(bytes), appId, subject).changed > 0) out.push(key);
     }
     return out;
   };
@@ -479,8 +477,9 @@ async function findPlan(
     sessions: new Set<string>(),
     days: new Set<string>(),
   };
-  const tables = await planItems(deps, appId, redaction, learnt);
-  for (const n of tables.names) learnt.names.add(n);
+  // The name their presence item holds: a name to search the archive by, before any line is read.
+  const presence = await getItem(deps, "presence", { pk: appKey(appId, redaction.uid) });
+  if (typeof presence?.name === "string" && presence.name) learnt.names.add(presence.name);
   const objects = new Set<string>();
   let bytesScanned = 0;
   let searchedFor = new Set<string>();
@@ -498,7 +497,7 @@ async function findPlan(
       const bytes = await getBytes(deps, key);
       if (!bytes) continue;
       const current = { ...redaction, names: [...learnt.names] };
-      const text = textOf(bytes);
+      const text = objectText(bytes);
       if (redactNdjson(text, appId, current).redacted === 0) {
         // A line that only looked like the user (a substring of another id): learn its names anyway.
         learnFromLines(text, appId, current, learnt);
@@ -570,7 +569,7 @@ async function rewriteObjects(
     const kind = objectKind(key);
     const bytes = kind && (await getBytes(deps, key));
     if (kind && bytes) {
-      const rewrite = rewriteText(kind, textOf(bytes), request.appId, redaction);
+      const rewrite = rewriteText(kind, objectText(bytes), request.appId, redaction);
       if (rewrite.changed > 0) {
         await deps.checkpoint?.(`rewrite ${key}`);
         if (rewrite.text === undefined) {
@@ -618,18 +617,14 @@ async function eraseItems(
 
 /** Deletes every item of the app in the projection tables and its figures (a whole-app erasure). */
 async function eraseAppItems(deps: ForgetDependencies, appId: string, counts: ErasureCounts): Promise<void> {
-  const { ScanCommand } = await import("@aws-sdk/lib-dynamodb");
-  const targets: Array<{ tableName: string; keys: string[] }> = [
-    ...Object.entries(deps.tables).map(([table, tableName]) => {
-      const def = PROJECTION_TABLES[table as keyof TableNames];
-      return {
-        tableName,
-        keys: [def.partitionKey.name, ...("sortKey" in def && def.sortKey ? [def.sortKey.name] : [])],
-      };
-    }),
-    { tableName: deps.state.tableName, keys: ["pk", "sk"] },
+  const targets = [
+    ...Object.entries(deps.tables).map(([table, tableName]) => ({
+      tableName,
+      definition: PROJECTION_TABLES[table as keyof TableNames] as TableDefinition,
+    })),
+    { tableName: deps.state.tableName, definition: ACTIVITY_TABLE },
   ];
-  for (const { tableName, keys } of targets) {
+  for (const { tableName, definition } of targets) {
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const out = await deps.doc.send(
@@ -644,9 +639,7 @@ async function eraseAppItems(deps: ForgetDependencies, appId: string, counts: Er
         // The app's erasure records stay: they are what says the app was erased.
         if (item.pk === `${appId}#erasures`) continue;
         await deps.checkpoint?.(`item ${tableName}`);
-        await deps.doc.send(
-          new DeleteCommand({ TableName: tableName, Key: Object.fromEntries(keys.map((k) => [k, item[k]])) }),
-        );
+        await deps.doc.send(new DeleteCommand({ TableName: tableName, Key: keyOfItem(definition, item) }));
         counts.itemsDeleted++;
       }
       ExclusiveStartKey = out.LastEvaluatedKey;
@@ -779,7 +772,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     let names = pending.names;
     if (saved) {
       // A re-run: the items are found again (their keys hold the uid, so the plan does not).
-      const persisted = JSON.parse(textOf(saved)) as Omit<ErasurePlan, "items">;
+      const persisted = JSON.parse(objectText(saved)) as Omit<ErasurePlan, "items">;
       const items = redaction
         ? await planItems(
             deps,
@@ -836,6 +829,3 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     await releaseArchiveLock(deps.state, holder);
   }
 }
-
-/** `mentionsUid`, re-exported for the callers that check a text (the tests' scans). */
-export { mentionsUid };

@@ -4,6 +4,11 @@
  * goes back to its queue); `cause` keeps the error it wraps. Modelled on Powertools idempotency's
  * and Emmett's error modules. Names are set explicitly: bundles are minified.
  */
+/** Whether a failed read is an object that is not there (S3's `NoSuchKey`, or `NotFound` for a HEAD). */
+export function isMissingObject(error: unknown): boolean {
+  return error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound");
+}
+
 export abstract class BackendError extends Error {
   /** Whether the same work may succeed if tried again (a throttle, a network fault, a race). */
   abstract readonly retryable: boolean;

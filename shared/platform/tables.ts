@@ -104,6 +104,23 @@ export type ProjectionTableId = (typeof PROJECTION_TABLES)[ProjectionTableName][
 /** A projection table's declaration. */
 export type ProjectionTableDefinition = TableDefinition & { readonly id: ProjectionTableId };
 
+/**
+ * A table's key attributes, by name: its partition key, then its sort key if it has one.
+ *
+ * @example keyAttributeNames(MEMBERSHIPS_TABLE) // ["pk", "uid"]
+ */
+export function keyAttributeNames(definition: Pick<TableDefinition, "partitionKey" | "sortKey">): string[] {
+  return [definition.partitionKey.name, ...(definition.sortKey ? [definition.sortKey.name] : [])];
+}
+
+/** The key of an item in a table: its key attributes and their values. */
+export function keyOfItem(
+  definition: Pick<TableDefinition, "partitionKey" | "sortKey">,
+  item: Record<string, unknown>,
+): Record<string, unknown> {
+  return Object.fromEntries(keyAttributeNames(definition).map((name) => [name, item[name]]));
+}
+
 /** The projection tables' names, in declaration order. */
 export const PROJECTION_TABLE_NAMES = Object.keys(PROJECTION_TABLES) as ProjectionTableName[];
 

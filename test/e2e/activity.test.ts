@@ -85,6 +85,36 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** `query activity` of today with `flags`, as JSON. */
+async function todaysJson(...flags: string[]) {
+  const r = await cli([
+    "query",
+    "activity",
+    "--app",
+    APP,
+    "--from",
+    today,
+    "--to",
+    today,
+    ...flags,
+    "--json",
+  ]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** `query activity` of today with `flags`, as printed: its one row, by column. */
+async function todaysRow(...flags: string[]): Promise<Record<string, string | undefined>> {
+  const r = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, ...flags]);
+  expect(r.code, r.stderr).toBe(0);
+  const [header, row] = r.stdout
+    .trim()
+    .split("\n")
+    .filter((l) => !/^-+/.test(l));
+  const cells = (row ?? "").split(/\s+/);
+  return Object.fromEntries((header ?? "").split(/\s+/).map((column, i) => [column, cells[i]]));
+}
+
 describe("activity analytics on the local stack", () => {
   it("recomputes the simulated days with `webhook rollup`, and the activity table holds what the history implies", async () => {
     // Act
@@ -118,92 +148,28 @@ describe("activity analytics on the local stack", () => {
     const hourly = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, "--hourly"]);
     expect(hourly.code).toBe(0);
     expect(hourly.stdout).toMatch(/^day\s+hour\s+messages/);
-    const top = await cli([
-      "query",
-      "activity",
-      "--app",
-      APP,
-      "--from",
-      today,
-      "--to",
-      today,
-      "--top",
-      "users",
-      "--json",
-    ]);
-    expect(JSON.parse(top.stdout)[0].users.length).toBeGreaterThan(0);
-    // --calls (#33): the sessions that ended by duration, and participants per session, as stored.
-    const calls = await cli(["query", "activity", "--app", APP, "--from", today, "--to", today, "--calls"]);
-    expect(calls.code).toBe(0);
-    const [header, row] = calls.stdout
-      .trim()
-      .split("\n")
-      .filter((l) => !/^-+/.test(l));
-    const cells = Object.fromEntries(
-      (header ?? "").split(/\s+/).map((column, i) => [column, (row ?? "").split(/\s+/)[i]]),
-    );
+    const top = await todaysJson("--top", "users");
+    expect(top[0].users.length).toBeGreaterThan(0);
+    // --calls and --latency (#33): the day's row as stored; --heatmap: today's weekday row is today's hourly peaks.
     const figures = (JSON.parse(out.stdout).days[0] as { figures: Record<string, number> }).figures;
-    expect(Number(cells.calls_ended)).toBe(figures.calls_ended);
-    expect(Number(cells.sessions_under_1m)).toBe(figures.sessions_under_1m);
-    expect(Number(cells.call_participants)).toBe(figures.call_participants);
+    const calls = await todaysRow("--calls");
+    expect(Number(calls.calls_ended)).toBe(figures.calls_ended);
+    expect(Number(calls.sessions_under_1m)).toBe(figures.sessions_under_1m);
+    expect(Number(calls.call_participants)).toBe(figures.call_participants);
     expect(figures.calls_ended).toBeGreaterThan(0);
-    const latency = await cli([
-      "query",
-      "activity",
-      "--app",
-      APP,
-      "--from",
-      today,
-      "--to",
-      today,
-      "--latency",
-    ]);
-    expect(latency.code).toBe(0);
-    const [latencyHeader, latencyRow] = latency.stdout
-      .trim()
-      .split("\n")
-      .filter((l) => !/^-+/.test(l));
-    const latencyCells = Object.fromEntries(
-      (latencyHeader ?? "").split(/\s+/).map((column, i) => [column, (latencyRow ?? "").split(/\s+/)[i]]),
-    );
-    expect(Number(latencyCells.read_latencies)).toBe(figures.read_latencies);
-    expect(Number(latencyCells.read_latency_p90_s)).toBe((figures.read_latency_p90_ms ?? Number.NaN) / 1000);
+    const latency = await todaysRow("--latency");
+    expect(Number(latency.read_latencies)).toBe(figures.read_latencies);
+    expect(Number(latency.read_latency_p90_s)).toBe((figures.read_latency_p90_ms ?? Number.NaN) / 1000);
     expect(figures.read_latencies).toBeGreaterThan(0);
-    // --heatmap: today's weekday row is today's hourly peaks.
-    const heatmap = await cli([
-      "query",
-      "activity",
-      "--app",
-      APP,
-      "--from",
-      today,
-      "--to",
-      today,
-      "--heatmap",
-      "--json",
-    ]);
-    const hours = await cli([
-      "query",
-      "activity",
-      "--app",
-      APP,
-      "--from",
-      today,
-      "--to",
-      today,
-      "--hourly",
-      "--json",
-    ]);
-    const peaks = (JSON.parse(hours.stdout)[0].hours as Array<{ figures: { peak_online: number } }>).map(
-      (h) => h.figures.peak_online,
-    );
+    const heatmap = await todaysJson("--heatmap");
+    const hours = (await todaysJson("--hourly"))[0].hours as Array<{
+      figures: Record<"peak_online" | "peak_calls", number>;
+    }>;
     const weekday =
       ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][new Date(`${today}T00:00:00Z`).getUTCDay()] ?? "";
-    expect(JSON.parse(heatmap.stdout).peakOnline[weekday]).toEqual(peaks);
-    const callPeaks = (JSON.parse(hours.stdout)[0].hours as Array<{ figures: { peak_calls: number } }>).map(
-      (h) => h.figures.peak_calls,
-    );
-    expect(JSON.parse(heatmap.stdout).peakCalls[weekday]).toEqual(callPeaks);
+    const peaks = hours.map((h) => h.figures.peak_online);
+    expect(heatmap.peakOnline[weekday]).toEqual(peaks);
+    expect(heatmap.peakCalls[weekday]).toEqual(hours.map((h) => h.figures.peak_calls));
     expect(Math.max(...peaks)).toBeGreaterThan(0);
   });
 

@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-import { gunzipSync } from "node:zlib";
 import {
   type AthenaClient,
   GetQueryExecutionCommand,
@@ -26,7 +24,7 @@ import {
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
-import { oversizeKey } from "../../shared/contracts/bucket-layout";
+import { objectText, oversizeKey } from "../../shared/contracts/bucket-layout";
 import {
   ARCHIVE_LOCK_LEASE_MS,
   archiveLock,
@@ -38,7 +36,6 @@ import { type ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-ve
 import { mentionsUid } from "../../shared/erasure/redact";
 import { PROJECTION_TABLE_NAMES, type TableNames } from "../../shared/platform/tables";
 import { projectBatch } from "../../shared/projector/core";
-import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
 import { trinoSyntaxErrors } from "../../tools/analytics/trino-statement";
@@ -47,6 +44,7 @@ import { type GeneratedEvent, generateHistory } from "../../tools/simulate/gener
 import { uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { fixture } from "../support/fixtures";
+import { queuedAt } from "../support/queued";
 
 /**
  * `forget` on the emulators (#34): a simulated history of two apps crossing midnight, archived
@@ -61,11 +59,6 @@ const DAYS = ["2026-03-01", "2026-03-02"];
 const START = Date.UTC(2026, 2, 1, 23, 40) / 1000;
 const SECRET_TEXT = "my own secret words";
 const SECRET_IP = "203.0.113.77";
-
-function queued(e: Pick<GeneratedEvent, "body" | "trigger" | "appId">, receivedAt: number): QueuedEvent {
-  const eventId = createHash("sha256").update(e.body).digest("hex");
-  return { messageId: `m-${eventId.slice(0, 8)}-${receivedAt}`, eventId, receivedAt, ...e };
-}
 
 /** The deliveries only the erased user's own free text is in: a message, a presence with an IP, a mention of them. */
 function personal(appId: string, uid: string, name: string, other: string, at: number) {
@@ -150,8 +143,8 @@ async function setUp(events: number, seed: number): Promise<World> {
   const other = [...counts.keys()].find((u) => u !== uid) ?? "";
   const at = Date.UTC(2026, 2, 2, 0, 10);
   const deliveries = [
-    ...history.events.map((e, i) => queued(e, e.at + 300 + i)),
-    ...personal(appId, uid, name, other, at).map((e, i) => queued(e, at + 500 + i)),
+    ...history.events.map((e, i) => queuedAt(e, e.at + 300 + i)),
+    ...personal(appId, uid, name, other, at).map((e, i) => queuedAt(e, at + 500 + i)),
   ];
   const tables = await env.tableSet();
   const activityTable = uniqueName("activity");
@@ -165,7 +158,7 @@ async function setUp(events: number, seed: number): Promise<World> {
   // A refused delivery that names them, and an oversize body of theirs.
   const store = s3BlobStore(env.s3, env.bucket);
   const [refused] = personal(appId, uid, name, other, at + 60_000);
-  await quarantine(queued(refused as GeneratedEvent, at + 60_000), `no such user ${uid}`, store, () => at);
+  await quarantine(queuedAt(refused as GeneratedEvent, at + 60_000), `no such user ${uid}`, store, () => at);
   await store.put(oversizeKey(appId, at, "big-1"), refused?.body ?? "");
   const rollup = (): RollupDependencies => ({
     engine: duckDbEngine({ s3: env.s3, bucket: env.bucket }),
@@ -202,17 +195,17 @@ async function setUp(events: number, seed: number): Promise<World> {
   };
 }
 
-async function objectText(key: string): Promise<string> {
+async function keyText(key: string): Promise<string> {
   const out = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
   const bytes = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-  return Buffer.from(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString("utf8");
+  return objectText(bytes);
 }
 
 /** Every NDJSON line of the bucket's archive, quarantine and oversize objects, by key. */
 async function bucketLines(): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const { key } of await listObjects(env.s3, env.bucket, ""))
-    if (!key.endsWith(".parquet")) out.set(key, (await objectText(key)).split("\n"));
+    if (!key.endsWith(".parquet")) out.set(key, (await keyText(key)).split("\n"));
   return out;
 }
 
@@ -471,7 +464,7 @@ describe("forget: one user erased from the archive, the tables and the figures, 
         }).catch((error: Error) => error);
         // What a crash leaves in the bucket (the plan) names no one.
         for (const { key } of await listObjects(env.s3, env.bucket, "erasures/"))
-          expect(holdsUser(await objectText(key), world), key).toBe(false);
+          expect(holdsUser(await keyText(key), world), key).toBe(false);
         const report = await forget(world.deps(), {
           appId: world.appId,
           uid: world.uid,

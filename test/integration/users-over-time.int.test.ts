@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -6,12 +5,14 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { daysInRange, rollupDayAllApps } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
+import { addDays } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { activityView } from "../../tools/analytics/activity-view";
 import { createActivityTable } from "../../tools/local/provision";
 import { expectedCreatedAt, expectedUsers } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
+import { queuedAt } from "../support/queued";
 
 /**
  * Users over time (#33) on fauxqs, DynamoDB Local and DuckDB: 40 days of two apps whose 30 users
@@ -44,9 +45,6 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
   return out;
 }
 
-const addDays = (day: string, n: number) =>
-  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
-
 describe("users over time: the closed days' user sets, exact against the history", () => {
   it("counts DAU, WAU, MAU, new users and retention as a brute-force count over the history's day sets", async () => {
     // Prepare: one history over the 40 days (~1,450 s between actions: ~60 events a day).
@@ -62,17 +60,7 @@ describe("users over time: the closed days' user sets, exact against the history
     const store = s3BlobStore(s3, bucket);
     for (let i = 0; i < events.length; i += 100)
       await archiveBatch(
-        events.slice(i, i + 100).map((e, j) => {
-          const eventId = createHash("sha256").update(e.body).digest("hex");
-          return {
-            messageId: eventId,
-            eventId,
-            receivedAt: e.at + 500 + j,
-            trigger: e.trigger,
-            appId: e.appId,
-            body: e.body,
-          };
-        }),
+        events.slice(i, i + 100).map((e) => queuedAt(e, e.at + 500)),
         store,
       );
     const sets = s3UserSets(s3, bucket);

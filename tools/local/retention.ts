@@ -4,7 +4,7 @@ import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from "@aws-sd
 import { itemExpiryDays, readDeploymentConfig } from "../../infra/config";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import { S3_PREFIX } from "../../shared/platform/constants";
-import { PROJECTION_TABLES, type TableNames } from "../../shared/platform/tables";
+import { keyOfItem, PROJECTION_TABLES, type TableNames } from "../../shared/platform/tables";
 import { EXPIRES_AT } from "../../shared/projector/expiry";
 
 /**
@@ -96,7 +96,6 @@ export async function applyRetention(
   }
   for (const table of Object.keys(windows.items) as Array<keyof TableNames>) {
     const def = PROJECTION_TABLES[table];
-    const keyNames = [def.partitionKey.name, ...("sortKey" in def && def.sortKey ? [def.sortKey.name] : [])];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const out = await deps.doc.send(
@@ -112,7 +111,7 @@ export async function applyRetention(
         await deps.doc.send(
           new DeleteCommand({
             TableName: deps.tables[table],
-            Key: Object.fromEntries(keyNames.map((k) => [k, item[k]])),
+            Key: keyOfItem(def, item),
           }),
         );
         report.itemsDeleted++;

@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { parseJsonContract } from "../../contracts/queue-messages";
 import { S3_PREFIX } from "../../platform/constants";
+import { isMissingObject } from "../../platform/errors";
 import type { BlobStore } from "../../ports/blob-store";
 
 /** A day's last pass over every app (`rollupDayAllApps`), as the ledger keeps it. */
@@ -57,8 +58,7 @@ export function blobRollupLedger(blobs: BlobStore): RollupLedger {
     try {
       return parseJsonContract(dayPassSchema, await blobs.getText(dayPassKey(day)), dayPassKey(day));
     } catch (error) {
-      if (error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound"))
-        return undefined;
+      if (isMissingObject(error)) return undefined;
       throw error;
     }
   };
