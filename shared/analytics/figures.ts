@@ -133,8 +133,8 @@ export interface DayActivity {
   messageKinds: Record<string, number>;
 }
 
-/** The GROUPING(hour, group_id, sender, message_kind) value of each grouping set of the query. */
-const GROUPING_SET = { day: 31, hour: 15, group: 23, user: 27, messageKind: 29, activeUser: 30 } as const;
+/** The GROUPING(hour, group_id, sender, message_kind, set_key) value of each grouping set of the query. */
+const GROUPING_SET = { day: 31, hour: 15, group: 23, user: 27, messageKind: 29, daySet: 30 } as const;
 
 /** An active user of a day, and when their entity says they were created (epoch s), if a fact said. */
 export interface ActiveUser {
@@ -142,18 +142,67 @@ export interface ActiveUser {
   createdAt?: number;
 }
 
-/** The day's active users (each user-set row: a final pass asks for them, `:users`), by uid. */
-export function activeUsersFromRows(rows: readonly Row[]): ActiveUser[] {
-  return rows
-    .filter(
-      (r) =>
-        num(r.grouping_set) === GROUPING_SET.activeUser && r.user_key !== null && r.user_key !== undefined,
-    )
-    .map((r) => ({
-      uid: String(r.user_key),
-      ...(r.created_at === null || r.created_at === undefined ? {} : { createdAt: num(r.created_at) }),
-    }))
-    .sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+/**
+ * A member's last change of a day in a group (the membership history, a day at a time): in or out
+ * at the end of the day, whether they were out at some time in it (left, kicked or banned), and
+ * when (`at`: the order key of the change, comparable across days: event time first).
+ */
+export interface MemberChange {
+  group: string;
+  uid: string;
+  member: boolean;
+  removed: boolean;
+  at: string;
+}
+
+/** A group deleted in the day, and when (an order key, as `MemberChange.at`). */
+export interface GroupDeletion {
+  group: string;
+  at: string;
+}
+
+/**
+ * An app's day sets (a final pass asks for them, `:users`): its active users, the conversations
+ * with a message, its members' last changes and the groups deleted.
+ */
+export interface DaySets {
+  users: ActiveUser[];
+  conversations: string[];
+  members: MemberChange[];
+  deletions: GroupDeletion[];
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** An app's day sets from its day-set rows (`set_key`: `u|`, `c|`, `m|` or `g|` then the key), each sorted. */
+export function daySetsFromRows(rows: readonly Row[]): DaySets {
+  const sets: DaySets = { users: [], conversations: [], members: [], deletions: [] };
+  for (const r of rows) {
+    if (num(r.grouping_set) !== GROUPING_SET.daySet || typeof r.set_key !== "string") continue;
+    const kind = r.set_key.slice(0, 2);
+    const key = r.set_key.slice(2);
+    const change = typeof r.last_change === "string" ? r.last_change : "";
+    if (kind === "u|")
+      sets.users.push({
+        uid: key,
+        ...(r.created_at === null || r.created_at === undefined ? {} : { createdAt: num(r.created_at) }),
+      });
+    else if (kind === "c|") sets.conversations.push(key);
+    else if (kind === "m|" && change)
+      sets.members.push({
+        group: String(r.set_group),
+        uid: String(r.set_member),
+        member: change.endsWith("1"),
+        removed: num(r.removed) === 1,
+        at: change.slice(0, -1),
+      });
+    else if (kind === "g|" && change) sets.deletions.push({ group: key, at: change.slice(0, -1) });
+  }
+  sets.users.sort((a, b) => byString(a.uid, b.uid));
+  sets.conversations.sort(byString);
+  sets.members.sort((a, b) => byString(a.group, b.group) || byString(a.uid, b.uid));
+  sets.deletions.sort((a, b) => byString(a.group, b.group));
+  return sets;
 }
 
 type Row = Record<string, SqlValue | null>;

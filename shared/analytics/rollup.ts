@@ -4,17 +4,11 @@ import { utcDay } from "../contracts/bucket-layout";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
-import {
-  type ActiveUser,
-  activeUsersFromRows,
-  activityFromRows,
-  type DayActivity,
-  TOP_LIMIT,
-} from "./figures";
+import { activityFromRows, type DayActivity, type DaySets, daySetsFromRows, TOP_LIMIT } from "./figures";
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
 import type { DayPass, RollupLedger } from "./store/rollup-ledger";
-import { type UserSetStore, writeDayUsers } from "./user-sets";
+import { type UserSetStore, writeDaySets } from "./user-sets";
 
 const DAY_MS = 86_400_000;
 
@@ -40,8 +34,8 @@ export interface RollupDependencies {
    */
   archiveLock?: ArchiveLock;
   /**
-   * Where a final pass writes each closed day's user sets (`user-sets.ts`: users over time). None:
-   * not written.
+   * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
+   * conversations started, the membership history). None: not written.
    */
   userSets?: UserSetStore;
 }
@@ -106,8 +100,11 @@ export interface RollupOptions {
 /** What one engine query over a day gave: every app's activity (or one app's), and its cost. */
 export interface DayActivities {
   activities: Map<string, DayActivity>;
-  /** With `users`: each app's active users of the day, by uid (its `active_users` is their count). */
-  activeUsers?: Map<string, ActiveUser[]>;
+  /**
+   * With `users`: each app's day sets: its active users by uid (its `active_users` is their count),
+   * conversations with a message, members' last changes, groups deleted.
+   */
+  daySets?: Map<string, DaySets>;
   queries: number;
   bytesScanned: number;
 }
@@ -155,14 +152,14 @@ export async function dayActivities(
   const activities = new Map(
     [...rowsByApp].map(([appId, rows]) => [appId, activityFromRows(rows, { hours: 24, top: TOP_LIMIT })]),
   );
-  const activeUsers = users
-    ? new Map([...rowsByApp].map(([appId, rows]) => [appId, activeUsersFromRows(rows)]))
+  const daySets = users
+    ? new Map([...rowsByApp].map(([appId, rows]) => [appId, daySetsFromRows(rows)]))
     : undefined;
   return {
     activities,
     queries: 1,
     bytesScanned: result.bytesScanned,
-    ...(activeUsers ? { activeUsers } : {}),
+    ...(daySets ? { daySets } : {}),
   };
 }
 
@@ -309,9 +306,9 @@ export async function rollupDayAllApps(
     };
   const computedAt = deps.now();
   const final = isFinal(day, computedAt, deps);
-  // A final pass also returns each app's active users: the day's user set (users over time).
+  // A final pass also returns each app's day sets: its users, conversations, membership changes.
   const withUsers = final && deps.userSets !== undefined;
-  const { activities, activeUsers, queries, bytesScanned } = await dayActivities(deps.engine, day, {
+  const { activities, daySets, queries, bytesScanned } = await dayActivities(deps.engine, day, {
     ...options,
     users: withUsers,
   });
@@ -349,12 +346,12 @@ export async function rollupDayAllApps(
     ),
   );
   report.rollups.sort((a, b) => (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0));
-  if (withUsers && deps.userSets && activeUsers)
+  if (withUsers && deps.userSets && daySets)
     try {
-      await writeDayUsers(deps.userSets, day, activeUsers);
+      await writeDaySets(deps.userSets, day, daySets);
     } catch (error) {
       // The pass is not recorded: the next tick passes the day again and writes its sets.
-      report.failures.push({ appId: "(user sets)", day, error });
+      report.failures.push({ appId: "(day sets)", day, error });
     }
   if (report.failures.length === 0)
     await deps.ledger?.record({

@@ -6,7 +6,7 @@ import { addDays, objectText } from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
 import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
-import type { ActiveUser } from "./figures";
+import type { ActiveUser, DaySets, GroupDeletion, MemberChange } from "./figures";
 
 /**
  * Users over time (#33): each closed day's active users per app (its user set, from the day
@@ -18,10 +18,20 @@ import type { ActiveUser } from "./figures";
  * - `users/date=<day>/users.ndjson.gz`: a line `{"app","uid"}` per active user of each app;
  * - `users/first-seen/date=<day>/users.ndjson.gz`: the same for the users seen that day and on no
  *   earlier day (kept exact whatever order days close in: a day closed late takes its users'
- *   first sightings back from the later days).
+ *   first sightings back from the later days);
+ * - `users/conversations/first-seen/date=<day>/conversations.ndjson.gz`: a line
+ *   `{"app","conversation"}` per conversation whose first message is that day (conversations
+ *   started), kept exact the same way;
+ * - `users/members/date=<day>/members.ndjson.gz`: the membership history a day at a time, a line
+ *   `{"app","group","uid","member","removed","at"}` per member whose membership changed that day
+ *   (their last change: in or out at the end of the day, out at some time in it, when), and
+ *   `{"app","group","deleted"}` per group deleted (when), so that the members of every group at
+ *   the start of any day are a fold of the days before it (`groupsOverTime`).
  */
 export const USER_SETS_PREFIX = `${S3_PREFIX.users}date=`;
 export const FIRST_SEEN_PREFIX = `${S3_PREFIX.users}first-seen/date=`;
+export const CONVERSATIONS_PREFIX = `${S3_PREFIX.users}conversations/first-seen/date=`;
+export const MEMBERS_PREFIX = `${S3_PREFIX.users}members/date=`;
 
 /** @example userSetKey("2026-01-02") // "users/date=2026-01-02/users.ndjson.gz" */
 export function userSetKey(day: string): string {
@@ -33,15 +43,58 @@ export function firstSeenKey(day: string): string {
   return `${FIRST_SEEN_PREFIX}${day}/users.ndjson.gz`;
 }
 
+/** @example conversationsKey("2026-01-02") // "users/conversations/first-seen/date=2026-01-02/conversations.ndjson.gz" */
+export function conversationsKey(day: string): string {
+  return `${CONVERSATIONS_PREFIX}${day}/conversations.ndjson.gz`;
+}
+
+/** @example membersKey("2026-01-02") // "users/members/date=2026-01-02/members.ndjson.gz" */
+export function membersKey(day: string): string {
+  return `${MEMBERS_PREFIX}${day}/members.ndjson.gz`;
+}
+
 /** Every app's users of a day: app → its users by uid, with when their entity says they were created. */
 export type DayUsers = Map<string, ActiveUser[]>;
 
+const gzipLines = (lines: readonly string[]) => gzipSync(lines.length ? `${lines.join("\n")}\n` : "");
+
+/** Every app's membership changes of a day (`MemberChange`, `GroupDeletion`). */
+export type DayMembers = Map<string, { members: MemberChange[]; deletions: GroupDeletion[] }>;
+
+/** The lines of a membership-history object. */
+export function encodeMembers(members: DayMembers): Uint8Array {
+  return gzipLines(
+    [...members.keys()].sort().flatMap((app) => {
+      const { members: changes = [], deletions = [] } = members.get(app) ?? {};
+      return [
+        ...changes.map((c) => JSON.stringify({ app, ...c })),
+        ...deletions.map((d) => JSON.stringify({ app, group: d.group, deleted: d.at })),
+      ];
+    }),
+  );
+}
+
+/** A membership-history object's changes and deletions, per app. */
+export function decodeMembers(bytes: Uint8Array): DayMembers {
+  const out: DayMembers = new Map();
+  for (const line of objectText(bytes).split("\n")) {
+    if (!line.trim()) continue;
+    const { app, deleted, ...change } = JSON.parse(line) as MemberChange & { app: string; deleted?: string };
+    const entry = out.get(app) ?? { members: [], deletions: [] };
+    if (deleted !== undefined) entry.deletions.push({ group: change.group, at: deleted });
+    else entry.members.push(change);
+    out.set(app, entry);
+  }
+  return out;
+}
+
 /** The lines of a set object: `{"app","uid"}`, and `"createdAt"` (epoch s) when a fact gave it. */
 export function encodeUsers(users: DayUsers): Uint8Array {
-  const lines = [...users.keys()]
-    .sort()
-    .flatMap((app) => (users.get(app) ?? []).map((u) => JSON.stringify({ app, ...u })));
-  return gzipSync(lines.length ? `${lines.join("\n")}\n` : "");
+  return gzipLines(
+    [...users.keys()]
+      .sort()
+      .flatMap((app) => (users.get(app) ?? []).map((u) => JSON.stringify({ app, ...u }))),
+  );
 }
 
 const byUid = (a: ActiveUser, b: ActiveUser) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
@@ -73,9 +126,64 @@ export function s3UserSets(s3: S3Client, bucket: string): UserSetStore {
   };
 }
 
-async function read(store: UserSetStore, key: string): Promise<DayUsers | undefined> {
+/** Every app's conversations of a day that had a message (conversation ids). */
+export type DayConversations = Map<string, string[]>;
+
+/** The lines of a conversations object: `{"app","conversation"}`. */
+export function encodeConversations(conversations: DayConversations): Uint8Array {
+  return gzipLines(
+    [...conversations.keys()]
+      .sort()
+      .flatMap((app) =>
+        (conversations.get(app) ?? []).map((conversation) => JSON.stringify({ app, conversation })),
+      ),
+  );
+}
+
+/** A conversations object's ids, per app. */
+export function decodeConversations(bytes: Uint8Array): DayConversations {
+  const out: DayConversations = new Map();
+  for (const line of objectText(bytes).split("\n")) {
+    if (!line.trim()) continue;
+    const { app, conversation } = JSON.parse(line) as { app: string; conversation: string };
+    out.set(app, [...(out.get(app) ?? []), conversation]);
+  }
+  for (const list of out.values()) list.sort();
+  return out;
+}
+
+/** A kind of first sighting: where its day objects are, how they are written, what identifies an entry. */
+interface FirstSeenKind<T> {
+  prefix: string;
+  key(day: string): string;
+  encode(entries: Map<string, T[]>): Uint8Array;
+  decode(bytes: Uint8Array): Map<string, T[]>;
+  id(entry: T): string;
+}
+
+const FIRST_SEEN_USERS: FirstSeenKind<ActiveUser> = {
+  prefix: FIRST_SEEN_PREFIX,
+  key: firstSeenKey,
+  encode: encodeUsers,
+  decode: decodeUsers,
+  id: (u) => u.uid,
+};
+
+const CONVERSATIONS_STARTED: FirstSeenKind<string> = {
+  prefix: CONVERSATIONS_PREFIX,
+  key: conversationsKey,
+  encode: encodeConversations,
+  decode: decodeConversations,
+  id: (c) => c,
+};
+
+async function read<T>(
+  store: UserSetStore,
+  key: string,
+  decode: (bytes: Uint8Array) => T,
+): Promise<T | undefined> {
   try {
-    return decodeUsers(await store.blobs.getBytes(key));
+    return decode(await store.blobs.getBytes(key));
   } catch (error) {
     if (isMissingObject(error)) return undefined;
     throw error;
@@ -85,44 +193,87 @@ async function read(store: UserSetStore, key: string): Promise<DayUsers | undefi
 const dayOf = (key: string) => /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1] ?? "";
 
 /**
- * Writes a closed day's user set, and its first sightings: its users seen on no earlier day's
- * first-seen set; a later day's first-seen set that holds one of them (a day closed out of order)
- * is rewritten without them. Reads every first-seen set (each user once: the app's user base).
- *
- * @example await writeDayUsers(store, "2026-01-02", new Map([["app1", ["u1", "u2"]]]))
+ * Writes a closed day's first sightings: its entries seen on no earlier day's first-sightings
+ * object; a later day's object that holds one of them (a day closed out of order) is rewritten
+ * without them. Reads every first-sightings object of the kind (each entry once: the app's base).
  */
-export async function writeDayUsers(store: UserSetStore, day: string, users: DayUsers): Promise<void> {
-  await store.blobs.put(userSetKey(day), encodeUsers(users), { contentType: "application/gzip" });
+async function writeFirstSeen<T>(
+  store: UserSetStore,
+  kind: FirstSeenKind<T>,
+  day: string,
+  entries: Map<string, T[]>,
+): Promise<void> {
   const seenBefore = new Set<string>();
-  const later: Array<{ day: string; users: DayUsers }> = [];
-  for (const key of await store.list(FIRST_SEEN_PREFIX)) {
+  const later: Array<{ day: string; entries: Map<string, T[]> }> = [];
+  for (const key of await store.list(kind.prefix)) {
     const d = dayOf(key);
     if (!d || d === day) continue;
-    const set = await read(store, key);
+    const set = await read(store, key, kind.decode);
     if (!set) continue;
-    if (d < day) for (const [app, list] of set) for (const { uid } of list) seenBefore.add(`${app}\0${uid}`);
-    else later.push({ day: d, users: set });
+    if (d < day) for (const [app, list] of set) for (const e of list) seenBefore.add(`${app}\0${kind.id(e)}`);
+    else later.push({ day: d, entries: set });
   }
-  const first: DayUsers = new Map();
-  for (const [app, list] of users) {
-    const fresh = list.filter(({ uid }) => !seenBefore.has(`${app}\0${uid}`));
+  const first = new Map<string, T[]>();
+  for (const [app, list] of entries) {
+    const fresh = list.filter((e) => !seenBefore.has(`${app}\0${kind.id(e)}`));
     if (fresh.length) first.set(app, fresh);
   }
-  await store.blobs.put(firstSeenKey(day), encodeUsers(first), { contentType: "application/gzip" });
+  await store.blobs.put(kind.key(day), kind.encode(first), { contentType: "application/gzip" });
   for (const l of later) {
     let changed = false;
-    for (const [app, list] of l.users) {
-      const mine = new Set((first.get(app) ?? []).map((u) => u.uid));
-      const kept = list.filter(({ uid }) => !mine.has(uid));
+    for (const [app, list] of l.entries) {
+      const mine = new Set((first.get(app) ?? []).map(kind.id));
+      const kept = list.filter((e) => !mine.has(kind.id(e)));
       if (kept.length !== list.length) {
         changed = true;
-        if (kept.length) l.users.set(app, kept);
-        else l.users.delete(app);
+        if (kept.length) l.entries.set(app, kept);
+        else l.entries.delete(app);
       }
     }
     if (changed)
-      await store.blobs.put(firstSeenKey(l.day), encodeUsers(l.users), { contentType: "application/gzip" });
+      await store.blobs.put(kind.key(l.day), kind.encode(l.entries), { contentType: "application/gzip" });
   }
+}
+
+/**
+ * Writes a closed day's user set, and its first sightings (`writeFirstSeen`).
+ *
+ * @example await writeDayUsers(store, "2026-01-02", new Map([["app1", [{ uid: "u1" }, { uid: "u2" }]]]))
+ */
+export async function writeDayUsers(store: UserSetStore, day: string, users: DayUsers): Promise<void> {
+  await store.blobs.put(userSetKey(day), encodeUsers(users), { contentType: "application/gzip" });
+  await writeFirstSeen(store, FIRST_SEEN_USERS, day, users);
+}
+
+/**
+ * Writes every set of a closed day (a final pass): its users and their first sightings, the
+ * conversations started, and the membership history (each object once, even when empty: a closed
+ * day's object says "nothing changed", a missing one "not closed").
+ */
+export async function writeDaySets(
+  store: UserSetStore,
+  day: string,
+  sets: Map<string, DaySets>,
+): Promise<void> {
+  const pick = <T>(f: (s: DaySets) => T[]) =>
+    new Map([...sets].map(([app, s]) => [app, f(s)] as const).filter(([, list]) => list.length > 0));
+  await writeDayUsers(
+    store,
+    day,
+    pick((s) => s.users),
+  );
+  await writeFirstSeen(
+    store,
+    CONVERSATIONS_STARTED,
+    day,
+    pick((s) => s.conversations),
+  );
+  const members: DayMembers = new Map(
+    [...sets]
+      .filter(([, s]) => s.members.length + s.deletions.length > 0)
+      .map(([app, s]) => [app, { members: s.members, deletions: s.deletions }]),
+  );
+  await store.blobs.put(membersKey(day), encodeMembers(members), { contentType: "application/gzip" });
 }
 
 /** One day of an app's users over time. Null: a window reaches a day not closed yet. */
@@ -146,6 +297,8 @@ export interface UsersDay {
   retainedD1: number | null;
   retainedD7: number | null;
   retainedD30: number | null;
+  /** Conversations whose first message (in the archive) was that day; null until closed. */
+  conversationsStarted: number | null;
 }
 
 /** A weekly cohort: the users first seen in a week (Monday first, UTC), and how many were active in each of the 4 weeks after. */
@@ -176,7 +329,7 @@ export async function usersOverTime(
     const key = first ? firstSeenKey(day) : userSetKey(day);
     let set = cache.get(key);
     if (!set) {
-      const list = (await read(store, key))?.get(app) ?? [];
+      const list = (await read(store, key, decodeUsers))?.get(app) ?? [];
       for (const u of list)
         if (u.createdAt !== undefined)
           created.set(u.uid, Math.min(created.get(u.uid) ?? u.createdAt, u.createdAt));
@@ -218,6 +371,9 @@ export async function usersOverTime(
       retainedD1: await retained(cohort, addDays(day, 1)),
       retainedD7: await retained(cohort, addDays(day, 7)),
       retainedD30: await retained(cohort, addDays(day, 30)),
+      conversationsStarted: closed
+        ? ((await read(store, conversationsKey(day), decodeConversations))?.get(app)?.length ?? 0)
+        : null,
     });
   }
   const weeks: WeeklyCohort[] = [];
@@ -238,4 +394,78 @@ export async function usersOverTime(
     weeks.push({ week, users: cohort.size, active });
   }
   return { days, weeks };
+}
+
+/** One day of an app's groups, from the membership history. Null: the day is not closed yet. */
+export interface GroupsDay {
+  day: string;
+  /** Memberships (a member in a group) at the start of the day, and at its end. */
+  membersAtStart: number | null;
+  membersAtEnd: number | null;
+  /** Members at the start of the day who left, were kicked or were banned in it (a group deleted is not churn). */
+  churned: number | null;
+  /** churned / membersAtStart. */
+  churn: number | null;
+  /** Groups with at least one member at the end of the day. */
+  groups: number | null;
+  /** membersAtEnd / groups. */
+  averageGroupSize: number | null;
+}
+
+/**
+ * An app's groups over the days from `from` to `to`: members at the start and end of each day,
+ * churn and average group size, by folding the membership history (each closed day's members
+ * object, from the first) up to each day: exact within the archive's retention (a membership
+ * older than the first closed day is not known). Reads one object per closed day up to `to`.
+ */
+export async function groupsOverTime(
+  store: UserSetStore,
+  app: string,
+  from: string,
+  to: string,
+  closedThrough: string,
+): Promise<GroupsDay[]> {
+  const days = (await store.list(MEMBERS_PREFIX))
+    .map(dayOf)
+    .filter((d) => d && d <= to)
+    .sort();
+  /** group → uid → in (true) or out, after the days folded so far. */
+  const members = new Map<string, Map<string, boolean>>();
+  const inGroups = () => [...members.values()].map((m) => [...m.values()].filter(Boolean).length);
+  const out = new Map<string, GroupsDay>();
+  for (const day of days) {
+    const changes = (await read(store, membersKey(day), decodeMembers))?.get(app);
+    const shown = day >= from && day <= closedThrough;
+    const start = inGroups().reduce((a, b) => a + b, 0);
+    // Churned: in a group at the start of the day, and out of it at some time in the day.
+    const churned = (changes?.members ?? []).filter(
+      (c) => c.removed && members.get(c.group)?.get(c.uid),
+    ).length;
+    const events = [
+      ...(changes?.deletions ?? []).map((d) => ({ at: d.at, apply: () => members.delete(d.group) })),
+      ...(changes?.members ?? []).map((c) => ({
+        at: c.at,
+        apply: () =>
+          members.set(c.group, (members.get(c.group) ?? new Map<string, boolean>()).set(c.uid, c.member)),
+      })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    for (const e of events) e.apply();
+    if (!shown) continue;
+    const sizes = inGroups().filter((n) => n > 0);
+    const end = sizes.reduce((a, b) => a + b, 0);
+    out.set(day, {
+      day,
+      membersAtStart: start,
+      membersAtEnd: end,
+      churned,
+      churn: start ? churned / start : null,
+      groups: sizes.length,
+      averageGroupSize: sizes.length ? end / sizes.length : null,
+    });
+  }
+  const unknown = { membersAtStart: null, membersAtEnd: null, churned: null, churn: null, groups: null };
+  const result: GroupsDay[] = [];
+  for (let day = from; day <= to; day = addDays(day, 1))
+    result.push(out.get(day) ?? { day, ...unknown, averageGroupSize: null });
+  return result;
 }

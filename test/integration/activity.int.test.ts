@@ -22,7 +22,7 @@ import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
 import { createActivityTable, createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { replayArchive } from "../../tools/ops/operations";
-import { expectedActivity, expectedUsers } from "../../tools/simulate/expected-activity";
+import { expectedActivity, expectedDaySets, expectedUsers } from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
@@ -334,12 +334,18 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
     expect(skipped.outcome).toBe("skipped");
   });
 
-  it("gives the same figures and user sets whatever the duplicates, order, batch splits, redrives and replays (fast-check)", async () => {
+  it("gives the same figures and day sets whatever the duplicates, order, batch splits, redrives and replays (fast-check)", async () => {
     const appId = uniqueName("app");
     // 250 events from 23:57:30 cross midnight (from 23:54 they end before it since #30's mix).
     const events = historyOf(appId, 250, 11, Date.UTC(2026, 0, 2, 23, 57, 30) / 1000);
     const expected = expectedActivity(events, (e) => receiptOf(e, events.indexOf(e))).get(appId);
     const users = expectedUsers(events, (e) => receiptOf(e, events.indexOf(e))).get(appId);
+    // The history changes memberships and has conversations on both days (deletions: users-over-time).
+    const sets = expectedDaySets(events, (e) => receiptOf(e, events.indexOf(e))).get(appId);
+    for (const day of DAYS) {
+      expect(sets?.get(day)?.conversations.length).toBeGreaterThan(0);
+      expect(sets?.get(day)?.members.some((m) => m.removed)).toBe(true);
+    }
     // Both days have facts, or the property compares a day of zeros with nothing and tells nothing.
     expect([...(expected?.keys() ?? [])].sort()).toEqual(DAYS);
     let run = 0;
@@ -368,6 +374,9 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
             body: e.body.replaceAll(appId, runApp),
           });
           const deliveries: QueuedEvent[] = events.map((e, i) => queued(rebody(e), receiptOf(e, i)));
+          const rebodied = events.map(rebody);
+          const runSets =
+            expectedDaySets(rebodied, (e) => receiptOf(e, rebodied.indexOf(e))).get(runApp) ?? new Map();
           for (const r of retries) {
             const event = events[r.index] as GeneratedEvent;
             // The platform retries within its horizon: a receipt-timed fact's retry comes then.
@@ -392,9 +401,14 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
             // One query: the day's figures and its user set (users over time, #33).
             const read = await dayActivities(duckDbEngine({ s3, bucket }), day, { app: runApp, users: true });
             const got = read.activities.get(runApp) as DayActivity;
-            expect((read.activeUsers?.get(runApp) ?? []).map((u) => u.uid.replace(runApp, appId))).toEqual(
+            const sets = read.daySets?.get(runApp);
+            expect((sets?.users ?? []).map((u) => u.uid.replace(runApp, appId))).toEqual(
               [...(users?.get(day) ?? [])].sort(),
             );
+            // The conversations with a message, members' last changes and groups deleted, to the
+            // order key (its event id: the hash of this run's bytes).
+            const { users: _, ...others } = sets ?? { users: [] };
+            expect(others).toEqual(runSets.get(day) ?? { conversations: [], members: [], deletions: [] });
             const want = expected?.get(day);
             expect(got.figures).toEqual(want?.figures);
             expect(got.hours).toEqual(want?.hours);

@@ -4,12 +4,16 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { daysInRange, rollupDayAllApps } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
-import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
+import { groupsOverTime, s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
 import { addDays } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { activityView } from "../../tools/analytics/activity-view";
 import { createActivityTable } from "../../tools/local/provision";
-import { expectedCreatedAt, expectedUsers } from "../../tools/simulate/expected-activity";
+import {
+  expectedCreatedAt,
+  expectedGroupsOverTime,
+  expectedUsers,
+} from "../../tools/simulate/expected-activity";
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { queuedAt } from "../support/queued";
@@ -96,6 +100,7 @@ describe("users over time: the closed days' user sets, exact against the history
     const cohort = (day: string) => [...firstSeen].filter(([, d]) => d === day).map(([uid]) => uid);
     const kept = (day: string, k: number) =>
       addDays(day, k) > last ? null : cohort(day).filter((uid) => on(addDays(day, k)).has(uid)).length;
+    const groupTruth = expectedGroupsOverTime(events, (e) => e.at + 500).get(app);
     const want = DAYS.map((day) => {
       const mau = window(day, 30).size;
       return {
@@ -111,6 +116,7 @@ describe("users over time: the closed days' user sets, exact against the history
         retainedD1: kept(day, 1),
         retainedD7: kept(day, 7),
         retainedD30: kept(day, 30),
+        conversationsStarted: groupTruth?.conversationsStarted.get(day) ?? 0,
       };
     });
     expect(result.days).toEqual(want);
@@ -120,6 +126,33 @@ describe("users over time: the closed days' user sets, exact against the history
     expect(want.filter((d) => d.newUsers > 0).length).toBeGreaterThan(2);
     expect(want.some((d) => (d.retainedD30 ?? 0) > 0)).toBe(true);
     expect(want.filter((d) => d.createdUsers > 0).length).toBeGreaterThan(5);
+    expect(want.filter((d) => d.conversationsStarted > 0).length).toBeGreaterThan(5);
+    // Groups: members at the start and end of each day, churn, average size, against a replay of
+    // every membership fact in order across the whole history (a day without one carries over).
+    let carried = { membersAtStart: 0, membersAtEnd: 0, churned: 0, groups: 0 };
+    const groupsWant = DAYS.map((day) => {
+      const t = groupTruth?.days.get(day) ?? {
+        membersAtStart: carried.membersAtEnd,
+        membersAtEnd: carried.membersAtEnd,
+        churned: 0,
+        groups: carried.groups,
+      };
+      carried = t;
+      return {
+        day,
+        ...t,
+        churn: t.membersAtStart ? t.churned / t.membersAtStart : null,
+        averageGroupSize: t.groups ? t.membersAtEnd / t.groups : null,
+      };
+    });
+    expect(await groupsOverTime(sets, app, FIRST, last, last)).toEqual(groupsWant);
+    // The history has churn, groups that grow and shrink, and a group deleted with its members.
+    expect(events.some((e) => e.appId === app && e.body.includes('"trigger":"group_deleted"'))).toBe(true);
+    expect(groupsWant.filter((d) => d.churned > 0).length).toBeGreaterThan(3);
+    expect(new Set(groupsWant.map((d) => d.averageGroupSize)).size).toBeGreaterThan(3);
+    // The later half of the range alone: the fold starts from the first closed day all the same.
+    const mid = DAYS[20] ?? "";
+    expect(await groupsOverTime(sets, app, mid, last, last)).toEqual(groupsWant.slice(20));
     // The weekly cohorts: the users first seen in a week, active in each of the 4 weeks after.
     for (const w of result.weeks) {
       const members = [...firstSeen]

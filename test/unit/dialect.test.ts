@@ -35,10 +35,33 @@ describe("the dialect layer", () => {
       top: 25,
       users: 0,
     });
-    // Every app's lines of the days, then narrowed to :app ('' for every app); a fact's hour, the
-    // facts' day; a stint's day, a stint's hour; the user-set key on :users; the top lists cut at
-    // :top; the user sets shipped on :users.
-    expect(bound.values).toEqual(["d0", "d2", "d1", "a", "a", 1, 1, 2, 1, 2, 1, 0, 25, 0]);
+    // Every app's lines of the days, then narrowed to :app ('' for every app); a fact's hour; its
+    // members, their count and its order key on :users; the facts' day; the sides of the day sets
+    // on :users; a stint's day, a stint's hour; the day-set key (4 kinds) on :users; the top lists
+    // cut at :top; the day sets shipped on :users.
+    expect(bound.values).toEqual([
+      "d0",
+      "d2",
+      "d1",
+      "a",
+      "a",
+      1,
+      0,
+      0,
+      0,
+      1,
+      2,
+      0,
+      1,
+      2,
+      1,
+      0,
+      0,
+      0,
+      0,
+      25,
+      0,
+    ]);
   });
 
   it("writes Athena execution parameters as SQL literals", () => {

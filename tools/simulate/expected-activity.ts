@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
 import {
   type DayActivity,
+  type DaySets,
   FIGURE_NAMES,
   type Figures,
   type GroupActivity,
+  type MemberChange,
   roundMs,
   TOP_LIMIT,
   type UserActivity,
@@ -607,6 +609,142 @@ export function expectedCreatedAt(
       if (uid !== undefined && at !== undefined) created.set(uid, Math.min(created.get(uid) ?? at, at));
     }
     result.set(appId, created);
+  }
+  return result;
+}
+
+const MEMBERSHIP: Partial<Record<string, boolean>> = {
+  group_created: true,
+  group_member_joined: true,
+  group_member_added: true,
+  group_member_scope_changed: true,
+  group_member_left: false,
+  group_member_kicked: false,
+  group_member_banned: false,
+};
+
+/** A fact's place in the order of facts as the day query writes it (`order_key`): comparable as text. */
+const orderKey = (o: FactOrder) =>
+  `${String(o.eventTimeMs).padStart(15, "0")}${o.rank}${String(o.firstReceivedAt).padStart(15, "0")}${o.eventId}`;
+
+/**
+ * Each app's day sets per UTC day a history implies, fact by fact, independently of the day query:
+ * the conversations with a message that day, each member's last membership change of the day (in
+ * or out at its end, out at some time in it, when) and the groups deleted (when, the last time):
+ * what a final pass must write (users: `expectedUsers`).
+ */
+export function expectedDaySets(
+  events: readonly GeneratedEvent[],
+  receivedAt: (e: GeneratedEvent) => number,
+): Map<string, Map<string, Omit<DaySets, "users">>> {
+  const result = new Map<string, Map<string, Omit<DaySets, "users">>>();
+  for (const [appId, facts] of factsOf(events, receivedAt)) {
+    const days = new Map<
+      string,
+      { conversations: Set<string>; members: Map<string, MemberChange>; deleted: Map<string, string> }
+    >();
+    for (const fact of [...facts].sort((a, b) => compareFacts(a.order, b.order))) {
+      const d = days.get(fact.day) ?? { conversations: new Set(), members: new Map(), deleted: new Map() };
+      days.set(fact.day, d);
+      const { trigger, data } = fact;
+      const conversation = trigger === "message_sent" ? str(data, "message.conversationId") : undefined;
+      if (conversation !== undefined) d.conversations.add(conversation);
+      const group = str(data, "group.guid");
+      if (group === undefined) continue;
+      if (trigger === "group_deleted") d.deleted.set(group, orderKey(fact.order));
+      const member = MEMBERSHIP[trigger];
+      if (member === undefined) continue;
+      for (const uid of Object.keys((get(data, "members") as Json | undefined) ?? {})) {
+        const key = `${group}\0${uid}`;
+        const removed = (d.members.get(key)?.removed ?? false) || !member;
+        d.members.set(key, { group, uid, member, removed, at: orderKey(fact.order) });
+      }
+    }
+    const byDay = new Map<string, Omit<DaySets, "users">>();
+    for (const [day, d] of days) {
+      const byKey = (a: { group: string; uid?: string }, b: { group: string; uid?: string }) =>
+        a.group < b.group ? -1 : a.group > b.group ? 1 : (a.uid ?? "") < (b.uid ?? "") ? -1 : 1;
+      byDay.set(day, {
+        conversations: [...d.conversations].sort(),
+        members: [...d.members.values()].sort(byKey),
+        deletions: [...d.deleted].map(([group, at]) => ({ group, at })).sort(byKey),
+      });
+    }
+    result.set(appId, byDay);
+  }
+  return result;
+}
+
+/**
+ * Each app's groups per UTC day a history implies, by replaying its membership facts in order
+ * across the whole history (not a day at a time, as the day sets are): members at the start and
+ * end of each day, the members at its start who were out at some time in it, the groups with
+ * members at its end; and each conversation's first day (conversations started).
+ */
+export function expectedGroupsOverTime(
+  events: readonly GeneratedEvent[],
+  receivedAt: (e: GeneratedEvent) => number,
+): Map<
+  string,
+  {
+    days: Map<string, { membersAtStart: number; membersAtEnd: number; churned: number; groups: number }>;
+    conversationsStarted: Map<string, number>;
+  }
+> {
+  const result = new Map<
+    string,
+    ReturnType<typeof expectedGroupsOverTime> extends Map<string, infer V> ? V : never
+  >();
+  for (const [appId, facts] of factsOf(events, receivedAt)) {
+    const ordered = [...facts].sort((a, b) => compareFacts(a.order, b.order));
+    const members = new Set<string>();
+    const days = new Map<
+      string,
+      { membersAtStart: number; membersAtEnd: number; churned: number; groups: number }
+    >();
+    const firstDay = new Map<string, string>();
+    let day = "";
+    let atStart = new Set<string>();
+    let churned = new Set<string>();
+    const closeDay = () => {
+      if (!day) return;
+      const groups = new Set([...members].map((k) => k.split("\0")[0]));
+      days.set(day, {
+        membersAtStart: atStart.size,
+        membersAtEnd: members.size,
+        churned: churned.size,
+        groups: groups.size,
+      });
+    };
+    for (const fact of ordered) {
+      if (fact.day !== day) {
+        closeDay();
+        day = fact.day;
+        atStart = new Set(members);
+        churned = new Set();
+      }
+      const conversation =
+        fact.trigger === "message_sent" ? str(fact.data, "message.conversationId") : undefined;
+      if (conversation !== undefined && !firstDay.has(conversation)) firstDay.set(conversation, fact.day);
+      const group = str(fact.data, "group.guid");
+      if (group === undefined) continue;
+      if (fact.trigger === "group_deleted")
+        for (const k of [...members]) if (k.startsWith(`${group}\0`)) members.delete(k);
+      const member = MEMBERSHIP[fact.trigger];
+      if (member === undefined) continue;
+      for (const uid of Object.keys((get(fact.data, "members") as Json | undefined) ?? {})) {
+        const k = `${group}\0${uid}`;
+        if (member) members.add(k);
+        else {
+          if (atStart.has(k)) churned.add(k);
+          members.delete(k);
+        }
+      }
+    }
+    closeDay();
+    const conversationsStarted = new Map<string, number>();
+    for (const d of firstDay.values()) conversationsStarted.set(d, (conversationsStarted.get(d) ?? 0) + 1);
+    result.set(appId, { days, conversationsStarted });
   }
   return result;
 }

@@ -15,7 +15,9 @@
 -- 3. levels: presence transitions in the order of facts (event time, lifecycle rank, first
 --    receipt, event id), each with the number of users online after it.
 -- 4. sides: each fact joined with 1, 2 so that a call's two parties both count as active users
---    (every other figure counts side 1 only), and an end with 3, 4, … for each entry of its roster.
+--    (every other figure counts side 1 only), and an end with 3, 4, … for each entry of its roster;
+--    on a final pass (:users = 1) also a membership fact with 3, 4, … for each member it names, and
+--    a message or a group's deletion with 0 (the day sets: its conversation, the deleted group).
 -- 5. stints: each occupant's stint (session, name, join time, as the sessions table keys it)
 --    that left in the day, reported by a participant-left fact (side 1) or an end's roster, once:
 --    its latest left_at in the day, in that hour (participant-seconds).
@@ -23,7 +25,9 @@
 --    sender, each message kind and each active user (GROUPING(...) tells which).
 -- 7. the top lists cut here, per app: the :top groups and senders with the most messages (ties
 --    by id), so that a day of 10,000 apps ships their top lists, not every group and sender; the
---    active users (the day's user set: `users over time`) only when :users = 1 (a final pass).
+--    day sets only when :users = 1 (a final pass): a row per set key (`set_key`), `u|<uid>` an
+--    active user, `c|<conversation>` a conversation with a message, `m|<group>|<uid>` a member's
+--    last change of the day (`last_change`: order key and state), `g|<group>` a group deleted.
 -- One chain of CTEs, each read once: Athena inlines a CTE at each use, so a second reader of the
 -- archive's lines would scan them again.
 -- An integer read from a body is cast through DOUBLE: a time written `1696934553.0` reads as
@@ -189,7 +193,44 @@ facts AS (
       ELSE 0
     END AS roster_size,
     CASE WHEN trigger = 'recording_generated' THEN CAST(json_extract_scalar(body, '$.data.duration') AS DOUBLE) END
-      AS recording_seconds
+      AS recording_seconds,
+    CASE WHEN trigger = 'message_sent' THEN json_extract_scalar(body, '$.data.message.conversationId') END
+      AS conversation_id,
+    -- The membership history: what a fact makes of the members it names ('1' in, '0' out; a
+    -- group's creator is its first member), 'x' a group deleted; when, as a key in the order of facts.
+    CASE
+      WHEN trigger IN ('group_created', 'group_member_joined', 'group_member_added', 'group_member_scope_changed')
+        THEN '1'
+      WHEN trigger IN ('group_member_left', 'group_member_kicked', 'group_member_banned') THEN '0'
+      WHEN trigger = 'group_deleted' THEN 'x'
+    END AS member_state,
+    CASE
+      WHEN trigger IN (
+        'group_created', 'group_member_joined', 'group_member_added', 'group_member_scope_changed',
+        'group_member_left', 'group_member_kicked', 'group_member_banned', 'group_deleted'
+      )
+        THEN json_extract_scalar(body, '$.data.group.guid')
+    END AS member_group,
+    CASE
+      WHEN :users = 1 AND trigger IN (
+        'group_created', 'group_member_joined', 'group_member_added', 'group_member_scope_changed',
+        'group_member_left', 'group_member_kicked', 'group_member_banned'
+      )
+        THEN array_sort(map_keys(CAST(json_extract(body, '$.data.members') AS MAP(VARCHAR, JSON))))
+    END AS member_keys,
+    CASE
+      WHEN :users = 1 AND trigger IN (
+        'group_created', 'group_member_joined', 'group_member_added', 'group_member_scope_changed',
+        'group_member_left', 'group_member_kicked', 'group_member_banned'
+      )
+        THEN coalesce(json_size(body, '$.data.members'), 0)
+      ELSE 0
+    END AS member_count,
+    CASE
+      WHEN :users = 1 AND trigger LIKE 'group_%'
+        THEN lpad(CAST(event_time AS VARCHAR), 15, '0') || CAST(rank AS VARCHAR)
+          || lpad(CAST(received_at AS VARCHAR), 15, '0') || event_id
+    END AS order_key
   FROM copies
   WHERE copy = 1 AND event_time >= :day_start AND event_time < :day_end
 ),
@@ -266,9 +307,13 @@ sides AS (
     CASE
       WHEN s.n = 1 THEN occupant
       WHEN s.n >= 3 THEN json_extract(end_body, concat('$.data.all_occupants[', CAST(s.n - 3 AS VARCHAR), ']'))
-    END AS stint
+    END AS stint,
+    CASE WHEN s.n >= 3 AND member_keys IS NOT NULL THEN member_keys[s.n - 2] END AS member
   FROM levels AS l
-  CROSS JOIN UNNEST(sequence(1, 2 + roster_size)) AS s (n)
+  CROSS JOIN UNNEST(sequence(
+    CASE WHEN :users = 1 AND trigger IN ('message_sent', 'group_deleted') THEN 0 ELSE 1 END,
+    2 + roster_size + member_count
+  )) AS s (n)
 ),
 reported AS (
   SELECT
@@ -325,9 +370,15 @@ ranked_latencies AS (
   -- there are: the p-th percentile is the value at the first rank r with 100 r >= p n (nearest rank).
   SELECT
     l.*,
-    -- The user-set key: the uid on a final pass (:users = 1), else null, so that every other pass
-    -- groups each app's rows into one (app, user_key) group: no per-user work it would not ship.
-    CASE WHEN :users = 1 THEN uid END AS user_key,
+    -- The day-set key on a final pass (:users = 1), else null, so that every other pass groups
+    -- each app's rows into one (app, set_key) group: no per-key work it would not ship.
+    CASE
+      WHEN :users = 1 AND n IN (1, 2) AND uid IS NOT NULL THEN 'u|' || uid
+      WHEN :users = 1 AND n = 0 AND conversation_id IS NOT NULL THEN 'c|' || conversation_id
+      WHEN :users = 1 AND n = 0 AND member_state = 'x' AND member_group IS NOT NULL THEN 'g|' || member_group
+      WHEN :users = 1 AND member IS NOT NULL AND member_group IS NOT NULL
+        THEN 'm|' || member_group || '|' || member
+    END AS set_key,
     row_number() OVER (PARTITION BY app, response_ms IS NULL ORDER BY response_ms) AS response_rank,
     count(response_ms) OVER (PARTITION BY app) AS responses_n,
     row_number() OVER (PARTITION BY app, hour, response_ms IS NULL ORDER BY response_ms) AS response_hour_rank,
@@ -345,12 +396,12 @@ ranked_latencies AS (
 grouped AS (
 SELECT
   app,
-  GROUPING(hour, group_id, sender, message_kind, user_key) AS grouping_set,
+  GROUPING(hour, group_id, sender, message_kind, set_key) AS grouping_set,
   hour,
   group_id,
   sender,
   message_kind,
-  user_key,
+  set_key,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' THEN 1 ELSE 0 END) AS messages,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'user' THEN 1 ELSE 0 END) AS messages_user,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'group' THEN 1 ELSE 0 END) AS messages_group,
@@ -412,6 +463,12 @@ SELECT
   sum(CASE WHEN n = 1 AND trigger = 'transcription_generated' THEN 1 ELSE 0 END) AS transcripts,
   -- An active user's row: when their entity says they were created (the earliest the day gives).
   min(CASE WHEN n = 1 THEN actor_created_at END) AS created_at,
+  -- A member's (a deleted group's) row: the group and member, their last change of the day (its
+  -- order key, then the state), and whether they were out at any time in the day ('0').
+  max(CASE WHEN n = 0 OR member IS NOT NULL THEN member_group END) AS set_group,
+  max(member) AS set_member,
+  max(CASE WHEN n = 0 OR member IS NOT NULL THEN order_key || member_state END) AS last_change,
+  max(CASE WHEN member IS NOT NULL AND member_state = '0' THEN 1 ELSE 0 END) AS removed,
   max(call_level) AS peak_calls,
   max(call_start_level) AS calls_at_start,
   sum(CASE WHEN n = 1 THEN call_delta ELSE 0 END) AS calls_change,
@@ -454,13 +511,13 @@ SELECT
     ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
   END AS read_latency_p99_ms
 FROM ranked_latencies
-GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, user_key))
+GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, set_key))
 ),
 ranked AS (
   SELECT
     g.*,
-    -- 23: a group's row, 27: a sender's, 30: an active user's (GROUPING: 1 for each of hour,
-    -- group_id, sender, message_kind, user_key left out). The row of no group (no sender) is not a list entry.
+    -- 23: a group's row, 27: a sender's, 30: a day-set key's (GROUPING: 1 for each of hour,
+    -- group_id, sender, message_kind, set_key left out). The row of no group (no sender) is not a list entry.
     row_number() OVER (
       PARTITION BY app, grouping_set
       ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
@@ -471,5 +528,5 @@ SELECT *
 FROM ranked
 WHERE grouping_set NOT IN (23, 27, 30)
   OR (grouping_set IN (23, 27) AND position <= :top AND coalesce(group_id, sender) IS NOT NULL)
-  OR (grouping_set = 30 AND :users = 1 AND user_key IS NOT NULL)
+  OR (grouping_set = 30 AND :users = 1 AND set_key IS NOT NULL)
 ORDER BY app, grouping_set, position
