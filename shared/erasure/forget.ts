@@ -56,6 +56,7 @@ import {
   redactNdjson,
   redactValue,
   referencesOf,
+  replaceUid,
 } from "./redact";
 
 /** What an erasure reads and changes: the deployment's bucket, tables, engine and queues. */
@@ -171,9 +172,14 @@ function objectKind(key: string): ObjectKind | undefined {
   return undefined;
 }
 
+/** The fields of a day set's lines that are identifiers (analytics/user-sets.ts): the user's uid in them becomes the pseudonym. */
+const SET_IDENTIFIERS = new Set(["uid", "conversation", "group"]);
+
 /**
- * A user set's lines (`{"app","uid"}`, analytics/user-sets.ts) with the user as the pseudonym (each
- * user once: every count over the sets stays exact), or without the app's lines.
+ * A day set's lines (users, first sightings, conversations started, the membership history:
+ * analytics/user-sets.ts) with the user's uid as the pseudonym wherever it is an identifier, as
+ * the archive's redaction writes it (each user once: every count over the sets stays exact, and a
+ * day recomputed from the redacted archive gives the same sets), or without the app's lines.
  */
 function rewriteUserSet(text: string, appId: string, redaction: Redaction | undefined): Rewrite {
   let changed = 0;
@@ -181,15 +187,23 @@ function rewriteUserSet(text: string, appId: string, redaction: Redaction | unde
     .split("\n")
     .filter((l) => l.trim())
     .flatMap((line) => {
-      const entry = JSON.parse(line) as { app: string; uid: string; createdAt?: number };
+      const entry = JSON.parse(line) as Record<string, unknown>;
       if (entry.app !== appId) return [line];
       if (!redaction) {
         changed++;
         return [];
       }
-      if (entry.uid !== redaction.uid) return [line];
+      const next = JSON.stringify(
+        Object.fromEntries(
+          Object.entries(entry).map(([k, v]) => [
+            k,
+            SET_IDENTIFIERS.has(k) && typeof v === "string" ? replaceUid(v, redaction) : v,
+          ]),
+        ),
+      );
+      if (next === JSON.stringify(entry)) return [line];
       changed++;
-      return [JSON.stringify({ ...entry, uid: redaction.pseudonym })];
+      return [next];
     });
   return { text: lines.length ? `${lines.join("\n")}\n` : redaction ? "" : undefined, changed };
 }

@@ -287,6 +287,29 @@ describe("the console in a browser", () => {
       expect(usersShown[d.day]?.dau).toBe(d.dau === null ? "" : String(d.dau));
       expect(usersShown[d.day]?.newUsers).toBe(d.newUsers === null ? "" : String(d.newUsers));
     }
+    // Groups and members: `query activity --groups`.
+    const groupsPrinted = await query(
+      "activity",
+      "--app",
+      SIM,
+      "--from",
+      from,
+      "--to",
+      day,
+      "--groups",
+      "--json",
+    );
+    const groupsShown = await rows("activity-groups");
+    const groupDays = groupsPrinted.days as Array<{
+      day: string;
+      membersAtEnd: number | null;
+      churn: number | null;
+    }>;
+    expect(groupDays.map((d) => d.day)).toEqual([from, day]);
+    for (const d of groupDays) {
+      expect(groupsShown[d.day]?.membersAtEnd).toBe(d.membersAtEnd === null ? "" : String(d.membersAtEnd));
+      expect(groupsShown[d.day]?.churn).toBe(d.churn === null ? "" : d.churn.toFixed(3));
+    }
     // The heatmaps: `query activity --heatmap`.
     const heat = await query("activity", "--app", SIM, "--from", from, "--to", day, "--heatmap", "--json");
     for (const [table, grid] of [

@@ -23,7 +23,7 @@ import {
 } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
-import { s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
+import { groupsOverTime, s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
 import { objectText, oversizeKey } from "../../shared/contracts/bucket-layout";
 import {
   ARCHIVE_LOCK_LEASE_MS,
@@ -334,6 +334,16 @@ describe("forget: one user erased from the archive, the tables and the figures, 
       DAYS[1] ?? "",
     );
     expect(usersBefore.days[0]?.dau).toBeGreaterThan(0);
+    const groups = () =>
+      groupsOverTime(
+        s3UserSets(env.s3, env.bucket),
+        world.appId,
+        DAYS[0] ?? "",
+        DAYS[1] ?? "",
+        DAYS[1] ?? "",
+      );
+    const groupsBefore = await groups();
+    expect(groupsBefore[1]?.membersAtStart).toBeGreaterThan(0);
     const named = [...before.values()].flat().filter((l) => l.includes(world.appId) && holdsUser(l, world));
     // They are in the tables in every role: their presence, memberships, and sessions by name.
     const itemsBefore = (await tableItems(world)).map((i) => JSON.stringify(i));
@@ -386,6 +396,10 @@ describe("forget: one user erased from the archive, the tables and the figures, 
       DAYS[1] ?? "",
     );
     expect(usersAfter).toEqual(usersBefore);
+    // The conversations started (in usersOverTime) and the membership history too.
+    expect(await groups()).toEqual(groupsBefore);
+    for (const prefix of ["users/conversations/", "users/members/"])
+      expect(report.plan.objects.some((k) => k.startsWith(prefix))).toBe(true);
     expect(report.plan.objects.some((k) => k.startsWith("users/"))).toBe(true);
     expect(JSON.stringify(figuresBefore)).toContain(world.uid);
     // The other app's lines are untouched (checked line by line above), its items too.

@@ -168,6 +168,32 @@ describe("users over time: the closed days' user sets, exact against the history
     // query activity --users / --retention show the same (their JSON), and name the last closed day.
     const view = await activityView(deps.store, { app, from: FIRST, to: last, users: true, limit: 10 }, sets);
     expect(view.json).toEqual({ closedThrough: last, ...result });
+    // query activity --groups: the membership history's figures beside the rollup's group figures.
+    const groupsView = await activityView(
+      deps.store,
+      { app, from: FIRST, to: last, groups: true, limit: 10 },
+      sets,
+    );
+    const stored = await deps.store.days(app, FIRST, last);
+    expect(groupsView.json).toEqual({
+      closedThrough: last,
+      days: groupsWant.map((g) => {
+        const f = stored.find((d) => d.day === g.day)?.figures;
+        return {
+          ...g,
+          groups_created: f?.groups_created ?? null,
+          groups_deleted: f?.groups_deleted ?? null,
+          active_groups: f?.active_groups ?? null,
+          member_joins: f?.member_joins ?? null,
+          member_leaves: f?.member_leaves ?? null,
+          member_kicks: f?.member_kicks ?? null,
+          member_bans: f?.member_bans ?? null,
+        };
+      }),
+    });
+    expect(groupsView.rows.map((r) => r.churn)).toEqual(
+      groupsWant.map((g) => (g.churn === null ? "" : g.churn.toFixed(3))),
+    );
     const retention = await activityView(
       deps.store,
       { app, from: FIRST, to: last, retention: true, limit: 10 },

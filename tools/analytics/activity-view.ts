@@ -1,7 +1,12 @@
 import { derivedFigures, type Figures, HOURLY_FIGURES } from "../../shared/analytics/figures";
 import { daysInRange } from "../../shared/analytics/rollup";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
-import { USER_SETS_PREFIX, type UserSetStore, usersOverTime } from "../../shared/analytics/user-sets";
+import {
+  groupsOverTime,
+  USER_SETS_PREFIX,
+  type UserSetStore,
+  usersOverTime,
+} from "../../shared/analytics/user-sets";
 
 export interface ActivityViewOptions {
   app: string;
@@ -19,6 +24,8 @@ export interface ActivityViewOptions {
   users?: boolean;
   /** New users' D+1, D+7, D+30 retention per day, and the weekly cohorts (#33). */
   retention?: boolean;
+  /** Groups created and deleted, members in and out, members at the start and end, churn, average size (#33). */
+  groups?: boolean;
   limit: number;
 }
 
@@ -86,6 +93,7 @@ export async function activityView(
 ): Promise<{ json: unknown; rows: Row[] }> {
   if ((o.users || o.retention) && sets) return usersView(sets, o);
   const days = await store.days(o.app, o.from, o.to);
+  if (o.groups && sets) return groupsView(days, sets, o);
   if (o.heatmap)
     return onlineHeatmap(
       store,
@@ -221,10 +229,7 @@ async function usersView(
   sets: UserSetStore,
   o: ActivityViewOptions,
 ): Promise<{ json: unknown; rows: Row[] }> {
-  const closed = (await sets.list(USER_SETS_PREFIX))
-    .map((k) => /date=(\d{4}-\d{2}-\d{2})\//.exec(k)?.[1] ?? "")
-    .sort();
-  const closedThrough = closed.at(-1) ?? "";
+  const closedThrough = await closedThroughOf(sets);
   const { days, weeks } = await usersOverTime(sets, o.app, o.from, o.to, closedThrough);
   const json = { closedThrough: closedThrough || null, days, weeks };
   if (o.retention)
@@ -255,6 +260,50 @@ async function usersView(
       stickiness: d.stickiness === null ? "" : d.stickiness.toFixed(2),
       new_users: d.newUsers ?? "",
       created_users: d.createdUsers ?? "",
+      conversations_started: d.conversationsStarted ?? "",
+    })),
+  };
+}
+
+/** The last closed day: the newest user set (a final pass writes every day set at once). */
+async function closedThroughOf(sets: UserSetStore): Promise<string> {
+  const closed = (await sets.list(USER_SETS_PREFIX))
+    .map((k) => /date=(\d{4}-\d{2}-\d{2})\//.exec(k)?.[1] ?? "")
+    .sort();
+  return closed.at(-1) ?? "";
+}
+
+/** `--groups`: each day's group figures (the rollup's), and the membership history's members, churn and sizes. */
+const GROUP_COLUMNS: ReadonlyArray<keyof Figures> = [
+  "groups_created",
+  "groups_deleted",
+  "active_groups",
+  "member_joins",
+  "member_leaves",
+  "member_kicks",
+  "member_bans",
+];
+
+async function groupsView(
+  days: Awaited<ReturnType<ActivityStore["days"]>>,
+  sets: UserSetStore,
+  o: ActivityViewOptions,
+): Promise<{ json: unknown; rows: Row[] }> {
+  const closedThrough = await closedThroughOf(sets);
+  const history = await groupsOverTime(sets, o.app, o.from, o.to, closedThrough);
+  const figures = new Map(days.map((d) => [d.day, d.figures]));
+  const figuresOf = (day: string) =>
+    Object.fromEntries(GROUP_COLUMNS.map((f) => [f, figures.get(day)?.[f] ?? null]));
+  return {
+    json: { closedThrough: closedThrough || null, days: history.map((h) => ({ ...h, ...figuresOf(h.day) })) },
+    rows: history.map((d) => ({
+      day: d.day,
+      ...Object.fromEntries(Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? ""])),
+      members_at_start: d.membersAtStart ?? "",
+      members_at_end: d.membersAtEnd ?? "",
+      churn: d.churn === null ? "" : d.churn.toFixed(3),
+      groups: d.groups ?? "",
+      average_size: ratioText(d.averageGroupSize),
     })),
   };
 }

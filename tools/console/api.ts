@@ -326,6 +326,13 @@ export async function handleApi(
           .json,
       );
     }
+    case "/api/activity/groups": {
+      const o = parse(schemas.range, params);
+      return ok(
+        (await activityView(activityStoreFor(target), { ...o, limit: 10, groups: true }, userSetsFor(target)))
+          .json,
+      );
+    }
     case "/api/activity/heatmap": {
       const o = parse(schemas.range, params);
       return ok((await activityView(activityStoreFor(target), { ...o, limit: 10, heatmap: true })).json);

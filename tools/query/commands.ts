@@ -442,6 +442,10 @@ function addFigureCommands(program: Command, run: Run): void {
       .option("--heatmap", "the most users online, and calls in progress, at once per weekday and hour")
       .option("--users", "DAU, WAU, MAU, stickiness and new users per day (closed days' user sets)")
       .option("--retention", "new users' D+1, D+7, D+30 retention, and weekly cohorts")
+      .option(
+        "--groups",
+        "groups and members per day: joined, left, members at start and end, churn, average size",
+      )
       .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
   ).action(
     run(async (_q, o, target) => {
@@ -462,9 +466,10 @@ function addFigureCommands(program: Command, run: Run): void {
           heatmap: Boolean(o.heatmap),
           users: Boolean(o.users),
           retention: Boolean(o.retention),
+          groups: Boolean(o.groups),
           limit: Number(o.limit),
         },
-        o.users || o.retention ? userSetsFor(target) : undefined,
+        o.users || o.retention || o.groups ? userSetsFor(target) : undefined,
       );
     }),
   );

@@ -505,12 +505,35 @@ async function refreshActivity() {
       ["d1", "back D+1"],
       ["d7", "back D+7"],
       ["d30", "back D+30"],
+      ["conversationsStarted", "conversations started"],
     ],
     users.days.map((d) => ({
       ...d,
       d1: share(d.retainedD1, d.newUsers),
       d7: share(d.retainedD7, d.newUsers),
       d30: share(d.retainedD30, d.newUsers),
+    })),
+    { key: (d) => d.day, empty: "no closed day in the range yet" },
+  );
+  const groups = await api("activity/groups", { app, from, to });
+  fillTable(
+    $("activity-groups"),
+    [
+      ["day", "day"],
+      ["groups_created", "created"],
+      ["groups_deleted", "deleted"],
+      ["active_groups", "with messages"],
+      ["member_joins", "joined"],
+      ["out", "left / kicked / banned"],
+      ["membersAtStart", "members at start"],
+      ["membersAtEnd", "members at end"],
+      ["churn", "churn", (x) => (x === null || x === undefined ? "" : x.toFixed(3))],
+      ["groups", "groups with members"],
+      ["averageGroupSize", "average size", ratio],
+    ],
+    groups.days.map((d) => ({
+      ...d,
+      out: d.member_leaves === null ? "" : [d.member_leaves, d.member_kicks, d.member_bans].join(" / "),
     })),
     { key: (d) => d.day, empty: "no closed day in the range yet" },
   );
