@@ -267,17 +267,10 @@ describe("the console in a browser", () => {
       expect(calls[d.day]?.read_latency_p50_ms).toBe(String((d.figures.read_latency_p50_ms ?? 0) / 1000));
     }
     // Users over time: `query activity --users`.
-    const usersPrinted = await query(
-      "activity",
-      "--app",
-      SIM,
-      "--from",
-      from,
-      "--to",
-      day,
-      "--users",
-      "--json",
-    );
+    /** `query activity` over the range with one view's flag, as JSON. */
+    const activityPrinted = (flag: string) =>
+      query("activity", "--app", SIM, "--from", from, "--to", day, flag, "--json");
+    const usersPrinted = await activityPrinted("--users");
     const usersShown = await rows("activity-users");
     for (const d of usersPrinted.days as Array<{
       day: string;
@@ -288,17 +281,7 @@ describe("the console in a browser", () => {
       expect(usersShown[d.day]?.newUsers).toBe(d.newUsers === null ? "" : String(d.newUsers));
     }
     // Groups and members: `query activity --groups`.
-    const groupsPrinted = await query(
-      "activity",
-      "--app",
-      SIM,
-      "--from",
-      from,
-      "--to",
-      day,
-      "--groups",
-      "--json",
-    );
+    const groupsPrinted = await activityPrinted("--groups");
     const groupsShown = await rows("activity-groups");
     const groupDays = groupsPrinted.days as Array<{
       day: string;
