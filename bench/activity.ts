@@ -21,8 +21,9 @@ import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { COMPACT_ROW_GROUP_ROWS } from "../shared/analytics/compaction";
 import { bindNamed, compactionSelect, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
 import type { DayRange, SqlEngine } from "../shared/analytics/engines/sql-engine";
-import { TOP_LIMIT } from "../shared/analytics/figures";
+import { type DaySets, TOP_LIMIT } from "../shared/analytics/figures";
 import { dayActivities, dayActivity, dayStart } from "../shared/analytics/rollup";
+import { encodeConversations, encodeMembers, encodeUsers } from "../shared/analytics/user-sets";
 import { dayOfKey, utcDay } from "../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../shared/platform/constants";
 import type { BlobStore } from "../shared/ports/blob-store";
@@ -49,6 +50,7 @@ const PRICE = {
   dynamoWriteUnit: 0.625 / 1e6,
   dynamoReadUnit: 0.125 / 1e6,
   s3Request: 0.005 / 1000,
+  s3GetRequest: 0.0004 / 1000,
 };
 /** The schedule's defaults (infra/config.ts) and the assumptions of the model. */
 const SCHEDULE = { everyMinutes: 15, graceMinutes: 120, rollupMemoryGb: 0.25, secondsPerQuery: 10 };
@@ -328,6 +330,8 @@ try {
     .filter(([, share]) => share <= 0.05)
     .sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
   const oneOfMany = await timed(() => dayActivities(tenantEngine, DAY, { app: probe }));
+  // A final pass: the same query with the day sets (users, conversations, the membership history).
+  const finalPass = await timed(() => dayActivities(tenantEngine, DAY, { users: true }));
   const tenantRaw = tenants.objects.filter((o) => o.table === "raw" && o.day === DAY);
   const tenantDayBytes = tenantRaw.reduce((sum, o) => sum + o.bytes, 0);
   const sentApps = new Set(tenants.deliveries.map((d) => d.appId)).size;
@@ -337,6 +341,31 @@ try {
   );
   console.log(
     `  every app's day in one query: ${allApps.seconds.toFixed(2)} s for ${allApps.result.activities.size} apps (one app's day alone: ${seconds.toFixed(2)} s; ${(allApps.seconds / seconds).toFixed(2)}× it, target ≤ 10×); one query narrowed to ${probe} (${(probeShare * 100).toFixed(2)}% of events): ${oneOfMany.seconds.toFixed(2)} s`,
+  );
+
+  // The day sets a final pass writes once a day: 4 objects, and each first-sightings kind reads
+  // every earlier day's object (a year of them, modelled) to tell who is new: per 1M events a day.
+  const setSizes = { users: 0, conversations: 0, members: 0 };
+  for (const sets of finalPass.result.daySets?.values() ?? []) {
+    setSizes.users += sets.users.length;
+    setSizes.conversations += sets.conversations.length;
+    setSizes.members += sets.members.length + sets.deletions.length;
+  }
+  const all = [...(finalPass.result.daySets ?? new Map<string, DaySets>())];
+  const setBytes =
+    encodeUsers(new Map(all.map(([app, sets]) => [app, sets.users]))).length +
+    encodeConversations(new Map(all.map(([app, sets]) => [app, sets.conversations]))).length +
+    encodeMembers(
+      new Map(all.map(([app, sets]) => [app, { members: sets.members, deletions: sets.deletions }])),
+    ).length;
+  const setRequests = { puts: 4, lists: 2, gets: 2 * 365 };
+  const setUsd =
+    (setRequests.puts + setRequests.lists) * PRICE.s3Request + setRequests.gets * PRICE.s3GetRequest;
+  console.log(
+    `  a final pass (with the day sets): ${finalPass.seconds.toFixed(2)} s, next to ${allApps.seconds.toFixed(2)} s for the same query without them (${(finalPass.seconds / allApps.seconds).toFixed(2)}×; once a day); the same bytes scanned: ${finalPass.result.bytesScanned === allApps.result.bytesScanned ? "yes" : "NO"}`,
+  );
+  console.log(
+    `  day sets: ${setSizes.users} active users, ${setSizes.conversations} conversations, ${setSizes.members} membership changes across ${finalPass.result.daySets?.size ?? 0} apps, ${setBytes} bytes of gzip NDJSON; S3 a day: ${setRequests.puts} PUTs, ${setRequests.lists} LISTs, ${setRequests.gets} GETs (a year of first sightings) = $${setUsd.toFixed(5)} per 1M events at 1M a day`,
   );
 
   // Closed day in Parquet: the tenants' day compacted as the compactor writes it, and the bytes a
