@@ -280,6 +280,16 @@ describe("the console in a browser", () => {
       expect(usersShown[d.day]?.dau).toBe(d.dau === null ? "" : String(d.dau));
       expect(usersShown[d.day]?.newUsers).toBe(d.newUsers === null ? "" : String(d.newUsers));
     }
+    // The weekly cohorts: `query activity --retention`'s weeks.
+    const cohortsShown = await rows("activity-cohorts");
+    const weeks = usersPrinted.weeks as Array<{ week: string; users: number; active: Array<number | null> }>;
+    expect(Object.keys(cohortsShown)).toEqual(weeks.map((w) => w.week));
+    for (const w of weeks) {
+      expect(cohortsShown[w.week]?.users).toBe(String(w.users));
+      expect(cohortsShown[w.week]?.w1).toBe(
+        w.active[0] === null || !w.users ? "" : ((w.active[0] ?? 0) / w.users).toFixed(2),
+      );
+    }
     // Groups and members: `query activity --groups`.
     const groupsPrinted = await activityPrinted("--groups");
     const groupsShown = await rows("activity-groups");

@@ -515,6 +515,16 @@ async function refreshActivity() {
     })),
     { key: (d) => d.day, empty: "no closed day in the range yet" },
   );
+  fillTable(
+    $("activity-cohorts"),
+    [["week", "week of"], ["users", "new users"], ...[1, 2, 3, 4].map((k) => [`w${k}`, `week +${k}`])],
+    users.weeks.map((w) => ({
+      week: w.week,
+      users: w.users,
+      ...Object.fromEntries(w.active.map((a, i) => [`w${i + 1}`, share(a, w.users)])),
+    })),
+    { key: (w) => w.week, empty: "no week starts in the range" },
+  );
   const groups = await api("activity/groups", { app, from, to });
   fillTable(
     $("activity-groups"),
