@@ -131,10 +131,12 @@ export interface DayActivity {
   topUsers: UserActivity[];
   /** Messages by `<category>/<type>`. */
   messageKinds: Record<string, number>;
+  /** Distinct users with a presence fact from each client platform (`currentConnection.platform`). */
+  platforms: Record<string, number>;
 }
 
-/** The GROUPING(hour, group_id, sender, message_kind, set_key) value of each grouping set of the query. */
-const GROUPING_SET = { day: 31, hour: 15, group: 23, user: 27, messageKind: 29, daySet: 30 } as const;
+/** The GROUPING(hour, group_id, sender, message_kind, set_key, platform) value of each grouping set of the query. */
+const GROUPING_SET = { day: 63, hour: 31, group: 47, user: 55, messageKind: 59, daySet: 61, platform: 62 } as const;
 
 /** An active user of a day, and when their entity says they were created (epoch s), if a fact said. */
 export interface ActiveUser {
@@ -291,7 +293,13 @@ export function activityFromRows(rows: readonly Row[], options: { hours: number;
       .map((r) => [String(r.message_kind), num(r.messages)])
       .sort(([a], [b]) => String(a).localeCompare(String(b))),
   );
-  return { figures, hours, topGroups, topUsers, messageKinds };
+  const platforms = Object.fromEntries(
+    rows
+      .filter((r) => set(r) === GROUPING_SET.platform && r.platform !== null)
+      .map((r) => [String(r.platform), num(r.active_users)])
+      .sort(([a], [b]) => String(a).localeCompare(String(b))),
+  );
+  return { figures, hours, topGroups, topUsers, messageKinds, platforms };
 }
 
 /**

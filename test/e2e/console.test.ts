@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { utcDay } from "../../shared/contracts/bucket-layout";
+import { platformsText } from "../../tools/analytics/activity-view";
 import { localConsoleContext } from "../../tools/console/context";
 import { API_HEADER, type ConsoleServer, startConsole } from "../../tools/console/server";
 import { freePort } from "../../tools/local/emulators";
@@ -234,7 +235,12 @@ describe("the console in a browser", () => {
     await page.fill("#day", day);
     await page.dispatchEvent("#day", "change");
     const printed = await query("activity", "--app", SIM, "--from", from, "--to", day, "--json");
-    const computed = printed.days as Array<{ day: string; figures: Record<string, number>; final: boolean }>;
+    const computed = printed.days as Array<{
+      day: string;
+      figures: Record<string, number>;
+      platforms?: Record<string, number>;
+      final: boolean;
+    }>;
     expect(computed.length).toBeGreaterThan(0);
     // The view already shows SIM (the busiest) over the last 7 days: wait for the range set above.
     await expect
@@ -258,6 +264,7 @@ describe("the console in a browser", () => {
       expect(Number(row?.calls_started)).toBe(d.figures.calls_started);
       expect(Number(row?.call_minutes)).toBeCloseTo((d.figures.call_seconds ?? 0) / 60, 2);
       expect(row?.final).toBe(d.final ? "yes" : "no");
+      expect(row?.platforms).toBe(platformsText(d.platforms ?? {}));
     }
     // Calls and replies per day (#33): as `query activity` prints them.
     const calls = await rows("activity-calls");

@@ -34,6 +34,7 @@ function dayWrite(appId: string, computedAt: number, messages: number): DayWrite
     topGroups: [],
     topUsers: Array.from({ length: messages }, (_, i) => ({ uid: `u${i + 1}`, messages: messages - i })),
     messageKinds: { "message/text": messages },
+    platforms: { ios: 2, web: 1 },
     computedAt,
     final: false,
     bytesScanned: messages,
@@ -76,6 +77,7 @@ async function storedDay(store: ActivityStore, appId: string) {
   const day = await store.day(appId, DAY);
   return {
     figures: day?.figures,
+    platforms: day?.platforms,
     computedAt: day?.computedAt,
     hours: await store.hours(appId, DAY),
     topUsers: await store.topUsers(appId, DAY, 25),
@@ -84,6 +86,7 @@ async function storedDay(store: ActivityStore, appId: string) {
 
 const expectedDay = (write: DayWrite) => ({
   figures: write.figures,
+  platforms: write.platforms,
   computedAt: write.computedAt,
   hours: write.hours,
   topUsers: write.topUsers,

@@ -160,6 +160,9 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
         const stored = await store.day(appId, day);
         expect(stored?.figures).toEqual(want?.figures);
         expect(stored?.messageKinds).toEqual(want?.messageKinds);
+        // Presence users by client platform (spec 6.6), several platforms on each day.
+        expect(stored?.platforms).toEqual(want?.platforms);
+        expect(Object.keys(want?.platforms ?? {}).length).toBeGreaterThan(1);
         expect(await store.hours(appId, day)).toEqual(want?.hours);
         expect(await store.topGroups(appId, day, TOP_LIMIT)).toEqual(want?.topGroups);
         expect(await store.topUsers(appId, day, 5)).toEqual(want?.topUsers.slice(0, 5));
@@ -411,6 +414,7 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
             expect(others).toEqual(runSets.get(day) ?? { conversations: [], members: [], deletions: [] });
             const want = expected?.get(day);
             expect(got.figures).toEqual(want?.figures);
+            expect(got.platforms).toEqual(want?.platforms);
             expect(got.hours).toEqual(want?.hours);
             expect(got.topUsers.map((u) => ({ ...u, uid: u.uid.replace(runApp, appId) }))).toEqual(
               want?.topUsers,

@@ -247,6 +247,7 @@ describe("the app the per-app views open on", () => {
     day,
     figures: figures as StoredDay["figures"],
     messageKinds: {},
+    platforms: {},
     computedAt: NOW,
     final: false,
     bytesScanned: 0,

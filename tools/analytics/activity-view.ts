@@ -79,6 +79,13 @@ const LATENCY_COLUMNS: ReadonlyArray<keyof Figures> = [
 
 const ratioText = (x: number | null) => (x === null ? "" : x.toFixed(2));
 
+/** Users per client platform, most first: `javascript 12, ios 3`. */
+export const platformsText = (platforms: Record<string, number>) =>
+  Object.entries(platforms)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([p, n]) => `${p} ${n}`)
+    .join(", ");
+
 const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 
 /**
@@ -168,6 +175,7 @@ export async function activityView(
             ]),
           ),
           answer_rate: ratioText(derived.answer_rate),
+          platforms: platformsText(d.platforms),
           ...stamp(d),
         };
       }),

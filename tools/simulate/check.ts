@@ -1,5 +1,6 @@
 import { FIGURE_NAMES } from "../../shared/analytics/figures";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
+import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { AnalyticsQueries } from "../query/queries";
 import { expectedActivity } from "./expected-activity";
 import { fileSha256 } from "./file-server";
@@ -129,6 +130,12 @@ export async function checkActivity(
       if (top !== JSON.stringify(want.topUsers)) problems.push(`${appId} ${day}: top users ${top}`);
       const groups = JSON.stringify(await store.topGroups(appId, day, 25));
       if (groups !== JSON.stringify(want.topGroups)) problems.push(`${appId} ${day}: top groups ${groups}`);
+      for (const [what, got, expected] of [
+        ["message kinds", stored.messageKinds, want.messageKinds],
+        ["platforms", stored.platforms, want.platforms],
+      ] as const)
+        if (canonicalJson(got) !== canonicalJson(expected))
+          problems.push(`${appId} ${day}: ${what} ${canonicalJson(got)}, expected ${canonicalJson(expected)}`);
     }
   }
   return problems;

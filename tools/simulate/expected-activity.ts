@@ -457,9 +457,17 @@ export function expectedActivity(
       const groups = new Map<string, { messages: number; members: Set<string> }>();
       const users = new Map<string, number>();
       const kinds: Record<string, number> = {};
+      const platforms = new Map<string, Set<string>>();
       for (const fact of ofDay) {
         add(dayBucket, fact);
         add(hourBuckets[fact.hour] as Bucket, fact);
+        const platform =
+          fact.trigger === "user_connection_status_changed"
+            ? str(fact.data, "currentConnection.platform")
+            : undefined;
+        const presenceUser = str(fact.data, "user.uid");
+        if (platform !== undefined && presenceUser !== undefined)
+          platforms.set(platform, (platforms.get(platform) ?? new Set()).add(presenceUser));
         if (fact.trigger !== "message_sent") continue;
         const sender = str(fact.data, "message.sender");
         if (sender) users.set(sender, (users.get(sender) ?? 0) + 1);
@@ -540,7 +548,16 @@ export function expectedActivity(
         )
         .slice(0, TOP_LIMIT);
       const messageKinds = Object.fromEntries(Object.entries(kinds).sort(([a], [b]) => a.localeCompare(b)));
-      days.set(day, { figures, hours, topGroups, topUsers, messageKinds });
+      days.set(day, {
+        figures,
+        hours,
+        topGroups,
+        topUsers,
+        messageKinds,
+        platforms: Object.fromEntries(
+          [...platforms].map(([p, users]) => [p, users.size] as const).sort(([a], [b]) => a.localeCompare(b)),
+        ),
+      });
     }
     result.set(appId, days);
   }

@@ -22,7 +22,7 @@
 --    that left in the day, reported by a participant-left fact (side 1) or an end's roster, once:
 --    its latest left_at in the day, in that hour (participant-seconds).
 -- 6. one aggregation over grouping sets, each per app: the day, each hour, each group, each
---    sender, each message kind and each active user (GROUPING(...) tells which).
+--    sender, each message kind, each day-set key and each client platform (GROUPING(...) tells which).
 -- 7. the top lists cut here, per app: the :top groups and senders with the most messages (ties
 --    by id), so that a day of 10,000 apps ships their top lists, not every group and sender; the
 --    day sets only when :users = 1 (a final pass): a row per set key (`set_key`), `u|<uid>` an
@@ -165,6 +165,11 @@ facts AS (
     CASE WHEN trigger = 'call_initiated' THEN json_extract_scalar(body, '$.data.call.type') END AS call_type,
     CASE WHEN trigger = 'user_connection_status_changed' THEN json_extract_scalar(body, '$.data.status') END
       AS presence_status,
+    -- The client a presence fact's connection came from (spec 6.6: web, javascript, ios, android…).
+    CASE
+      WHEN trigger = 'user_connection_status_changed'
+        THEN json_extract_scalar(body, '$.data.currentConnection.platform')
+    END AS platform,
     CASE
       WHEN trigger IN (
         'group_member_joined', 'group_member_added', 'group_member_left', 'group_member_kicked', 'group_member_banned'
@@ -396,12 +401,13 @@ ranked_latencies AS (
 grouped AS (
 SELECT
   app,
-  GROUPING(hour, group_id, sender, message_kind, set_key) AS grouping_set,
+  GROUPING(hour, group_id, sender, message_kind, set_key, platform) AS grouping_set,
   hour,
   group_id,
   sender,
   message_kind,
   set_key,
+  platform,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' THEN 1 ELSE 0 END) AS messages,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'user' THEN 1 ELSE 0 END) AS messages_user,
   sum(CASE WHEN n = 1 AND trigger = 'message_sent' AND receiver_type = 'group' THEN 1 ELSE 0 END) AS messages_group,
@@ -511,13 +517,15 @@ SELECT
     ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
   END AS read_latency_p99_ms
 FROM ranked_latencies
-GROUP BY GROUPING SETS ((app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, set_key))
+GROUP BY GROUPING SETS (
+  (app), (app, hour), (app, group_id), (app, sender), (app, message_kind), (app, set_key), (app, platform)
+)
 ),
 ranked AS (
   SELECT
     g.*,
-    -- 23: a group's row, 27: a sender's, 30: a day-set key's (GROUPING: 1 for each of hour,
-    -- group_id, sender, message_kind, set_key left out). The row of no group (no sender) is not a list entry.
+    -- 47: a group's row, 55: a sender's, 61: a day-set key's (GROUPING: 1 for each of hour,
+    -- group_id, sender, message_kind, set_key, platform left out). The row of no group (no sender) is not a list entry.
     row_number() OVER (
       PARTITION BY app, grouping_set
       ORDER BY coalesce(group_id, sender) IS NULL, messages DESC, coalesce(group_id, sender)
@@ -526,7 +534,7 @@ ranked AS (
 )
 SELECT *
 FROM ranked
-WHERE grouping_set NOT IN (23, 27, 30)
-  OR (grouping_set IN (23, 27) AND position <= :top AND coalesce(group_id, sender) IS NOT NULL)
-  OR (grouping_set = 30 AND :users = 1 AND set_key IS NOT NULL)
+WHERE grouping_set NOT IN (47, 55, 61)
+  OR (grouping_set IN (47, 55) AND position <= :top AND coalesce(group_id, sender) IS NOT NULL)
+  OR (grouping_set = 61 AND :users = 1 AND set_key IS NOT NULL)
 ORDER BY app, grouping_set, position

@@ -6,6 +6,8 @@ export interface StoredDay {
   day: string;
   figures: Figures;
   messageKinds: Record<string, number>;
+  /** Distinct users with a presence fact from each client platform. */
+  platforms: Record<string, number>;
   /** When the run that wrote them started (ms): every fact archived before is counted. */
   computedAt: number;
   /** Computed after the day's end plus the grace period: later runs skip it. */

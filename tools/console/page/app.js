@@ -439,6 +439,7 @@ async function refreshActivity() {
       ["call_minutes", "call minutes"],
       ["meeting_minutes", "meeting minutes"],
       ["answer_rate", "answer rate"],
+      ["platforms", "users by client"],
       ["computedAt", "computed", iso],
       ["final", "final", (v) => (v === undefined ? "" : v ? "yes" : "no")],
     ],
@@ -451,6 +452,10 @@ async function refreshActivity() {
         call_minutes: minutes(d.figures.call_seconds),
         meeting_minutes: minutes(d.figures.meeting_seconds),
         answer_rate: d.derived.answer_rate === null ? "" : d.derived.answer_rate.toFixed(2),
+        platforms: Object.entries(d.platforms ?? {})
+          .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+          .map(([p, n]) => `${p} ${n}`)
+          .join(", "),
         computedAt: d.computedAt,
         final: d.final,
       };
