@@ -136,7 +136,15 @@ export interface DayActivity {
 }
 
 /** The GROUPING(hour, group_id, sender, message_kind, set_key, platform) value of each grouping set of the query. */
-const GROUPING_SET = { day: 63, hour: 31, group: 47, user: 55, messageKind: 59, daySet: 61, platform: 62 } as const;
+const GROUPING_SET = {
+  day: 63,
+  hour: 31,
+  group: 47,
+  user: 55,
+  messageKind: 59,
+  daySet: 61,
+  platform: 62,
+} as const;
 
 /** An active user of a day, and when their entity says they were created (epoch s), if a fact said. */
 export interface ActiveUser {

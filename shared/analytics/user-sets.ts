@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
-import pLimit from "p-limit";
 import type { S3Client } from "@aws-sdk/client-s3";
+import pLimit from "p-limit";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { addDays, objectText } from "../contracts/bucket-layout";

@@ -135,7 +135,9 @@ export async function checkActivity(
         ["platforms", stored.platforms, want.platforms],
       ] as const)
         if (canonicalJson(got) !== canonicalJson(expected))
-          problems.push(`${appId} ${day}: ${what} ${canonicalJson(got)}, expected ${canonicalJson(expected)}`);
+          problems.push(
+            `${appId} ${day}: ${what} ${canonicalJson(got)}, expected ${canonicalJson(expected)}`,
+          );
     }
   }
   return problems;
