@@ -271,7 +271,8 @@ describe("the console in a browser", () => {
     for (const d of computed) {
       expect(Number(calls[d.day]?.calls_ended)).toBe(d.figures.calls_ended);
       expect(Number(calls[d.day]?.peak_calls)).toBe(d.figures.peak_calls);
-      expect(calls[d.day]?.read_latency_p50_ms).toBe(String((d.figures.read_latency_p50_ms ?? 0) / 1000));
+      for (const f of ["read_latency_p50_ms", "delivery_latency_p90_ms", "delivery_latency_p99_ms"])
+        expect(calls[d.day]?.[f]).toBe(String((d.figures[f] ?? 0) / 1000));
     }
     // Users over time: `query activity --users`.
     /** `query activity` over the range with one view's flag, as JSON. */

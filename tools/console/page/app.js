@@ -476,6 +476,8 @@ async function refreshActivity() {
       ["first_response_p50_ms", "reply p50 (s)", seconds],
       ["first_response_p90_ms", "reply p90 (s)", seconds],
       ["delivery_latency_p50_ms", "delivered p50 (s)", seconds],
+      ["delivery_latency_p90_ms", "delivered p90 (s)", seconds],
+      ["delivery_latency_p99_ms", "delivered p99 (s)", seconds],
       ["read_latency_p50_ms", "read p50 (s)", seconds],
       ["read_latency_p90_ms", "read p90 (s)", seconds],
       ["read_latency_p99_ms", "read p99 (s)", seconds],
