@@ -204,16 +204,30 @@ async function writeFirstSeen<T>(
   day: string,
   entries: Map<string, T[]>,
 ): Promise<void> {
+  // Only the day's own entries are looked for in the earlier days: memory follows the day, not
+  // every entry ever seen.
+  const ofDay = new Set([...entries].flatMap(([app, list]) => list.map((e) => `${app}\0${kind.id(e)}`)));
   const seenBefore = new Set<string>();
   const later: Array<{ day: string; entries: Map<string, T[]> }> = [];
-  for (const key of await store.list(kind.prefix)) {
-    const d = dayOf(key);
-    if (!d || d === day) continue;
-    const set = await read(store, key, kind.decode);
-    if (!set) continue;
-    if (d < day) for (const [app, list] of set) for (const e of list) seenBefore.add(`${app}\0${kind.id(e)}`);
-    else later.push({ day: d, entries: set });
-  }
+  // 16 objects read at once, each reduced to what it tells about the day as it comes.
+  const limit = pLimit(16);
+  await Promise.all(
+    (await store.list(kind.prefix)).map((key) =>
+      limit(async () => {
+        const d = dayOf(key);
+        if (!d || d === day) return;
+        const set = await read(store, key, kind.decode);
+        if (!set) return;
+        if (d < day)
+          for (const [app, list] of set)
+            for (const e of list) {
+              const k = `${app}\0${kind.id(e)}`;
+              if (ofDay.has(k)) seenBefore.add(k);
+            }
+        else later.push({ day: d, entries: set });
+      }),
+    ),
+  );
   const first = new Map<string, T[]>();
   for (const [app, list] of entries) {
     const fresh = list.filter((e) => !seenBefore.has(`${app}\0${kind.id(e)}`));
