@@ -16,6 +16,8 @@ import {
   ARCHIVE_TABLES,
   type ArchiveTable,
   ATHENA_COMPACT_TABLE,
+  DAY_SET_TABLES,
+  type DaySetTable,
 } from "../../shared/analytics/dialect";
 import { rollupEnvironment } from "../../shared/config/function-environment";
 import { S3_PREFIX } from "../../shared/platform/constants";
@@ -90,6 +92,9 @@ export class ActivityAnalytics extends Construct {
     for (const name of Object.keys(ARCHIVE_TABLES) as ArchiveTable[])
       archiveGlueTable(this, name, databaseName, bucket.bucketName).node.addDependency(this.database);
     compactGlueTable(this, databaseName, bucket.bucketName).node.addDependency(this.database);
+    // The day sets (`DAY_SET_TABLES`): users over time, conversations, memberships, for `sql --stack`.
+    for (const name of Object.keys(DAY_SET_TABLES) as DaySetTable[])
+      daySetGlueTable(this, name, databaseName, bucket.bucketName).node.addDependency(this.database);
     this.workGroup = athenaWorkGroup(
       this,
       bucket,
@@ -213,6 +218,22 @@ function activityTable(scope: Construct): Table {
   return declaredTable(scope, "Activity", ACTIVITY_TABLE);
 }
 
+/** Partition projection over a `date` partition of days (YYYY-MM-DD) since 2024: no crawler, no partitions to add. */
+const DATE_PROJECTION = {
+  "projection.enabled": "true",
+  "projection.date.type": "date",
+  "projection.date.format": "yyyy-MM-dd",
+  "projection.date.range": "2024-01-01,NOW",
+  "projection.date.interval": "1",
+  "projection.date.interval.unit": "DAYS",
+} as const;
+
+/** Text files of JSON lines (gzip read by its suffix). */
+const JSON_LINES = {
+  inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
+  outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+} as const;
+
 /**
  * One archive table in Glue: JSON lines under its prefix, partition projection over the receipt
  * date (and hour, for the raw archive): no crawler, no partitions to add.
@@ -241,12 +262,7 @@ function archiveGlueTable(
       ],
       parameters: {
         classification: "json",
-        "projection.enabled": "true",
-        "projection.date.type": "date",
-        "projection.date.format": "yyyy-MM-dd",
-        "projection.date.range": "2024-01-01,NOW",
-        "projection.date.interval": "1",
-        "projection.date.interval.unit": "DAYS",
+        ...DATE_PROJECTION,
         ...(name === "archive_events"
           ? {
               "projection.hour.type": "integer",
@@ -258,8 +274,7 @@ function archiveGlueTable(
       },
       storageDescriptor: {
         location: root,
-        inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
-        outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        ...JSON_LINES,
         serdeInfo: {
           serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
           parameters: {
@@ -385,4 +400,54 @@ function rollupSchedule(scope: Construct, rollup: BackendFunction, props: Activi
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
   failed.addAlarmAction(new SnsAction(props.alarmTopic));
+}
+
+const GLUE_TYPES = { VARCHAR: "string", BIGINT: "bigint", BOOLEAN: "boolean" } as const;
+
+/**
+ * One day-set table in Glue (`DAY_SET_TABLES`): gzip JSON lines, one folder a closed day,
+ * partition projection over `date`: no crawler, no partitions to add.
+ */
+function daySetGlueTable(
+  scope: Construct,
+  name: DaySetTable,
+  databaseName: string,
+  bucketName: string,
+): CfnTable {
+  const table = DAY_SET_TABLES[name];
+  const stack = Stack.of(scope);
+  const days = `s3://${bucketName}/${table.prefix}`;
+  const id = name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+  return new CfnTable(scope, `DaySet${id}`, {
+    catalogId: stack.account,
+    databaseName,
+    tableInput: {
+      name,
+      description: `${table.description} (shared/analytics/user-sets.ts)`,
+      tableType: "EXTERNAL_TABLE",
+      partitionKeys: [{ name: "date", type: "string", comment: "the closed day, YYYY-MM-DD" }],
+      parameters: {
+        classification: "json",
+        ...DATE_PROJECTION,
+        "storage.location.template": `${days}\${date}/`,
+      },
+      storageDescriptor: {
+        location: days.slice(0, -"date=".length),
+        ...JSON_LINES,
+        serdeInfo: {
+          serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
+          parameters: {
+            "case.insensitive": "true",
+            ...Object.fromEntries(
+              Object.entries(table.fields as Record<string, string>).map(([c, f]) => [`mapping.${c}`, f]),
+            ),
+          },
+        },
+        columns: Object.entries(table.columns).map(([column, type]) => ({
+          name: column,
+          type: GLUE_TYPES[type],
+        })),
+      },
+    },
+  });
 }

@@ -121,6 +121,80 @@ export const ARCHIVE_TABLES = {
 } as const;
 export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
 
+/**
+ * The day sets a final pass writes (`user-sets.ts`) as tables, for SQL on both engines (`webhook
+ * sql`: WAU, MAU, retention, conversations started, churn by SQL; `sql/users-over-time.sql`): JSON
+ * lines under `prefix`, `date` the closed day (the partition, from the path). Columns are lower
+ * case, as Glue has them; `fields` names the JSON field of a column named otherwise (`group` and
+ * `at` are reserved words).
+ */
+export const DAY_SET_TABLES = {
+  day_users: {
+    prefix: `${S3_PREFIX.users}date=`,
+    description: "Each closed day's active users, per app (users over time)",
+    columns: { app: "VARCHAR", uid: "VARCHAR", createdat: "BIGINT" },
+    fields: { createdat: "createdAt" },
+  },
+  first_seen_users: {
+    prefix: `${S3_PREFIX.users}first-seen/date=`,
+    description: "The users first seen on each closed day, per app",
+    columns: { app: "VARCHAR", uid: "VARCHAR", createdat: "BIGINT" },
+    fields: { createdat: "createdAt" },
+  },
+  conversations_started: {
+    prefix: `${S3_PREFIX.users}conversations/first-seen/date=`,
+    description: "The conversations whose first message was on each closed day, per app",
+    columns: { app: "VARCHAR", conversation: "VARCHAR" },
+    fields: {},
+  },
+  membership_changes: {
+    prefix: `${S3_PREFIX.users}members/date=`,
+    description: "Each member's last membership change of each closed day, and the groups deleted, per app",
+    columns: {
+      app: "VARCHAR",
+      group_id: "VARCHAR",
+      uid: "VARCHAR",
+      member: "BOOLEAN",
+      removed: "BOOLEAN",
+      changed_at: "VARCHAR",
+      deleted: "VARCHAR",
+    },
+    fields: { group_id: "group", changed_at: "at" },
+  },
+} as const;
+export type DaySetTable = keyof typeof DAY_SET_TABLES;
+
+/** Whether a statement names a day-set table (its objects are then copied for DuckDB). */
+export const namesDaySets = (sql: string): boolean =>
+  Object.keys(DAY_SET_TABLES).some((t) => new RegExp(`\\b${t}\\b`, "i").test(sql));
+
+/**
+ * DuckDB's day-set views over copied set files (`…/users/…/date=<day>/….ndjson.gz`), with the
+ * columns of `DAY_SET_TABLES` and `date`; with `app`, that app's lines only. No file: empty.
+ */
+export function duckDbDaySetViews(
+  files: Readonly<Partial<Record<DaySetTable, readonly string[]>>>,
+  app?: string,
+): string[] {
+  return (Object.entries(DAY_SET_TABLES) as Array<[DaySetTable, (typeof DAY_SET_TABLES)[DaySetTable]]>).map(
+    ([name, table]) => {
+      const columns = Object.entries(table.columns);
+      const list = files[name] ?? [];
+      const where = app === undefined ? "" : ` WHERE app = '${app.replaceAll("'", "''")}'`;
+      if (!list.length)
+        return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT * FROM (VALUES (${columns
+          .map(([, type]) => `NULL::${type}`)
+          .join(", ")}, NULL::VARCHAR)) AS t(${columns.map(([c]) => c).join(", ")}, date) WHERE false`;
+      const field = (c: string) => (table.fields as Record<string, string>)[c] ?? c;
+      const json = columns.map(([c, type]) => `"${field(c)}": '${type}'`);
+      const select = columns.map(([c]) => `"${field(c)}" AS ${c}`);
+      return `CREATE OR REPLACE TEMP VIEW ${name} AS SELECT ${select.join(", ")},
+        regexp_extract(filename, 'date=([0-9]{4}-[0-9]{2}-[0-9]{2})/', 1) AS date
+      FROM read_json([${quoted(list)}], format = 'newline_delimited', filename = true, columns = {${json.join(", ")}})${where}`;
+    },
+  );
+}
+
 /** The view's columns in order, as a SELECT list of their own names. */
 const VIEW_COLUMNS = "app, date, event_id, received_at, event_time, rank, trigger, natural_key, body";
 

@@ -4,9 +4,9 @@ import pLimit from "p-limit";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { addDays, objectText } from "../contracts/bucket-layout";
-import { S3_PREFIX } from "../platform/constants";
 import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
+import { DAY_SET_TABLES } from "./dialect";
 import type { ActiveUser, DaySets, GroupDeletion, MemberChange } from "./figures";
 
 /**
@@ -29,10 +29,10 @@ import type { ActiveUser, DaySets, GroupDeletion, MemberChange } from "./figures
  *   `{"app","group","deleted"}` per group deleted (when), so that the members of every group at
  *   the start of any day are a fold of the days before it (`groupsOverTime`).
  */
-export const USER_SETS_PREFIX = `${S3_PREFIX.users}date=`;
-export const FIRST_SEEN_PREFIX = `${S3_PREFIX.users}first-seen/date=`;
-export const CONVERSATIONS_PREFIX = `${S3_PREFIX.users}conversations/first-seen/date=`;
-export const MEMBERS_PREFIX = `${S3_PREFIX.users}members/date=`;
+export const USER_SETS_PREFIX = DAY_SET_TABLES.day_users.prefix;
+export const FIRST_SEEN_PREFIX = DAY_SET_TABLES.first_seen_users.prefix;
+export const CONVERSATIONS_PREFIX = DAY_SET_TABLES.conversations_started.prefix;
+export const MEMBERS_PREFIX = DAY_SET_TABLES.membership_changes.prefix;
 
 /** @example userSetKey("2026-01-02") // "users/date=2026-01-02/users.ndjson.gz" */
 export function userSetKey(day: string): string {

@@ -83,6 +83,32 @@ describe("activity analytics in the stack", () => {
     });
   });
 
+  it.each([
+    ["day_users", "users/date=", "createdat", "bigint"],
+    ["first_seen_users", "users/first-seen/date=", "uid", "string"],
+    ["conversations_started", "users/conversations/first-seen/date=", "conversation", "string"],
+    ["membership_changes", "users/members/date=", "removed", "boolean"],
+  ])(
+    "declares the day set %s as a table over %s, by closed day, for SQL on Athena",
+    (name, prefix, column, type) => {
+      template.hasResourceProperties("AWS::Glue::Table", {
+        TableInput: Match.objectLike({
+          Name: name,
+          PartitionKeys: [Match.objectLike({ Name: "date" })],
+          Parameters: Match.objectLike({
+            "projection.enabled": "true",
+            "storage.location.template": {
+              "Fn::Join": ["", ["s3://", Match.anyValue(), `/${prefix}\${date}/`]],
+            },
+          }),
+          StorageDescriptor: Match.objectLike({
+            Columns: Match.arrayWith([Match.objectLike({ Name: column, Type: type })]),
+          }),
+        }),
+      });
+    },
+  );
+
   it("runs queries in a workgroup with encrypted results and the bytes-scanned cutoff, enforced", () => {
     template.hasResourceProperties("AWS::Athena::WorkGroup", {
       WorkGroupConfiguration: Match.objectLike({

@@ -2,9 +2,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { readQuery } from "../../shared/analytics/queries";
 import { daysInRange, rollupDayAllApps } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
-import { groupsOverTime, s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
+import {
+  decodeMembers,
+  groupsOverTime,
+  membersKey,
+  s3UserSets,
+  usersOverTime,
+} from "../../shared/analytics/user-sets";
 import { addDays } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { activityView } from "../../tools/analytics/activity-view";
@@ -168,6 +175,60 @@ describe("users over time: the closed days' user sets, exact against the history
     // query activity --users / --retention show the same (their JSON), and name the last closed day.
     const view = await activityView(deps.store, { app, from: FIRST, to: last, users: true, limit: 10 }, sets);
     expect(view.json).toEqual({ closedThrough: last, ...result });
+    // The same by SQL over the day sets, on DuckDB (`sql/users-over-time.sql`, the same text as on Athena).
+    const bySql = await deps.engine.query(
+      readQuery("users-over-time"),
+      { app, from: FIRST, to: last },
+      { sets: { from: addDays(FIRST, -30), to: last } },
+    );
+    expect(bySql.rows).toEqual(
+      result.days.map((d) => ({
+        day: d.day,
+        dau: d.dau,
+        wau: d.wau,
+        mau: d.mau,
+        new_users: d.newUsers,
+        retained_d1: d.retainedD1 ?? 0,
+        retained_d7: d.retainedD7 ?? 0,
+        retained_d30: d.retainedD30 ?? 0,
+        conversations_started: d.conversationsStarted,
+      })),
+    );
+    // The membership history as a table: every line of the app's history objects, field by field.
+    const changes = await deps.engine.query(
+      `SELECT "date", group_id, uid, member, removed, changed_at, deleted FROM membership_changes
+       WHERE app = :app ORDER BY "date", group_id, uid, changed_at, deleted`,
+      { app },
+      { sets: { from: FIRST, to: last } },
+    );
+    const fromObjects = [];
+    for (const day of DAYS) {
+      const m = decodeMembers(await sets.blobs.getBytes(membersKey(day))).get(app);
+      for (const c of m?.members ?? [])
+        fromObjects.push({ ...c, date: day, group_id: c.group, changed_at: c.at, deleted: null });
+      for (const d of m?.deletions ?? [])
+        fromObjects.push({
+          date: day,
+          group_id: d.group,
+          uid: null,
+          member: null,
+          removed: null,
+          changed_at: null,
+          deleted: d.at,
+        });
+    }
+    const rowKey = (r: Record<string, unknown>) =>
+      JSON.stringify([
+        r.date,
+        r.group_id,
+        r.uid,
+        r.member === null ? null : String(r.member),
+        r.removed === null ? null : String(r.removed),
+        r.changed_at,
+        r.deleted,
+      ]);
+    expect(changes.rows.map(rowKey).sort()).toEqual(fromObjects.map(rowKey).sort());
+    expect(changes.rows.some((r) => r.deleted !== null)).toBe(true);
     // query activity --groups: the membership history's figures beside the rollup's group figures.
     const groupsView = await activityView(
       deps.store,

@@ -13,6 +13,8 @@ const ANY_PARAMS = {
   day_end: 86_400_000,
   top: 25,
   users: 1,
+  from: "2026-01-01",
+  to: "2026-01-31",
 };
 
 describe("Trino's grammar (Athena engine 3) over the SQL sent to Athena: no emulator exists, so the grammar is the check", () => {

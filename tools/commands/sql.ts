@@ -1,5 +1,6 @@
 /** `npx webhook sql "SELECT …" [--app <appId>] [--from D] [--to D] [--json | --csv] [--stack <name>]`. */
 import { Command } from "commander";
+import { namesDaySets } from "../../shared/analytics/dialect";
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
@@ -52,7 +53,9 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
     const days = { from: o.from, to: o.to };
     // Edge objects are copied for DuckDB only when the statement reads them.
     const edges = /\barchive_edges\b/i.test(statement) ? { edges: days } : {};
-    const scope = { ...(o.app ? { app: o.app } : {}), ...days, ...edges };
+    // So are the day sets (users over time, conversations, memberships), for the same days.
+    const sets = namesDaySets(statement) ? { sets: days } : {};
+    const scope = { ...(o.app ? { app: o.app } : {}), ...days, ...edges, ...sets };
     print(await sqlEngineFor(target).query(statement, {}, scope), o);
   } catch (error) {
     if (error instanceof SqlQueryError) fail(error.message);

@@ -11,8 +11,11 @@ import {
   ARCHIVE_TABLES,
   type ArchiveTable,
   bindNamed,
+  DAY_SET_TABLES,
+  type DaySetTable,
   DUCKDB_MACROS,
   duckDbArchiveViews,
+  duckDbDaySetViews,
   type SqlValue,
 } from "../dialect";
 import type { DayRange, SqlEngine, SqlResult } from "./sql-engine";
@@ -89,19 +92,23 @@ export function duckDbEngine(options: DuckDbEngineOptions): SqlEngine {
         const edges = scope.edges
           ? await copyArchive(options, "archive_edges", scope.edges, dir)
           : { ndjson: [], parquet: [], bytes: 0 };
+        const sets = scope.sets ? await copyDaySets(options, scope.sets, dir) : { files: {}, bytes: 0 };
         const { DuckDBInstance, StatementType } = await import("@duckdb/node-api");
         const instance = await DuckDBInstance.create(":memory:", INSTANCE_OPTIONS);
         const connection = await instance.connect();
         try {
-          const views = duckDbArchiveViews(
-            { archive_events: events, archive_edges: edges },
-            scope.app,
-            options.objectPaths ? { dir, bucket: options.bucket } : undefined,
-          );
+          const views = [
+            ...duckDbArchiveViews(
+              { archive_events: events, archive_edges: edges },
+              scope.app,
+              options.objectPaths ? { dir, bucket: options.bucket } : undefined,
+            ),
+            ...duckDbDaySetViews(sets.files, scope.app),
+          ];
           for (const statement of [...DUCKDB_MACROS, ...views, ...lockStatements(dir)])
             await connection.run(statement);
           const result = await run(connection, sql, params, StatementType.SELECT);
-          return { ...result, bytesScanned: events.bytes + edges.bytes };
+          return { ...result, bytesScanned: events.bytes + edges.bytes + sets.bytes };
         } finally {
           connection.closeSync();
           instance.closeSync();
@@ -197,4 +204,28 @@ async function copyArchive(
       }
   }
   return copied;
+}
+
+/** Copies the day-set objects of a range of closed days into `dir`, keys as paths, per table. */
+async function copyDaySets(
+  options: DuckDbEngineOptions,
+  days: DayRange,
+  dir: string,
+): Promise<{ files: Partial<Record<DaySetTable, string[]>>; bytes: number }> {
+  const out: { files: Partial<Record<DaySetTable, string[]>>; bytes: number } = { files: {}, bytes: 0 };
+  for (const [name, table] of Object.entries(DAY_SET_TABLES) as Array<[DaySetTable, { prefix: string }]>) {
+    const files: string[] = [];
+    for (const { key } of await listObjects(options.s3, options.bucket, table.prefix)) {
+      const day = /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];
+      if (!day || (days.from && day < days.from) || (days.to && day > days.to)) continue;
+      const body = await getBytes(options, key);
+      const path = join(dir, key);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, body);
+      files.push(path);
+      out.bytes += body.byteLength;
+    }
+    out.files[name] = files;
+  }
+  return out;
 }

@@ -15,6 +15,8 @@ export interface ArchiveScope extends DayRange {
   edges?: DayRange;
   /** DuckDB: the views hold this app's lines only (`sql --app`). Athena reads what the WHERE says. */
   app?: string;
+  /** The closed days of the day-set tables (`DAY_SET_TABLES`) DuckDB reads; none when absent. */
+  sets?: DayRange;
 }
 
 /** A query's answer: the columns in order, each row by column name, and what it cost. */
