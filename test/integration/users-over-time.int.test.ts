@@ -194,6 +194,21 @@ describe("users over time: the closed days' user sets, exact against the history
         conversations_started: d.conversationsStarted,
       })),
     );
+    // Groups over time by SQL over the membership history, on DuckDB: the same, day by day.
+    const groupsBySql = await deps.engine.query(
+      readQuery("groups-over-time"),
+      { app, from: FIRST, to: last },
+      { sets: { from: FIRST, to: last } },
+    );
+    expect(groupsBySql.rows).toEqual(
+      groupsWant.map((g) => ({
+        day: g.day,
+        members_at_start: g.membersAtStart,
+        members_at_end: g.membersAtEnd,
+        churned: g.churned,
+        groups_with_members: g.groups,
+      })),
+    );
     // The membership history as a table: every line of the app's history objects, field by field.
     const changes = await deps.engine.query(
       `SELECT "date", group_id, uid, member, removed, changed_at, deleted FROM membership_changes
