@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 
 /** The query files beside this module (`sql/<name>.sql`); the rollup function's bundle carries a copy. */
-export const QUERY_NAMES = ["day-activity", "users-over-time", "groups-over-time"] as const;
+export const QUERY_NAMES = ["day-activity", "users-over-time", "groups-over-time", "weekly-cohorts"] as const;
 export type QueryName = (typeof QUERY_NAMES)[number];
 
 const cache = new Map<QueryName, string>();

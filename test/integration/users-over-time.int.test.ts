@@ -191,8 +191,20 @@ describe("users over time: the closed days' user sets, exact against the history
         retained_d1: d.retainedD1 ?? 0,
         retained_d7: d.retainedD7 ?? 0,
         retained_d30: d.retainedD30 ?? 0,
+        created_users: d.createdUsers,
         conversations_started: d.conversationsStarted,
       })),
+    );
+    // The weekly cohorts by SQL: the same, week by week.
+    const cohortsBySql = await deps.engine.query(
+      readQuery("weekly-cohorts"),
+      { app, from: FIRST, to: last },
+      { sets: { from: FIRST, to: last } },
+    );
+    expect(cohortsBySql.rows).toEqual(
+      result.weeks.flatMap((w) =>
+        w.active.map((active, k) => ({ week: w.week, users: w.users, week_after: k + 1, active })),
+      ),
     );
     // Groups over time by SQL over the membership history, on DuckDB: the same, day by day.
     const groupsBySql = await deps.engine.query(

@@ -1,7 +1,9 @@
 -- Users over time for one app by SQL over the day sets (the same text on DuckDB and Athena;
 -- `npx webhook sql`): for each closed day from :from to :to, DAU; WAU and MAU, the distinct users
 -- of the 7 and 30 days ending that day; the users first seen that day and how many were active
--- again 1, 7 and 30 days later (0 until that day is closed); the conversations started. The same
+-- again 1, 7 and 30 days later (0 until that day is closed); the users whose entity says they
+-- were created that day (`createdat`, epoch s), among those active within 30 days of the range;
+-- the conversations started. The same
 -- figures as `usersOverTime` (TypeScript, what `query activity --users` reads), which the tests
 -- compare with this, day by day.
 WITH closed AS (
@@ -38,6 +40,16 @@ cohorts AS (
   WHERE f.app = :app
   GROUP BY f."date"
 ),
+created AS (
+  SELECT uid, min(createdat) AS created_at
+  FROM day_users
+  WHERE app = :app AND createdat IS NOT NULL
+    AND CAST("date" AS DATE) BETWEEN CAST(:from AS DATE) - INTERVAL '29' DAY AND CAST(:to AS DATE) + INTERVAL '30' DAY
+  GROUP BY uid
+),
+created_on AS (
+  SELECT floor(created_at / 86400) AS epoch_day, count(*) AS created_users FROM created GROUP BY floor(created_at / 86400)
+),
 started AS (
   SELECT "date" AS set_day, count(*) AS conversations_started
   FROM conversations_started
@@ -53,8 +65,10 @@ SELECT
   coalesce(c.retained_d1, 0) AS retained_d1,
   coalesce(c.retained_d7, 0) AS retained_d7,
   coalesce(c.retained_d30, 0) AS retained_d30,
+  coalesce(n.created_users, 0) AS created_users,
   coalesce(s.conversations_started, 0) AS conversations_started
 FROM windows AS w
 LEFT JOIN cohorts AS c ON c.set_day = w.set_day
+LEFT JOIN created_on AS n ON n.epoch_day = date_diff('day', DATE '1970-01-01', CAST(w.set_day AS DATE))
 LEFT JOIN started AS s ON s.set_day = w.set_day
 ORDER BY w.set_day
