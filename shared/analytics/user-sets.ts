@@ -3,7 +3,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import pLimit from "p-limit";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
-import { addDays, objectText } from "../contracts/bucket-layout";
+import { addDays, dayOfKey, objectText } from "../contracts/bucket-layout";
 import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import { DAY_SET_TABLES } from "./dialect";
@@ -191,8 +191,6 @@ async function read<T>(
   }
 }
 
-const dayOf = (key: string) => /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1] ?? "";
-
 /**
  * Writes a closed day's first sightings: its entries seen on no earlier day's first-sightings
  * object; a later day's object that holds one of them (a day closed out of order) is rewritten
@@ -214,7 +212,7 @@ async function writeFirstSeen<T>(
   await Promise.all(
     (await store.list(kind.prefix)).map((key) =>
       limit(async () => {
-        const d = dayOf(key);
+        const d = dayOfKey(key);
         if (!d || d === day) return;
         const set = await read(store, key, kind.decode);
         if (!set) return;
@@ -441,8 +439,8 @@ export async function groupsOverTime(
   closedThrough: string,
 ): Promise<GroupsDay[]> {
   const days = (await store.list(MEMBERS_PREFIX))
-    .map(dayOf)
-    .filter((d) => d && d <= to)
+    .flatMap((key) => dayOfKey(key) ?? [])
+    .filter((d) => d <= to)
     .sort();
   /** group → uid → in (true) or out, after the days folded so far. */
   const members = new Map<string, Map<string, boolean>>();

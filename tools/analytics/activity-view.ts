@@ -7,6 +7,7 @@ import {
   type UserSetStore,
   usersOverTime,
 } from "../../shared/analytics/user-sets";
+import { dayOfKey } from "../../shared/contracts/bucket-layout";
 
 export interface ActivityViewOptions {
   app: string;
@@ -275,9 +276,7 @@ async function usersView(
 
 /** The last closed day: the newest user set (a final pass writes every day set at once). */
 async function closedThroughOf(sets: UserSetStore): Promise<string> {
-  const closed = (await sets.list(USER_SETS_PREFIX))
-    .map((k) => /date=(\d{4}-\d{2}-\d{2})\//.exec(k)?.[1] ?? "")
-    .sort();
+  const closed = (await sets.list(USER_SETS_PREFIX)).map((k) => dayOfKey(k) ?? "").sort();
   return closed.at(-1) ?? "";
 }
 

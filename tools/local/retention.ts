@@ -3,6 +3,7 @@ import { DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { itemExpiryDays, readDeploymentConfig } from "../../infra/config";
 import { listObjects } from "../../shared/adapters/s3-listing";
+import { dayOfKey } from "../../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { keyOfItem, PROJECTION_TABLES, type TableNames } from "../../shared/platform/tables";
 import { EXPIRES_AT } from "../../shared/projector/expiry";
@@ -55,7 +56,7 @@ export function cdkJsonWindows(path = new URL("../../cdk.json", import.meta.url)
  * `/<yyyy>/<mm>/<dd>/` (oversize bodies, recordings).
  */
 export function keyDay(key: string): string | undefined {
-  const hive = /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];
+  const hive = dayOfKey(key);
   if (hive) return hive;
   const path = /\/(\d{4})\/(\d{2})\/(\d{2})\//.exec(key);
   return path ? `${path[1]}-${path[2]}-${path[3]}` : undefined;

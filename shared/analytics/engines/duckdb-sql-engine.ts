@@ -216,7 +216,7 @@ async function copyDaySets(
   for (const [name, table] of Object.entries(DAY_SET_TABLES) as Array<[DaySetTable, { prefix: string }]>) {
     const files: string[] = [];
     for (const { key } of await listObjects(options.s3, options.bucket, table.prefix)) {
-      const day = /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];
+      const day = dayOfKey(key);
       if (!day || (days.from && day < days.from) || (days.to && day > days.to)) continue;
       const body = await getBytes(options, key);
       const path = join(dir, key);
