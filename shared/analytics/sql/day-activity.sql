@@ -384,19 +384,14 @@ ranked_latencies AS (
       WHEN :users = 1 AND member IS NOT NULL AND member_group IS NOT NULL
         THEN 'm|' || member_group || '|' || member
     END AS set_key,
-    row_number() OVER (PARTITION BY app, response_ms IS NULL ORDER BY response_ms) AS response_rank,
-    count(response_ms) OVER (PARTITION BY app) AS responses_n,
-    row_number() OVER (PARTITION BY app, hour, response_ms IS NULL ORDER BY response_ms) AS response_hour_rank,
-    count(response_ms) OVER (PARTITION BY app, hour) AS responses_hour_n,
-    row_number() OVER (PARTITION BY app, delivery_ms IS NULL ORDER BY delivery_ms) AS delivery_rank,
-    count(delivery_ms) OVER (PARTITION BY app) AS deliveries_n,
-    row_number() OVER (PARTITION BY app, hour, delivery_ms IS NULL ORDER BY delivery_ms) AS delivery_hour_rank,
-    count(delivery_ms) OVER (PARTITION BY app, hour) AS deliveries_hour_n,
-    row_number() OVER (PARTITION BY app, read_ms IS NULL ORDER BY read_ms) AS read_rank,
-    count(read_ms) OVER (PARTITION BY app) AS reads_n,
-    row_number() OVER (PARTITION BY app, hour, read_ms IS NULL ORDER BY read_ms) AS read_hour_rank,
-    count(read_ms) OVER (PARTITION BY app, hour) AS reads_hour_n
-  FROM latencies AS l
+    -- One rank for the three kinds: each is the value of one trigger (a reply: message_sent; a
+    -- delivery, a read: their receipts), so a partition by trigger keeps them apart.
+    row_number() OVER (PARTITION BY app, trigger, latency_ms IS NULL ORDER BY latency_ms) AS latency_rank,
+    count(latency_ms) OVER (PARTITION BY app, trigger) AS latencies_n,
+    row_number() OVER (PARTITION BY app, hour, trigger, latency_ms IS NULL ORDER BY latency_ms) AS latency_hour_rank,
+    count(latency_ms) OVER (PARTITION BY app, hour, trigger) AS latencies_hour_n
+  -- A fact's latency, whichever kind it is (at most one: they are values of different triggers).
+  FROM (SELECT l.*, coalesce(response_ms, delivery_ms, read_ms) AS latency_ms FROM latencies AS l) AS l
 ),
 grouped AS (
 SELECT
@@ -485,36 +480,36 @@ SELECT
   count(read_ms) AS read_latencies,
   -- Exact nearest-rank percentiles (ms) of the day's (the hour's) values.
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN response_hour_rank * 100 >= 50 * responses_hour_n THEN response_ms END)
-    ELSE min(CASE WHEN response_rank * 100 >= 50 * responses_n THEN response_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 50 * latencies_hour_n THEN response_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 50 * latencies_n THEN response_ms END)
   END AS first_response_p50_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN response_hour_rank * 100 >= 90 * responses_hour_n THEN response_ms END)
-    ELSE min(CASE WHEN response_rank * 100 >= 90 * responses_n THEN response_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 90 * latencies_hour_n THEN response_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 90 * latencies_n THEN response_ms END)
   END AS first_response_p90_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 50 * deliveries_hour_n THEN delivery_ms END)
-    ELSE min(CASE WHEN delivery_rank * 100 >= 50 * deliveries_n THEN delivery_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 50 * latencies_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 50 * latencies_n THEN delivery_ms END)
   END AS delivery_latency_p50_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 90 * deliveries_hour_n THEN delivery_ms END)
-    ELSE min(CASE WHEN delivery_rank * 100 >= 90 * deliveries_n THEN delivery_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 90 * latencies_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 90 * latencies_n THEN delivery_ms END)
   END AS delivery_latency_p90_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN delivery_hour_rank * 100 >= 99 * deliveries_hour_n THEN delivery_ms END)
-    ELSE min(CASE WHEN delivery_rank * 100 >= 99 * deliveries_n THEN delivery_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 99 * latencies_hour_n THEN delivery_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 99 * latencies_n THEN delivery_ms END)
   END AS delivery_latency_p99_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 50 * reads_hour_n THEN read_ms END)
-    ELSE min(CASE WHEN read_rank * 100 >= 50 * reads_n THEN read_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 50 * latencies_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 50 * latencies_n THEN read_ms END)
   END AS read_latency_p50_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 90 * reads_hour_n THEN read_ms END)
-    ELSE min(CASE WHEN read_rank * 100 >= 90 * reads_n THEN read_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 90 * latencies_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 90 * latencies_n THEN read_ms END)
   END AS read_latency_p90_ms,
   CASE
-    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN read_hour_rank * 100 >= 99 * reads_hour_n THEN read_ms END)
-    ELSE min(CASE WHEN read_rank * 100 >= 99 * reads_n THEN read_ms END)
+    WHEN GROUPING(hour) = 0 THEN min(CASE WHEN latency_hour_rank * 100 >= 99 * latencies_hour_n THEN read_ms END)
+    ELSE min(CASE WHEN latency_rank * 100 >= 99 * latencies_n THEN read_ms END)
   END AS read_latency_p99_ms
 FROM ranked_latencies
 GROUP BY GROUPING SETS (
