@@ -640,6 +640,22 @@ const MEMBERSHIP: Partial<Record<string, boolean>> = {
   group_member_banned: false,
 };
 
+/**
+ * What a fact says of the day sets: the conversation of a message, the group of a group fact,
+ * whether it deletes that group, and whether it puts the members it names in (true) or out.
+ */
+function setFactOf({ trigger, data }: Fact) {
+  const group = str(data, "group.guid");
+  const member = group === undefined ? undefined : MEMBERSHIP[trigger];
+  return {
+    conversation: trigger === "message_sent" ? str(data, "message.conversationId") : undefined,
+    group,
+    deletes: group !== undefined && trigger === "group_deleted",
+    member,
+    uids: member === undefined ? [] : Object.keys((get(data, "members") as Json | undefined) ?? {}),
+  };
+}
+
 /** A fact's place in the order of facts as the day query writes it (`order_key`): comparable as text. */
 const orderKey = (o: FactOrder) =>
   `${String(o.eventTimeMs).padStart(15, "0")}${o.rank}${String(o.firstReceivedAt).padStart(15, "0")}${o.eventId}`;
@@ -663,15 +679,12 @@ export function expectedDaySets(
     for (const fact of [...facts].sort((a, b) => compareFacts(a.order, b.order))) {
       const d = days.get(fact.day) ?? { conversations: new Set(), members: new Map(), deleted: new Map() };
       days.set(fact.day, d);
-      const { trigger, data } = fact;
-      const conversation = trigger === "message_sent" ? str(data, "message.conversationId") : undefined;
+      const { conversation, group, deletes, member, uids } = setFactOf(fact);
       if (conversation !== undefined) d.conversations.add(conversation);
-      const group = str(data, "group.guid");
       if (group === undefined) continue;
-      if (trigger === "group_deleted") d.deleted.set(group, orderKey(fact.order));
-      const member = MEMBERSHIP[trigger];
+      if (deletes) d.deleted.set(group, orderKey(fact.order));
       if (member === undefined) continue;
-      for (const uid of Object.keys((get(data, "members") as Json | undefined) ?? {})) {
+      for (const uid of uids) {
         const key = `${group}\0${uid}`;
         const removed = (d.members.get(key)?.removed ?? false) || !member;
         d.members.set(key, { group, uid, member, removed, at: orderKey(fact.order) });
@@ -740,16 +753,12 @@ export function expectedGroupsOverTime(
         atStart = new Set(members);
         churned = new Set();
       }
-      const conversation =
-        fact.trigger === "message_sent" ? str(fact.data, "message.conversationId") : undefined;
+      const { conversation, group, deletes, member, uids } = setFactOf(fact);
       if (conversation !== undefined && !firstDay.has(conversation)) firstDay.set(conversation, fact.day);
-      const group = str(fact.data, "group.guid");
       if (group === undefined) continue;
-      if (fact.trigger === "group_deleted")
-        for (const k of [...members]) if (k.startsWith(`${group}\0`)) members.delete(k);
-      const member = MEMBERSHIP[fact.trigger];
+      if (deletes) for (const k of [...members]) if (k.startsWith(`${group}\0`)) members.delete(k);
       if (member === undefined) continue;
-      for (const uid of Object.keys((get(fact.data, "members") as Json | undefined) ?? {})) {
+      for (const uid of uids) {
         const k = `${group}\0${uid}`;
         if (member) members.add(k);
         else {
