@@ -153,9 +153,18 @@ async function run(
   }
 }
 
-async function getBytes(options: DuckDbEngineOptions, key: string): Promise<Uint8Array> {
+/** Copies one object into `dir`, its key as the path: the path, and its bytes. */
+async function copyObject(
+  options: DuckDbEngineOptions,
+  key: string,
+  dir: string,
+): Promise<{ path: string; bytes: number }> {
   const out = await options.s3.send(new GetObjectCommand({ Bucket: options.bucket, Key: key }));
-  return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+  const body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+  const path = join(dir, key);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, body);
+  return { path, bytes: body.byteLength };
 }
 
 /**
@@ -195,12 +204,9 @@ async function copyArchive(
       ["parquet", plan.parquet],
     ] as const)
       for (const key of list) {
-        const body = await getBytes(options, key);
-        const path = join(dir, key);
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, body);
+        const { path, bytes } = await copyObject(options, key, dir);
         copied[kind].push(path);
-        copied.bytes += body.byteLength;
+        copied.bytes += bytes;
       }
   }
   return copied;
@@ -218,12 +224,9 @@ async function copyDaySets(
     for (const { key } of await listObjects(options.s3, options.bucket, table.prefix)) {
       const day = dayOfKey(key);
       if (!day || (days.from && day < days.from) || (days.to && day > days.to)) continue;
-      const body = await getBytes(options, key);
-      const path = join(dir, key);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, body);
+      const { path, bytes } = await copyObject(options, key, dir);
       files.push(path);
-      out.bytes += body.byteLength;
+      out.bytes += bytes;
     }
     out.files[name] = files;
   }
