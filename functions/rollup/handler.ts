@@ -1,5 +1,6 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
 import type { Context } from "aws-lambda";
+import { archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
@@ -9,7 +10,6 @@ import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activit
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
 import { loadRollupConfig } from "../../shared/config/function-config";
-import { archiveLock } from "../../shared/erasure/erasure-state";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
@@ -24,7 +24,7 @@ const athena = new AthenaClient({});
 const activityDoc = documentClient(dynamoClient(config.aws));
 const store = dynamoActivityStore(activityDoc, config.activityTable);
 // A compaction never rewrites a day while an erasure (`webhook forget`) rewrites the archive.
-const lock = archiveLock({ doc: activityDoc, tableName: config.activityTable }, Date.now);
+const lock = archiveLease({ doc: activityDoc, tableName: config.activityTable }, Date.now);
 const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import pLimit from "p-limit";
+import { type ArchiveLease, ArchiveLockedError, withArchiveLease } from "../adapters/archive-lease";
 import { utcDay } from "../contracts/bucket-layout";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
@@ -29,22 +30,16 @@ export interface RollupDependencies {
    */
   compactor?: ArchiveCompactor;
   /**
-   * The archive's rewrite lock (`shared/erasure/erasure-state.ts`): a compaction takes it, so that
-   * it never rewrites a day an erasure is rewriting (held: the compaction waits for the next tick).
+   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds:
+   * a compaction takes it, so that it never rewrites a day an erasure is rewriting (held: the
+   * compaction waits for the next tick).
    */
-  archiveLock?: ArchiveLock;
+  archiveLock?: ArchiveLease;
   /**
    * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
    * conversations started, the membership history). None: not written.
    */
   userSets?: UserSetStore;
-}
-
-/** A lock that one rewrite of the archive holds at a time. */
-export interface ArchiveLock {
-  /** Takes it for `holder`, or throws (held by another). */
-  acquire(holder: string): Promise<void>;
-  release(holder: string): Promise<void>;
 }
 
 /** What a rollup did for one day. */
@@ -414,21 +409,16 @@ async function compactFinalDay(day: string, deps: RollupDependencies, report: Sc
   try {
     const pass = await deps.ledger.pass(day);
     if (!pass?.final || pass.compactedAt !== undefined) return;
-    const holder = `compaction ${day}`;
-    try {
-      await deps.archiveLock?.acquire(holder);
-    } catch {
-      // An erasure is rewriting the archive: compacted on a later tick (compactedAt is unset).
-      report.compactionsDeferred.push(day);
-      return;
-    }
-    try {
-      report.compactions.push(await deps.compactor.compactDay(day));
-      await deps.ledger.record({ ...pass, compactedAt: deps.now() });
-    } finally {
-      await deps.archiveLock?.release(holder);
-    }
+    const { compactor, ledger } = deps;
+    const compact = async () => {
+      report.compactions.push(await compactor.compactDay(day));
+      await ledger.record({ ...pass, compactedAt: deps.now() });
+    };
+    if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
+    else await compact();
   } catch (error) {
-    report.failures.push({ day, error });
+    // An erasure is rewriting the archive: compacted on a later tick (compactedAt is unset).
+    if (error instanceof ArchiveLockedError) report.compactionsDeferred.push(day);
+    else report.failures.push({ day, error });
   }
 }

@@ -1,79 +1,25 @@
 import { createHash } from "node:crypto";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
-  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
 } from "@aws-sdk/lib-dynamodb";
+import type { LeaseTable } from "../adapters/archive-lease";
 
 /**
  * An erasure's state, in the activity table (it is per app, small, and the rollup's table):
- * - pk `_lock`, sk `archive`: the lease that keeps an erasure and a compaction from rewriting the
- *   same day at once (`acquireArchiveLock`);
+ * - pk `_lock`, sk `archive`: the archive lease every rewriter holds (`adapters/archive-lease.ts`);
  * - pk `_erasures`, sk `<appId>#<sha256(appId, uid)>`: an erasure under way (its id, pseudonym,
  *   the user's names): what a re-run after a crash resumes; deleted when the erasure ends, so the
  *   link between the uid and the pseudonym is gone with it;
  * - pk `<appId>#erasures`, sk `<started ISO>#<erasureId>`: the erasure record (`ErasureRecord`):
  *   when, by whom, what changed, in counts; no personal data.
  */
-const LOCK_KEY = { pk: "_lock", sk: "archive" };
 const PENDING_PK = "_erasures";
 
-/** How long a lock holds without its holder renewing it (a crashed holder's lock lapses). */
-export const ARCHIVE_LOCK_LEASE_MS = 15 * 60_000;
-
-/** The lock is held by another rewrite of the archive (an erasure or a compaction). */
-export class ArchiveLockedError extends Error {
-  constructor(readonly holder: string) {
-    super(`the archive is being rewritten by ${holder}: try again when it ends`);
-    this.name = "ArchiveLockedError";
-  }
-}
-
-export interface ErasureTable {
-  doc: DynamoDBDocumentClient;
-  tableName: string;
-}
-
-/**
- * Takes the archive's rewrite lock for `holder` (`erasure <id>`, `compaction <day>`): free, lapsed
- * (`ARCHIVE_LOCK_LEASE_MS`) or already this holder's (a re-run of the same erasure), else
- * `ArchiveLockedError`. One conditional write.
- */
-export async function acquireArchiveLock(table: ErasureTable, holder: string, now: number): Promise<void> {
-  try {
-    await table.doc.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: { ...LOCK_KEY, holder, expiresAt: now + ARCHIVE_LOCK_LEASE_MS },
-        ConditionExpression: "attribute_not_exists(pk) OR expiresAt < :now OR holder = :holder",
-        ExpressionAttributeValues: { ":now": now, ":holder": holder },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const current = await table.doc.send(new GetCommand({ TableName: table.tableName, Key: LOCK_KEY }));
-    throw new ArchiveLockedError(String(current.Item?.holder ?? "another rewrite"));
-  }
-}
-
-/** Releases the lock if `holder` still holds it. */
-export async function releaseArchiveLock(table: ErasureTable, holder: string): Promise<void> {
-  try {
-    await table.doc.send(
-      new DeleteCommand({
-        TableName: table.tableName,
-        Key: LOCK_KEY,
-        ConditionExpression: "holder = :holder",
-        ExpressionAttributeValues: { ":holder": holder },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
-}
+/** The activity table, where an erasure keeps its state (and the archive lease lives). */
+export type ErasureTable = LeaseTable;
 
 /** An erasure under way. */
 export interface PendingErasure {
@@ -190,16 +136,4 @@ export async function erasureRecords(table: ErasureTable, appId: string): Promis
     ExclusiveStartKey = out.LastEvaluatedKey;
   } while (ExclusiveStartKey);
   return records;
-}
-
-/**
- * The lock as the scheduled compaction takes it (`RollupDependencies.archiveLock`).
- *
- * @example const lock = archiveLock(table, Date.now); await lock.acquire("compaction 2026-01-02")
- */
-export function archiveLock(table: ErasureTable, now: () => number) {
-  return {
-    acquire: (holder: string) => acquireArchiveLock(table, holder, now()),
-    release: (holder: string) => releaseArchiveLock(table, holder),
-  };
 }

@@ -10,6 +10,7 @@ import {
   QueryCommand,
   ScanCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { archiveLease, withArchiveLease } from "../adapters/archive-lease";
 import { listObjects } from "../adapters/s3-listing";
 import { type ArchiveCompactor, compactDayPrefix, compactManifestKey } from "../analytics/compaction";
 import { edgeDaysOf } from "../analytics/edge-days";
@@ -35,15 +36,12 @@ import {
   type TableNames,
 } from "../platform/tables";
 import {
-  ARCHIVE_LOCK_LEASE_MS,
-  acquireArchiveLock,
   clearPendingErasure,
   type ErasureCounts,
   type ErasureRecord,
   type ErasureTable,
   type PendingErasure,
   pendingErasure,
-  releaseArchiveLock,
   savePendingErasure,
   writeErasureRecord,
 } from "./erasure-state";
@@ -765,21 +763,16 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
   // The erasure under way first: a crash after it leaves the lock to this erasure's re-run.
   if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
   const holder = `erasure ${pending.erasureId}`;
-  await acquireArchiveLock(deps.state, holder, deps.now());
-  // The lease is renewed before a step once a third of it has passed (a long erasure keeps it).
-  let leasedAt = deps.now();
   const outer = deps;
-  deps = {
-    ...outer,
-    checkpoint: async (step) => {
-      if (outer.now() - leasedAt > ARCHIVE_LOCK_LEASE_MS / 3) {
-        await acquireArchiveLock(outer.state, holder, outer.now());
-        leasedAt = outer.now();
-      }
-      await outer.checkpoint?.(step);
-    },
-  };
-  try {
+  // Every step runs under the archive lease, renewed before a step once a third of it has passed.
+  return withArchiveLease(archiveLease(outer.state, outer.now), holder, outer.now, async (renew) => {
+    const deps: ForgetDependencies = {
+      ...outer,
+      checkpoint: async (step) => {
+        await renew();
+        await outer.checkpoint?.(step);
+      },
+    };
     const planKey = erasurePlanKey(pending.erasureId);
     const saved = await getBytes(deps, planKey);
     let plan: ErasurePlan;
@@ -839,7 +832,5 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     await deleteObject(deps, planKey);
     await clearPendingErasure(deps.state, appId, uid);
     return { ...record, dryRun: false, plan };
-  } finally {
-    await releaseArchiveLock(deps.state, holder);
-  }
+  });
 }

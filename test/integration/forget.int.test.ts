@@ -8,6 +8,7 @@ import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ARCHIVE_LEASE_MS, archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
@@ -25,12 +26,7 @@ import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activit
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { groupsOverTime, s3UserSets, usersOverTime } from "../../shared/analytics/user-sets";
 import { objectText, oversizeKey } from "../../shared/contracts/bucket-layout";
-import {
-  ARCHIVE_LOCK_LEASE_MS,
-  archiveLock,
-  erasureRecords,
-  pendingErasure,
-} from "../../shared/erasure/erasure-state";
+import { erasureRecords, pendingErasure } from "../../shared/erasure/erasure-state";
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { type ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { mentionsUid } from "../../shared/erasure/redact";
@@ -511,7 +507,7 @@ describe("forget: one user erased from the archive, the tables and the figures, 
       now: () => Date.UTC(2026, 2, 3, 3),
       ledger: blobRollupLedger(s3BlobStore(env.s3, env.bucket)),
       compactor: duckDbCompactor({ s3: env.s3, bucket: env.bucket }),
-      archiveLock: archiveLock(table, () => clock),
+      archiveLock: archiveLease(table, () => clock),
     };
     let blocked: ScheduledRollupReport | undefined;
     const tickDuringFirstRewrite = async (step: string) => {
@@ -527,7 +523,7 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     const after = await scheduledRollup(schedule);
 
     // Assess
-    expect(clock - Date.UTC(2026, 2, 10)).toBeGreaterThan(ARCHIVE_LOCK_LEASE_MS);
+    expect(clock - Date.UTC(2026, 2, 10)).toBeGreaterThan(ARCHIVE_LEASE_MS);
     expect(blocked?.compactionsDeferred).toEqual([DAYS[1]]);
     expect(blocked?.compactions).toEqual([]);
     expect(after.compactionsDeferred).toEqual([]);

@@ -1,5 +1,6 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { archiveLease } from "../../shared/adapters/archive-lease";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
@@ -7,7 +8,6 @@ import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
-import { archiveLock } from "../../shared/erasure/erasure-state";
 import { errorSummary } from "../../shared/platform/errors";
 
 export interface LocalRollupOptions {
@@ -35,7 +35,7 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     graceMs: options.graceMs,
     ledger: blobRollupLedger(s3BlobStore(options.s3, options.bucket)),
     compactor: duckDbCompactor({ s3: options.s3, bucket: options.bucket }),
-    archiveLock: archiveLock({ doc: options.doc, tableName: options.activityTable }, now),
+    archiveLock: archiveLease({ doc: options.doc, tableName: options.activityTable }, now),
     userSets: s3UserSets(options.s3, options.bucket),
   };
   let running: Promise<void> = Promise.resolve();
