@@ -28,6 +28,8 @@ export const MAX_STREAM_SUBSCRIBERS = 25;
 /** The stack outputs of the stream: what `webhook listen --stack`, `replay --to-stream` and `redrive --stream` read. */
 export const STREAM_OUTPUTS = {
   topicArn: "StreamTopicArn",
+  /** The topic's KMS key: an operator who publishes (`replay --to-stream`, `forget`) needs it through SNS. */
+  keyArn: "StreamKeyArn",
   unpublishedQueueUrl: "StreamUnpublishedQueueUrl",
 } as const;
 
