@@ -38,18 +38,35 @@ export function parseJsonText(text: string): unknown {
 }
 
 const errorBodySchema = z.looseObject({ message: z.optional(z.string()), error: z.optional(z.unknown()) });
+const codedErrorSchema = z.looseObject({ code: z.optional(z.string()), message: z.optional(z.string()) });
 
 /**
- * A short reason from an error body (its `message`, else its `error` as JSON), never a header:
- * `""` when the body says nothing or is not JSON (a proxy's HTML page says nothing useful).
+ * An error value as a short text: `code: message` of `{"code", "message"}`, a string as it is,
+ * anything else as JSON; `""` for none.
  *
- * @example errorReason({ error: { code: "ERR_UID_ALREADY_EXISTS" } }) // '{"code":"ERR_UID_ALREADY_EXISTS"}'
+ * @example errorText({ code: "ERR_UID_ALREADY_EXISTS", message: "exists" }) // "ERR_UID_ALREADY_EXISTS: exists"
+ */
+export function errorText(error: unknown): string {
+  if (error === undefined || error === null) return "";
+  if (typeof error === "string") return error.slice(0, 200);
+  const coded = codedErrorSchema.safeParse(error);
+  if (coded.success && (coded.data.code || coded.data.message))
+    return [coded.data.code, coded.data.message].filter(Boolean).join(": ").slice(0, 200);
+  return JSON.stringify(error).slice(0, 200);
+}
+
+/**
+ * A short reason from an error body (its `message`, else its `error` as `errorText` gives it),
+ * never a header: `""` when the body says nothing or is not JSON (a proxy's HTML page says nothing
+ * useful).
+ *
+ * @example errorReason({ error: { code: "ERR_TOO_MANY_REQUESTS" } }) // "ERR_TOO_MANY_REQUESTS"
  */
 export function errorReason(body: unknown): string {
+  if (typeof body === "string") return "";
   const parsed = errorBodySchema.safeParse(body);
   if (!parsed.success) return "";
-  const text = parsed.data.message ?? JSON.stringify(parsed.data.error ?? "");
-  return text === '""' ? "" : text.slice(0, 200);
+  return (parsed.data.message ?? errorText(parsed.data.error)).slice(0, 200);
 }
 
 /** A short reason from an error answer, as `: <reason>` to follow its status (`""` when it says nothing). */

@@ -15,7 +15,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
  */
 const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["config"], // the functions' configuration: the wiring layer that knows every capability
-  ["ingest", "projector", "recorder", "reconcile", "erasure"], // erasure: forget, over the archive and the tables
+  ["ingest", "projector", "recorder", "reconcile", "erasure", "imports"], // erasure: forget, over the archive and the tables; imports: the platform's data import
   ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
   ["adapters"],
