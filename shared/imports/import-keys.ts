@@ -32,11 +32,11 @@ function parse(value: unknown, where: string): ImportApiKeys {
   return parsed.data;
 }
 
-function json(text: string, where: string): unknown {
+function json(text: string, where: string, hint = ""): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new ConfigurationError(`${where} is not JSON`);
+    throw new ConfigurationError(`${where} is not JSON${hint}`);
   }
 }
 
@@ -61,7 +61,9 @@ export async function importSettingsFor(
     all = parse(json(source.value, IMPORT_API_KEYS_ENV), IMPORT_API_KEYS_ENV);
   } else {
     const out = await secrets().send(new GetSecretValueCommand({ SecretId: source.secretId }));
-    all = parse(json(out.SecretString ?? "", "the import secret"), `the import secret (${source.secretId})`);
+    const where = `the import secret (${source.secretId})`;
+    const hint = `: set it with aws secretsmanager put-secret-value --secret-id ${source.secretId} --secret-string '{"${app}":{"url":"https://<app host>/v3.0/data_import","apiKey":"…"}}'`;
+    all = parse(json(out.SecretString ?? "", where, hint), where);
   }
   const settings = all[app];
   if (!settings)
