@@ -42,14 +42,16 @@ const MAX_EPOCH_SECONDS = 100_000_000_000;
  * judges them, and a refusal names the user with its reason).
  */
 export const importUserSchema = z.looseObject({
-  uid: z.string().check(z.minLength(1)),
-  name: z.string().check(z.minLength(1)),
+  uid: z.string("expected a string (required)").check(z.minLength(1, "expected a uid, not an empty string")),
+  name: z
+    .string("expected a string (required)")
+    .check(z.minLength(1, "expected a name, not an empty string")),
   createdAt: z.optional(
     z
-      .number()
+      .number("expected epoch seconds (a number)")
       .check(
-        z.int(),
-        z.minimum(0),
+        z.int("expected whole epoch seconds"),
+        z.minimum(0, "expected epoch seconds from 1970"),
         z.maximum(MAX_EPOCH_SECONDS, "expected epoch seconds (this looks like milliseconds)"),
       ),
   ),
