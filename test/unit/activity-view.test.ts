@@ -288,6 +288,28 @@ describe("figures from the day sets say why they are blank (#42 item 6)", () => 
     });
   });
 
+  it("a day before the first the sets hold is —: nothing is known of it (the archive begins later, or expired); the days after it are counted", async () => {
+    const { view, lines } = await printed(
+      store,
+      { ...o, from: "2026-02-27", to: "2026-03-01", users: true },
+      await setsWritten(),
+    );
+    const json = view.json as {
+      days: Array<{ day: string; dau: number | null; blank?: string }>;
+      blank: BlankNote[];
+    };
+    expect(json.days.map((d) => [d.day, d.dau, d.blank])).toEqual([
+      ["2026-02-27", null, "before the archive"],
+      ["2026-02-28", null, "before the archive"],
+      ["2026-03-01", 2, undefined],
+    ]);
+    expect(json.blank).toHaveLength(1);
+    expect(json.blank[0]?.run).toBeUndefined();
+    expect(prose(lines)).toContain(
+      "— 2026-02-27 … 2026-02-28: before the first closed day the day sets hold (2026-03-01): nothing is known of them",
+    );
+  });
+
   it("--retention: a return (D+k) or a week that reads a blank day is —, not 0", async () => {
     const { view, lines } = await printed(store, { ...o, retention: true }, await setsWritten());
     const json = view.json as {

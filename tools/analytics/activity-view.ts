@@ -560,8 +560,18 @@ async function onlineHeatmap(
 
 // ---- Figures from the day sets: blank until a day is closed and its sets written -------------
 
-/** Why a day shows no figure from the day sets. */
-export type BlankReason = "not closed" | "not written";
+/**
+ * Why a day shows no figure from the day sets: not closed yet, closed without its sets, or
+ * before the first day the sets hold (nothing is known of it: the archive begins later, or its
+ * retention has expired it).
+ */
+export type BlankReason = "not closed" | "not written" | "before the archive";
+
+/** The blank days of a range (`blankDays`), and the first day the sets hold. */
+interface Blanks {
+  reasons: Map<string, BlankReason>;
+  firstWritten?: string;
+}
 
 /** A run of days blank for one reason, with what a person can do about it (the JSON's `blank`). */
 export interface BlankNote extends Note {
@@ -576,8 +586,8 @@ export interface BlankNote extends Note {
  * The days of `days` whose figures from the day sets (under `prefix`) are not there, and why:
  * not closed (now is before the day's end plus the grace period), or closed but its sets not
  * written for this app (no set object for the day, or the app's stored day is not final: no final
- * pass covered the app). A day before the first set written is before the archive: nothing
- * there, not blank. One listing of the sets and one Query of the app's days.
+ * pass covered the app), or before the first set written (nothing known of it: blank, but it
+ * empties no return or cohort of later days). One listing of the sets and one Query of the app's days.
  */
 async function blankDays(
   store: ActivityStore,
@@ -585,11 +595,11 @@ async function blankDays(
   prefix: string,
   o: ActivityViewOptions,
   days: readonly string[],
-): Promise<Map<string, BlankReason>> {
+): Promise<Blanks> {
   const blank = new Map<string, BlankReason>();
   const first = days[0];
   const last = days.at(-1);
-  if (first === undefined || last === undefined) return blank;
+  if (first === undefined || last === undefined) return { reasons: blank };
   const now = o.now ?? Date.now();
   const written = new Set((await sets.list(prefix)).flatMap((k) => dayOfKey(k) ?? []));
   const firstWritten = [...written].sort()[0];
@@ -597,10 +607,10 @@ async function blankDays(
   for (const day of days) {
     const beforeArchive = firstWritten !== undefined && day < firstWritten;
     if (now < closesAt(day, o)) blank.set(day, "not closed");
-    else if ((!written.has(day) && !beforeArchive) || stored.get(day) === false)
-      blank.set(day, "not written");
+    else if (beforeArchive) blank.set(day, "before the archive");
+    else if (!written.has(day) || stored.get(day) === false) blank.set(day, "not written");
   }
-  return blank;
+  return { reasons: blank, firstWritten };
 }
 
 /** When a day closes: its end plus the grace period (ms). */
@@ -613,19 +623,22 @@ const closesAt = (day: string, o: ActivityViewOptions) =>
  * can be closed now (`rollup --grace-minutes 0`); today cannot, but its active users so far are
  * the day's `active_users`; a closed day without its sets gets them from a rollup.
  *
- * @example blankNotes(new Map([["2026-01-02", "not written"]]), o)[0].run // "npx webhook rollup --from 2026-01-02 --to 2026-01-02"
+ * @example blankNotes({ reasons: new Map([["2026-01-02", "not written"]]) }, o)[0].run // "npx webhook rollup --from 2026-01-02 --to 2026-01-02"
  */
-export function blankNotes(blank: ReadonlyMap<string, BlankReason>, o: ActivityViewOptions): BlankNote[] {
+export function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOptions): BlankNote[] {
   const now = o.now ?? Date.now();
   const args = o.targetArgs ?? "";
   const today = utcDay(now);
   const period = `its end plus the ${o.graceMinutes ?? DEFAULT_GRACE_MINUTES}-minute grace period, UTC`;
   // The runs: one reason, and (not closed) all over already or all still to end.
-  const kind = (day: string) =>
-    blank.get(day) === "not closed" ? (dayStart(day) + DAY_MS <= now ? "closing" : "open") : "not written";
+  const kind = (day: string) => {
+    const reason = blank.get(day);
+    if (reason !== "not closed") return reason;
+    return dayStart(day) + DAY_MS <= now ? "closing" : "open";
+  };
   const inRange = [...blank.keys()].filter((d) => d >= o.from && d <= o.to).sort();
   const notes: BlankNote[] = [];
-  for (const k of ["not written", "closing", "open"] as const)
+  for (const k of ["before the archive", "not written", "closing", "open"] as const)
     for (const range of dayRanges(inRange.filter((d) => kind(d) === k))) {
       const [from, to] = range;
       const at = isoTime(closesAt(from, o));
@@ -633,7 +646,12 @@ export function blankNotes(blank: ReadonlyMap<string, BlankReason>, o: ActivityV
       // One day: when it closes; several: the first's time, the rule for the others.
       const when = one ? `at ${at} (${period})` : `each at ${period}; the first at ${at}`;
       const base = { from, to, reason: blank.get(from) as BlankReason, closesAt: at };
-      if (k === "not written")
+      if (k === "before the archive")
+        notes.push({
+          ...base,
+          text: `${rangeText(range)}: before the first closed day the day sets hold (${firstWritten}): nothing is known of ${one ? "it" : "them"} (the archive begins later, or its retention expired ${one ? "it" : "them"}).`,
+        });
+      else if (k === "not written")
         notes.push({
           ...base,
           text: `${rangeText(range)}: closed (${one ? `at ${at}, ${period}` : when}), but ${one ? "its" : "their"} day sets are not written; a rollup writes them:`,
@@ -690,8 +708,10 @@ async function usersView(
   // D+30 of the last day and the 4 weeks after the last week.
   const monday = addDays(o.from, -((new Date(`${o.from}T00:00:00Z`).getUTCDay() + 6) % 7));
   const reach = daysInRange(monday, addDays(o.to, 34));
-  const blank = await blankDays(store, sets, USER_SETS_PREFIX, o, reach);
-  const isBlank = (day: string) => blank.has(day);
+  const blanks = await blankDays(store, sets, USER_SETS_PREFIX, o, reach);
+  const blank = blanks.reasons;
+  // A return or a cohort waits for a day not closed or without its sets, not for one before the archive.
+  const isBlank = (day: string) => blank.get(day) === "not closed" || blank.get(day) === "not written";
   const days = computed.days.map((d) => {
     const reason = blank.get(d.day);
     if (reason) return blanked(d, reason);
@@ -709,7 +729,7 @@ async function usersView(
     users: weekBlank(w.week) ? null : w.users,
     active: w.active.map((a, k) => (weekBlank(addDays(w.week, 7 * (k + 1))) ? null : a)),
   }));
-  const notes = blankNotes(blank, o);
+  const notes = blankNotes(blanks, o);
   const json = {
     closedThrough: closedThrough || null,
     days,
@@ -718,7 +738,7 @@ async function usersView(
   };
   const explain = [
     ...notes.map((n) => ({ ...n, text: `${BLANK} ${n.text}` })),
-    ...(o.retention && blank.size > 0
+    ...(o.retention && reach.some(isBlank)
       ? [
           {
             text: `${BLANK} in d1, d7, d30, w1…w4 and a week's new_users: a day it reads (the cohort's day + 1, 7 or 30; a day of the week) is not closed yet, or its sets are not written; a day closes at its end plus the ${o.graceMinutes ?? DEFAULT_GRACE_MINUTES}-minute grace period, UTC.`,
@@ -803,11 +823,12 @@ async function groupsView(
 ): Promise<ActivityViewResult> {
   const closedThrough = await closedThroughOf(sets);
   const history = await groupsOverTime(sets, o.app, o.from, o.to, closedThrough);
-  const blank = await blankDays(store, sets, MEMBERS_PREFIX, o, daysInRange(o.from, o.to));
+  const blanks = await blankDays(store, sets, MEMBERS_PREFIX, o, daysInRange(o.from, o.to));
+  const blank = blanks.reasons;
   const figures = new Map(days.map((d) => [d.day, d.figures]));
   const figuresOf = (day: string) =>
     Object.fromEntries(GROUP_COLUMNS.map((f) => [f, figures.get(day)?.[f] ?? null]));
-  const notes = blankNotes(blank, o);
+  const notes = blankNotes(blanks, o);
   const json = {
     closedThrough: closedThrough || null,
     days: history.map((h) => {
@@ -831,7 +852,7 @@ async function groupsView(
     const b = "blank" in d;
     return {
       day: d.day,
-      ...Object.fromEntries(Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? ""])),
+      ...Object.fromEntries(Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? (b ? BLANK : "")])),
       members_at_start: shownOr(b, d.membersAtStart),
       members_at_end: shownOr(b, d.membersAtEnd),
       churn: b ? BLANK : d.churn === null ? "" : d.churn.toFixed(3),
