@@ -189,7 +189,7 @@ interface Section {
  *
  * @example wrapText("a b c", 3) // ["a b", "  c"]
  */
-export function wrapText(text: string, width = TERMINAL_COLUMNS): string[] {
+function wrapText(text: string, width = TERMINAL_COLUMNS): string[] {
   const lines: string[] = [];
   let line = "";
   for (const word of text.split(" ")) {
@@ -625,7 +625,7 @@ const closesAt = (day: string, o: ActivityViewOptions) =>
  *
  * @example blankNotes({ reasons: new Map([["2026-01-02", "not written"]]) }, o)[0].run // "npx webhook rollup --from 2026-01-02 --to 2026-01-02"
  */
-export function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOptions): BlankNote[] {
+function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOptions): BlankNote[] {
   const now = o.now ?? Date.now();
   const args = o.targetArgs ?? "";
   const today = utcDay(now);
