@@ -27,12 +27,20 @@ export function keyValueLines(pairs: ReadonlyArray<readonly [string, unknown]>):
   return shown.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`);
 }
 
-/** Rows as an aligned plain table with a header and a rule (no index column); nothing for no rows. */
-export function tableLines(rows: ReadonlyArray<Record<string, unknown>>): string[] {
+/**
+ * Rows as an aligned plain table with a header and a rule (no index column); nothing for no rows.
+ * `columns` gives their order where the rows' keys cannot: an object lists integer-like keys
+ * (`"10"`, `"23"`) before all others, whatever order they were set in.
+ *
+ * @example tableLines([{ h: "Mon", "10": 1, "09": 2 }], ["h", "09", "10"]) // ["h    09  10", "---  --  --", "Mon  2   1"]
+ */
+export function tableLines(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  columns: readonly string[] = [...new Set(rows.flatMap((r) => Object.keys(r)))],
+): string[] {
   if (rows.length === 0) return [];
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) =>
+  const line = (values: readonly string[]) =>
     values
       .map((v, i) => v.padEnd(widths[i] ?? 0))
       .join("  ")

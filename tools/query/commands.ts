@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView } from "../analytics/activity-view";
+import { activityView, DEFAULT_GRACE_MINUTES, TERMINAL_COLUMNS } from "../analytics/activity-view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix, shortId } from "../cli/event-id";
 import { isoTime, keyValueLines, tableLines } from "../cli/format";
@@ -446,7 +446,14 @@ function addFigureCommands(program: Command, run: Run): void {
         "--groups",
         "groups and members per day: joined, left, members at start and end, churn, average size",
       )
-      .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
+      .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10)
+      .option("--wide", `every figure, however wide (by default the text fits ${TERMINAL_COLUMNS} columns)`)
+      .option(
+        "--grace-minutes <minutes>",
+        "when a day closes: its end plus this (the rollup's grace period)",
+        integer(0, 1440),
+        DEFAULT_GRACE_MINUTES,
+      ),
   ).action(
     run(async (_q, o, target) => {
       if (String(o.from) > String(o.to))
@@ -468,6 +475,13 @@ function addFigureCommands(program: Command, run: Run): void {
           retention: Boolean(o.retention),
           groups: Boolean(o.groups),
           limit: Number(o.limit),
+          wide: Boolean(o.wide),
+          graceMinutes: Number(o.graceMinutes),
+          targetArgs: o.stack
+            ? ` --stack ${String(o.stack)}`
+            : o.stateDir
+              ? ` --state-dir ${String(o.stateDir)}`
+              : "",
         },
         o.users || o.retention || o.groups ? userSetsFor(target) : undefined,
       );
