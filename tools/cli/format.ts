@@ -43,3 +43,12 @@ export function tableLines(rows: ReadonlyArray<Record<string, unknown>>): string
     ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
   ];
 }
+
+/**
+ * A count with its noun, singular for one: never "1 apps".
+ *
+ * @example count(1, "app") // "1 app"; count(3, "app") // "3 apps"; count(2, "query", "queries") // "2 queries"
+ */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? singular : plural}`;
+}
