@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { connectLines, rotationLines } from "../../tools/cli/apps-output";
 import { keyValueLines, tableLines } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
 import { summaryLines } from "../../tools/simulate/summary";
@@ -61,5 +62,93 @@ describe("output a person can read", () => {
     expect(text).not.toContain("problem 50");
     expect(text).toContain("… and 10 more");
     expect(code).toBe(1);
+  });
+});
+
+describe("connect's and rotate-credentials' sentences (#42 item 4)", () => {
+  const app = (appId: string, action: "create" | "update" | "unchanged", error?: string) => ({
+    appId,
+    action,
+    changes: action === "update" ? ["username"] : [],
+    ...(error ? { error } : {}),
+  });
+
+  it("a dry run says what would be done to each app, and one app is one app", () => {
+    const { stdout, error } = connectLines(
+      { apps: [app("a1", "unchanged"), app("a2", "update")], calls: { list: 2, write: 0 }, dryRun: true },
+      0.4,
+    );
+    expect(stdout).toEqual([
+      "a1: unchanged",
+      "a2: would be updated (username)",
+      "dry run: 2 apps: 0 would be created, 1 would be updated, 1 unchanged; 2 lists, 0 writes in 0.4 s",
+    ]);
+    expect(error).toBeUndefined();
+    const one = connectLines({ apps: [app("a1", "create")], calls: { list: 1, write: 1 }, dryRun: false }, 1);
+    expect(one.stdout).toEqual([
+      "a1: created",
+      "1 app: 1 created, 0 updated, 0 unchanged; 1 list, 1 write in 1.0 s",
+    ]);
+  });
+
+  it("a failure says how many others were connected, and says none when none was", () => {
+    const some = connectLines(
+      {
+        apps: [app("a1", "create"), app("a2", "unchanged", "refused")],
+        calls: { list: 2, write: 1 },
+        dryRun: false,
+      },
+      1,
+    );
+    expect(some.error).toBe("1 app not connected (a2): the other app is; run again to retry it");
+    expect(some.stderr).toEqual(["a2: failed: refused"]);
+    const none = connectLines(
+      {
+        apps: [app("a1", "unchanged", "refused"), app("a2", "unchanged", "refused")],
+        calls: { list: 2, write: 0 },
+        dryRun: false,
+      },
+      1,
+    );
+    expect(none.error).toBe("2 apps not connected (a1, a2): none was; run again to retry them");
+  });
+
+  it("a rotation says per credential what happened, and when the old one was refused", () => {
+    const base = { appIds: ["a1"], resumed: false, apps: ["a1"], unconnected: [], stillOld: [] };
+    const lines = rotationLines(
+      {
+        outcome: "rotated",
+        credentials: [
+          {
+            ...base,
+            outcome: "rotated",
+            from: "old",
+            to: "new",
+            confirmed: ["a1"],
+            refusedAt: Date.UTC(2026, 0, 2, 3, 4, 5),
+          },
+        ],
+        confirmed: ["a1"],
+        stillOld: [],
+      },
+      false,
+    );
+    expect(lines).toEqual([
+      "rotated: old → new (for a1); 1 app switched; old refused since 2026-01-02T03:04:05Z",
+    ]);
+    const dry = rotationLines(
+      {
+        outcome: "dry-run",
+        credentials: [
+          { ...base, outcome: "dry-run", from: "old", to: "new", confirmed: [], unconnected: ["a9"] },
+        ],
+        confirmed: [],
+        stillOld: [],
+      },
+      false,
+    );
+    expect(dry).toEqual([
+      "would add a new credential beside old (for a1), switch its 1 connected app to it, then remove old; but old would be kept: 1 app of its appIds never connected (a9)",
+    ]);
   });
 });

@@ -15,14 +15,10 @@ import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
-import {
-  DEFAULT_ROTATION_WAITS,
-  type RotationReport,
-  restoreCredentials,
-  rotateCredentials,
-} from "../../shared/apps/rotate";
+import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { basicAuthorization } from "../../shared/ingest/credentials";
+import { preview, rotationLines } from "../cli/apps-output";
 import { count } from "../cli/format";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
@@ -68,25 +64,6 @@ function probe(webhookUrl: string) {
   };
 }
 
-const at = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).toISOString());
-
-/** One line per credential: what happened to it, in words (usernames only, never a password). */
-function rotationLines(report: RotationReport, restore: boolean): string[] {
-  return report.credentials.map((c) => {
-    const scope = c.appIds ? ` (apps ${c.appIds.join(", ")})` : "";
-    const apps = count(c.apps.length, "connected app");
-    if (c.outcome === "dry-run")
-      return `would ${c.resumed ? `resume with ${c.to}` : "add a new credential"} beside ${c.from}${scope}, switch its ${apps} to it, then remove ${c.from}${c.unconnected.length ? `; but ${c.from} would be kept: ${count(c.unconnected.length, "app")} of its appIds never connected (${c.unconnected.join(", ")})` : ""}`;
-    if (restore)
-      return `${c.outcome === "rotated" ? "restored" : "incomplete"}: ${c.from} → ${c.to}${scope}; ${count(c.confirmed.length, "app")} switched back${c.stillOld.length ? `, ${c.stillOld.length} not` : ""}`;
-    const switched = `${c.from} → ${c.to}${scope}; ${count(c.confirmed.length, "app")} switched`;
-    if (c.outcome === "rotated") return `rotated: ${switched}; ${c.from} refused since ${at(c.refusedAt)}`;
-    if (c.outcome === "still-accepted")
-      return `removed, still accepted: ${switched}; ${c.from} left the store at ${at(c.removedAt)}, and was still accepted past its cache (${at(c.acceptedUntil)})`;
-    return `incomplete: ${switched}, ${c.stillOld.length} not (${c.stillOld.slice(0, 5).join(", ")}${c.stillOld.length > 5 ? ", …" : ""}): both stay valid`;
-  });
-}
-
 async function run(o: RotateOptions): Promise<void> {
   const deployment = await resolveDeployment(o);
   try {
@@ -121,7 +98,7 @@ async function run(o: RotateOptions): Promise<void> {
     else for (const line of rotationLines(report, Boolean(o.restore))) console.log(line);
     if (report.outcome === "incomplete")
       throw new UserFacingError(
-        `${count(report.stillOld.length, "app")} not switched (${report.stillOld.slice(0, 5).join(", ")}${report.stillOld.length > 5 ? ", …" : ""}): their credentials stay valid beside the new ones; run again to resume${o.restore ? "" : ", or --restore"}`,
+        `${count(report.stillOld.length, "app")} not switched (${preview(report.stillOld)}): their credentials stay valid beside the new ones; run again to resume${o.restore ? "" : ", or --restore"}`,
       );
     if (report.outcome === "still-accepted")
       throw new UserFacingError(
