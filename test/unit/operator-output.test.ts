@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
 import { keyValueLines, tableLines } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
+import type { LedgerEntry } from "../../tools/local/state";
+import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
 import { summaryLines } from "../../tools/simulate/summary";
 
 const ID = "33db60451d28b006".padEnd(64, "7");
@@ -150,5 +152,68 @@ describe("connect's and rotate-credentials' sentences (#42 item 4)", () => {
     expect(dry).toEqual([
       "would add a new credential beside old (for a1), switch its 1 connected app to it, then remove old; but old would be kept: 1 app of its appIds never connected (a9)",
     ]);
+  });
+});
+
+describe("npm start's status line (#42 item 1)", () => {
+  const AT = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const outcome = (service: string, what: string): LedgerEntry => [
+    "outcome",
+    service,
+    what,
+    "app1",
+    "message_sent",
+  ];
+
+  it("counts what the functions report: accepted, refused, projected (tables, stale, archive only), quarantined, failed", () => {
+    const counts = emptyCounts();
+    for (const entry of [
+      outcome("ingest", "accepted"),
+      outcome("ingest", "accepted-oversize"),
+      outcome("ingest", "unauthorized"),
+      outcome("projector", "projected"),
+      outcome("projector", "stale"),
+      outcome("projector", "archived-only"),
+      outcome("projector", "quarantined"),
+      outcome("projector", "failed"),
+      outcome("recorder", "archived"),
+      ["failure", "projector", "NoSuchKey"] as LedgerEntry,
+    ])
+      countOutcome(counts, entry);
+    expect(statusText(counts, 7, AT)).toBe(
+      "03:04:05Z  accepted 2  refused 1  projected 3  quarantined 1  queued 7  failed 1  recordings 1",
+    );
+    expect(statusText(emptyCounts(), undefined, AT)).toBe(
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued ?  failed 0",
+    );
+  });
+
+  it("off a terminal, prints a plain line only when something moved", async () => {
+    const written: string[] = [];
+    const status = statusLine({ stream: { write: (t) => written.push(t) }, now: () => AT });
+    await status.refresh(async () => 0);
+    await status.refresh(async () => 0);
+    status.count(outcome("ingest", "accepted"));
+    await status.refresh(async () => 1);
+    await status.stop();
+    expect(written).toEqual([
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued 0  failed 0\n",
+      "03:04:05Z  accepted 1  projected 0  quarantined 0  queued 1  failed 0\n",
+    ]);
+  });
+
+  it("on a terminal, redraws in place, steps aside for other output, and ends with a newline", async () => {
+    const written: string[] = [];
+    const status = statusLine({
+      stream: { write: (t) => written.push(t), isTTY: true, columns: 40 },
+      now: () => AT,
+    });
+    await status.refresh(async () => 0);
+    status.terminal.beforeOutput();
+    written.push("a warning\n");
+    status.terminal.afterOutput();
+    await status.stop();
+    const line = "03:04:05Z  accepted 0  projected 0  qua";
+    expect(written).toEqual([`\r\x1b[2K${line}`, "\r\x1b[2K", "a warning\n", `\r${line}`, "\n"]);
   });
 });
