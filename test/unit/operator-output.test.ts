@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
-import { keyValueLines, tableLines } from "../../tools/cli/format";
+import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
+import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
 const ID = "33db60451d28b006".padEnd(64, "7");
@@ -215,5 +217,86 @@ describe("npm start's status line (#42 item 1)", () => {
     await status.stop();
     const line = "03:04:05Z  accepted 0  projected 0  qua";
     expect(written).toEqual([`\r\x1b[2K${line}`, "\r\x1b[2K", "a warning\n", `\r${line}`, "\n"]);
+  });
+});
+
+describe("one time format in text output (#42 item 4)", () => {
+  it("every time of an item in ISO 8601 UTC, whether stored in seconds or in milliseconds, at any depth", () => {
+    const presence = {
+      uid: "u1",
+      firstSeen: 1795656019504,
+      lastActiveAt: 1795656070,
+      lastSeen: 1795656070567,
+      since: 1795656070567,
+      transcripts: { t1: { startTime: 1795655750, transcriptDate: "2026-11-26" } },
+      durationSeconds: 114,
+    };
+    expect(withIsoTimes(presence)).toEqual({
+      uid: "u1",
+      firstSeen: "2026-11-26T01:20:19.504Z",
+      lastActiveAt: "2026-11-26T01:21:10Z",
+      lastSeen: "2026-11-26T01:21:10.567Z",
+      since: "2026-11-26T01:21:10.567Z",
+      transcripts: { t1: { startTime: "2026-11-26T01:15:50Z", transcriptDate: "2026-11-26" } },
+      durationSeconds: 114,
+    });
+    expect(epochTime(undefined)).toBe("");
+  });
+
+  it("simulate says how many deliveries were the platform's duplicates", () => {
+    const events = Array.from({ length: 5000 }, () => ({}));
+    const { lines } = summaryLines(
+      {
+        sent: 5270,
+        byStatus: { 200: 5270 },
+        byTrigger: {},
+        seconds: 26.35,
+        deliveriesPerSecond: 200,
+        history: { events: events as never, expected: new Map() },
+        interrupted: false,
+        dropped: 0,
+      },
+      200,
+    );
+    expect(lines.join("\n")).toMatch(
+      /sent 5,270 deliveries \(5,270 acknowledged\) in 26\.4 s \(200\/s\): 5,000 events, 270 of them sent twice as the platform's duplicates/,
+    );
+  });
+});
+
+describe("mistakes get help (#42 item 5)", () => {
+  it("sql: a column or table it does not know names the tables' columns; a write says read-only", () => {
+    expect(
+      explainSqlError(
+        'Binder Error: Referenced column "app_id" not found in FROM clause!',
+        "SELECT app_id FROM archive_events",
+      ),
+    ).toBe(
+      'no column "app_id" in archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, body)',
+    );
+    expect(
+      explainSqlError("Catalog Error: Table with name events does not exist!", "SELECT * FROM events"),
+    ).toMatch(
+      /^no table events: the tables are archive_events \(app, date, .*\); .*day_users \(app, uid, createdat, date\)/,
+    );
+    expect(
+      explainSqlError(
+        "Binder Error: Can only delete from base table",
+        "WITH x AS (SELECT 1) DELETE FROM archive_events",
+      ),
+    ).toMatch(/^read-only: one SELECT/);
+    expect(readOnlyRefusal("  -- a comment\n delete from archive_events")).toMatch(
+      /^read-only: one SELECT .*; DELETE is not one$/,
+    );
+    expect(readOnlyRefusal("WITH a AS (SELECT 1) SELECT * FROM a")).toBeUndefined();
+    expect(explainSqlError("one statement is allowed, this text has 2", "SELECT 1; SELECT 2")).toMatch(
+      /this text has 2 statements$/,
+    );
+  });
+
+  it("an app that never delivered is answered with the nearest known app ids", () => {
+    expect(
+      nearestApps("sim-s7-a9", ["other-app", "sim-s7-a1", "sim-s7-a2", "sim-s8-a1", "sim-s7-a9"]),
+    ).toEqual(["sim-s7-a1", "sim-s7-a2", "sim-s8-a1"]);
   });
 });
