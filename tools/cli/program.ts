@@ -141,6 +141,7 @@ export function expectedMessage(error: unknown): string {
       "UnknownAppError",
       "ManagementRequestError",
       "ManagementUnavailableError",
+      "CredentialRotationError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||
