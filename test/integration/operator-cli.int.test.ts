@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
@@ -6,8 +6,14 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { projectionStores } from "../../shared/projector/stores";
 import { LOCAL_REGION } from "../../tools/local/emulators";
-import { createActivityTable, createProjectionTables, localTableNames } from "../../tools/local/provision";
+import {
+  createActivityTable,
+  createAppsTable,
+  createProjectionTables,
+  localTableNames,
+} from "../../tools/local/provision";
 import { appendLedger, writeStackInfo } from "../../tools/local/state";
+import { startManagementApi } from "../../tools/simulate/management-api";
 import { uniqueName } from "../support/aws";
 import { queryIn, webhookCli } from "../support/cli";
 import { projectorOnEmulators } from "../support/emulator-projector";
@@ -24,12 +30,14 @@ const dir = mkdtempSync(join(tmpdir(), "operator-cli-"));
 const history = simulatedHistory(APP, 11, 400);
 const expected = history.generated.expected.get(APP);
 const activityTable = uniqueName("activity");
+const appsTable = uniqueName("apps");
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 beforeAll(async () => {
   const tables = localTableNames(uniqueName("cli"));
   await createProjectionTables(emulators.dynamo, tables);
   await createActivityTable(emulators.dynamo, activityTable);
+  await createAppsTable(emulators.dynamo, appsTable);
   await projectAll(history.deliveries, emulators.depsFor(projectionStores(emulators.dynamo, tables)));
   const queue = { url: "", arn: "", deadLetterUrl: "" };
   writeStackInfo(dir, {
@@ -40,6 +48,7 @@ beforeAll(async () => {
     endpoints: { aws: inject("fauxqsEndpoint"), dynamodb: inject("dynamoEndpoint") },
     tables,
     activityTable,
+    appsTable,
     bucket: emulators.bucket,
     queues: { events: queue, recordings: queue },
     credentials: { username: "u", password: "p" },
@@ -143,5 +152,38 @@ describe("mistakes get help (#42 item 5)", () => {
     const today = await webhookCli(["compact", "--from", "today", "--to", "today", "--state-dir", dir]);
     expect(today.code).toBe(1);
     expect(today.stderr.trim()).toBe("error: only closed days: --to must be before today (UTC)");
+  }, 60_000);
+});
+
+describe("connect with a credential per app (#40 item 8)", () => {
+  it("gives each app the credential that names it, else the one any app may use, and says so per app", async () => {
+    // Prepare: the store with a pair for any app and one limited to cli-own; the simulated management API.
+    const any = { username: "any-app-pair", password: "any-password-1" };
+    const own = { username: "own-pair", password: "own-password-1", appIds: ["cli-own"] };
+    writeFileSync(join(dir, "credentials.json"), JSON.stringify({ credentials: [any, own] }));
+    const key = { key: "k", secret: "s" };
+    const server = await startManagementApi({ ...key, appIds: ["cli-own", "cli-other"], allowHttp: true });
+    try {
+      // Act
+      const run = await webhookCli(["connect", "--app", "cli-own", "cli-other", "--state-dir", dir], {
+        PLATFORM_MANAGEMENT_URL: server.url,
+        PLATFORM_MANAGEMENT_KEY: key.key,
+        PLATFORM_MANAGEMENT_SECRET: key.secret,
+      });
+
+      // Assess
+      expect(run.code, run.stderr).toBe(0);
+      const username = (appId: string) => [...(server.apps.get(appId)?.webhooks.values() ?? [])][0]?.username;
+      expect([username("cli-own"), username("cli-other")]).toEqual([own.username, any.username]);
+      expect(run.stdout.split("\n")).toEqual(
+        expect.arrayContaining([
+          "cli-own: created",
+          "cli-other: created",
+          expect.stringMatching(/^2 apps: 2 created, 0 updated, 0 unchanged; 2 lists, 2 writes in /),
+        ]),
+      );
+    } finally {
+      await server.close();
+    }
   }, 60_000);
 });
