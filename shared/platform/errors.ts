@@ -150,3 +150,12 @@ export class ImportUnavailableError extends BackendError {
   override name = "ImportUnavailableError";
   readonly retryable = true;
 }
+
+/**
+ * A credential rotation cannot start or finish as asked: a credential the store does not hold,
+ * the new one not accepted in time (`shared/apps/rotate.ts`). The message says what stays valid.
+ */
+export class CredentialRotationError extends BackendError {
+  override name = "CredentialRotationError";
+  readonly retryable = false;
+}

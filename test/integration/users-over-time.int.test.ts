@@ -172,9 +172,14 @@ describe("users over time: the closed days' user sets, exact against the history
         else expect(active).toBe(members.filter((u) => window(addDays(start, 6), 7).has(u)).length);
       });
     }
-    // query activity --users / --retention show the same (their JSON), and name the last closed day.
+    // query activity --users / --retention show the same (their JSON), and name the last closed day;
+    // a week with a day after it (closed, no sets written: the history stops) has no cohort yet (#42).
     const view = await activityView(deps.store, { app, from: FIRST, to: last, users: true, limit: 10 }, sets);
-    expect(view.json).toEqual({ closedThrough: last, ...result });
+    expect(view.json).toEqual({
+      closedThrough: last,
+      ...result,
+      weeks: result.weeks.map((w) => (addDays(w.week, 6) > last ? { ...w, users: null } : w)),
+    });
     // The same by SQL over the day sets, on DuckDB (`sql/users-over-time.sql`, the same text as on Athena).
     const bySql = await deps.engine.query(
       readQuery("users-over-time"),

@@ -4,7 +4,7 @@ import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor
 import { daysInRange } from "../../shared/analytics/rollup";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { tableLines } from "../cli/format";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { runProgram, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface CompactCliOptions {
@@ -49,8 +49,8 @@ const program = withTarget(
     .description(
       "Rewrite closed receipt days of the raw archive as Parquet sorted by app (the NDJSON stays; readers take the Parquet and any object archived after it)",
     )
-    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
-    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
+    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or yesterday)", utcDayOption())
+    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or yesterday)", utcDayOption())
     .option("--json", "the manifests as JSON on stdout"),
 ).action((o: CompactCliOptions) => run(o));
 

@@ -4,6 +4,7 @@ import { type DayRollup, daysInRange, rollupDay, rollupDayAllApps } from "../../
 import { activityStoreFor, sqlEngineFor, userSetsFor } from "../analytics/engines";
 import { tableLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
+import { assertAppDelivered } from "../query/known-apps";
 import { resolveTarget } from "../target";
 
 interface RollupCliOptions {
@@ -23,6 +24,8 @@ async function run(o: RollupCliOptions): Promise<void> {
   if (days.length > 366) throw new UserFacingError("at most 366 days at a time");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
+    // An app that never delivered: say so (exit 3) rather than write zero days for it.
+    if (o.app) await assertAppDelivered(target, o.app, o.stateDir);
     const deps = {
       engine: sqlEngineFor(target),
       store: activityStoreFor(target),
