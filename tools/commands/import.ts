@@ -11,7 +11,7 @@ import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { type ImportRecords, s3ImportRecords } from "../../shared/adapters/import-records";
 import { IMPORT_BATCH_SIZE, IMPORT_REQUESTS_PER_MINUTE, importApi } from "../../shared/imports/import-api";
-import { ImportFileError, parseImportFile } from "../../shared/imports/import-file";
+import { parseImportFile } from "../../shared/imports/import-file";
 import {
   IMPORT_API_KEYS_ENV,
   type ImportKeySource,
@@ -20,7 +20,6 @@ import {
 import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
 import { type ImportSummary, runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
-import { ImportAuthError, ImportPathError } from "../../shared/platform/errors";
 import { keyValueLines } from "../cli/format";
 import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
@@ -133,14 +132,6 @@ async function run(kindName: ImportKindName, file: string, o: ImportCliOptions):
     }
     // Anything not imported (invalid, refused, or left unsent) makes the run a failure for a script.
     if (summary.invalid.length + summary.refused.length + summary.unsent > 0) process.exitCode = 1;
-  } catch (error) {
-    if (
-      error instanceof ImportAuthError ||
-      error instanceof ImportPathError ||
-      error instanceof ImportFileError
-    )
-      throw new UserFacingError(error.message);
-    throw error;
   } finally {
     secrets.destroy();
     target.destroy();
