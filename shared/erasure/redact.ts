@@ -238,3 +238,28 @@ export function namesOf(value: unknown, uid: string, into: Set<string> = new Set
   }
   return [...into];
 }
+
+/** The projection tables whose items are one user's own (their key holds the uid): the erasure deletes them. */
+const OWN_ITEM = {
+  presence: () => true,
+  memberships: (item: Record<string, unknown>, uid: string) => item.uid === uid,
+} as const;
+
+/**
+ * What the erasure makes of one table item: the user's own (their presence, their memberships)
+ * `null`, deleted; one that names them redacted (`redactValue`: every field, the bookkeeping of
+ * seen events and runner-up versions included); any other `undefined`, left as it is. The one
+ * rule for the run, its dry run and its re-check.
+ *
+ * @example itemErasure("groups", { pk: "a#g1", owner: "u1", rev: 3 }, redaction) // { pk: "a#g1", owner: "erased-7f", rev: 3 }
+ */
+export function itemErasure(
+  table: string,
+  item: Record<string, unknown>,
+  redaction: Subject,
+): Record<string, unknown> | null | undefined {
+  const own = OWN_ITEM[table as keyof typeof OWN_ITEM];
+  if (own?.(item, redaction.uid)) return null;
+  const next = redactValue(item, redaction);
+  return isDeepStrictEqual(next, item) ? undefined : (next as Record<string, unknown>);
+}

@@ -1,4 +1,5 @@
-import { DeleteCommand, PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { rewriteItem } from "../adapters/dynamo-item-store";
 import {
   ACTIVITY_TABLE,
   keyOfItem,
@@ -7,9 +8,8 @@ import {
   type TableNames,
 } from "../platform/tables";
 import type { ErasureCounts } from "./erasure-state";
-import { getItem, keyOf } from "./find-items";
 import type { ErasurePlan, ForgetDependencies } from "./plan";
-import { type Redaction, redactValue } from "./redact";
+import { itemErasure, type Redaction } from "./redact";
 
 /*
  * The erasure's step "rewrite items": the user's own items deleted, the items that name them
@@ -17,33 +17,25 @@ import { type Redaction, redactValue } from "./redact";
  */
 
 /**
- * Deletes the user's presence and memberships, redacts the sessions and groups that name them.
+ * Deletes the user's presence and memberships, redacts the sessions, groups and memberships that
+ * name them (`itemErasure`), each through `rewriteItem`: conditional on the `rev` read and bumping
+ * it, so that a projector that read the item before never writes its stale state over the change.
  *
  * @example await eraseItems(deps, plan, redaction, counts) // counts.itemsDeleted: 3, itemsRedacted: 5
  */
 export async function eraseItems(
   deps: ForgetDependencies,
-  plan: ErasurePlan,
+  plan: Pick<ErasurePlan, "items">,
   redaction: Redaction,
   counts: ErasureCounts,
 ): Promise<void> {
   for (const { table, key } of plan.items) {
-    const item = await getItem(deps, table, key);
-    if (!item) continue;
-    const own = table === "presence" || (table === "memberships" && item.uid === redaction.uid);
     await deps.checkpoint?.(`item ${table}`);
-    if (own) {
-      await deps.doc.send(new DeleteCommand({ TableName: deps.tables[table], Key: key }));
-      counts.itemsDeleted++;
-      continue;
-    }
-    const next = redactValue(item, redaction) as Record<string, unknown>;
-    if (JSON.stringify(next) === JSON.stringify(item)) continue;
-    const nextKey = keyOf(table, next);
-    await deps.doc.send(new PutCommand({ TableName: deps.tables[table], Item: next }));
-    if (JSON.stringify(nextKey) !== JSON.stringify(key))
-      await deps.doc.send(new DeleteCommand({ TableName: deps.tables[table], Key: key }));
-    counts.itemsRedacted++;
+    const outcome = await rewriteItem(deps.doc, PROJECTION_TABLES[table], deps.tables[table], key, (item) =>
+      itemErasure(table, item, redaction),
+    );
+    if (outcome === "deleted") counts.itemsDeleted++;
+    else if (outcome === "written" || outcome === "moved") counts.itemsRedacted++;
   }
 }
 
