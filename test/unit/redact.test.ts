@@ -149,6 +149,71 @@ describe("redaction of one user (#34)", () => {
     );
   });
 
+  describe("a name is an identifier only where the schema says it names a person (#40, item 4)", () => {
+    const line = (body: object, naturalKey?: string) =>
+      JSON.stringify({
+        eventId: "e",
+        receivedAt: 1,
+        trigger: "t",
+        appId: "a",
+        body: JSON.stringify(body),
+        naturalKey,
+      });
+    /** The sample message (from uid-1 to uid-2) as one from `sender` to `receiver`, saying `text`. */
+    const between = (sender: string, receiver: string, text: string) => {
+      const sent = JSON.parse(
+        JSON.stringify(fixture("message_sent"))
+          .replaceAll("cometchat-uid-1", "<sender>")
+          .replaceAll("cometchat-uid-2", "<receiver>")
+          .replaceAll("<sender>", sender)
+          .replaceAll("<receiver>", receiver),
+      );
+      sent.data.message.data.text = text;
+      return sent;
+    };
+
+    it("a user named Thanks: another pair's message saying Thanks is left byte for byte; their own stint on a call is renamed", () => {
+      const thanks: Redaction = { ...ANDREW, names: ["Thanks"] };
+      const others = line(between("cometchat-uid-2", "cometchat-uid-3", "Thanks"));
+      expect(redactArchiveLine(others, "a", thanks)).toBeUndefined();
+      const call = fixture("call_ended");
+      call.data.all_occupants[1].name = "Thanks";
+      const redacted = redactValue(call, thanks) as typeof call;
+      expect(redacted.data.all_occupants.map((o: { name: string }) => o.name)).toEqual([
+        "George Alan",
+        thanks.pseudonym,
+      ]);
+    });
+
+    it("a user named user: receiverType stays user in their own message, and a body that is not JSON is kept", () => {
+      const named: Redaction = { ...ANDREW, names: ["user"] };
+      const own = between(ANDREW.uid, "cometchat-uid-2", "hi");
+      const redacted = JSON.parse(JSON.parse(redactArchiveLine(line(own), "a", named) ?? "{}").body);
+      expect(redacted.data.message.receiverType).toBe("user");
+      expect(redacted.data.message.sender).toBe(named.pseudonym);
+      expect(redactBody("not json: the user left", named)).toBe("not json: the user left");
+      expect(redactBody(`not json: ${ANDREW.uid} left`, named)).toBe("");
+    });
+
+    it("a group or another user's entity keeps a name the user shares", () => {
+      const group = { pk: "a#g1", name: "Andrew Joseph", owner: ANDREW.uid, updatedBy: "cometchat-uid-2" };
+      expect(redactValue(group, ANDREW)).toEqual({ ...group, owner: ANDREW.pseudonym });
+      const other = { members: { "cometchat-uid-2": { uid: "cometchat-uid-2", name: "Andrew Joseph" } } };
+      expect(redactValue(other, ANDREW)).toEqual(other);
+    });
+
+    it("an occupant's line: its natural key names the pseudonym where the body did the user, one to one", () => {
+      const joined = fixture("call_participant_joined");
+      const key = `a|call_participant_joined|s1|${encodeURIComponent("Andrew Joseph")}|1696934573|`;
+      const redacted = JSON.parse(redactArchiveLine(line(joined, key), "a", ANDREW) ?? "{}");
+      expect(redacted.naturalKey).toBe(`a|call_participant_joined|s1|${ANDREW.pseudonym}|1696934573|`);
+      const someoneElse = fixture("call_participant_joined");
+      someoneElse.data.occupant.name = "George Alan";
+      const kept = `a|call_participant_joined|s1|${encodeURIComponent("George Alan")}|1696934573|`;
+      expect(redactArchiveLine(line(someoneElse, kept), "a", ANDREW)).toBeUndefined();
+    });
+  });
+
   it("finds the groups and sessions a payload names", () => {
     expect(referencesOf(fixture("group_member_joined"))).toEqual({
       groups: ["cometchat-guid-1"],
