@@ -1,6 +1,12 @@
 import { listObjects } from "../adapters/s3-listing";
 import { edgeDaysOf } from "../analytics/edge-days";
-import { dayOfKey, isArchiveObjectKey, type RawArchiveLine, utcDay } from "../contracts/bucket-layout";
+import {
+  appSegment,
+  dayOfKey,
+  isArchiveObjectKey,
+  type RawArchiveLine,
+  utcDay,
+} from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
 import type { ForgetDependencies } from "./plan";
 import { namesOf, type Redaction, redactArchiveLine, referencesOf } from "./redact";
@@ -24,21 +30,84 @@ export interface DayChunk {
 }
 
 /**
- * The archive's days (raw and edge) in runs of consecutive days of at most `budget` bytes each (a
- * day larger than that alone): one listing of the archive, a LIST per 1,000 objects.
- *
- * @example await searchChunks(deps, 4 * 1024 ** 3) // [{ from: "2026-03-01", to: "2026-03-31" }, …]
+ * What the erasure's search saw of the bucket: the archive's objects (raw and edge, the batch
+ * layout) with their sizes, the receipt days that have raw objects (the days a recompute can
+ * read), and the app's other objects that may hold the user (`sideObjectPrefixes`). Objects the
+ * projector adds after it are looked at again before the erasure reports (`addedSince`).
  */
-export async function searchChunks(
-  deps: ForgetDependencies,
-  budget = SEARCH_CHUNK_BYTES,
-): Promise<DayChunk[]> {
-  const bytes = new Map<string, number>();
+export interface BucketListing {
+  archive: Map<string, number>;
+  rawDays: Set<string>;
+  side: string[];
+}
+
+/**
+ * Where the app's objects outside the archive's batch layout are: its quarantine records and
+ * oversize bodies, every day's sets (`users/`: small, a line per active user), and the archive's
+ * objects still in the layout before the batch one (`raw/app=…`, `edge/app=…`: until
+ * `archive-migrate` rewrites them; no reader reads them, so no figure depends on them).
+ *
+ * @example sideObjectPrefixes("app1") // ["quarantine/app=app1/", "oversize/app1/", "users/", "raw/app=app1/", "edge/app=app1/"]
+ */
+export function sideObjectPrefixes(appId: string): string[] {
+  const seg = appSegment(appId);
+  return [
+    `${S3_PREFIX.quarantine}app=${seg}/`,
+    `${S3_PREFIX.oversize}${seg}/`,
+    S3_PREFIX.users,
+    `${S3_PREFIX.raw}app=${seg}/`,
+    `${S3_PREFIX.edge}app=${seg}/`,
+  ];
+}
+
+/**
+ * Lists what the erasure searches (`BucketListing`): a LIST per 1,000 objects.
+ *
+ * @example (await listBucket(deps, "app1")).rawDays // Set { "2026-03-01", "2026-03-02" }
+ */
+export async function listBucket(deps: ForgetDependencies, appId: string): Promise<BucketListing> {
+  const archive = new Map<string, number>();
+  const rawDays = new Set<string>();
   for (const prefix of [S3_PREFIX.raw, S3_PREFIX.edge])
     for (const { key, size } of await listObjects(deps.s3, deps.bucket, prefix)) {
-      const day = dayOfKey(key);
-      if (day && isArchiveObjectKey(key)) bytes.set(day, (bytes.get(day) ?? 0) + size);
+      if (!isArchiveObjectKey(key)) continue;
+      archive.set(key, size);
+      if (key.startsWith(S3_PREFIX.raw)) rawDays.add(dayOfKey(key) ?? "");
     }
+  const side: string[] = [];
+  for (const prefix of sideObjectPrefixes(appId))
+    for (const { key } of await listObjects(deps.s3, deps.bucket, prefix)) side.push(key);
+  return { archive, rawDays, side };
+}
+
+/**
+ * The objects of `now` that `before` did not have: what the projector added since the search.
+ *
+ * @example addedSince(atSearch, await listBucket(deps, "app1")) // ["raw/date=2026-03-10/hour=09/b7.ndjson.gz"]
+ */
+export function addedSince(before: BucketListing, now: BucketListing): string[] {
+  const seen = new Set(before.side);
+  return [
+    ...[...now.archive.keys()].filter((k) => !before.archive.has(k)),
+    ...now.side.filter((k) => !seen.has(k)),
+  ];
+}
+
+/**
+ * The archive's days (raw and edge) in runs of consecutive days of at most `budget` bytes each (a
+ * day larger than that alone).
+ *
+ * @example searchChunks(listing, 4 * 1024 ** 3) // [{ from: "2026-03-01", to: "2026-03-31" }, …]
+ */
+export function searchChunks(
+  listing: Pick<BucketListing, "archive">,
+  budget = SEARCH_CHUNK_BYTES,
+): DayChunk[] {
+  const bytes = new Map<string, number>();
+  for (const [key, size] of listing.archive) {
+    const day = dayOfKey(key);
+    if (day) bytes.set(day, (bytes.get(day) ?? 0) + size);
+  }
   const chunks: Array<DayChunk & { bytes: number }> = [];
   for (const day of [...bytes.keys()].sort()) {
     const size = bytes.get(day) ?? 0;

@@ -4,14 +4,16 @@ import { objectText } from "../contracts/bucket-layout";
 import { deleteObject, getBytes, putText } from "./bucket";
 import {
   clearPendingErasure,
+  type ErasureCounts,
   type ErasureRecord,
   type PendingErasure,
   pendingErasure,
   savePendingErasure,
   writeErasureRecord,
 } from "./erasure-state";
-import { findPlan } from "./find";
+import { type Found, findAdded, findPlan } from "./find";
 import { planItems } from "./find-items";
+import { forgetAppInLedger } from "./ledger";
 import {
   type ErasurePlan,
   erasurePlanKey,
@@ -20,42 +22,103 @@ import {
   type ForgetRequest,
   zeroCounts,
 } from "./plan";
-import { recompact, recomputeDays } from "./recompute";
+import { recompact, recomputeDays, rewriteTopLists } from "./recompute";
 import type { Redaction } from "./redact";
-import { eraseAppItems, eraseItems } from "./rewrite-items";
+import { countAppItems, eraseAppItems, eraseItems } from "./rewrite-items";
 import { rewriteObjects } from "./rewrite-objects";
-import { unreachedQueues } from "./unreached";
+import { queueDepths, unreachedQueues } from "./unreached";
 
 /*
  * The erasure (#34): `forget` runs its steps, each in a module of its own under shared/erasure/:
  * find (`find.ts`: the archive `find-objects.ts`, the tables `find-items.ts`), plan (`plan.ts`:
  * what it is given, finds and reports), rewrite objects (`rewrite-objects.ts`), rewrite items
- * (`rewrite-items.ts`), recompute (`recompute.ts`); what it cannot reach (`unreached.ts`); its
- * state (`erasure-state.ts`) and the redaction itself (`redact.ts`).
+ * (`rewrite-items.ts`), recompute (`recompute.ts`, and a whole app's ledger `ledger.ts`); what it
+ * cannot reach (`unreached.ts`); its state (`erasure-state.ts`) and the redaction itself (`redact.ts`).
  */
 
 export { SEARCH_CHUNK_BYTES } from "./find-objects";
-export type { ErasurePlan, ForgetDependencies, ForgetReport, ForgetRequest } from "./plan";
+export type {
+  ErasureNotice,
+  ErasurePlan,
+  ForgetDependencies,
+  ForgetReport,
+  ForgetRequest,
+  PlannedItem,
+} from "./plan";
 export { erasurePlanKey } from "./plan";
 
 const randomId = () => randomBytes(8).toString("hex");
 
+/** A plan saved by an earlier run of the same erasure, with what this run found since (a re-run after a crash). */
+function mergePlans(saved: Partial<ErasurePlan>, found: ErasurePlan): ErasurePlan {
+  const union = (a: readonly string[] | undefined, b: readonly string[]) =>
+    [...new Set([...(a ?? []), ...b])].sort();
+  const days = union(saved.days, found.days);
+  return {
+    objects: union(saved.objects, found.objects),
+    days,
+    topListDays: union(saved.topListDays, found.topListDays).filter((d) => !days.includes(d)),
+    compactDays: union(saved.compactDays, found.compactDays),
+    ledgerDays: union(saved.ledgerDays, found.ledgerDays),
+    items: found.items,
+    groups: union(saved.groups, found.groups),
+    sessions: union(saved.sessions, found.sessions),
+    recordings: union(saved.recordings, found.recordings),
+    bytesScanned: (saved.bytesScanned ?? 0) + found.bytesScanned,
+  };
+}
+
+/** What the run would count (a dry run's report): from the plan and the objects' rewrites the search evaluated. */
+async function expectedCounts(
+  deps: ForgetDependencies,
+  request: ForgetRequest,
+  found: Found,
+): Promise<ErasureCounts> {
+  const { plan } = found;
+  const items = request.uid === undefined ? undefined : plan.items;
+  return {
+    ...zeroCounts(),
+    ...found.objectCounts,
+    objectsSearched: found.searched,
+    itemsDeleted: items
+      ? items.filter((i) => i.action === "delete").length
+      : await countAppItems(deps, request.appId),
+    itemsRedacted: items ? items.filter((i) => i.action === "redact").length : 0,
+    recordingsDeleted: request.keepRecordings ? 0 : plan.recordings.length,
+    recordingsKept: request.keepRecordings ? plan.recordings.length : 0,
+    daysRecompacted: deps.compactor ? plan.compactDays.length : 0,
+    daysRecomputed: plan.days.length,
+    topListsRewritten: plan.topListDays.length,
+    ledgerPassesRewritten: plan.ledgerDays.length,
+    bytesScanned: plan.bytesScanned,
+  };
+}
+
 /**
  * Erases one user of an app (or, without `uid`, the whole app) from everything the deployment
- * keeps, leaving every figure exact (docs/personal-data.md):
- * 1. takes the archive's rewrite lock and the erasure under way (a re-run resumes it: same id and
- *    pseudonym);
- * 2. finds (`findPlan`) and saves the plan before the first change;
- * 3. rewrites each archive, quarantine and oversize object that holds the user, their lines
- *    redacted (`redact.ts`: one random pseudonym for their uid and names, their free text removed,
- *    `erasure` stamped) and every other line byte for byte as it was, one PUT per object (atomic),
- *    then deletes the object's old versions; a whole app: its lines removed;
- * 4. deletes their presence and memberships, redacts the sessions and groups naming them;
- * 5. deletes their recordings (unless `keepRecordings`), rewrites the compacted days' Parquet
- *    from the redacted NDJSON, recomputes the days touched;
- * 6. writes the erasure record, removes the plan and the erasure under way, releases the lock.
+ * keeps, leaving every figure exact (docs/personal-data.md). The steps, each in its module:
+ * 1. the erasure under way is written (a re-run resumes it: same id and pseudonym), then the
+ *    archive lease taken (`withArchiveLease`), and the queues' messages counted;
+ * 2. find (`find.ts`): the archive by SQL, the side objects, the tables on their own, the stored
+ *    top lists; the plan is saved before the first change (a re-run searches again and adds what
+ *    it finds to the saved plan);
+ * 3. rewrite objects (`rewrite-objects.ts`): each object that holds the user, their lines redacted
+ *    (`redact.ts`: one random pseudonym for their uid, and for their names where a name is a
+ *    person's, their free text removed, `erasure` stamped) and every other line byte for byte, one
+ *    PUT per object (atomic), then its old versions deleted; a whole app: its lines removed;
+ * 4. rewrite items (`rewrite-items.ts`): their presence and memberships deleted, the items naming
+ *    them redacted, each conditional on the `rev` it read (`rewriteItem`): a projector that read
+ *    before re-applies its update over the change; a whole app: every item of it deleted;
+ * 5. the objects the projector added since the search, looked at and rewritten too (the lease
+ *    does not cover the projector);
+ * 6. their recordings deleted (unless `keepRecordings`); recompute (`recompute.ts`): the compacted
+ *    days' Parquet rewritten, the days touched recomputed, the top lists of days whose archive has
+ *    expired rewritten in place; a whole app: its totals removed from the rollup ledger;
+ * 7. the user's items looked at again, and erased again if an event applied meanwhile named them;
+ * 8. the record written (what it could not reach: the messages the queues held when it began or
+ *    ended), `onErased` told, the plan and the erasure under way deleted, the lease released.
  * Each step is idempotent: a crash anywhere leaves a state a re-run completes; a second run after
- * the first ends finds nothing. With `dryRun`, only step 2's finding, and nothing is written.
+ * the first ends finds nothing. With `dryRun`, only step 2, and the counts the run would report.
  *
  * @example await forget(deps, { appId: "app1", uid: "u7", requestedBy: "ops" }) // { counts: { objectsRewritten: 12, … }, … }
  */
@@ -74,7 +137,6 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     uid === undefined
       ? undefined
       : { uid, names: pending.names, pseudonym: pending.pseudonym, erasureId: pending.erasureId };
-  const counts = zeroCounts();
   const base = {
     erasureId: pending.erasureId,
     appId,
@@ -85,12 +147,12 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     keepRecordings: request.keepRecordings ?? false,
   } as const;
   if (request.dryRun) {
-    const { plan, searched } = await findPlan(deps, request, redaction);
-    counts.objectsSearched = searched;
-    counts.bytesScanned = plan.bytesScanned;
-    return { ...base, dryRun: true, counts, unreached: await unreachedQueues(deps), plan };
+    const depths = await queueDepths(deps);
+    const found = await findPlan(deps, request, redaction, { countObjects: true });
+    const counts = await expectedCounts(deps, request, found);
+    return { ...base, dryRun: true, counts, unreached: unreachedQueues(depths), plan: found.plan };
   }
-  // The erasure under way first: a crash after it leaves the lock to this erasure's re-run.
+  // The erasure under way first: a crash after it leaves the lease to this erasure's re-run.
   if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
   const holder = `erasure ${pending.erasureId}`;
   const outer = deps;
@@ -103,37 +165,35 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
         await outer.checkpoint?.(step);
       },
     };
+    const counts = zeroCounts();
+    const queuedAtStart = await queueDepths(deps);
     const planKey = erasurePlanKey(pending.erasureId);
     const saved = await getBytes(deps, planKey);
-    let plan: ErasurePlan;
-    let names = pending.names;
-    if (saved) {
-      // A re-run: the items are found again (their keys hold the uid, so the plan does not).
-      const persisted = JSON.parse(objectText(saved)) as Omit<ErasurePlan, "items">;
-      const items = redaction
-        ? await planItems(
-            deps,
-            appId,
-            { ...redaction, names },
-            { groups: new Set(persisted.groups), sessions: new Set(persisted.sessions) },
-          )
-        : { items: [] };
-      plan = { ...persisted, items: items.items };
-    } else {
-      const found = await findPlan(deps, request, redaction);
-      plan = found.plan;
-      names = found.names;
-      counts.objectsSearched = found.searched;
-      await deps.checkpoint?.("save plan");
-      await savePendingErasure(deps.state, appId, uid, { ...pending, names });
-      const { items: _items, ...persisted } = plan;
-      await putText(deps, planKey, JSON.stringify(persisted), false);
-    }
-    counts.bytesScanned = plan.bytesScanned;
+    const persisted: Partial<ErasurePlan> = saved ? JSON.parse(objectText(saved)) : {};
+    // A re-run searches again (what the projector added since the first search is found too),
+    // with the groups and sessions the first run found: their lines may be redacted already.
+    const found = await findPlan(deps, request, redaction, {
+      known: { groups: persisted.groups ?? [], sessions: persisted.sessions ?? [] },
+    });
+    let plan = saved ? mergePlans(persisted, found.plan) : found.plan;
+    const names = [...new Set([...pending.names, ...found.names])];
+    counts.objectsSearched = found.searched;
+    await deps.checkpoint?.("save plan");
+    await savePendingErasure(deps.state, appId, uid, { ...pending, names });
+    const { items: _items, ...toSave } = plan;
+    await putText(deps, planKey, JSON.stringify(toSave), false);
     const full = redaction && { ...redaction, names };
-    await rewriteObjects(deps, request, plan, full, counts);
-    if (full) await eraseItems(deps, plan, full, counts);
+    await rewriteObjects(deps, appId, plan.objects, full, counts);
+    if (full) await eraseItems(deps, plan.items, full, counts);
     else await eraseAppItems(deps, appId, counts);
+    const added = await findAdded(deps, appId, full, found.listing);
+    await rewriteObjects(deps, appId, added.objects, full, counts);
+    plan = {
+      ...plan,
+      objects: [...plan.objects, ...added.objects],
+      days: [...new Set([...plan.days, ...added.days])].sort(),
+      compactDays: [...new Set([...plan.compactDays, ...added.compactDays])].sort(),
+    };
     for (const key of plan.recordings) {
       if (request.keepRecordings) {
         counts.recordingsKept++;
@@ -145,8 +205,19 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     }
     const uncompacted = await recompact(deps, plan, counts);
     await recomputeDays(deps, appId, plan, counts);
+    if (full) await rewriteTopLists(deps, appId, plan.topListDays, full, counts);
+    else await forgetAppInLedger(deps, appId, plan.ledgerDays, counts);
+    // An event in flight that named the user may have been applied after their item's rewrite.
+    const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
+    if (full) await eraseItems(deps, again, full, counts);
+    counts.bytesScanned = plan.bytesScanned;
     const unreached = [
-      ...(await unreachedQueues(deps)),
+      ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
+      ...(again.length
+        ? [
+            `${again.length} item(s) named the user again after their rewrite (an event applied meanwhile): erased again`,
+          ]
+        : []),
       ...uncompacted.map(
         (day) =>
           `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --day ${day}`,
@@ -155,6 +226,13 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
     await deps.checkpoint?.("record");
     await writeErasureRecord(deps.state, record);
+    await deps.onErased?.({
+      appId,
+      erasureId: record.erasureId,
+      ...(record.pseudonym ? { pseudonym: record.pseudonym } : {}),
+      scope,
+      finishedAt: record.finishedAt,
+    });
     await deleteObject(deps, planKey);
     await clearPendingErasure(deps.state, appId, uid);
     return { ...record, dryRun: false, plan };

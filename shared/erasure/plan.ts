@@ -43,6 +43,21 @@ export interface ForgetDependencies {
   searchChunkBytes?: number;
   /** Called before each change (a test's kill point: a throw there is a crash). */
   checkpoint?: (step: string) => void | Promise<void>;
+  /**
+   * Called once the erasure record is written (the stream publishes the erasure notice to the
+   * team's consumers): a failure there fails the run, and a re-run completes it (the record is
+   * written again, the same). Not called by a dry run.
+   */
+  onErased?: (notice: ErasureNotice) => Promise<void>;
+}
+
+/** What an ended erasure tells those who keep copies (`onErased`): no uid, name or text. */
+export interface ErasureNotice {
+  appId: string;
+  erasureId: string;
+  pseudonym?: string;
+  scope: "user" | "app";
+  finishedAt: number;
 }
 
 export interface ForgetRequest {
@@ -56,20 +71,35 @@ export interface ForgetRequest {
   requestedBy: string;
 }
 
+/** A table item the erasure changes, and how (`itemErasure`): what the dry run counts. */
+export interface PlannedItem {
+  table: keyof TableNames;
+  key: Record<string, string>;
+  action: "delete" | "redact";
+}
+
 /**
  * What an erasure found: persisted before the first change (without `items`, whose keys hold the
  * uid: a re-run finds them again from the groups and sessions named here), so that a re-run after
  * a crash resumes it. No uid, name or text.
  */
 export interface ErasurePlan {
-  /** Archive, quarantine and oversize objects holding the user (or app). */
+  /** Archive, quarantine, oversize, day-set and old-layout objects holding the user (or app). */
   objects: string[];
-  /** Days whose figures the erasure changes (event days, receipt days and edge days of the lines). */
+  /**
+   * Days whose figures the erasure recomputes from the archive (event days, receipt days and edge
+   * days of the lines, and stored days whose top lists name the user) that still have their raw
+   * archive: a day without one would be recomputed from nothing.
+   */
   days: string[];
+  /** Stored days whose top lists name the user and whose raw archive has expired: their lists are rewritten in place. */
+  topListDays: string[];
   /** Receipt days with a compaction: their Parquet is rewritten. */
   compactDays: string[];
+  /** Days whose rollup ledger pass holds the app's totals (a whole app): the app is removed from them. */
+  ledgerDays: string[];
   /** Table items to delete or redact, by table and key (not persisted: found again on a re-run). */
-  items: Array<{ table: keyof TableNames; key: Record<string, string> }>;
+  items: PlannedItem[];
   /** The groups and sessions the user's lines name: where the tables hold them besides their own items. */
   groups: string[];
   sessions: string[];
@@ -103,5 +133,7 @@ export const zeroCounts = (): ErasureCounts => ({
   recordingsKept: 0,
   daysRecompacted: 0,
   daysRecomputed: 0,
+  topListsRewritten: 0,
+  ledgerPassesRewritten: 0,
   bytesScanned: 0,
 });

@@ -1,5 +1,6 @@
 import { DeleteCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { rewriteItem } from "../adapters/dynamo-item-store";
+import { queryAll } from "../adapters/dynamo-reads";
 import {
   ACTIVITY_TABLE,
   keyOfItem,
@@ -8,7 +9,7 @@ import {
   type TableNames,
 } from "../platform/tables";
 import type { ErasureCounts } from "./erasure-state";
-import type { ErasurePlan, ForgetDependencies } from "./plan";
+import type { ForgetDependencies, PlannedItem } from "./plan";
 import { itemErasure, type Redaction } from "./redact";
 
 /*
@@ -21,15 +22,15 @@ import { itemErasure, type Redaction } from "./redact";
  * name them (`itemErasure`), each through `rewriteItem`: conditional on the `rev` read and bumping
  * it, so that a projector that read the item before never writes its stale state over the change.
  *
- * @example await eraseItems(deps, plan, redaction, counts) // counts.itemsDeleted: 3, itemsRedacted: 5
+ * @example await eraseItems(deps, plan.items, redaction, counts) // counts.itemsDeleted: 3, itemsRedacted: 5
  */
 export async function eraseItems(
   deps: ForgetDependencies,
-  plan: Pick<ErasurePlan, "items">,
+  items: ReadonlyArray<Pick<PlannedItem, "table" | "key">>,
   redaction: Redaction,
   counts: ErasureCounts,
 ): Promise<void> {
-  for (const { table, key } of plan.items) {
+  for (const { table, key } of items) {
     await deps.checkpoint?.(`item ${table}`);
     const outcome = await rewriteItem(deps.doc, PROJECTION_TABLES[table], deps.tables[table], key, (item) =>
       itemErasure(table, item, redaction),
@@ -39,8 +40,66 @@ export async function eraseItems(
   }
 }
 
+/** An item of the app, in a projection table or the activity table. */
+interface AppItem {
+  definition: TableDefinition;
+  tableName: string;
+  key: Record<string, unknown>;
+}
+
 /**
- * Deletes every item of the app in the projection tables and its figures (a whole-app erasure).
+ * Every item of the app: a Scan of each projection table filtered on the items' `appId` (an app id
+ * may hold `#`, so a key prefix `<app>#` could be another app's), and its figures in the activity
+ * table by Query on their exact partitions (`<app>#days`, then each day's `<app>#<day>`). The
+ * app's erasure records (`<app>#erasures`) are not among them: they are what says it was erased.
+ */
+async function* appItems(deps: ForgetDependencies, appId: string): AsyncGenerator<AppItem> {
+  for (const [table, tableName] of Object.entries(deps.tables)) {
+    const definition: TableDefinition = PROJECTION_TABLES[table as keyof TableNames];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const out = await deps.doc.send(
+        new ScanCommand({
+          TableName: tableName,
+          FilterExpression: "#app = :app",
+          ExpressionAttributeNames: { "#app": "appId" },
+          ExpressionAttributeValues: { ":app": appId },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of out.Items ?? []) yield { definition, tableName, key: keyOfItem(definition, item) };
+      ExclusiveStartKey = out.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+  }
+  const activity = { definition: ACTIVITY_TABLE, tableName: deps.state.tableName };
+  const partitionOf = (pk: string) =>
+    queryAll(deps.doc, {
+      TableName: activity.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": pk },
+    });
+  for (const day of await partitionOf(`${appId}#days`)) {
+    for (const item of await partitionOf(`${appId}#${String(day.sk)}`))
+      yield { ...activity, key: keyOfItem(ACTIVITY_TABLE, item) };
+    yield { ...activity, key: keyOfItem(ACTIVITY_TABLE, day) };
+  }
+}
+
+/**
+ * How many items a whole app's erasure deletes (`appItems`): what its dry run reports.
+ *
+ * @example await countAppItems(deps, "app1") // 840
+ */
+export async function countAppItems(deps: ForgetDependencies, appId: string): Promise<number> {
+  let n = 0;
+  for await (const _ of appItems(deps, appId)) n++;
+  return n;
+}
+
+/**
+ * Deletes every item of the app in the projection tables and its figures (a whole-app erasure):
+ * a projection item conditionally on its `rev` (`rewriteItem`), a figure outright (the activity
+ * table's items are replaced a day at a time by the rollup, which the erasure's lease excludes).
  *
  * @example await eraseAppItems(deps, "app1", counts) // counts.itemsDeleted: 840
  */
@@ -49,32 +108,12 @@ export async function eraseAppItems(
   appId: string,
   counts: ErasureCounts,
 ): Promise<void> {
-  const targets = [
-    ...Object.entries(deps.tables).map(([table, tableName]) => ({
-      tableName,
-      definition: PROJECTION_TABLES[table as keyof TableNames] as TableDefinition,
-    })),
-    { tableName: deps.state.tableName, definition: ACTIVITY_TABLE },
-  ];
-  for (const { tableName, definition } of targets) {
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const out = await deps.doc.send(
-        new ScanCommand({
-          TableName: tableName,
-          FilterExpression: "begins_with(pk, :app)",
-          ExpressionAttributeValues: { ":app": `${appId}#` },
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        // The app's erasure records stay: they are what says the app was erased.
-        if (item.pk === `${appId}#erasures`) continue;
-        await deps.checkpoint?.(`item ${tableName}`);
-        await deps.doc.send(new DeleteCommand({ TableName: tableName, Key: keyOfItem(definition, item) }));
-        counts.itemsDeleted++;
-      }
-      ExclusiveStartKey = out.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+  for await (const { definition, tableName, key } of appItems(deps, appId)) {
+    await deps.checkpoint?.(`item ${tableName}`);
+    if (definition === ACTIVITY_TABLE) {
+      await deps.doc.send(new DeleteCommand({ TableName: tableName, Key: key }));
+      counts.itemsDeleted++;
+    } else if ((await rewriteItem(deps.doc, definition, tableName, key, () => null)) === "deleted")
+      counts.itemsDeleted++;
   }
 }

@@ -2,7 +2,7 @@ import { isArchiveObjectKey, isGzip, objectText, type RawArchiveLine } from "../
 import { S3_PREFIX } from "../platform/constants";
 import { deleteObject, getBytes, putText } from "./bucket";
 import type { ErasureCounts } from "./erasure-state";
-import type { ErasurePlan, ForgetDependencies, ForgetRequest } from "./plan";
+import type { ForgetDependencies } from "./plan";
 import { type Redaction, redactArchiveLine, redactBody, redactNdjson, replaceUid } from "./redact";
 
 /*
@@ -13,13 +13,16 @@ import { type Redaction, redactArchiveLine, redactBody, redactNdjson, replaceUid
 
 export type ObjectKind = "ndjson" | "quarantine" | "oversize" | "users";
 
+/** An archive object of the layout before the batch one (`raw/app=<app>/date=<day>/…`): NDJSON lines like the rest. */
+const OLD_LAYOUT = /^(raw|edge)\/app=[^/]+\/date=\d{4}-\d{2}-\d{2}\/[^/]+\.ndjson(\.gz)?$/;
+
 /**
  * The kind of object a key is, as the erasure rewrites it.
  *
  * @example objectKind("quarantine/app=app1/date=2026-03-01/e1.json") // "quarantine"
  */
 export function objectKind(key: string): ObjectKind | undefined {
-  if (isArchiveObjectKey(key)) return "ndjson";
+  if (isArchiveObjectKey(key) || OLD_LAYOUT.test(key)) return "ndjson";
   if (key.startsWith(S3_PREFIX.quarantine)) return "quarantine";
   if (key.startsWith(S3_PREFIX.oversize)) return "oversize";
   if (key.startsWith(S3_PREFIX.users)) return "users";
@@ -103,22 +106,23 @@ export function rewriteText(
 }
 
 /**
- * Rewrites (or deletes) each object of the plan, then deletes its old versions.
+ * Rewrites (or deletes) each object, then deletes its old versions: the plan's objects, and those
+ * the projector added since the search that hold the user (or the app).
  *
- * @example await rewriteObjects(deps, request, plan, redaction, counts) // counts.objectsRewritten: 12
+ * @example await rewriteObjects(deps, "app1", plan.objects, redaction, counts) // counts.objectsRewritten: 12
  */
 export async function rewriteObjects(
   deps: ForgetDependencies,
-  request: ForgetRequest,
-  plan: ErasurePlan,
+  appId: string,
+  keys: readonly string[],
   redaction: Redaction | undefined,
   counts: ErasureCounts,
 ): Promise<void> {
-  for (const key of plan.objects) {
+  for (const key of keys) {
     const kind = objectKind(key);
     const bytes = kind && (await getBytes(deps, key));
     if (kind && bytes) {
-      const rewrite = rewriteText(kind, objectText(bytes), request.appId, redaction);
+      const rewrite = rewriteText(kind, objectText(bytes), appId, redaction);
       if (rewrite.changed > 0) {
         await deps.checkpoint?.(`rewrite ${key}`);
         if (rewrite.text === undefined) {

@@ -1,8 +1,12 @@
+import { GetObjectCommand } from "@aws-sdk/client-s3";
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { type ErasurePlan, type ForgetReport, forget } from "../../shared/erasure/forget";
-import { zeroCounts } from "../../shared/erasure/plan";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import { objectText } from "../../shared/contracts/bucket-layout";
+import { type ForgetDependencies, type ForgetReport, forget } from "../../shared/erasure/forget";
+import { type PlannedItem, zeroCounts } from "../../shared/erasure/plan";
 import { mentionsUid, type Redaction } from "../../shared/erasure/redact";
 import { eraseItems } from "../../shared/erasure/rewrite-items";
 import { canonicalJson } from "../../shared/projections/canonical-json";
@@ -11,7 +15,7 @@ import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
 import { createActivityTable } from "../../tools/local/provision";
-import { testClients, uniqueName } from "../support/aws";
+import { createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { appItems, delivery, entity, erasureDeps, U1, U2, U3, U4 } from "./forget-support";
 
@@ -148,13 +152,11 @@ describe("forget meets the projector", () => {
       });
       await projectBatch(before, env.depsFor(projectionStores(env.dynamo, tables)));
       const pk = `${appId}#${GUID}`;
-      const plan: Pick<ErasurePlan, "items"> = {
-        items: [
-          { table: "groups", key: { pk } },
-          { table: "memberships", key: { pk, uid: U1 } },
-          { table: "memberships", key: { pk, uid: U2 } },
-        ],
-      };
+      const plan: Array<Pick<PlannedItem, "table" | "key">> = [
+        { table: "groups", key: { pk } },
+        { table: "memberships", key: { pk, uid: U1 } },
+        { table: "memberships", key: { pk, uid: U2 } },
+      ];
       return { inFlight: [inFlight, joined], events: [...before, inFlight, joined], plan };
     };
     // The tables of an app as text, its id and its events' ids (in `seen` and versions) named by
@@ -217,6 +219,148 @@ describe("forget meets the projector", () => {
       { numRuns: 25 },
     );
   }, 300_000);
+});
+
+describe("what an erasure cannot close, said in its report and tested", () => {
+  /**
+   * A history with U1's presence, archived and projected, and a presence event of U1 waiting in
+   * the events queue (it names the user): `process` receives it, archives and projects it, and
+   * acknowledges it, as the projector would, at the moment a test chooses.
+   */
+  async function queuedWorld() {
+    const appId = uniqueName("queued");
+    const tables = await env.tableSet();
+    const activityTable = uniqueName("activity");
+    await createActivityTable(env.dynamo, activityTable);
+    const queueUrl = await createQueue(env.sqs, uniqueName("events"));
+    const presence = (at: number, status: string) =>
+      delivery("user_connection_status_changed", appId, at, (b) => {
+        Object.assign(b.data, { timestamp: at, status });
+        b.data.user = { ...entity(U1, "Andrew Joseph"), status };
+      });
+    const before = [presence(T0 + 500, "online"), ...history(appId).before];
+    const projector = env.depsFor(projectionStores(env.dynamo, tables));
+    await archiveBatch(before, projector.dataStore);
+    await projectBatch(before, projector);
+    const inFlight = presence(T0 + 6000, "offline");
+    await env.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(inFlight) }));
+    const site = { ...env, bucket: env.bucket, tables, activityTable, now: NOW };
+    const deps = (more: Partial<ForgetDependencies> = {}) =>
+      erasureDeps(site, { queues: { sqs: env.sqs, urls: { "events queue": queueUrl } }, ...more });
+    return {
+      appId,
+      tables,
+      inFlight,
+      projector,
+      deps,
+      async process(project = projector) {
+        const out = await env.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1 }),
+        );
+        const [message] = out.Messages ?? [];
+        await archiveBatch([inFlight], project.dataStore);
+        await projectBatch([inFlight], project);
+        await env.sqs.send(
+          new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message?.ReceiptHandle }),
+        );
+      },
+    };
+  }
+
+  /** Every line of the app's archive objects that holds U1. */
+  async function archivedLinesOf(appId: string): Promise<string[]> {
+    const lines: string[] = [];
+    for (const { key } of await listObjects(env.s3, env.bucket, "raw/")) {
+      const out = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+      const text = objectText((await out.Body?.transformToByteArray()) ?? new Uint8Array());
+      lines.push(...text.split("\n").filter((l) => l.includes(`"appId":"${appId}"`) && mentionsUid(l, U1)));
+    }
+    return lines;
+  }
+
+  it("an event queued when the erasure began and projected during it: the report says how many were queued, though the queue is empty at its end; the object the projector archived after the search is rewritten too", async () => {
+    // Prepare: the queued event is processed while the erasure rewrites the archive (after its search).
+    const world = await queuedWorld();
+    let processed = false;
+    const deps = world.deps({
+      checkpoint: async (step) => {
+        if (processed || !step.startsWith("rewrite")) return;
+        processed = true;
+        await world.process();
+      },
+    });
+
+    // Act
+    const report = await forget(deps, { appId: world.appId, uid: U1, requestedBy: "test" });
+
+    // Assess: nothing of U1 left, and the report does not hide that an event was queued.
+    expect(processed).toBe(true);
+    expect(await archivedLinesOf(world.appId)).toEqual([]);
+    const items = await appItems(env.dynamo, world.tables, world.appId);
+    expect(
+      Object.values(items)
+        .flat()
+        .filter((i) => mentionsUid(JSON.stringify(i), U1)),
+    ).toEqual([]);
+    expect(report.unreached).toEqual([
+      expect.stringMatching(/^events queue: 1 message\(s\) when the erasure began, 0 when it ended/),
+    ]);
+  }, 120_000);
+
+  it("the deletion branch: an event naming the user, applied after their presence was deleted, recreates it; the erasure looks again before it reports, deletes it again and says so, and names the queue", async () => {
+    // Prepare: the queued event is processed after the item step and the catch-up (at the recompute).
+    const world = await queuedWorld();
+    let processed = false;
+    const deps = world.deps({
+      checkpoint: async (step) => {
+        if (processed || !step.startsWith("rollup")) return;
+        processed = true;
+        await world.process();
+      },
+    });
+
+    // Act
+    const report = await forget(deps, { appId: world.appId, uid: U1, requestedBy: "test" });
+
+    // Assess: the presence it recreated is gone again; its archive line, written after the
+    // catch-up, is what the report's queue line is about, and a second run erases it.
+    expect(processed).toBe(true);
+    const items = await appItems(env.dynamo, world.tables, world.appId);
+    expect(items.presence).toEqual([]);
+    expect(report.unreached).toEqual([
+      expect.stringMatching(/^events queue: 1 message\(s\) when the erasure began, 0 when it ended/),
+      "1 item(s) named the user again after their rewrite (an event applied meanwhile): erased again",
+    ]);
+    expect(await archivedLinesOf(world.appId)).toHaveLength(1);
+    await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    expect(await archivedLinesOf(world.appId)).toEqual([]);
+  }, 120_000);
+
+  it("an event in flight across the whole erasure (its item read before, written after): applied as an event that arrives after is, the report names the queue, and a second run once it is processed erases it", async () => {
+    // Prepare: the projector reads U1's presence, the whole erasure runs, then it writes.
+    const world = await queuedWorld();
+    const projector = projectorWithHook(world.tables);
+    let report: ForgetReport | undefined;
+    projector.beforeFirstWrite(async () => {
+      report = await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    });
+
+    // Act
+    await world.process(projector.deps);
+
+    // Assess: the erasure deleted the presence; the projector's conditional write failed, it read
+    // again and made the item from its event alone (the documented "processed normally").
+    expect(report?.counts.itemsDeleted).toBeGreaterThan(0);
+    expect(report?.unreached).toEqual([
+      expect.stringMatching(/^events queue: 1 message\(s\) when the erasure began, 1 when it ended/),
+    ]);
+    const recreated = (await appItems(env.dynamo, world.tables, world.appId)).presence ?? [];
+    expect(recreated.map((p) => [p.uid, p.status])).toEqual([[U1, "offline"]]);
+    const again = await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    expect(again.unreached).toEqual([]);
+    expect((await appItems(env.dynamo, world.tables, world.appId)).presence).toEqual([]);
+    expect(await archivedLinesOf(world.appId)).toEqual([]);
+  }, 120_000);
 });
 
 /**
