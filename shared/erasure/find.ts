@@ -40,7 +40,7 @@ export interface Found {
 }
 
 /** One object's rewrite as the search evaluated it, and with how many of the user's names. */
-export interface Evaluated {
+interface Evaluated {
   changed: number;
   deleted: boolean;
   names: number;
@@ -80,7 +80,7 @@ function evaluateText(
  *
  * @example await evaluate(deps, "app1", "quarantine/app=app1/date=2026-03-01/e1.json", redaction) // { changed: 1, deleted: false, names: 1 }
  */
-export async function evaluate(
+async function evaluate(
   deps: ForgetDependencies,
   appId: string,
   key: string,
