@@ -1,5 +1,6 @@
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
@@ -219,6 +220,68 @@ describe("forget meets the projector", () => {
       { numRuns: 25 },
     );
   }, 300_000);
+});
+
+describe("rewriteItem, the erasure's one way to change an item", () => {
+  it("moves an item whose key holds the uid to the pseudonym's key in one transaction, reading again when a write came between its read and its move", async () => {
+    // Prepare: a group whose guid holds U1 as an identifier; a writer that bumps it once, just
+    // before the erasure's move.
+    const tables = await env.tableSet();
+    const appId = uniqueName("moved");
+    const guid = `${U1}_group`;
+    const created = delivery("group_created", appId, T0, (b) => {
+      b.data.group = { ...b.data.group, guid, owner: U3, conversationId: `group_${guid}` };
+      b.data.members = { [U3]: entity(U3, "Carol Ray") };
+    });
+    await projectBatch([created], env.depsFor(projectionStores(env.dynamo, tables)));
+    const { dynamo } = testClients();
+    const raw = documentClient(env.dynamo);
+    let interfered = false;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName?.startsWith("TransactWrite") && !interfered) {
+          interfered = true;
+          await raw.send(
+            new UpdateCommand({
+              TableName: tables.groups,
+              Key: { pk: `${appId}#${guid}` },
+              UpdateExpression: "SET rev = rev + :one, membersCount = :n",
+              ExpressionAttributeValues: { ":one": 1, ":n": 7 },
+            }),
+          );
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "writeBetween" },
+    );
+    const redaction: Redaction = {
+      uid: U1,
+      names: [],
+      pseudonym: "erased-00000000000000aa",
+      erasureId: "e-move",
+    };
+    const counts = zeroCounts();
+
+    // Act
+    await eraseItems(
+      {
+        ...erasureDeps({ ...env, bucket: env.bucket, tables, activityTable: "", now: NOW }),
+        doc: documentClient(dynamo),
+      },
+      [{ table: "groups", key: { pk: `${appId}#${guid}` } }],
+      redaction,
+      counts,
+    );
+
+    // Assess: one group, under the pseudonym's key, with the write that came between.
+    const groups = (await appItems(env.dynamo, tables, appId)).groups ?? [];
+    expect(interfered).toBe(true);
+    expect(groups.map((g) => [g.pk, g.guid, g.membersCount, g.rev])).toEqual([
+      [`${appId}#${redaction.pseudonym}_group`, `${redaction.pseudonym}_group`, 7, 3],
+    ]);
+    expect(counts.itemsRedacted).toBe(1);
+    dynamo.destroy();
+  }, 60_000);
 });
 
 describe("what an erasure cannot close, said in its report and tested", () => {
