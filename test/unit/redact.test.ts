@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { s3ObjectVersions } from "../../shared/erasure/object-versions";
 import {
+  itemErasure,
   mentionsUid,
   namesOf,
   type Redaction,
@@ -212,6 +213,34 @@ describe("redaction of one user (#34)", () => {
       const kept = `a|call_participant_joined|s1|${encodeURIComponent("George Alan")}|1696934573|`;
       expect(redactArchiveLine(line(someoneElse, kept), "a", ANDREW)).toBeUndefined();
     });
+  });
+
+  it("erases a table item: the user's own deleted, one naming them redacted in every field (runner-up versions and seen events too), another left", () => {
+    const group = {
+      pk: "a#g1",
+      owner: ANDREW.uid,
+      versions: { info: "1.0mm7p707k" },
+      seen: { "0f1e2d3c4b5a6978": 1 },
+      fallback: { info: { v: "0lnk61l4o", f: { owner: ANDREW.uid, name: "Hiking Group" } } },
+      rev: 4,
+    };
+    expect(itemErasure("groups", group, ANDREW)).toEqual({
+      ...group,
+      owner: ANDREW.pseudonym,
+      fallback: { info: { v: "0lnk61l4o", f: { owner: ANDREW.pseudonym, name: "Hiking Group" } } },
+    });
+    expect(itemErasure("presence", { pk: `a#${ANDREW.uid}`, uid: ANDREW.uid }, ANDREW)).toBeNull();
+    expect(itemErasure("memberships", { pk: "a#g1", uid: ANDREW.uid }, ANDREW)).toBeNull();
+    expect(
+      itemErasure("memberships", { pk: "a#g1", uid: "cometchat-uid-2", by: ANDREW.uid }, ANDREW),
+    ).toEqual({
+      pk: "a#g1",
+      uid: "cometchat-uid-2",
+      by: ANDREW.pseudonym,
+    });
+    expect(
+      itemErasure("memberships", { pk: "a#g1", uid: "cometchat-uid-2", by: "cometchat-uid-3" }, ANDREW),
+    ).toBeUndefined();
   });
 
   it("finds the groups and sessions a payload names", () => {
