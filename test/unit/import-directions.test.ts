@@ -17,6 +17,7 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["config"], // the functions' configuration: the wiring layer that knows every capability
   ["ingest", "projector", "recorder", "reconcile", "erasure", "imports"], // erasure: forget, over the archive and the tables; imports: the platform's data import
   ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
+  ["stream"], // the stream of facts: subscribers and their filters, the envelope, the publisher
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
   ["adapters"],
   ["ports"],

@@ -51,35 +51,36 @@ function archiveParts(target: Target): Pick<ForgetDependencies, "search" | "vers
 
 function reportLines(report: ForgetReport): string[] {
   const c = report.counts;
+  // A dry run's counts are what the run would do (found and evaluated, nothing written).
+  const VERBS: Record<string, string> = {
+    rewritten: "rewrite",
+    deleted: "delete",
+    redacted: "redact",
+    removed: "remove",
+    recomputed: "recompute",
+    recompacted: "recompact",
+  };
+  const done = (past: string) => (report.dryRun ? `to ${VERBS[past] ?? past}` : past);
   const lines = keyValueLines([
     ["erasure", `${report.erasureId}${report.dryRun ? " (dry run: nothing was changed)" : ""}`],
     ["app", report.appId],
     ["scope", report.scope === "app" ? "the whole app" : "one user"],
     ["pseudonym", report.pseudonym],
-    [
-      "objects",
-      report.dryRun
-        ? `${report.plan.objects.length} to rewrite`
-        : `${c.objectsRewritten} rewritten, ${c.objectsDeleted} deleted`,
-    ],
-    ["lines", report.dryRun ? "" : `${c.linesRedacted} redacted, ${c.linesRemoved} removed`],
+    ["objects", `${c.objectsRewritten} ${done("rewritten")}, ${c.objectsDeleted} ${done("deleted")}`],
+    ["lines", `${c.linesRedacted} ${done("redacted")}, ${c.linesRemoved} ${done("removed")}`],
     ["old versions", report.dryRun ? "" : `${c.versionsDeleted} deleted`],
-    [
-      "items",
-      report.dryRun
-        ? `${report.plan.items.length} to delete or redact`
-        : `${c.itemsDeleted} deleted, ${c.itemsRedacted} redacted`,
-    ],
+    ["items", `${c.itemsDeleted} ${done("deleted")}, ${c.itemsRedacted} ${done("redacted")}`],
     [
       "recordings",
       report.keepRecordings
         ? `${report.plan.recordings.length} kept (--keep-recordings)`
-        : `${report.plan.recordings.length} ${report.dryRun ? "to delete" : "deleted"}`,
+        : `${report.plan.recordings.length} ${done("deleted")}`,
     ],
     [
       "days",
-      `${report.plan.days.length} ${report.dryRun ? "to recompute" : "recomputed"}, ${report.plan.compactDays.length} compacted`,
+      `${c.daysRecomputed} ${done("recomputed")}, ${c.daysRecompacted} ${done("recompacted")}, ${c.topListsRewritten} top lists ${done("rewritten")} (archive expired)`,
     ],
+    ["rollup ledger", report.scope === "app" ? `${c.ledgerPassesRewritten} days ${done("rewritten")}` : ""],
     ["bytes scanned", report.plan.bytesScanned],
   ]);
   for (const key of report.plan.recordings) lines.push(`  recording ${key}`);
