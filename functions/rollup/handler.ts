@@ -23,7 +23,8 @@ const s3 = s3Client(config.aws);
 const athena = new AthenaClient({});
 const activityDoc = documentClient(dynamoClient(config.aws));
 const store = dynamoActivityStore(activityDoc, config.activityTable);
-// A compaction never rewrites a day while an erasure (`webhook forget`) rewrites the archive.
+// A final pass (the day sets) and a compaction never run while an erasure (`webhook forget`) or a
+// repair rewrites the archive.
 const lock = archiveLease({ doc: activityDoc, tableName: config.activityTable }, Date.now);
 const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
@@ -71,6 +72,11 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
   }
+  // An erasure or a repair held the archive: those days wait for a later tick (not a failure).
+  for (const day of report.passesDeferred)
+    logger.info("final pass deferred: the archive is being rewritten", { day, outcome: "deferred" });
+  for (const day of report.compactionsDeferred)
+    logger.info("compaction deferred: the archive is being rewritten", { day, outcome: "deferred" });
   for (const c of report.compactions)
     logger.info("compacted", {
       day: c.day,

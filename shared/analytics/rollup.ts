@@ -30,16 +30,27 @@ export interface RollupDependencies {
    */
   compactor?: ArchiveCompactor;
   /**
-   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds:
-   * a compaction takes it, so that it never rewrites a day an erasure is rewriting (held: the
-   * compaction waits for the next tick).
+   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds.
+   * `scheduledRollup` takes it for a final pass (which writes the day sets) and for a compaction,
+   * so that neither interleaves with an erasure or a repair (held: the day waits for a later tick).
    */
   archiveLock?: ArchiveLease;
   /**
    * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
    * conversations started, the membership history). None: not written.
+   *
+   * The sets are rewritten by an erasure too, so they are written only under the archive lease:
+   * `scheduledRollup` and `rollupDays` take it before they pass a day with sets; `rollupDay` and
+   * `rollupDayAllApps` do not take it and expect their caller to hold it whenever `userSets` is
+   * given (an erasure calls `rollupDay` inside its own lease).
    */
   userSets?: UserSetStore;
+  /**
+   * Called between a pass's steps: after the archive is read (`read`), after the figures are
+   * written (`figures`), after the day sets are written (`sets`). Under the archive lease it
+   * renews it (`scheduledRollup`); a test runs another writer there.
+   */
+  checkpoint?: (step: "read" | "figures" | "sets") => Promise<void>;
 }
 
 /** What a rollup did for one day. */
@@ -287,7 +298,16 @@ export async function rollupDayAllApps(
   deps: RollupDependencies,
   options: RollupOptions = {},
 ): Promise<DayPassReport> {
-  const previous = await deps.ledger?.pass(day);
+  return passDay(day, deps, await deps.ledger?.pass(day), options);
+}
+
+/** `rollupDayAllApps` after the ledger's last pass of the day was read (`previous`). */
+async function passDay(
+  day: string,
+  deps: RollupDependencies,
+  previous: DayPass | undefined,
+  options: RollupOptions,
+): Promise<DayPassReport> {
   if (options.skipFinal && previous?.final)
     return {
       day,
@@ -307,6 +327,7 @@ export async function rollupDayAllApps(
     ...options,
     users: withUsers,
   });
+  await deps.checkpoint?.("read");
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
@@ -341,13 +362,16 @@ export async function rollupDayAllApps(
     ),
   );
   report.rollups.sort((a, b) => (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0));
-  if (withUsers && deps.userSets && daySets)
+  await deps.checkpoint?.("figures");
+  if (withUsers && deps.userSets && daySets) {
     try {
       await writeDaySets(deps.userSets, day, daySets);
     } catch (error) {
       // The pass is not recorded: the next tick passes the day again and writes its sets.
       report.failures.push({ appId: "(day sets)", day, error });
     }
+    await deps.checkpoint?.("sets");
+  }
   if (report.failures.length === 0)
     await deps.ledger?.record({
       day,
@@ -364,6 +388,11 @@ export async function rollupDayAllApps(
 /** A scheduled run's report: each day's pass, the days compacted, and the days (or apps' days) that failed with why. */
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
+  /**
+   * Days whose final pass waited for another rewrite of the archive (an erasure, a repair) to
+   * release the lease (`archiveLock`): passed at a later tick (the day stays not final meanwhile).
+   */
+  passesDeferred: string[];
   compactions: CompactionManifest[];
   /** Days whose compaction waited for an erasure to release the archive (`archiveLock`). */
   compactionsDeferred: string[];
@@ -378,6 +407,7 @@ export interface ScheduledRollupReport {
 export async function scheduledRollup(deps: RollupDependencies): Promise<ScheduledRollupReport> {
   const report: ScheduledRollupReport = {
     passes: [],
+    passesDeferred: [],
     compactions: [],
     compactionsDeferred: [],
     failures: [],
@@ -385,15 +415,50 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
   const days = scheduledDays(deps.now());
   for (const day of days) {
     try {
-      const pass = await rollupDayAllApps(day, deps, { skipFinal: true });
+      const pass = await scheduledPass(day, deps);
       report.passes.push(pass);
       report.failures.push(...pass.failures);
     } catch (error) {
-      report.failures.push({ day, error });
+      // An erasure (or a repair) is rewriting the archive: the day's final pass waits for a later tick.
+      if (error instanceof ArchiveLockedError) report.passesDeferred.push(day);
+      else report.failures.push({ day, error });
     }
   }
   await compactFinalDay(days[0] as string, deps, report);
   return report;
+}
+
+/**
+ * One day's pass of the schedule. A final pass writes the day sets (`users/…`), which an erasure
+ * rewrites: it runs whole (its read of the archive and its writes) under the archive lease
+ * (`archiveLock`), so that it can never read the archive before an erasure's rewrite and write its
+ * sets after it (#40); held by another, it throws `ArchiveLockedError` and the day waits for a
+ * later tick. A pass that writes no set takes no lease: its figures' writes are conditional on
+ * `computedAt`, and an erasure recomputes the days it touched after its rewrite, so a pass that
+ * read before it is superseded. The clock is read once: whether the pass is final, and its
+ * `computedAt`, are the same reading.
+ */
+async function scheduledPass(day: string, deps: RollupDependencies): Promise<DayPassReport> {
+  const at = deps.now();
+  const pinned: RollupDependencies = { ...deps, now: () => at };
+  const previous = await deps.ledger?.pass(day);
+  const { archiveLock } = deps;
+  const writesSets = isFinal(day, at, deps) && deps.userSets !== undefined && !previous?.final;
+  if (!writesSets || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
+  return withArchiveLease(archiveLock, `final pass ${day}`, deps.now, (renew) =>
+    // The ledger read again under the lease: another run may have passed the day meanwhile.
+    rollupDayAllApps(
+      day,
+      {
+        ...pinned,
+        checkpoint: async (step) => {
+          await renew();
+          await deps.checkpoint?.(step);
+        },
+      },
+      { skipFinal: true },
+    ),
+  );
 }
 
 /**
