@@ -9,7 +9,7 @@ import { activityFromRows, type DayActivity, type DaySets, daySetsFromRows, TOP_
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
 import type { DayPass, RollupLedger } from "./store/rollup-ledger";
-import { type UserSetStore, writeDaySets } from "./user-sets";
+import { hasDaySets, mergeAppDaySets, type UserSetStore, writeDaySets } from "./user-sets";
 
 const DAY_MS = 86_400_000;
 
@@ -65,6 +65,12 @@ export interface DayRollup {
   final: boolean;
   computedAt: number;
   bytesScanned: number;
+  /**
+   * What a one-app pass of a closed day did to its day sets (users over time, `rollupDay` with
+   * `userSets`): merged the app's entry, or wrote every app's (the day had none yet). Absent: none
+   * written (the day is not final, or no set store).
+   */
+  daySets?: "merged" | "written";
 }
 
 /** The start of a UTC day (ms). */
@@ -196,8 +202,15 @@ export async function dayActivity(
  * day is final when computed after its end plus the grace period; `skipFinal` leaves a final
  * day as it is (the schedule), without reading the archive.
  *
- * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, … }
- * @throws SqlQueryError or the store's error: nothing of the day was written
+ * A final day with `userSets` gives the app's users over time too (#40): the same query returns
+ * the app's day sets, merged into the day's (`mergeAppDaySets`: the app's entry replaced, every
+ * other app's kept). A day not closed yet for any app has no sets to merge into, and a day's sets
+ * are every app's or none: its query then reads every app of the day (one query, the day's whole
+ * bytes) and writes every app's sets (`writeDaySets`), the figures still this app's alone.
+ * `userSets` given, the caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
+ *
+ * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, daySets: "merged", … }
+ * @throws SqlQueryError or the store's error: nothing of the day was written (the sets' error: the figures were)
  */
 export async function rollupDay(
   appId: string,
@@ -211,16 +224,33 @@ export async function rollupDay(
       return { appId, day, outcome: "skipped", final: true, computedAt: stored.computedAt, bytesScanned: 0 };
   }
   const computedAt = deps.now();
-  const { activity, bytesScanned } = await dayActivity(deps.engine, appId, day, options);
-  return replaceDay(deps, {
+  const final = isFinal(day, computedAt, deps);
+  const sets = final ? deps.userSets : undefined;
+  const whole = sets !== undefined && !(await hasDaySets(sets, day));
+  const { activities, daySets, bytesScanned } = await dayActivities(deps.engine, day, {
+    ...options,
+    app: whole ? "" : appId,
+    users: sets !== undefined,
+  });
+  await deps.checkpoint?.("read");
+  const rollup = await replaceDay(deps, {
     appId,
     day,
-    activity,
+    activity: activities.get(appId) ?? activityFromRows([], { hours: 24, top: TOP_LIMIT }),
     computedAt,
-    final: isFinal(day, computedAt, deps),
+    final,
     bytesScanned,
   });
+  await deps.checkpoint?.("figures");
+  if (!sets || !daySets) return rollup;
+  if (whole) await writeDaySets(sets, day, daySets);
+  else await mergeAppDaySets(sets, day, appId, daySets.get(appId) ?? NO_SETS);
+  await deps.checkpoint?.("sets");
+  return { ...rollup, daySets: whole ? "written" : "merged" };
 }
+
+/** An app's sets of a day it has no line on. */
+const NO_SETS: DaySets = { users: [], conversations: [], members: [], deletions: [] };
 
 /** Whether a day computed at `computedAt` is final: its end plus the grace period has passed. */
 const isFinal = (day: string, computedAt: number, deps: Pick<RollupDependencies, "graceMs">) =>
@@ -383,6 +413,77 @@ async function passDay(
       totals,
     } satisfies DayPass);
   return report;
+}
+
+/** What `rollupDays` did over a range. */
+export interface RangeRollupReport {
+  rollups: DayRollup[];
+  failures: Array<{ appId: string; day: string; error: unknown }>;
+  queries: number;
+  bytesScanned: number;
+  /**
+   * The days of the range that are not final yet, and when each becomes final (its end plus the
+   * grace period, ms): no day set is written for them, so their users over time are blank until
+   * a pass after that (the schedule's, or `webhook rollup` again) closes them.
+   */
+  open: Array<{ day: string; finalAt: number }>;
+}
+
+/**
+ * Recomputes a range of days (`webhook rollup`): each day's every app in one pass
+ * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. A range with a
+ * closed day writes day sets (`userSets`; a one-app pass merges its entry), which an erasure
+ * rewrites: the whole run then holds the archive lease (`archiveLock`, renewed between steps), or
+ * throws `ArchiveLockedError`, naming its holder, before it reads anything. A range of open days
+ * takes no lease and writes no set. A day that fails is reported and the next one runs.
+ *
+ * @example await rollupDays(daysInRange("2026-01-01", "2026-01-31"), deps, { app: "app1" }) // { rollups: [… { daySets: "merged" }], open: [], … }
+ * @throws ArchiveLockedError when another rewrite of the archive holds the lease
+ */
+export async function rollupDays(
+  days: readonly string[],
+  deps: RollupDependencies,
+  options: Pick<RollupOptions, "neighbours"> & { app?: string } = {},
+): Promise<RangeRollupReport> {
+  const { app, neighbours } = options;
+  const run = async (d: RollupDependencies): Promise<RangeRollupReport> => {
+    const report: RangeRollupReport = { rollups: [], failures: [], queries: 0, bytesScanned: 0, open: [] };
+    for (const day of days) {
+      try {
+        if (app) {
+          const r = await rollupDay(app, day, d, { neighbours });
+          report.rollups.push(r);
+          report.bytesScanned += r.bytesScanned;
+        } else {
+          const pass = await rollupDayAllApps(day, d, { neighbours });
+          report.rollups.push(...pass.rollups);
+          report.failures.push(...pass.failures);
+          report.bytesScanned += pass.bytesScanned;
+        }
+      } catch (error) {
+        // The lease lost (lapsed and taken): nothing more is written.
+        if (error instanceof ArchiveLockedError) throw error;
+        report.failures.push({ appId: app ?? "(every app)", day, error });
+      }
+      report.queries++;
+      if (!isFinal(day, d.now(), deps))
+        report.open.push({ day, finalAt: dayStart(day) + DAY_MS + deps.graceMs });
+    }
+    return report;
+  };
+  const closes = days.some((day) => isFinal(day, deps.now(), deps));
+  if (!closes || !deps.userSets) return run({ ...deps, userSets: undefined });
+  if (!deps.archiveLock) return run(deps);
+  const holder = `rollup ${days[0]}..${days.at(-1)}${app ? ` of ${app}` : ""}`;
+  return withArchiveLease(deps.archiveLock, holder, deps.now, (renew) =>
+    run({
+      ...deps,
+      checkpoint: async (step) => {
+        await renew();
+        await deps.checkpoint?.(step);
+      },
+    }),
+  );
 }
 
 /** A scheduled run's report: each day's pass, the days compacted, and the days (or apps' days) that failed with why. */

@@ -1,4 +1,5 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
+import { type ArchiveLease, archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
@@ -30,4 +31,11 @@ export function activityStoreFor(target: Target): ActivityStore {
 export function userSetsFor(target: Target): UserSetStore {
   if (!target.bucket) throw new UserFacingError("the target has no data bucket");
   return s3UserSets(target.s3, target.bucket);
+}
+
+/** The archive lease of the target (in its activity table), which every rewriter of the archive holds. */
+export function archiveLeaseFor(target: Target): ArchiveLease {
+  if (!target.activityTable)
+    throw new UserFacingError("the target has no activity table (deployed before #20?)");
+  return archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now);
 }
