@@ -1,7 +1,10 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
-import { type ArchiveLease, archiveLease } from "../../shared/adapters/archive-lease";
+import { type ArchiveLease, ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { ArchiveCompactor, ArchiveRewriter } from "../../shared/analytics/compaction";
+import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
@@ -38,4 +41,27 @@ export function archiveLeaseFor(target: Target): ArchiveLease {
   if (!target.activityTable)
     throw new UserFacingError("the target has no activity table (deployed before #20?)");
   return archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now);
+}
+
+/** The target's compactor of closed days: DuckDB over the local stack's bucket, Athena (CTAS) for a deployed stack. */
+export function compactorFor(target: Target): ArchiveCompactor {
+  if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+  if (target.kind === "local") return duckDbCompactor({ s3: target.s3, bucket: target.bucket });
+  return athenaCompactor({ engine: sqlEngineFor(target), s3: target.s3, bucket: target.bucket });
+}
+
+/** What a rewrite of the target's archive in place holds and uses (`rewriteArchive`): its lease and its compactor. */
+export function archiveRewriterFor(target: Target): ArchiveRewriter {
+  return { lease: archiveLeaseFor(target), compactor: compactorFor(target), now: Date.now };
+}
+
+/**
+ * A command's answer when another rewrite holds the archive lease: one line that says who, and to
+ * try again when it ends (a `UserFacingError`); any other error as it is.
+ *
+ * @example await rederiveArchive(…).catch(sayWhoHoldsTheArchive)
+ */
+export function sayWhoHoldsTheArchive(error: unknown): never {
+  if (error instanceof ArchiveLockedError) throw new UserFacingError(error.message);
+  throw error;
 }

@@ -1,8 +1,13 @@
 /** `npx webhook rollup [--app <appId>] --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
-import { ArchiveLockedError } from "../../shared/adapters/archive-lease";
 import { daysInRange, rollupDays } from "../../shared/analytics/rollup";
-import { activityStoreFor, archiveLeaseFor, sqlEngineFor, userSetsFor } from "../analytics/engines";
+import {
+  activityStoreFor,
+  archiveLeaseFor,
+  sayWhoHoldsTheArchive,
+  sqlEngineFor,
+  userSetsFor,
+} from "../analytics/engines";
 import { tableLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
@@ -37,10 +42,7 @@ async function run(o: RollupCliOptions): Promise<void> {
     };
     // One query a day: for one app, or for every app of the day at once.
     const report = await rollupDays(days, deps, { app: o.app, neighbours: o.neighbours }).catch(
-      (error: unknown) => {
-        if (error instanceof ArchiveLockedError) throw new UserFacingError(error.message);
-        throw error;
-      },
+      sayWhoHoldsTheArchive,
     );
     const failures = report.failures.map((f) => ({ ...f, error: String(f.error) }));
     if (o.json) console.log(JSON.stringify({ ...report, failures }, null, 2));
