@@ -39,20 +39,21 @@ const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
  * timeout with nothing said.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
-  const engine = athenaEngine({
+  const athenaOptions = {
     client: athena,
     workGroup: config.athenaWorkGroup,
     database: config.glueDatabase,
     deadline: Date.now() + context.getRemainingTimeInMillis() - ROLLUP_DEADLINE_MARGIN_MS,
-    archive: { s3, bucket: config.dataBucket },
-  });
+  };
+  const engine = athenaEngine({ ...athenaOptions, archive: { s3, bucket: config.dataBucket } });
   const deps = {
     engine,
     store,
     now: Date.now,
     graceMs: config.graceMs,
     ledger,
-    compactor: athenaCompactor({ engine, s3, bucket: config.dataBucket }),
+    // A CTAS still running at the deadline is left to run and adopted by a later tick.
+    compactor: athenaCompactor({ ...athenaOptions, s3, bucket: config.dataBucket }),
     archiveLock: lock,
     userSets: s3UserSets(s3, config.dataBucket),
   };

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { type ArchiveLease, ArchiveLockedError, withArchiveLease } from "../adapters/archive-lease";
 import { utcDay } from "../contracts/bucket-layout";
+import { CompactionPendingError } from "../platform/errors";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
@@ -495,7 +496,10 @@ export interface ScheduledRollupReport {
    */
   passesDeferred: string[];
   compactions: CompactionManifest[];
-  /** Days whose compaction waited for an erasure to release the archive (`archiveLock`). */
+  /**
+   * Days whose compaction waited: for an erasure or a repair to release the archive
+   * (`archiveLock`), or for its Athena CTAS, still running, to end (adopted at a later tick).
+   */
   compactionsDeferred: string[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
@@ -583,8 +587,10 @@ async function compactFinalDay(day: string, deps: RollupDependencies, report: Sc
     if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
     else await compact();
   } catch (error) {
-    // An erasure is rewriting the archive: compacted on a later tick (compactedAt is unset).
-    if (error instanceof ArchiveLockedError) report.compactionsDeferred.push(day);
+    // An erasure is rewriting the archive, or the day's CTAS is still running (left to run and
+    // adopted once it ends): compacted on a later tick (compactedAt is unset).
+    if (error instanceof ArchiveLockedError || error instanceof CompactionPendingError)
+      report.compactionsDeferred.push(day);
     else report.failures.push({ day, error });
   }
 }

@@ -5,7 +5,7 @@ import { daysInRange, receiptDaysOf, scheduledDays, scheduledRollup } from "../.
 import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/store/activity-store";
 import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { type UserSetStore, userSetKey } from "../../shared/analytics/user-sets";
-import { SqlQueryError } from "../../shared/platform/errors";
+import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
 function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
@@ -207,5 +207,34 @@ describe("the rollup core", () => {
     expect(holder).toBeUndefined();
     expect(passes.get("2026-01-01")?.final).toBe(true);
     expect([...objects.keys()]).toContain(userSetKey("2026-01-01"));
+  });
+
+  it("defers yesterday's compaction while its CTAS still runs (not a failure), and records it once adopted", async () => {
+    // Prepare: a final day, and a compactor whose first call finds its query running.
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    let running = true;
+    const compactor = {
+      async compactDay(day: string) {
+        if (running) throw new CompactionPendingError(day, "q-7");
+        return { day, parquet: ["p"], sources: ["s"], rows: -1, bytes: 1, compactedAt: 1 };
+      },
+    };
+    const engine: SqlEngine = {
+      name: "athena",
+      query: async () => ({ columns: [], rows: [], bytesScanned: 0 }),
+    };
+    const deps = { engine, store, ledger, compactor, now: () => Date.UTC(2026, 0, 2, 3), graceMs: 7_200_000 };
+
+    // Act
+    const first = await scheduledRollup(deps);
+    running = false;
+    const second = await scheduledRollup(deps);
+
+    // Assess
+    expect(first.compactionsDeferred).toEqual(["2026-01-01"]);
+    expect(first.failures).toEqual([]);
+    expect(second.compactions.map((c) => c.day)).toEqual(["2026-01-01"]);
+    expect(passes.get("2026-01-01")?.compactedAt).toBe(deps.now());
   });
 });

@@ -47,7 +47,13 @@ export function archiveLeaseFor(target: Target): ArchiveLease {
 export function compactorFor(target: Target): ArchiveCompactor {
   if (!target.bucket) throw new UserFacingError("the target has no data bucket");
   if (target.kind === "local") return duckDbCompactor({ s3: target.s3, bucket: target.bucket });
-  return athenaCompactor({ engine: sqlEngineFor(target), s3: target.s3, bucket: target.bucket });
+  if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
+  return athenaCompactor({
+    client: new AthenaClient({}),
+    ...target.athena,
+    s3: target.s3,
+    bucket: target.bucket,
+  });
 }
 
 /** What a rewrite of the target's archive in place holds and uses (`rewriteArchive`): its lease and its compactor. */
