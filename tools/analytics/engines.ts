@@ -36,14 +36,22 @@ export function userSetsFor(target: Target): UserSetStore {
   return s3UserSets(target.s3, target.bucket);
 }
 
-/** The archive lease of the target (in its activity table), which every rewriter of the archive holds. */
+/**
+ * The archive lease of the target (in its activity table), which every rewriter of the archive holds.
+ *
+ * @example await withArchiveLease(archiveLeaseFor(target), "compact 2026-01-02..2026-01-02", Date.now, work)
+ */
 export function archiveLeaseFor(target: Target): ArchiveLease {
   if (!target.activityTable)
     throw new UserFacingError("the target has no activity table (deployed before #20?)");
   return archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now);
 }
 
-/** The target's compactor of closed days: DuckDB over the local stack's bucket, Athena (CTAS) for a deployed stack. */
+/**
+ * The target's compactor of closed days: DuckDB over the local stack's bucket, Athena (CTAS) for a deployed stack.
+ *
+ * @example await compactorFor(target).compactDay("2026-01-02")
+ */
 export function compactorFor(target: Target): ArchiveCompactor {
   if (!target.bucket) throw new UserFacingError("the target has no data bucket");
   if (target.kind === "local") return duckDbCompactor({ s3: target.s3, bucket: target.bucket });
@@ -56,7 +64,11 @@ export function compactorFor(target: Target): ArchiveCompactor {
   });
 }
 
-/** What a rewrite of the target's archive in place holds and uses (`rewriteArchive`): its lease and its compactor. */
+/**
+ * What a rewrite of the target's archive in place holds and uses (`rewriteArchive`): its lease and its compactor.
+ *
+ * @example await rederiveArchive(target.s3, archive, { from: "2026-01-01" }, archiveRewriterFor(target))
+ */
 export function archiveRewriterFor(target: Target): ArchiveRewriter {
   return { lease: archiveLeaseFor(target), compactor: compactorFor(target), now: Date.now };
 }

@@ -95,6 +95,7 @@ const pastDeadline = (options: AthenaEngineOptions) =>
  * characters), Athena's idempotency: the same token and text start one query, and a second start
  * returns the first one's id (a caller that died before it kept the id finds it again).
  *
+ * @example await startQuery(options, "DROP TABLE IF EXISTS compact_2026_01_02_ab12cd34") // "9f1c…"
  * @throws SqlQueryError when the deadline has passed (nothing started)
  */
 export async function startQuery(
@@ -117,7 +118,7 @@ export async function startQuery(
   return started.QueryExecutionId;
 }
 
-/** Whether a query has ended: SUCCEEDED, FAILED or CANCELLED. */
+/** Whether a query has ended: SUCCEEDED, FAILED or CANCELLED. @example hasEnded({ Status: { State: "RUNNING" } }) // false */
 export function hasEnded(execution: QueryExecution): boolean {
   const state = execution.Status?.State;
   return state === "SUCCEEDED" || state === "FAILED" || state === "CANCELLED";
@@ -127,6 +128,8 @@ export function hasEnded(execution: QueryExecution): boolean {
  * Polls a query until it ends (`hasEnded`) or until the deadline, and returns its execution as
  * last seen: at the deadline still queued or running, and left so (the caller stops it, or comes
  * back to it later).
+ *
+ * @example (await awaitQuery(options, id)).Status?.State // "SUCCEEDED"
  */
 export async function awaitQuery(options: AthenaEngineOptions, id: string): Promise<QueryExecution> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -139,7 +142,12 @@ export async function awaitQuery(options: AthenaEngineOptions, id: string): Prom
   }
 }
 
-/** A failed or cancelled query as a `SqlQueryError` with Athena's reason (category 1, a system error, is worth retrying). */
+/**
+ * A failed or cancelled query as a `SqlQueryError` with Athena's reason (category 1, a system
+ * error, is worth retrying).
+ *
+ * @example queryError({ Status: { State: "CANCELLED", StateChangeReason: "Bytes scanned limit" } }).message // "Athena query cancelled: Bytes scanned limit"
+ */
 export function queryError(execution: QueryExecution): SqlQueryError {
   const state = execution.Status?.State === "CANCELLED" ? "CANCELLED" : "FAILED";
   const reason = execution.Status?.StateChangeReason ?? state.toLowerCase();
