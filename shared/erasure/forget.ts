@@ -220,7 +220,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
         : []),
       ...uncompacted.map(
         (day) =>
-          `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --day ${day}`,
+          `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --from ${day} --to ${day}`,
       ),
     ];
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };

@@ -109,6 +109,22 @@ export class SqlQueryError extends BackendError {
   }
 }
 
+/**
+ * A day's compaction is under way (an Athena CTAS still running past the invocation's deadline,
+ * or started by an earlier one): it is left to run and adopted by a later attempt, never read
+ * before it ends. Not a failure: the schedule reports the day as deferred.
+ */
+export class CompactionPendingError extends BackendError {
+  override name = "CompactionPendingError";
+  readonly retryable = true;
+  constructor(
+    readonly day: string,
+    readonly queryId: string,
+  ) {
+    super(`the compaction of ${day} is still running (Athena query ${queryId}): it is adopted once it ends`);
+  }
+}
+
 /** The platform's management API refused the key and secret (401/403): check the configuration. */
 export class ManagementAuthError extends BackendError {
   override name = "ManagementAuthError";

@@ -8,14 +8,13 @@ import { AthenaClient } from "@aws-sdk/client-athena";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import type { ArchiveCompactor } from "../../shared/analytics/compaction";
-import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import { type ForgetDependencies, type ForgetReport, forget } from "../../shared/erasure/forget";
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
-import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
+import { activityStoreFor, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
@@ -45,7 +44,7 @@ function archiveParts(target: Target): Pick<ForgetDependencies, "search" | "vers
   if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
   // The NDJSON tables themselves (no `archive` option): their "$path" names each line's object.
   const search: SqlEngine = athenaEngine({ client: new AthenaClient({}), ...target.athena });
-  const compactor: ArchiveCompactor = athenaCompactor({ engine: search, s3, bucket });
+  const compactor: ArchiveCompactor = compactorFor(target);
   return { search, versions: s3ObjectVersions(s3, bucket), compactor };
 }
 
