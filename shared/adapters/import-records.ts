@@ -13,6 +13,7 @@ import {
   type RecordedImportKind,
 } from "../contracts/import-records";
 import { isMissingObject } from "../platform/errors";
+import type { BlobStore } from "../ports/blob-store";
 import { type ArchiveLease, withArchiveLease } from "./archive-lease";
 import { s3BlobStore } from "./s3-blob-store";
 import { listObjects } from "./s3-listing";
@@ -22,11 +23,7 @@ const DELETE_BATCH = 1000;
 
 /** The import records in the data bucket (`contracts/import-records.ts`): read, added to, folded. */
 export interface ImportRecords {
-  /**
-   * Every user recorded as imported into `app`, by uid (each once: the earliest confirmation),
-   * from the days' objects and the batches not folded yet. Reads every import record object, 16 at
-   * once: one a day on which something was imported, and the batches of an unfinished import.
-   */
+  /** Every user recorded as imported into `app`, by uid (`importedUsersOf`). */
   users(app: string): Promise<Map<string, ImportedUser>>;
   /**
    * Records a batch the platform confirmed, under its import day (only ever adds an object: its
@@ -49,6 +46,44 @@ function earlier(a: ImportedUser | undefined, b: ImportedUser): ImportedUser {
   return a && a.importedAt <= b.importedAt ? a : b;
 }
 
+/** An import record object's users; none when it is gone (folded and deleted since the listing). */
+async function readRecord(blobs: BlobStore, key: string): Promise<ImportedUser[]> {
+  try {
+    return decodeImportedUsers(await blobs.getBytes(key), key);
+  } catch (error) {
+    if (isMissingObject(error)) return [];
+    throw error;
+  }
+}
+
+/** Where the import records are read from: the data bucket as a blob store and a listing (the day sets' store is one). */
+export interface ImportRecordSource {
+  blobs: BlobStore;
+  list(prefix: string): Promise<string[]>;
+}
+
+/**
+ * Every user recorded as imported into `app`, by uid (each once: the earliest confirmation), from
+ * the days' objects and the batches not folded yet: what an import skips, and what the figures
+ * count from each user's `createdAt` (`analytics/user-sets.ts`). Reads every import record object,
+ * 16 at once: one a day on which something was imported, and the batches of an unfinished import.
+ *
+ * @example const imported = await importedUsersOf(s3UserSets(s3, bucket), "app1") // Map { "u1" => { uid: "u1", createdAt: … } }
+ */
+export async function importedUsersOf(
+  source: ImportRecordSource,
+  app: string,
+): Promise<Map<string, ImportedUser>> {
+  const limit = pLimit(16);
+  const objects = await Promise.all(
+    (await source.list(importsPrefix(KIND))).map((key) => limit(() => readRecord(source.blobs, key))),
+  );
+  const out = new Map<string, ImportedUser>();
+  for (const users of objects)
+    for (const user of users) if (user.app === app) out.set(user.uid, earlier(out.get(user.uid), user));
+  return out;
+}
+
 /**
  * The import records of a bucket. Takes its client.
  *
@@ -56,27 +91,14 @@ function earlier(a: ImportedUser | undefined, b: ImportedUser): ImportedUser {
  */
 export function s3ImportRecords(s3: S3Client, bucket: string): ImportRecords {
   const blobs = s3BlobStore(s3, bucket);
-  const read = async (key: string): Promise<ImportedUser[]> => {
-    try {
-      return decodeImportedUsers(await blobs.getBytes(key), key);
-    } catch (error) {
-      if (isMissingObject(error)) return []; // folded and deleted since the listing
-      throw error;
-    }
-  };
-  const keys = async () => (await listObjects(s3, bucket, importsPrefix(KIND))).map((o) => o.key);
+  const read = (key: string) => readRecord(blobs, key);
+  const list = async (prefix: string) => (await listObjects(s3, bucket, prefix)).map((o) => o.key);
+  const keys = () => list(importsPrefix(KIND));
   const put = (key: string, users: readonly ImportedUser[]) =>
     blobs.put(key, encodeImportedUsers(users), { contentType: "application/gzip" });
 
   return {
-    async users(app) {
-      const limit = pLimit(16);
-      const objects = await Promise.all((await keys()).map((key) => limit(() => read(key))));
-      const out = new Map<string, ImportedUser>();
-      for (const users of objects)
-        for (const user of users) if (user.app === app) out.set(user.uid, earlier(out.get(user.uid), user));
-      return out;
-    },
+    users: (app) => importedUsersOf({ blobs, list }, app),
 
     async addBatch(app, users) {
       const first = users[0];
