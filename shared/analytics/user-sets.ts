@@ -5,7 +5,7 @@ import { importedUsersOf } from "../adapters/import-records";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { addDays, dayOfKey, objectText } from "../contracts/bucket-layout";
-import { existsFrom } from "../contracts/import-records";
+import { existsFrom, type ImportedUser } from "../contracts/import-records";
 import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import { DAY_SET_TABLES } from "./dialect";
@@ -406,7 +406,8 @@ export interface WeeklyCohort {
  * An app's users over time for the days from `from` to `to`: DAU, WAU, MAU, stickiness, new users
  * and their D+1, D+7, D+30 retention, and the weekly cohorts of the weeks starting in the range,
  * as exact set operations over the closed days' sets (reads at most 30 days before `from` and 30
- * after `to`, one GET each, and every import record object: `importedUsersOf`). `closedThrough`
+ * after `to`, one GET each, and every import record object: `importedUsersOf`, unless the caller
+ * read them, `importedUsers`). `closedThrough`
  * is the last closed day: a window past it is null. A
  * day after the first closed one without its sets was never closed (its final pass deferred,
  * failed or never run): it, and every window that reaches it, is null, never a count that leaves
@@ -419,6 +420,7 @@ export async function usersOverTime(
   from: string,
   to: string,
   closedThrough: string,
+  importedUsers?: ReadonlyMap<string, ImportedUser>,
 ): Promise<{ days: UsersDay[]; weeks: WeeklyCohort[] }> {
   const closedDays = await daySetDays(store);
   const firstClosed = closedDays[0] ?? "";
@@ -449,7 +451,7 @@ export async function usersOverTime(
     await setOf(day);
   // The imported users (#43): each exists from their `createdAt` (else the day the platform
   // confirmed them), active or not; created then, and never new on a later first action.
-  const imported = await importedUsersOf(store, app);
+  const imported = importedUsers ?? (await importedUsersOf(store, app));
   for (const user of imported.values()) {
     const at = user.createdAt ?? user.importedAt;
     created.set(user.uid, Math.min(created.get(user.uid) ?? at, at));
