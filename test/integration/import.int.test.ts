@@ -13,7 +13,9 @@ import { type ImportLedger, runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
 import { ImportAuthError, ImportPathError } from "../../shared/platform/errors";
 import { createActivityTable } from "../../tools/local/provision";
+import { generateHistory } from "../../tools/simulate/generator";
 import { type ImportApiDouble, startImportApi } from "../../tools/simulate/import-api";
+import { simulatedApiKey, startPlatformApi } from "../../tools/simulate/platform-api";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 
 /**
@@ -214,6 +216,48 @@ describe("the data import API client", () => {
       name: "Di",
       avatar: "https://example.com/d.png",
     });
+  });
+});
+
+describe("the simulated platform's app hosts", () => {
+  it("take the data import beside the user listing, with the apps' simulated keys (simulate --serve-platform)", async () => {
+    // Prepare: the hosts of two simulated apps, as `simulate --serve-platform` serves them.
+    const apps = ["sim-a1", "sim-a2"];
+    const history = generateHistory({ events: 200, seed: 5, apps });
+    const hosts = await startPlatformApi(history.expected);
+    const { records } = await bucketRecords();
+    try {
+      const users = history.expected.get("sim-a1")?.users ?? [];
+
+      // Act
+      const summary = await runImport({
+        app: "sim-a1",
+        kind: USERS_IMPORT,
+        entries: users.map((u, i) => ({ at: `line ${i + 1}`, value: u })),
+        api: importApi({ url: hosts.importUrl("sim-a1"), apiKey: simulatedApiKey("sim-a1"), sleep: noSleep }),
+        ledger: usersLedger(records),
+        batchSize: 50,
+        now: Date.now,
+      });
+      const listing = await fetch(`${hosts.baseUrl("sim-a1")}/users?perPage=1000`, {
+        headers: { apiKey: simulatedApiKey("sim-a1") },
+      });
+      const otherKey = await importApi({
+        url: hosts.importUrl("sim-a2"),
+        apiKey: simulatedApiKey("sim-a1"),
+        sleep: noSleep,
+      })
+        .send(USERS_IMPORT, [{ uid: "x", name: "X" }])
+        .catch((e: unknown) => e);
+
+      // Assess
+      expect(summary).toMatchObject({ imported: users.length, refused: [] });
+      expect(hosts.imports.users.get("sim-a1")?.size).toBe(users.length);
+      expect(listing.status).toBe(200);
+      expect(otherKey).toBeInstanceOf(ImportAuthError);
+    } finally {
+      await hosts.close();
+    }
   });
 });
 
