@@ -179,10 +179,10 @@ async function simulate(o: SimulateOptions): Promise<void> {
       const importKeys = Object.fromEntries(
         apps.map((app) => [app, { url: platform.importUrl(app), apiKey: simulatedApiKey(app) }]),
       );
+      // The simulator's own keys (not secrets); a real key belongs in a file, not a command line.
       console.log("It takes the data import too (POST /v3.0/data_import/users). Import users with:");
-      console.log(
-        `  IMPORT_API_KEYS='${JSON.stringify(importKeys)}' npx webhook import users <file> --app ${apps[0]}`,
-      );
+      console.log(`export IMPORT_API_KEYS='${JSON.stringify(importKeys)}'`);
+      console.log(`  npx webhook import users <file> --app ${apps[0]}`);
       process.off("SIGINT", interrupt);
       await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
       await platform.close();
