@@ -15,6 +15,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
  */
 const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["config"], // the functions' configuration: the wiring layer that knows every capability
+  ["stream"], // the stream of facts (#41): publishes what the projector accepted, folds it for consumers
   ["ingest", "projector", "recorder", "reconcile", "erasure"], // erasure: forget, over the archive and the tables
   ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
