@@ -63,9 +63,9 @@ async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
 }
 
 /**
- * A queue (created if missing, SQS-managed encryption) subscribed to the topic with a filter
- * policy (none: every message) and raw delivery or not, its policy bound to the topic. Subscribing
- * again with the same attributes is a no-op for SNS.
+ * A queue (created if missing, then set to these attributes: SQS-managed encryption, a policy
+ * bound to the topic) subscribed to the topic with a filter policy (none: every message) and raw
+ * delivery or not. A subscription of the queue made before with other attributes is replaced.
  *
  * @example await subscribeQueue(sns, sqs, { topicArn, queueName: "crm-sync", filterPolicy, rawDelivery: true })
  */
@@ -82,32 +82,44 @@ export async function subscribeQueue(
   },
 ): Promise<SubscribedQueue> {
   const created = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: options.queueName,
-      Attributes: { SqsManagedSseEnabled: "true", ...options.attributes },
-      ...(options.tags ? { tags: options.tags } : {}),
-    }),
+    new CreateQueueCommand({ QueueName: options.queueName, ...(options.tags ? { tags: options.tags } : {}) }),
   );
   const queueUrl = created.QueueUrl ?? "";
   const queueArn = await arnOf(sqs, queueUrl);
   await sqs.send(
     new SetQueueAttributesCommand({
       QueueUrl: queueUrl,
-      Attributes: { Policy: topicOnlyPolicy(queueArn, options.topicArn) },
-    }),
-  );
-  const subscribed = await sns.send(
-    new SubscribeCommand({
-      TopicArn: options.topicArn,
-      Protocol: "sqs",
-      Endpoint: queueArn,
-      ReturnSubscriptionArn: true,
       Attributes: {
-        RawMessageDelivery: String(options.rawDelivery),
-        ...(options.filterPolicy ? { FilterPolicy: JSON.stringify(options.filterPolicy) } : {}),
+        SqsManagedSseEnabled: "true",
+        Policy: topicOnlyPolicy(queueArn, options.topicArn),
+        ...options.attributes,
       },
     }),
   );
+  const attributes: Record<string, string> = {
+    RawMessageDelivery: String(options.rawDelivery),
+    ...(options.filterPolicy ? { FilterPolicy: JSON.stringify(options.filterPolicy) } : {}),
+  };
+  const subscribe = () =>
+    sns.send(
+      new SubscribeCommand({
+        TopicArn: options.topicArn,
+        Protocol: "sqs",
+        Endpoint: queueArn,
+        ReturnSubscriptionArn: true,
+        Attributes: attributes,
+      }),
+    );
+  let subscribed: Awaited<ReturnType<typeof subscribe>>;
+  try {
+    subscribed = await subscribe();
+  } catch (error) {
+    // SNS refuses to subscribe the same queue again with other attributes: replace the old one.
+    if (!/already exists/i.test((error as Error).message)) throw error;
+    for (const s of await subscriptionsOf(sns, options.topicArn))
+      if (s.endpoint === queueArn) await sns.send(new UnsubscribeCommand({ SubscriptionArn: s.arn }));
+    subscribed = await subscribe();
+  }
   return { queueUrl, queueArn, subscriptionArn: subscribed.SubscriptionArn ?? "" };
 }
 

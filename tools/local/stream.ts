@@ -1,0 +1,135 @@
+import { readFileSync } from "node:fs";
+import {
+  CreateTopicCommand,
+  ListSubscriptionsByTopicCommand,
+  type SNSClient,
+  UnsubscribeCommand,
+} from "@aws-sdk/client-sns";
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { ConfigurationError } from "../../shared/platform/errors";
+import { EVENTS_QUEUE } from "../../shared/platform/queues";
+import {
+  LISTENER_QUEUE_PREFIX,
+  removeExpiredListeners,
+  subscribeQueue,
+} from "../../shared/stream/subscriptions";
+import { filterPolicyOf, type StreamSubscriber, streamSubscribersSchema } from "./stream-subscribers";
+
+/**
+ * The stream of facts on the local stack (#41), as the CDK app makes it deployed: the topic, the
+ * stream's unpublished queue (its own dead-letter queue), and for each subscriber declared in
+ * cdk.json's `streamSubscribers` a queue with its dead-letter queue, subscribed with its filter
+ * policy and raw delivery or not. fauxqs keeps subscriptions across restarts: a subscriber no
+ * longer declared is unsubscribed (its queue is kept, with whatever it holds), and what crashed
+ * `webhook listen` sessions left is removed.
+ */
+
+/** The local topic's name. */
+export const LOCAL_STREAM_TOPIC = "stream";
+
+/** A subscriber's local queue: `stream-<name>`, and its dead-letter queue `stream-<name>-dlq`. */
+export const subscriberQueueName = (name: string) => `stream-${name}`;
+
+/** What the local stream is: written to stack.json for `listen`, `replay --to-stream` and `redrive --stream`. */
+export interface LocalStream {
+  topicArn: string;
+  unpublished: { url: string };
+  subscribers: Record<string, { url: string; deadLetterUrl: string }>;
+}
+
+async function queue(sqs: SQSClient, name: string, attributes: Record<string, string> = {}) {
+  const out = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  const url = out.QueueUrl ?? "";
+  const arn =
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] })))
+      .Attributes?.QueueArn ?? "";
+  return { url, arn };
+}
+
+/**
+ * Creates (or finds) the local stream and brings its subscriptions in line with `subscribers`.
+ *
+ * @example const stream = await provisionStream(sns, sqs, [{ name: "crm", apps: ["app1"] }])
+ */
+export async function provisionStream(
+  sns: SNSClient,
+  sqs: SQSClient,
+  subscribers: readonly StreamSubscriber[],
+): Promise<LocalStream> {
+  const topicArn = (await sns.send(new CreateTopicCommand({ Name: LOCAL_STREAM_TOPIC }))).TopicArn ?? "";
+  const fortnight = { MessageRetentionPeriod: String(14 * 86400) };
+  const unpublished = await queue(sqs, "stream-unpublished", fortnight);
+  const declared: LocalStream["subscribers"] = {};
+  const endpoints = new Set<string>();
+  for (const s of subscribers) {
+    const dlq = await queue(sqs, `${subscriberQueueName(s.name)}-dlq`, fortnight);
+    const subscribed = await subscribeQueue(sns, sqs, {
+      topicArn,
+      queueName: subscriberQueueName(s.name),
+      filterPolicy: filterPolicyOf(s),
+      rawDelivery: s.rawDelivery ?? false,
+      attributes: {
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlq.arn,
+          maxReceiveCount: String(EVENTS_QUEUE.maxReceiveCount),
+        }),
+      },
+    });
+    declared[s.name] = { url: subscribed.queueUrl, deadLetterUrl: dlq.url };
+    endpoints.add(subscribed.queueArn);
+  }
+  await unsubscribeUndeclared(sns, topicArn, endpoints);
+  await removeExpiredListeners(sns, sqs, topicArn);
+  return { topicArn, unpublished: { url: unpublished.url }, subscribers: declared };
+}
+
+/** Unsubscribes the topic's subscribers that are neither declared nor a `webhook listen` session. */
+async function unsubscribeUndeclared(sns: SNSClient, topicArn: string, declared: ReadonlySet<string>) {
+  let token: string | undefined;
+  do {
+    const page = await sns.send(
+      new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }),
+    );
+    for (const s of page.Subscriptions ?? []) {
+      const name = s.Endpoint?.split(":").pop() ?? "";
+      if (
+        s.SubscriptionArn &&
+        s.Endpoint &&
+        !declared.has(s.Endpoint) &&
+        !name.startsWith(LISTENER_QUEUE_PREFIX)
+      )
+        await sns.send(new UnsubscribeCommand({ SubscriptionArn: s.SubscriptionArn }));
+    }
+    token = page.NextToken;
+  } while (token);
+}
+
+/**
+ * The subscribers a deployment's context declares (`streamSubscribers`: a JSON array in cdk.json,
+ * or its text as `-c` gives it), validated; none when absent.
+ *
+ * @example streamSubscribersOf({ streamSubscribers: [{ name: "crm", apps: ["app1"] }] })[0].name // "crm"
+ */
+export function streamSubscribersOf(context: Record<string, unknown>): StreamSubscriber[] {
+  const value = context.streamSubscribers;
+  if (value === undefined) return [];
+  let json = value;
+  if (typeof value === "string")
+    try {
+      json = JSON.parse(value);
+    } catch (error) {
+      throw new ConfigurationError("streamSubscribers is not JSON", { cause: error });
+    }
+  const parsed = streamSubscribersSchema.safeParse(json);
+  if (!parsed.success)
+    throw new ConfigurationError(
+      `streamSubscribers: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  return parsed.data;
+}
+
+/** The subscribers cdk.json declares (the project's own, or `path`'s), as `npm start` applies them. */
+export function cdkJsonSubscribers(path = new URL("../../cdk.json", import.meta.url)): StreamSubscriber[] {
+  const json = JSON.parse(readFileSync(path, "utf8")) as { context?: Record<string, unknown> };
+  return streamSubscribersOf(json.context ?? {});
+}
