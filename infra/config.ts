@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { DEFAULT_RECORDING_API_KEY_HOSTS, HOST_NAME_PATTERN } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
+import { streamSubscribersSchema } from "../shared/stream/subscribers";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
 
 /** A whole number in [min, max]; the error shows the expected form. */
@@ -151,6 +152,12 @@ const contextSchema = z.strictObject({
   activityGraceMinutes: int(120, 0, 1440),
   /** Athena cancels a query (the rollup's or `webhook sql --stack`'s) that would scan more than this (MB). */
   athenaBytesScannedCutoffMb: int(10_240, 10, 10_000_000),
+  /**
+   * The services that receive the stream of facts (#41), each through its own queue:
+   * `[{"name":"crm","apps":["app1"],"triggers":["group:*","message_sent"],"rawDelivery":true}]`
+   * (docs/deploy.md "The stream of facts"). None: nothing is published unless `webhook listen` is on.
+   */
+  streamSubscribers: z._default(streamSubscribersSchema, []),
   /** Alarm when the oldest message of a queue is older than this many seconds. */
   queueAgeAlarmSeconds: int(300, 60, 1_209_600),
   /** Alarm when this many events fail in the projector within 5 minutes (retried, not yet dead-lettered). */

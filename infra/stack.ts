@@ -17,12 +17,14 @@ import {
 import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
 import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
+import { STREAM_OUTPUTS, subscriberOutputs } from "../shared/stream/subscribers";
 import { FUNCTION_ENTRIES } from "./bundling";
 import { type DeploymentConfig, itemExpiryDays, restrictsApps, tableCapacity } from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { AppSettings } from "./constructs/app-settings";
 import { BackendFunction } from "./constructs/backend-function";
 import { DataBucket } from "./constructs/data-bucket";
+import { EventStream } from "./constructs/event-stream";
 import { Monitoring } from "./constructs/monitoring";
 import { ProjectionTables } from "./constructs/projection-tables";
 import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
@@ -145,6 +147,7 @@ export class WebhookBackendStack extends Stack {
       reconciler: config.reconcileEveryMinutes !== undefined,
       alarmEmail: config.alarmEmail,
     });
+    this.stream(resources, projector, monitoring);
     this.reconciler(resources);
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
@@ -277,6 +280,47 @@ export class WebhookBackendStack extends Stack {
   }
 
   /**
+   * The stream of facts (#41), on every deployment (an idle topic costs nothing, and `webhook
+   * listen --stack` needs one): the topic, encrypted with the alarm topic's key; the declared
+   * subscribers' queues; the projector as its publisher; alarms, dashboard and outputs.
+   */
+  private stream({ config, apps }: Resources, projector: BackendFunction, monitoring: Monitoring): void {
+    const stream = new EventStream(this, "Stream", {
+      key: monitoring.key,
+      subscribers: config.streamSubscribers,
+      deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
+    });
+    stream.grantPublish(projector.function, apps.table);
+    for (const [name, value] of Object.entries(
+      stream.publisherEnvironment(apps.table, config.eventsMaxReceiveCount),
+    ))
+      projector.function.addEnvironment(name, value);
+    monitoring.watchStream(stream);
+    const output = this.output.bind(this);
+    output(STREAM_OUTPUTS.topicArn, stream.topic.topicArn, "the stream of facts (webhook listen --stack)");
+    output(
+      STREAM_OUTPUTS.keyArn,
+      stream.key.keyArn,
+      "the stream topic's key (a publisher uses it through SNS)",
+    );
+    output(
+      STREAM_OUTPUTS.unpublishedQueueUrl,
+      stream.unpublished.queueUrl,
+      "facts the projector could not publish (redrive --stream)",
+    );
+    for (const { subscriber, queues } of stream.subscribers) {
+      const outputs = subscriberOutputs(subscriber.name);
+      output(outputs.queueUrl, queues.queue.queueUrl, `the ${subscriber.name} subscriber's queue`);
+      output(outputs.queueArn, queues.queue.queueArn, `the ${subscriber.name} subscriber's queue (ARN)`);
+      output(
+        outputs.deadLetterQueueUrl,
+        queues.deadLetterQueue.queueUrl,
+        `the ${subscriber.name} subscriber's dead-letter queue`,
+      );
+    }
+  }
+
+  /**
    * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
    * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
    */
@@ -321,6 +365,11 @@ export class WebhookBackendStack extends Stack {
     });
   }
 
+  /** A stack output (what `--stack` reads), with what it is. */
+  private output(id: string, value: string, description: string): void {
+    new CfnOutput(this, id, { value, description });
+  }
+
   /** What the platform's settings, the CLIs (`--stack`) and an operator need. */
   private outputs(
     { config, data, tables, events, recordings, apps }: Resources,
@@ -328,8 +377,7 @@ export class WebhookBackendStack extends Stack {
     credentials: ISecret,
     monitoring: Monitoring,
   ): void {
-    const output = (id: string, value: string, description: string) =>
-      new CfnOutput(this, id, { value, description });
+    const output = this.output.bind(this);
     output("WebhookUrl", edge.webhookUrl, "Paste into the platform's webhook settings (Webhook URL)");
     output(
       "CredentialsSecret",

@@ -27,6 +27,7 @@ import {
   type ServiceName,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
+import type { EventStream } from "./event-stream";
 
 export interface MonitoringProps {
   readonly api: HttpApi;
@@ -58,15 +59,20 @@ export interface MonitoringProps {
  */
 export class Monitoring extends Construct {
   public readonly topic: Topic;
+  /** Encrypts the alarm topic, and the stream's (`EventStream`): one key, paid once. */
+  public readonly key: Key;
   public readonly dashboard: Dashboard;
   public readonly alarms: Alarm[] = [];
+  private readonly queueAgeAlarmSeconds: number;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.queueAgeAlarmSeconds = props.queueAgeAlarmSeconds ?? 300;
     const key = new Key(this, "TopicKey", {
       enableKeyRotation: true,
-      description: "Encrypts the alarm topic",
+      description: "Encrypts the alarm topic and the stream of facts' topic",
     });
+    this.key = key;
     // CloudWatch must be able to publish to the encrypted topic.
     key.addToResourcePolicy(
       new PolicyStatement({
@@ -132,6 +138,77 @@ export class Monitoring extends Construct {
     });
   }
 
+  /**
+   * The stream of facts (#41): an alarm on facts not published (any message in the stream's own
+   * dead-letter queue), each subscriber's dead letters and oldest message, and a dashboard row.
+   * Called once the stream exists (it is encrypted with this construct's key).
+   *
+   * @example monitoring.watchStream(stream)
+   */
+  public watchStream(stream: EventStream): void {
+    const perMinute = { period: Duration.minutes(1), statistic: "Maximum" } as const;
+    this.alarm("StreamUnpublished", {
+      alarmDescription:
+        "Facts not published: the projector could not publish them to the stream through every receive of their record, and moved them to the stream's dead-letter queue. Nothing is lost (their tables are written): fix the cause (SNS, KMS or permissions: the projector's WARN lines say which), then npx webhook redrive --stream.",
+      metric: stream.unpublished.metricApproximateNumberOfMessagesVisible(perMinute),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    for (const { subscriber, queues } of stream.subscribers) {
+      this.alarm(`Subscriber-${subscriber.name}DeadLetters`, {
+        alarmDescription: `Facts in the ${subscriber.name} subscriber's dead-letter queue: its consumer failed them at every receive, or SNS could not deliver them. Fix the consumer, then move them back (the SQS console's "Start DLQ redrive").`,
+        metric: queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible(perMinute),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      this.alarm(`Subscriber-${subscriber.name}OldestMessage`, {
+        alarmDescription: `The ${subscriber.name} subscriber's consumer is falling behind or stopped (its queue keeps a fact 14 days).`,
+        metric: queues.queue.metricApproximateAgeOfOldestMessage(perMinute),
+        threshold: this.queueAgeAlarmSeconds,
+        evaluationPeriods: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
+    const sum = { period: Duration.minutes(1), statistic: "Sum" } as const;
+    const named = (label: string) => ({ ...perMinute, label });
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: "Stream: facts published, delivered, filtered out, failed; not published",
+        left: [
+          stream.topic.metricNumberOfMessagesPublished({ ...sum, label: "published" }),
+          stream.topic.metricNumberOfNotificationsDelivered({ ...sum, label: "delivered" }),
+          stream.topic.metricNumberOfNotificationsFilteredOut({ ...sum, label: "filtered out" }),
+          stream.topic.metricNumberOfNotificationsFailed({ ...sum, label: "failed" }),
+        ],
+        right: [stream.unpublished.metricApproximateNumberOfMessagesVisible(named("not published"))],
+        width: 8,
+      }),
+      ...(stream.subscribers.length
+        ? [
+            new GraphWidget({
+              title: "Subscribers: queue depth and dead letters",
+              left: stream.subscribers.flatMap(({ subscriber, queues }) => [
+                queues.queue.metricApproximateNumberOfMessagesVisible(named(subscriber.name)),
+                queues.deadLetterQueue.metricApproximateNumberOfMessagesVisible(
+                  named(`${subscriber.name} DLQ`),
+                ),
+              ]),
+              width: 8,
+            }),
+            new GraphWidget({
+              title: "Subscribers: oldest message (s)",
+              left: stream.subscribers.map(({ subscriber, queues }) =>
+                queues.queue.metricApproximateAgeOfOldestMessage(named(subscriber.name)),
+              ),
+              width: 8,
+            }),
+          ]
+        : []),
+    );
+  }
+
   /** Dead letters, old messages, function errors and throttles, 429s, and the API's 5xx rate. */
   private alarmOn(props: MonitoringProps): void {
     const alarm = this.alarm.bind(this);
@@ -153,7 +230,7 @@ export class Monitoring extends Construct {
           period: Duration.minutes(1),
           statistic: "Maximum",
         }),
-        threshold: props.queueAgeAlarmSeconds ?? 300,
+        threshold: this.queueAgeAlarmSeconds,
         evaluationPeriods: 5,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });

@@ -1,10 +1,5 @@
 import { createHash } from "node:crypto";
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { LeaseTable } from "../adapters/archive-lease";
 
 /**
