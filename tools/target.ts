@@ -4,6 +4,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { byTable, PROJECTION_TABLE_NAMES, type TableNames, tableOutput } from "../shared/platform/tables";
+import { STREAM_OUTPUTS } from "../shared/stream/subscribers";
 import { clientsFor, emulatorClients } from "./local/clients";
 import { localActivityTableName } from "./local/provision";
 import { readStackInfo, stateDir } from "./local/state";
@@ -71,11 +72,11 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
         ? { athena: { workGroup: outputs.AthenaWorkGroup, database: outputs.GlueDatabase } }
         : {}),
       appsTable: outputs.AppsTable || undefined,
-      ...(outputs.StreamTopicArn
+      ...(outputs[STREAM_OUTPUTS.topicArn]
         ? {
             stream: {
-              topicArn: outputs.StreamTopicArn,
-              unpublishedUrl: outputs.StreamUnpublishedQueueUrl || undefined,
+              topicArn: outputs[STREAM_OUTPUTS.topicArn],
+              unpublishedUrl: outputs[STREAM_OUTPUTS.unpublishedQueueUrl] || undefined,
             },
           }
         : {}),

@@ -8,6 +8,7 @@ import { ContractViolationError } from "../platform/errors";
 import { versionOf } from "../projections/version";
 import { archiveLine } from "../projector/raw-archive";
 import type { StreamMessage } from "./publish-batches";
+import { STREAM_KINDS } from "./subscribers";
 
 /**
  * The stream's messages, defined once (docs/stream.md): what the projector, `replay --to-stream`,
@@ -18,13 +19,6 @@ import type { StreamMessage } from "./publish-batches";
 
 /** The version of the envelope this code writes. It changes only if a field's meaning does. */
 export const STREAM_SCHEMA_VERSION = 1;
-
-/** The kinds of message on the stream (the `kind` attribute). */
-export const STREAM_KIND = { delivery: "delivery", erasure: "erasure" } as const;
-export type StreamKind = (typeof STREAM_KIND)[keyof typeof STREAM_KIND];
-
-/** The message attributes every published message carries, for subscribers' filter policies. */
-export const STREAM_ATTRIBUTE = { appId: "appId", trigger: "trigger", kind: "kind" } as const;
 
 /** The `trigger` attribute of an erasure notice (no platform trigger is spelt with parentheses). */
 export const ERASURE_NOTICE_TRIGGER = "(erasure)";
@@ -50,7 +44,7 @@ export type BodyObject = z.infer<typeof bodyObjectSchema>;
  */
 export const deliveryEnvelopeSchema = z.object({
   schemaVersion: z.literal(STREAM_SCHEMA_VERSION),
-  kind: z.literal(STREAM_KIND.delivery),
+  kind: z.literal(STREAM_KINDS.delivery),
   /** `<eventId>@<receivedAt>`: this delivery. */
   id: text,
   /** SHA-256 (hex) of the body as received: the same bytes always have the same id. */
@@ -91,7 +85,7 @@ export type DeliveryEnvelope = z.infer<typeof deliveryEnvelopeSchema>;
  */
 export const erasureNoticeSchema = z.object({
   schemaVersion: z.literal(STREAM_SCHEMA_VERSION),
-  kind: z.literal(STREAM_KIND.erasure),
+  kind: z.literal(STREAM_KINDS.erasure),
   /** The erasure's id (what `forget` reported): a re-run publishes the same notice. */
   id: text,
   appId: text,
@@ -138,7 +132,7 @@ export function deliveryEnvelope(
   const time = line.eventTime === undefined ? undefined : eventTime(known, delivery.receivedAt);
   return {
     schemaVersion: STREAM_SCHEMA_VERSION,
-    kind: STREAM_KIND.delivery,
+    kind: STREAM_KINDS.delivery,
     id: deliveryId(delivery.eventId, delivery.receivedAt),
     eventId: delivery.eventId,
     receivedAt: delivery.receivedAt,
@@ -184,7 +178,7 @@ export function streamMessage(envelope: StreamEnvelope): StreamMessage {
     body: JSON.stringify(envelope),
     attributes: {
       appId: messageGroupOf(envelope.appId),
-      trigger: envelope.kind === STREAM_KIND.delivery ? envelope.trigger : ERASURE_NOTICE_TRIGGER,
+      trigger: envelope.kind === STREAM_KINDS.delivery ? envelope.trigger : ERASURE_NOTICE_TRIGGER,
       kind: envelope.kind,
     },
   };

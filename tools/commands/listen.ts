@@ -6,8 +6,8 @@
  * and its subscription (docs/stream.md: what it needs, the IAM with `--stack`).
  */
 import { Command, InvalidArgumentError } from "commander";
+import { filterPolicyOf } from "../../shared/stream/subscribers";
 import { runProgram, UserFacingError, withTarget } from "../cli/program";
-import { filterPolicyOf } from "../local/stream-subscribers";
 import { openListener, receiveUntilAborted } from "../ops/listen";
 import { resolveTarget } from "../target";
 
@@ -46,7 +46,7 @@ async function run(o: ListenCliOptions): Promise<void> {
           : "the stack has no stream topic (deployed before #41?): deploy it again",
       );
     if (!target.appsTable) throw new UserFacingError("the target has no apps table (the listener switch)");
-    const filter = filterPolicyOf({ apps: o.app, triggers: o.trigger });
+    const filter = filterPolicyOf({ name: "listen", apps: o.app, triggers: o.trigger });
     const listener = await openListener(
       target,
       { topicArn: target.stream.topicArn, appsTable: target.appsTable },

@@ -22,6 +22,7 @@ import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import type { TableNames } from "../../shared/platform/tables";
+import type { StreamSubscriber } from "../../shared/stream/subscribers";
 import { emulatorClients } from "./clients";
 import { ensureCredentialStore } from "./credentials-store";
 import {
@@ -55,7 +56,6 @@ import {
   writeStackInfo,
 } from "./state";
 import { type LocalStream, provisionStream } from "./stream";
-import type { StreamSubscriber } from "./stream-subscribers";
 
 /** Development defaults, printed at start and documented in the README. Never used in AWS. */
 export const DEV_USERNAME = "local-webhook";

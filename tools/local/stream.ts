@@ -6,14 +6,14 @@ import {
   UnsubscribeCommand,
 } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { ConfigurationError } from "../../shared/platform/errors";
+import { readDeploymentConfig } from "../../infra/config";
 import { EVENTS_QUEUE } from "../../shared/platform/queues";
+import { filterPolicyOf, type StreamSubscriber } from "../../shared/stream/subscribers";
 import {
   LISTENER_QUEUE_PREFIX,
   removeExpiredListeners,
   subscribeQueue,
 } from "../../shared/stream/subscriptions";
-import { filterPolicyOf, type StreamSubscriber, streamSubscribersSchema } from "./stream-subscribers";
 
 /**
  * The stream of facts on the local stack (#41), as the CDK app makes it deployed: the topic, the
@@ -67,7 +67,7 @@ export async function provisionStream(
       topicArn,
       queueName: subscriberQueueName(s.name),
       filterPolicy: filterPolicyOf(s),
-      rawDelivery: s.rawDelivery ?? false,
+      rawDelivery: s.rawDelivery ?? true,
       attributes: {
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: dlq.arn,
@@ -104,32 +104,8 @@ async function unsubscribeUndeclared(sns: SNSClient, topicArn: string, declared:
   } while (token);
 }
 
-/**
- * The subscribers a deployment's context declares (`streamSubscribers`: a JSON array in cdk.json,
- * or its text as `-c` gives it), validated; none when absent.
- *
- * @example streamSubscribersOf({ streamSubscribers: [{ name: "crm", apps: ["app1"] }] })[0].name // "crm"
- */
-export function streamSubscribersOf(context: Record<string, unknown>): StreamSubscriber[] {
-  const value = context.streamSubscribers;
-  if (value === undefined) return [];
-  let json = value;
-  if (typeof value === "string")
-    try {
-      json = JSON.parse(value);
-    } catch (error) {
-      throw new ConfigurationError("streamSubscribers is not JSON", { cause: error });
-    }
-  const parsed = streamSubscribersSchema.safeParse(json);
-  if (!parsed.success)
-    throw new ConfigurationError(
-      `streamSubscribers: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-    );
-  return parsed.data;
-}
-
-/** The subscribers cdk.json declares (the project's own, or `path`'s), as `npm start` applies them. */
+/** The subscribers cdk.json declares (the project's own, or `path`'s), validated as a deployment validates them. */
 export function cdkJsonSubscribers(path = new URL("../../cdk.json", import.meta.url)): StreamSubscriber[] {
   const json = JSON.parse(readFileSync(path, "utf8")) as { context?: Record<string, unknown> };
-  return streamSubscribersOf(json.context ?? {});
+  return readDeploymentConfig(json.context ?? {}).streamSubscribers;
 }
