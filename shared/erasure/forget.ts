@@ -85,6 +85,17 @@ export interface ForgetDependencies {
   searchChunkBytes?: number;
   /** Called before each change (a test's kill point: a throw there is a crash). */
   checkpoint?: (step: string) => void | Promise<void>;
+  /**
+   * Called once the erasure record is written (the stream's erasure notice, #41); a failure there
+   * fails the run, and a re-run completes it (and calls it again, with the same erasure id).
+   */
+  onErased?: (notice: {
+    appId: string;
+    erasureId: string;
+    pseudonym?: string;
+    scope: "user" | "app";
+    finishedAt: number;
+  }) => Promise<void>;
 }
 
 export interface ForgetRequest {
@@ -829,6 +840,13 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
     await deps.checkpoint?.("record");
     await writeErasureRecord(deps.state, record);
+    await deps.onErased?.({
+      appId,
+      erasureId: record.erasureId,
+      ...(record.pseudonym ? { pseudonym: record.pseudonym } : {}),
+      scope,
+      finishedAt: record.finishedAt,
+    });
     await deleteObject(deps, planKey);
     await clearPendingErasure(deps.state, appId, uid);
     return { ...record, dryRun: false, plan };

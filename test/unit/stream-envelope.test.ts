@@ -9,6 +9,7 @@ import {
   STREAM_SCHEMA_VERSION,
   streamMessage,
 } from "../../shared/stream/envelope";
+import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
 import {
   billedChunks,
   messageBytes,
@@ -184,5 +185,50 @@ describe("packing envelopes into PublishBatch requests", () => {
 
   it("leaves out an envelope SNS cannot take", () => {
     expect(packPublishBatches([message(1, SNS_MAX_MESSAGE_BYTES)])).toEqual([]);
+  });
+});
+
+describe("the erasure notice (forget's onErased hook)", () => {
+  const done = {
+    appId: "app1",
+    erasureId: "e-1",
+    pseudonym: "erased-7",
+    scope: "user" as const,
+    finishedAt: 5,
+  };
+
+  it("publishes a notice with the erasure's id, app, scope and pseudonym, filed as an erasure", async () => {
+    const sent: StreamMessage[] = [];
+    await erasureNoticePublisher({
+      publish: async (messages) => {
+        sent.push(...messages);
+        return { failed: new Map(), requests: 1, chunks: 1 };
+      },
+    })(done);
+    expect(sent.map((m) => [JSON.parse(m.body), m.attributes])).toEqual([
+      [
+        {
+          schemaVersion: 1,
+          kind: "erasure",
+          id: "e-1",
+          appId: "app1",
+          scope: "user",
+          pseudonym: "erased-7",
+          finishedAt: 5,
+        },
+        { appId: "app1", trigger: ERASURE_NOTICE_TRIGGER, kind: "erasure" },
+      ],
+    ]);
+  });
+
+  it("fails the run when SNS did not take it, so that a re-run publishes it", async () => {
+    const hook = erasureNoticePublisher({
+      publish: async (messages) => ({
+        failed: new Map(messages.map((m) => [m.id, new Error("throttled")])),
+        requests: 1,
+        chunks: 1,
+      }),
+    });
+    await expect(hook(done)).rejects.toThrow("the erasure notice e-1 was not published: run forget again");
   });
 });
