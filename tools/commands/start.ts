@@ -15,7 +15,7 @@ import {
   startLocalStack,
 } from "../local/stack";
 import { stateDir, writeStackInfo } from "../local/state";
-import { cdkJsonSubscribers } from "../local/stream";
+import { localStreamSubscribers } from "../local/stream";
 import { resolveTarget } from "../target";
 
 interface StartOptions {
@@ -106,8 +106,8 @@ async function run(o: StartOptions): Promise<void> {
     activityEveryMinutes: o.activityEvery,
     // cdk.json's retention keys (retain*Days, expire*Days), as a deployment applies them.
     retention: cdkJsonWindows(),
-    // cdk.json's stream subscribers (#41): each gets its queue and filter here too.
-    streamSubscribers: cdkJsonSubscribers(),
+    // cdk.json's stream subscribers (#41; or LOCAL_STREAM_SUBSCRIBERS): each gets its queue and filter here too.
+    streamSubscribers: localStreamSubscribers(),
   });
   const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
   console.log(banner(stack, o, startedAt, recordingPolicy));

@@ -104,8 +104,19 @@ async function unsubscribeUndeclared(sns: SNSClient, topicArn: string, declared:
   } while (token);
 }
 
-/** The subscribers cdk.json declares (the project's own, or `path`'s), validated as a deployment validates them. */
-export function cdkJsonSubscribers(path = new URL("../../cdk.json", import.meta.url)): StreamSubscriber[] {
+/**
+ * The subscribers the local stack provisions: cdk.json's `streamSubscribers` (the project's own,
+ * or `path`'s), validated as a deployment validates them, or, to try a consumer without editing
+ * cdk.json, `LOCAL_STREAM_SUBSCRIBERS` (the same JSON, as `-c streamSubscribers=…` takes it).
+ *
+ * @example LOCAL_STREAM_SUBSCRIBERS='[{"name":"crm","apps":["app1"]}]' npm start
+ */
+export function localStreamSubscribers(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  path = new URL("../../cdk.json", import.meta.url),
+): StreamSubscriber[] {
   const json = JSON.parse(readFileSync(path, "utf8")) as { context?: Record<string, unknown> };
-  return readDeploymentConfig(json.context ?? {}).streamSubscribers;
+  const override = env.LOCAL_STREAM_SUBSCRIBERS?.trim();
+  return readDeploymentConfig({ ...json.context, ...(override ? { streamSubscribers: override } : {}) })
+    .streamSubscribers;
 }
