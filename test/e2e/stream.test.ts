@@ -27,7 +27,14 @@ import { spawnWebhook, webhookCli } from "../support/cli";
 import type { Delivery } from "../support/histories";
 import { simulatedHistory } from "../support/histories";
 import { postWebhook } from "../support/ingest";
-import { exited, killAll, memberEvent, type StartedProcess, startProcess } from "../support/local-process";
+import {
+  exited,
+  killAll,
+  killMidTraffic,
+  memberEvent,
+  type StartedProcess,
+  startProcess,
+} from "../support/local-process";
 import { touchedKeys } from "../support/projection";
 
 // One local stack for the file (`npm start` as a process: the SIGKILL test kills it and starts it
@@ -237,22 +244,8 @@ describe("the stream of facts on the local stack", () => {
   }, 120_000);
 
   it("loses no acknowledged delivery when the stack is killed (SIGKILL) mid-stream: after a restart each reaches the subscriber", async () => {
-    // Prepare
-    const acked = new Set<string>();
-    let sending = true;
-    const traffic = (async () => {
-      for (let i = 0; sending; i++) {
-        const { status, eventId } = await postWebhook(stack.info, memberEvent(A, i));
-        if (status === 200 && eventId) acked.add(eventId);
-      }
-    })();
-    await new Promise((r) => setTimeout(r, 2_500));
-
     // Act: kill -9 the stack's process group mid-traffic, then start it again on the same state.
-    if (stack.child.pid) process.kill(-stack.child.pid, "SIGKILL");
-    await exited(stack.child);
-    sending = false;
-    await traffic;
+    const acked = await killMidTraffic(stack, A);
     await start();
     await waitForDrain(stack.info, 60);
 
