@@ -1,6 +1,6 @@
 import type * as z from "zod/mini";
 import { DEFAULT_MAX_RECORDING_BYTES, RECORDER_DEADLINE_MARGIN_MS } from "../platform/constants";
-import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../platform/queues";
+import { RECORDINGS_QUEUE } from "../platform/queues";
 import { type TableNames, tableEnvironment } from "../platform/tables";
 import type { ingestEnv, projectorEnv, reconcilerEnv, recorderEnv, rollupEnv } from "./function-config";
 
@@ -44,7 +44,7 @@ export interface ProjectorEnvironment {
   recordingsQueueUrl: string;
   /** Days a closed item of each table stays (DynamoDB TTL). @default none expire */
   itemExpiryDays?: Partial<Record<keyof TableNames, number>>;
-  /** The events queue's receives before its DLQ. @default EVENTS_QUEUE.maxReceiveCount */
+  /** The events queue's receives before its DLQ. @default - the configuration's: EVENTS_QUEUE.maxReceiveCount */
   eventsMaxReceiveCount?: number;
   /** The stream of facts (#41). @default - no stream */
   stream?: {
@@ -67,7 +67,7 @@ export function projectorEnvironment(e: ProjectorEnvironment): EnvOf<typeof proj
     DATA_BUCKET: e.dataBucket,
     RECORDINGS_QUEUE_URL: e.recordingsQueueUrl,
     ...(expiry.length ? { ITEM_EXPIRY_DAYS: expiry.join(",") } : {}),
-    EVENTS_MAX_RECEIVE_COUNT: String(e.eventsMaxReceiveCount ?? EVENTS_QUEUE.maxReceiveCount),
+    ...(e.eventsMaxReceiveCount ? { EVENTS_MAX_RECEIVE_COUNT: String(e.eventsMaxReceiveCount) } : {}),
     ...(stream
       ? {
           STREAM_TOPIC_ARN: stream.topicArn,
