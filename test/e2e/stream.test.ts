@@ -11,12 +11,18 @@ import {
 } from "@aws-sdk/client-sqs";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { PROJECTION_TABLE_NAMES } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { factFields, streamCopy } from "../../shared/stream/consumer";
-import { deliveryId, parseStreamMessage, type StreamEnvelope } from "../../shared/stream/envelope";
+import {
+  deliveryId,
+  parseStreamMessage,
+  type StreamEnvelope,
+  streamMessage,
+} from "../../shared/stream/envelope";
 import { LISTENER_QUEUE_PREFIX } from "../../shared/stream/subscriptions";
 import { emulatorClients } from "../../tools/local/clients";
 import { freePort } from "../../tools/local/emulators";
@@ -195,7 +201,7 @@ describe("the stream of facts on the local stack", () => {
     }
   }, 240_000);
 
-  it("says what the tools publish: a replay into the tables nothing, a redrive of the events DLQ what it projects, replay --to-stream the archived deliveries with their ids", async () => {
+  it("says what the tools publish: a replay into the tables nothing, a redrive of the events DLQ what it projects, replay --to-stream the archived deliveries with their ids, redrive --stream the unpublished facts", async () => {
     // Prepare
     const { sqs, destroy } = clients();
     const late = simulatedHistory(A, 7, 5)
@@ -238,6 +244,16 @@ describe("the stream of facts on the local stack", () => {
         new Set([...firstTime, ...lateInWindow.map((d) => deliveryId(d.eventId, d.receivedAt))]),
       );
       expect(again.every((e) => e.kind === "delivery" && e.outcome === undefined)).toBe(true);
+
+      // redrive --stream: a fact the projector kept unpublished goes out with its id.
+      const kept = again[0];
+      if (!kept) throw new Error("nothing replayed");
+      const message = streamMessage(kept);
+      await sqsMessageQueue(sqs, stack.info.stream?.unpublished.url ?? "").send(message);
+      const unpublished = await webhookCli(["redrive", "--stream", "--state-dir", dir]);
+      expect(unpublished.code, unpublished.stderr).toBe(0);
+      expect(unpublished.stdout).toContain("stream: published 1 unpublished fact(s)");
+      expect((await takeAll(sqs, subscriberUrl("followed"))).map((e) => e.id)).toEqual([kept.id]);
     } finally {
       destroy();
     }
