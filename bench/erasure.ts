@@ -217,7 +217,7 @@ async function main() {
       }),
     );
     console.log(
-      "Prices: Athena $5 per TB scanned (10 MB minimum a query), S3 GET $0.0004 and PUT/LIST/POST $0.005 per 1,000; DynamoDB items are a few per erasure (under $0.0001). Without compaction the search scans the NDJSON; its bytes grow with the archive's retention, not with the user.",
+      "Prices: Athena $5 per TB scanned (10 MB minimum a query), S3 GET $0.0004 and PUT/LIST/POST $0.005 per 1,000; DynamoDB: the user's items are a few writes, and the filtered Scans of the groups and memberships tables read them whole (half a read unit per 4 KB: ~$0.05 at 3.5 GB, docs/personal-data.md). Without compaction the search scans the NDJSON; its bytes grow with the archive's retention, not with the user.",
     );
   } finally {
     direct.destroy();

@@ -23,7 +23,8 @@ const s3 = s3Client(config.aws);
 const athena = new AthenaClient({});
 const activityDoc = documentClient(dynamoClient(config.aws));
 const store = dynamoActivityStore(activityDoc, config.activityTable);
-// A compaction never rewrites a day while an erasure (`webhook forget`) rewrites the archive.
+// A final pass (the day sets) and a compaction never run while an erasure (`webhook forget`) or a
+// repair rewrites the archive.
 const lock = archiveLease({ doc: activityDoc, tableName: config.activityTable }, Date.now);
 const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
 
@@ -38,20 +39,21 @@ const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
  * timeout with nothing said.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
-  const engine = athenaEngine({
+  const athenaOptions = {
     client: athena,
     workGroup: config.athenaWorkGroup,
     database: config.glueDatabase,
     deadline: Date.now() + context.getRemainingTimeInMillis() - ROLLUP_DEADLINE_MARGIN_MS,
-    archive: { s3, bucket: config.dataBucket },
-  });
+  };
+  const engine = athenaEngine({ ...athenaOptions, archive: { s3, bucket: config.dataBucket } });
   const deps = {
     engine,
     store,
     now: Date.now,
     graceMs: config.graceMs,
     ledger,
-    compactor: athenaCompactor({ engine, s3, bucket: config.dataBucket }),
+    // A CTAS still running at the deadline is left to run and adopted by a later tick.
+    compactor: athenaCompactor({ ...athenaOptions, s3, bucket: config.dataBucket }),
     archiveLock: lock,
     userSets: s3UserSets(s3, config.dataBucket),
   };
@@ -71,6 +73,11 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
   }
+  // An erasure or a repair held the archive: those days wait for a later tick (not a failure).
+  for (const day of report.passesDeferred)
+    logger.info("final pass deferred: the archive is being rewritten", { day, outcome: "deferred" });
+  for (const day of report.compactionsDeferred)
+    logger.info("compaction deferred: the archive is being rewritten", { day, outcome: "deferred" });
   for (const c of report.compactions)
     logger.info("compacted", {
       day: c.day,

@@ -191,10 +191,18 @@ export class ActivityAnalytics extends Construct {
     );
     props.data.grantListPrefix(this.rollup, S3_PREFIX.raw);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.edge);
-    // Compacted days: Athena reads and (CTAS) writes the Parquet, the rollup the manifests.
+    // Compacted days: Athena reads and (CTAS) writes the Parquet, the rollup the manifests and
+    // each CTAS's marker; it deletes a failed CTAS's folder before the retry, files its query did
+    // not write, and a day's earlier compaction once replaced.
     props.data.grantObjects(
       this.rollup,
-      ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"],
+      [
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:DeleteObject",
+        "s3:AbortMultipartUpload",
+        "s3:ListMultipartUploadParts",
+      ],
       [S3_PREFIX.compact],
     );
     props.data.grantListPrefix(this.rollup, S3_PREFIX.compact);

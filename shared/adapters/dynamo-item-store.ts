@@ -3,10 +3,16 @@ import {
   type ConsumedCapacity,
   type DynamoDBClient,
 } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+} from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 import { ItemContentionError, ItemLimitError } from "../platform/errors";
-import { keyLimitViolation, type TableDefinition } from "../platform/tables";
+import { keyLimitViolation, keyOfItem, type TableDefinition } from "../platform/tables";
 import type { ApplyResult, ItemStore } from "../ports/item-store";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ItemKey } from "../projections/types";
@@ -198,4 +204,111 @@ export function dynamoItemStore<S extends object>(
       );
     },
   };
+}
+
+/**
+ * What a rewrite makes of a stored item: the next item (with the same key, or another: the item
+ * moves), `null` to delete it, or `undefined` to leave it as it is.
+ */
+export type ItemRewrite = (item: Record<string, unknown>) => Record<string, unknown> | null | undefined;
+
+/** What became of an item a rewrite was given: not there, left, written in place, moved to another key, deleted. */
+export type ItemRewriteOutcome = "absent" | "unchanged" | "written" | "moved" | "deleted";
+
+/** A write's condition, as the commands take it. */
+interface WriteCondition {
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/** The condition that the stored item is still the one read: its `rev` (an item written before `rev` has none). */
+function sameRevision(table: TableDefinition, rev: unknown): WriteCondition {
+  if (typeof rev === "number")
+    return {
+      ConditionExpression: "#rev = :rev",
+      ExpressionAttributeNames: { "#rev": "rev" },
+      ExpressionAttributeValues: { ":rev": rev },
+    };
+  return {
+    ConditionExpression: "attribute_exists(#pk) AND attribute_not_exists(#rev)",
+    ExpressionAttributeNames: { "#pk": table.partitionKey.name, "#rev": "rev" },
+  };
+}
+
+/** A transaction cancelled because a condition failed (or another transaction held an item). */
+function isCancelledByCondition(error: unknown): boolean {
+  const reasons = (error as { name?: string; CancellationReasons?: Array<{ Code?: string }> })
+    .CancellationReasons;
+  return (
+    (error as { name?: string }).name === "TransactionCanceledException" &&
+    (reasons ?? []).some((r) => r.Code === "ConditionalCheckFailed" || r.Code === "TransactionConflict")
+  );
+}
+
+/**
+ * Rewrites one stored projection item the way every writer of one does (docs/design-and-limits.md,
+ * "Writers meet"): reads it strongly consistent, then writes `change(item)` on condition that its
+ * `rev` is still the one read, with `rev` bumped; a delete is conditional on the same `rev`. When
+ * someone wrote the item in between (the projector), it reads again and re-applies `change`, up to
+ * `MAX_APPLY_ATTEMPTS` times (then `ItemContentionError`). So a writer that read the item before
+ * this rewrite fails its own condition and re-applies its update over the rewritten item: it can
+ * never put back what the rewrite replaced. An item whose key changes moves in one transaction:
+ * the new key written where nothing is, the old one deleted at the `rev` read. The erasure's one
+ * way to change an item.
+ *
+ * @example await rewriteItem(doc, GROUPS_TABLE, names.groups, { pk: "app1#g1" }, (item) => ({ ...item, owner: "erased-7f" })) // "written"
+ */
+export async function rewriteItem(
+  doc: DynamoDBDocumentClient,
+  table: TableDefinition,
+  tableName: string,
+  key: Record<string, unknown>,
+  change: ItemRewrite,
+): Promise<ItemRewriteOutcome> {
+  for (let attempt = 1; attempt <= MAX_APPLY_ATTEMPTS; attempt++) {
+    const { Item: item } = await doc.send(
+      new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+    );
+    if (!item) return "absent";
+    const next = change(item);
+    if (next === undefined) return "unchanged";
+    const condition = sameRevision(table, item.rev);
+    try {
+      if (next === null) {
+        await doc.send(new DeleteCommand({ TableName: tableName, Key: key, ...condition }));
+        return "deleted";
+      }
+      const written = { ...next, rev: (typeof item.rev === "number" ? item.rev : 0) + 1 };
+      const nextKey = keyOfItem(table, written);
+      const violation = keyLimitViolation(table, written);
+      if (violation) throw new ItemLimitError(violation);
+      if (canonicalJson(nextKey) === canonicalJson(keyOfItem(table, item))) {
+        await doc.send(new PutCommand({ TableName: tableName, Item: written, ...condition }));
+        return "written";
+      }
+      await doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableName,
+                Item: written,
+                ConditionExpression: "attribute_not_exists(#pk)",
+                ExpressionAttributeNames: { "#pk": table.partitionKey.name },
+              },
+            },
+            { Delete: { TableName: tableName, Key: key, ...condition } },
+          ],
+        }),
+      );
+      return "moved";
+    } catch (error) {
+      if (!isConflict(error) && !isCancelledByCondition(error)) throw error;
+      // Someone wrote the item in between: read again and re-apply.
+    }
+  }
+  throw new ItemContentionError(
+    `item ${String(Object.values(key)[0]).slice(0, 200)} kept changing under ${MAX_APPLY_ATTEMPTS} attempts`,
+  );
 }

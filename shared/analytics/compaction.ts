@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
+import { type ArchiveLease, withArchiveLease } from "../adapters/archive-lease";
 import { listObjects } from "../adapters/s3-listing";
 import { dayOfKey, isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
 import { parseJsonContract } from "../contracts/queue-messages";
@@ -93,6 +94,100 @@ export function readPlan(
 export interface ArchiveCompactor {
   /** Rewrites a closed receipt day as Parquet and writes its manifest; returns it. */
   compactDay(day: string): Promise<CompactionManifest>;
+}
+
+/**
+ * Removes a day's compaction: its manifest first (readers then take the day's NDJSON, which is
+ * always right), then every object under its prefix (Parquet, a CTAS folder, its marker). What a
+ * rewrite of the day's NDJSON in place (a repair, a migration, an erasure) does before its first
+ * change, so that no reader takes a Parquet that holds the old lines; it then compacts the day
+ * again (`ArchiveCompactor.compactDay`) from its objects as they now are. The caller holds the
+ * archive lease. Returns the keys deleted.
+ *
+ * @example await dropCompaction(s3, bucket, "2026-01-02") // ["compact/date=2026-01-02/manifest.json", "compact/date=2026-01-02/1f3a….parquet"]
+ */
+export async function dropCompaction(s3: S3Client, bucket: string, day: string): Promise<string[]> {
+  const deleted = [compactManifestKey(day)];
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: compactManifestKey(day) }));
+  for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+    deleted.push(key);
+  }
+  return deleted;
+}
+
+/** What a rewrite of archive objects in place needs (`rewriteArchive`). */
+export interface ArchiveRewriter {
+  /** The archive lease every rewriter holds (`adapters/archive-lease.ts`). */
+  lease: ArchiveLease;
+  /** Compacts again the compacted days whose objects changed. None: their compaction is dropped (reported). */
+  compactor?: ArchiveCompactor;
+  now: () => number;
+}
+
+/** The compacted days a rewrite changed. */
+export interface RecompactionReport {
+  /** Compacted receipt days whose objects changed: their compaction rewritten (dry run: to be). */
+  recompacted: string[];
+  /**
+   * Of those, the days whose compaction was dropped and not written again (no compactor): right,
+   * read from their NDJSON, until `webhook compact` compacts them. A rewrite that fails between
+   * the drop and the compaction leaves its days so too (its error says so).
+   */
+  uncompacted: string[];
+}
+
+/**
+ * Runs `work`, a rewrite in place of the archive's NDJSON objects (`rederive`, `archive-migrate`),
+ * as every such rewrite must (docs/design-and-limits.md, "Writers meet"): under the archive lease
+ * for `holder` (renewed at each `touch`), a compacted receipt day's compaction dropped
+ * (`dropCompaction`) before the first of its objects changes (`work` calls `touch(day)` before
+ * each change of an object of that receipt day), and compacted again once `work` is done. So no
+ * reader ever takes a Parquet that holds a day's old lines beside what the rewrite wrote. With
+ * `dryRun`: no lease, nothing dropped, the days that would be recompacted.
+ *
+ * @example await rewriteArchive(s3, bucket, rewriter, "rederive", async (touch) => { await touch(day); await put(key, lines) })
+ * @throws ArchiveLockedError, before `work` starts, when another rewrite holds the lease
+ */
+export async function rewriteArchive<T>(
+  s3: S3Client,
+  bucket: string,
+  rewriter: ArchiveRewriter,
+  holder: string,
+  work: (touch: (day: string | undefined) => Promise<void>) => Promise<T>,
+  { dryRun = false }: { dryRun?: boolean } = {},
+): Promise<{ result: T } & RecompactionReport> {
+  const compacted = new Map<string, boolean>();
+  const isCompacted = async (day: string) => {
+    let known = compacted.get(day);
+    if (known === undefined) {
+      known = (await listObjects(s3, bucket, compactManifestKey(day))).length > 0;
+      compacted.set(day, known);
+    }
+    return known;
+  };
+  const dropped: string[] = [];
+  if (dryRun) {
+    const result = await work(async (day) => {
+      if (day && (await isCompacted(day)) && !dropped.includes(day)) dropped.push(day);
+    });
+    return { result, recompacted: dropped.sort(), uncompacted: [] };
+  }
+  return withArchiveLease(rewriter.lease, holder, rewriter.now, async (renew) => {
+    const result = await work(async (day) => {
+      await renew();
+      if (!day || dropped.includes(day) || !(await isCompacted(day))) return;
+      await dropCompaction(s3, bucket, day);
+      dropped.push(day);
+    });
+    const uncompacted: string[] = [];
+    for (const day of dropped.sort()) {
+      await renew();
+      if (rewriter.compactor) await rewriter.compactor.compactDay(day);
+      else uncompacted.push(day);
+    }
+    return { result, recompacted: dropped, uncompacted };
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { type ArchiveLease, ArchiveLockedError, withArchiveLease } from "../adapters/archive-lease";
 import { utcDay } from "../contracts/bucket-layout";
+import { CompactionPendingError } from "../platform/errors";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
@@ -9,7 +10,7 @@ import { activityFromRows, type DayActivity, type DaySets, daySetsFromRows, TOP_
 import { readQuery } from "./queries";
 import type { ActivityStore } from "./store/activity-store";
 import type { DayPass, RollupLedger } from "./store/rollup-ledger";
-import { type UserSetStore, writeDaySets } from "./user-sets";
+import { hasDaySets, mergeAppDaySets, type UserSetStore, writeDaySets } from "./user-sets";
 
 const DAY_MS = 86_400_000;
 
@@ -30,16 +31,27 @@ export interface RollupDependencies {
    */
   compactor?: ArchiveCompactor;
   /**
-   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds:
-   * a compaction takes it, so that it never rewrites a day an erasure is rewriting (held: the
-   * compaction waits for the next tick).
+   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds.
+   * `scheduledRollup` takes it for a final pass (which writes the day sets) and for a compaction,
+   * so that neither interleaves with an erasure or a repair (held: the day waits for a later tick).
    */
   archiveLock?: ArchiveLease;
   /**
    * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
    * conversations started, the membership history). None: not written.
+   *
+   * The sets are rewritten by an erasure too, so they are written only under the archive lease:
+   * `scheduledRollup` and `rollupDays` take it before they pass a day with sets; `rollupDay` and
+   * `rollupDayAllApps` do not take it and expect their caller to hold it whenever `userSets` is
+   * given (an erasure calls `rollupDay` inside its own lease).
    */
   userSets?: UserSetStore;
+  /**
+   * Called between a pass's steps: after the archive is read (`read`), after the figures are
+   * written (`figures`), after the day sets are written (`sets`). Under the archive lease it
+   * renews it (`scheduledRollup`); a test runs another writer there.
+   */
+  checkpoint?: (step: "read" | "figures" | "sets") => Promise<void>;
 }
 
 /** What a rollup did for one day. */
@@ -54,6 +66,12 @@ export interface DayRollup {
   final: boolean;
   computedAt: number;
   bytesScanned: number;
+  /**
+   * What a one-app pass of a closed day did to its day sets (users over time, `rollupDay` with
+   * `userSets`): merged the app's entry, or wrote every app's (the day had none yet). Absent: none
+   * written (the day is not final, or no set store).
+   */
+  daySets?: "merged" | "written";
 }
 
 /** The start of a UTC day (ms). */
@@ -185,8 +203,15 @@ export async function dayActivity(
  * day is final when computed after its end plus the grace period; `skipFinal` leaves a final
  * day as it is (the schedule), without reading the archive.
  *
- * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, … }
- * @throws SqlQueryError or the store's error: nothing of the day was written
+ * A final day with `userSets` gives the app's users over time too (#40): the same query returns
+ * the app's day sets, merged into the day's (`mergeAppDaySets`: the app's entry replaced, every
+ * other app's kept). A day not closed yet for any app has no sets to merge into, and a day's sets
+ * are every app's or none: its query then reads every app of the day (one query, the day's whole
+ * bytes) and writes every app's sets (`writeDaySets`), the figures still this app's alone.
+ * `userSets` given, the caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
+ *
+ * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, daySets: "merged", … }
+ * @throws SqlQueryError or the store's error: nothing of the day was written (the sets' error: the figures were)
  */
 export async function rollupDay(
   appId: string,
@@ -200,16 +225,33 @@ export async function rollupDay(
       return { appId, day, outcome: "skipped", final: true, computedAt: stored.computedAt, bytesScanned: 0 };
   }
   const computedAt = deps.now();
-  const { activity, bytesScanned } = await dayActivity(deps.engine, appId, day, options);
-  return replaceDay(deps, {
+  const final = isFinal(day, computedAt, deps);
+  const sets = final ? deps.userSets : undefined;
+  const whole = sets !== undefined && !(await hasDaySets(sets, day));
+  const { activities, daySets, bytesScanned } = await dayActivities(deps.engine, day, {
+    ...options,
+    app: whole ? "" : appId,
+    users: sets !== undefined,
+  });
+  await deps.checkpoint?.("read");
+  const rollup = await replaceDay(deps, {
     appId,
     day,
-    activity,
+    activity: activities.get(appId) ?? activityFromRows([], { hours: 24, top: TOP_LIMIT }),
     computedAt,
-    final: isFinal(day, computedAt, deps),
+    final,
     bytesScanned,
   });
+  await deps.checkpoint?.("figures");
+  if (!sets || !daySets) return rollup;
+  if (whole) await writeDaySets(sets, day, daySets);
+  else await mergeAppDaySets(sets, day, appId, daySets.get(appId) ?? NO_SETS);
+  await deps.checkpoint?.("sets");
+  return { ...rollup, daySets: whole ? "written" : "merged" };
 }
+
+/** An app's sets of a day it has no line on. */
+const NO_SETS: DaySets = { users: [], conversations: [], members: [], deletions: [] };
 
 /** Whether a day computed at `computedAt` is final: its end plus the grace period has passed. */
 const isFinal = (day: string, computedAt: number, deps: Pick<RollupDependencies, "graceMs">) =>
@@ -287,7 +329,16 @@ export async function rollupDayAllApps(
   deps: RollupDependencies,
   options: RollupOptions = {},
 ): Promise<DayPassReport> {
-  const previous = await deps.ledger?.pass(day);
+  return passDay(day, deps, await deps.ledger?.pass(day), options);
+}
+
+/** `rollupDayAllApps` after the ledger's last pass of the day was read (`previous`). */
+async function passDay(
+  day: string,
+  deps: RollupDependencies,
+  previous: DayPass | undefined,
+  options: RollupOptions,
+): Promise<DayPassReport> {
   if (options.skipFinal && previous?.final)
     return {
       day,
@@ -307,6 +358,7 @@ export async function rollupDayAllApps(
     ...options,
     users: withUsers,
   });
+  await deps.checkpoint?.("read");
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
@@ -341,13 +393,16 @@ export async function rollupDayAllApps(
     ),
   );
   report.rollups.sort((a, b) => (a.appId < b.appId ? -1 : a.appId > b.appId ? 1 : 0));
-  if (withUsers && deps.userSets && daySets)
+  await deps.checkpoint?.("figures");
+  if (withUsers && deps.userSets && daySets) {
     try {
       await writeDaySets(deps.userSets, day, daySets);
     } catch (error) {
       // The pass is not recorded: the next tick passes the day again and writes its sets.
       report.failures.push({ appId: "(day sets)", day, error });
     }
+    await deps.checkpoint?.("sets");
+  }
   if (report.failures.length === 0)
     await deps.ledger?.record({
       day,
@@ -361,11 +416,90 @@ export async function rollupDayAllApps(
   return report;
 }
 
+/** What `rollupDays` did over a range. */
+export interface RangeRollupReport {
+  rollups: DayRollup[];
+  failures: Array<{ appId: string; day: string; error: unknown }>;
+  queries: number;
+  bytesScanned: number;
+  /**
+   * The days of the range that are not final yet, and when each becomes final (its end plus the
+   * grace period, ms): no day set is written for them, so their users over time are blank until
+   * a pass after that (the schedule's, or `webhook rollup` again) closes them.
+   */
+  open: Array<{ day: string; finalAt: number }>;
+}
+
+/**
+ * Recomputes a range of days (`webhook rollup`): each day's every app in one pass
+ * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. A range with a
+ * closed day writes day sets (`userSets`; a one-app pass merges its entry), which an erasure
+ * rewrites: the whole run then holds the archive lease (`archiveLock`, renewed between steps), or
+ * throws `ArchiveLockedError`, naming its holder, before it reads anything. A range of open days
+ * takes no lease and writes no set. A day that fails is reported and the next one runs.
+ *
+ * @example await rollupDays(daysInRange("2026-01-01", "2026-01-31"), deps, { app: "app1" }) // { rollups: [… { daySets: "merged" }], open: [], … }
+ * @throws ArchiveLockedError when another rewrite of the archive holds the lease
+ */
+export async function rollupDays(
+  days: readonly string[],
+  deps: RollupDependencies,
+  options: Pick<RollupOptions, "neighbours"> & { app?: string } = {},
+): Promise<RangeRollupReport> {
+  const { app, neighbours } = options;
+  const run = async (d: RollupDependencies): Promise<RangeRollupReport> => {
+    const report: RangeRollupReport = { rollups: [], failures: [], queries: 0, bytesScanned: 0, open: [] };
+    for (const day of days) {
+      try {
+        if (app) {
+          const r = await rollupDay(app, day, d, { neighbours });
+          report.rollups.push(r);
+          report.bytesScanned += r.bytesScanned;
+        } else {
+          const pass = await rollupDayAllApps(day, d, { neighbours });
+          report.rollups.push(...pass.rollups);
+          report.failures.push(...pass.failures);
+          report.bytesScanned += pass.bytesScanned;
+        }
+      } catch (error) {
+        // The lease lost (lapsed and taken): nothing more is written.
+        if (error instanceof ArchiveLockedError) throw error;
+        report.failures.push({ appId: app ?? "(every app)", day, error });
+      }
+      report.queries++;
+      if (!isFinal(day, d.now(), deps))
+        report.open.push({ day, finalAt: dayStart(day) + DAY_MS + deps.graceMs });
+    }
+    return report;
+  };
+  const closes = days.some((day) => isFinal(day, deps.now(), deps));
+  if (!closes || !deps.userSets) return run({ ...deps, userSets: undefined });
+  if (!deps.archiveLock) return run(deps);
+  const holder = `rollup ${days[0]}..${days.at(-1)}${app ? ` of ${app}` : ""}`;
+  return withArchiveLease(deps.archiveLock, holder, deps.now, (renew) =>
+    run({
+      ...deps,
+      checkpoint: async (step) => {
+        await renew();
+        await deps.checkpoint?.(step);
+      },
+    }),
+  );
+}
+
 /** A scheduled run's report: each day's pass, the days compacted, and the days (or apps' days) that failed with why. */
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
+  /**
+   * Days whose final pass waited for another rewrite of the archive (an erasure, a repair) to
+   * release the lease (`archiveLock`): passed at a later tick (the day stays not final meanwhile).
+   */
+  passesDeferred: string[];
   compactions: CompactionManifest[];
-  /** Days whose compaction waited for an erasure to release the archive (`archiveLock`). */
+  /**
+   * Days whose compaction waited: for an erasure or a repair to release the archive
+   * (`archiveLock`), or for its Athena CTAS, still running, to end (adopted at a later tick).
+   */
   compactionsDeferred: string[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
@@ -378,6 +512,7 @@ export interface ScheduledRollupReport {
 export async function scheduledRollup(deps: RollupDependencies): Promise<ScheduledRollupReport> {
   const report: ScheduledRollupReport = {
     passes: [],
+    passesDeferred: [],
     compactions: [],
     compactionsDeferred: [],
     failures: [],
@@ -385,15 +520,50 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
   const days = scheduledDays(deps.now());
   for (const day of days) {
     try {
-      const pass = await rollupDayAllApps(day, deps, { skipFinal: true });
+      const pass = await scheduledPass(day, deps);
       report.passes.push(pass);
       report.failures.push(...pass.failures);
     } catch (error) {
-      report.failures.push({ day, error });
+      // An erasure (or a repair) is rewriting the archive: the day's final pass waits for a later tick.
+      if (error instanceof ArchiveLockedError) report.passesDeferred.push(day);
+      else report.failures.push({ day, error });
     }
   }
   await compactFinalDay(days[0] as string, deps, report);
   return report;
+}
+
+/**
+ * One day's pass of the schedule. A final pass writes the day sets (`users/…`), which an erasure
+ * rewrites: it runs whole (its read of the archive and its writes) under the archive lease
+ * (`archiveLock`), so that it can never read the archive before an erasure's rewrite and write its
+ * sets after it (#40); held by another, it throws `ArchiveLockedError` and the day waits for a
+ * later tick. A pass that writes no set takes no lease: its figures' writes are conditional on
+ * `computedAt`, and an erasure recomputes the days it touched after its rewrite, so a pass that
+ * read before it is superseded. The clock is read once: whether the pass is final, and its
+ * `computedAt`, are the same reading.
+ */
+async function scheduledPass(day: string, deps: RollupDependencies): Promise<DayPassReport> {
+  const at = deps.now();
+  const pinned: RollupDependencies = { ...deps, now: () => at };
+  const previous = await deps.ledger?.pass(day);
+  const { archiveLock } = deps;
+  const writesSets = isFinal(day, at, deps) && deps.userSets !== undefined && !previous?.final;
+  if (!writesSets || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
+  return withArchiveLease(archiveLock, `final pass ${day}`, deps.now, (renew) =>
+    // The ledger read again under the lease: another run may have passed the day meanwhile.
+    rollupDayAllApps(
+      day,
+      {
+        ...pinned,
+        checkpoint: async (step) => {
+          await renew();
+          await deps.checkpoint?.(step);
+        },
+      },
+      { skipFinal: true },
+    ),
+  );
 }
 
 /**
@@ -417,8 +587,10 @@ async function compactFinalDay(day: string, deps: RollupDependencies, report: Sc
     if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
     else await compact();
   } catch (error) {
-    // An erasure is rewriting the archive: compacted on a later tick (compactedAt is unset).
-    if (error instanceof ArchiveLockedError) report.compactionsDeferred.push(day);
+    // An erasure is rewriting the archive, or the day's CTAS is still running (left to run and
+    // adopted once it ends): compacted on a later tick (compactedAt is unset).
+    if (error instanceof ArchiveLockedError || error instanceof CompactionPendingError)
+      report.compactionsDeferred.push(day);
     else report.failures.push({ day, error });
   }
 }

@@ -195,12 +195,14 @@ async function read<T>(
  * Writes a closed day's first sightings: its entries seen on no earlier day's first-sightings
  * object; a later day's object that holds one of them (a day closed out of order) is rewritten
  * without them. Reads every first-sightings object of the kind (each entry once: the app's base).
+ * With `only`, `entries` are that app's alone: the day's object keeps every other app's entries.
  */
 async function writeFirstSeen<T>(
   store: UserSetStore,
   kind: FirstSeenKind<T>,
   day: string,
   entries: Map<string, T[]>,
+  only?: string,
 ): Promise<void> {
   // Only the day's own entries are looked for in the earlier days: memory follows the day, not
   // every entry ever seen.
@@ -231,7 +233,13 @@ async function writeFirstSeen<T>(
     const fresh = list.filter((e) => !seenBefore.has(`${app}\0${kind.id(e)}`));
     if (fresh.length) first.set(app, fresh);
   }
-  await store.blobs.put(kind.key(day), kind.encode(first), { contentType: "application/gzip" });
+  const others =
+    only === undefined
+      ? []
+      : [...((await read(store, kind.key(day), kind.decode)) ?? [])].filter(([a]) => a !== only);
+  await store.blobs.put(kind.key(day), kind.encode(new Map([...others, ...first])), {
+    contentType: "application/gzip",
+  });
   for (const l of later) {
     let changed = false;
     for (const [app, list] of l.entries) {
@@ -289,7 +297,67 @@ export async function writeDaySets(
   await store.blobs.put(membersKey(day), encodeMembers(members), { contentType: "application/gzip" });
 }
 
-/** One day of an app's users over time. Null: a window reaches a day not closed yet. */
+/**
+ * Whether a day's sets exist: a final pass closed it (every app's sets are written at once, so a
+ * day either has every app's or none). One LIST.
+ *
+ * @example await hasDaySets(store, "2026-01-02") // true
+ */
+export async function hasDaySets(store: UserSetStore, day: string): Promise<boolean> {
+  return (await store.list(userSetKey(day))).includes(userSetKey(day));
+}
+
+/**
+ * The closed days (those with sets), sorted: what `usersOverTime` counts on, and what a reader
+ * names when a figure is blank. One LIST per 1,000 days.
+ *
+ * @example await daySetDays(store) // ["2026-01-01", "2026-01-02"]
+ */
+export async function daySetDays(store: UserSetStore): Promise<string[]> {
+  return (await store.list(USER_SETS_PREFIX)).flatMap((key) => dayOfKey(key) ?? []).sort();
+}
+
+/** `map` with `app`'s entry replaced by `entry`, or without it when `entry` is undefined. */
+function withEntry<T>(map: Map<string, T>, app: string, entry: T | undefined): Map<string, T> {
+  const out = new Map([...map].filter(([a]) => a !== app));
+  if (entry !== undefined) out.set(app, entry);
+  return out;
+}
+
+/**
+ * Merges one app's sets of a closed day into the day's objects (a one-app pass, `rollupDay`): the
+ * app's lines of each object replaced by `sets`, every other app's kept; its first sightings
+ * taken as `writeDaySets` takes them (and taken back from later days). The day's sets must exist
+ * (`hasDaySets`): a day without them is closed for every app at once (`writeDaySets`). A
+ * read-modify-write of objects every app shares: the caller holds the archive lease.
+ *
+ * @example await mergeAppDaySets(store, "2026-01-02", "app1", { users: [{ uid: "u1" }], conversations: [], members: [], deletions: [] })
+ */
+export async function mergeAppDaySets(
+  store: UserSetStore,
+  day: string,
+  app: string,
+  sets: DaySets,
+): Promise<void> {
+  const gz = { contentType: "application/gzip" };
+  const users = (await read(store, userSetKey(day), decodeUsers)) ?? new Map();
+  const ofApp = <T>(list: T[]) => (list.length ? list : undefined);
+  await store.blobs.put(userSetKey(day), encodeUsers(withEntry(users, app, ofApp(sets.users))), gz);
+  const one = <T>(list: T[]) => new Map(list.length ? [[app, list]] : []);
+  await writeFirstSeen(store, FIRST_SEEN_USERS, day, one(sets.users), app);
+  await writeFirstSeen(store, CONVERSATIONS_STARTED, day, one(sets.conversations), app);
+  const members = (await read(store, membersKey(day), decodeMembers)) ?? new Map();
+  const changes = sets.members.length + sets.deletions.length > 0;
+  await store.blobs.put(
+    membersKey(day),
+    encodeMembers(
+      withEntry(members, app, changes ? { members: sets.members, deletions: sets.deletions } : undefined),
+    ),
+    gz,
+  );
+}
+
+/** One day of an app's users over time. Null: the day, or a day its window reaches, is not closed. */
 export interface UsersDay {
   day: string;
   /** Distinct users active that day (the day's `active_users`); null until the day is closed. */
@@ -326,7 +394,11 @@ export interface WeeklyCohort {
  * An app's users over time for the days from `from` to `to`: DAU, WAU, MAU, stickiness, new users
  * and their D+1, D+7, D+30 retention, and the weekly cohorts of the weeks starting in the range,
  * as exact set operations over the closed days' sets (reads at most 30 days before `from` and 30
- * after `to`, one GET each). `closedThrough` is the last closed day: a window past it is null.
+ * after `to`, one GET each). `closedThrough` is the last closed day: a window past it is null. A
+ * day after the first closed one without its sets was never closed (its final pass deferred,
+ * failed or never run): it, and every window that reaches it, is null, never a count that leaves
+ * its users out (`daySetDays` names the days closed). A day before the first closed one is before
+ * the history the sets hold: it counts as no one.
  */
 export async function usersOverTime(
   store: UserSetStore,
@@ -335,6 +407,14 @@ export async function usersOverTime(
   to: string,
   closedThrough: string,
 ): Promise<{ days: UsersDay[]; weeks: WeeklyCohort[] }> {
+  const closedDays = await daySetDays(store);
+  const firstClosed = closedDays[0] ?? "";
+  const closedSet = new Set(closedDays);
+  /** Whether a day's sets are known: closed, or before the first closed day (nothing then). */
+  const known = (day: string) => day <= closedThrough && (day < firstClosed || closedSet.has(day));
+  /** Whether every day of the `n` ending with `last` is known. */
+  const knownWindow = (last: string, n: number) =>
+    Array.from({ length: n }, (_, i) => addDays(last, -i)).every(known);
   const cache = new Map<string, Set<string>>();
   /** When each user read so far was created, by their entities (the earliest said). */
   const created = new Map<string, number>();
@@ -361,25 +441,25 @@ export async function usersOverTime(
     for (let i = 0; i < n; i++) for (const uid of await setOf(addDays(last, -i))) all.add(uid);
     return all;
   };
-  const retained = async (cohort: Set<string>, day: string) => {
-    if (day > closedThrough) return null;
+  const retained = async (cohort: Set<string> | null, day: string) => {
+    if (cohort === null || !known(day)) return null;
     const active = await setOf(day);
     return [...cohort].filter((uid) => active.has(uid)).length;
   };
   const days: UsersDay[] = [];
   for (let day = from; day <= to; day = addDays(day, 1)) {
-    const closed = day <= closedThrough;
+    const closed = known(day);
     const dau = closed ? (await setOf(day)).size : null;
-    const wau = closed ? (await union(day, 7)).size : null;
-    const mau = closed ? (await union(day, 30)).size : null;
-    const cohort = await setOf(day, true);
+    const wau = knownWindow(day, 7) ? (await union(day, 7)).size : null;
+    const mau = knownWindow(day, 30) ? (await union(day, 30)).size : null;
+    const cohort = closed ? await setOf(day, true) : null;
     days.push({
       day,
       dau,
       wau,
       mau,
       stickiness: mau && dau !== null ? dau / mau : null,
-      newUsers: closed ? cohort.size : null,
+      newUsers: cohort?.size ?? null,
       createdUsers: closed ? createdOn(day) : null,
       retainedD1: await retained(cohort, addDays(day, 1)),
       retainedD7: await retained(cohort, addDays(day, 7)),
@@ -397,7 +477,7 @@ export async function usersOverTime(
     const active: Array<number | null> = [];
     for (let k = 1; k <= 4; k++) {
       const last = addDays(week, 7 * k + 6);
-      if (last > closedThrough) {
+      if (!knownWindow(last, 7)) {
         active.push(null);
         continue;
       }

@@ -7,12 +7,15 @@ import * as z from "zod/mini";
 
 /**
  * One accepted Basic-auth pair. `appIds`, when present, limits the pair to those apps.
+ * `replaces`, while a rotation is under way, names the credential this one will replace (both are
+ * accepted until the rotation retires the old one: `shared/apps/rotate.ts`); the ingest ignores it.
  * The platform allows usernames of at most 50 characters and passwords of at most 100.
  */
 export const webhookCredentialSchema = z.object({
   username: z.string().check(z.minLength(1), z.maxLength(50)),
   password: z.string().check(z.minLength(1), z.maxLength(100)),
   appIds: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+  replaces: z.optional(z.string().check(z.minLength(1), z.maxLength(50))),
 });
 export type WebhookCredential = z.infer<typeof webhookCredentialSchema>;
 

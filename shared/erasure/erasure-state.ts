@@ -78,6 +78,10 @@ export interface ErasureCounts {
   recordingsKept: number;
   daysRecompacted: number;
   daysRecomputed: number;
+  /** Days whose top lists were rewritten in place (their archive expired: nothing to recompute from). */
+  topListsRewritten: number;
+  /** Days of the rollup ledger the app's totals were removed from (a whole app). */
+  ledgerPassesRewritten: number;
   bytesScanned: number;
 }
 

@@ -108,50 +108,97 @@ function withoutFreeText(object: Record<string, unknown>, uid: string): Record<s
 }
 
 /**
- * A JSON value with the user redacted: their entity reduced to its ids, roles and times, the text,
- * attachments and metadata of their messages and the origin of their connections removed, and
- * their uid replaced by the pseudonym in every string and key (ids, conversation ids, natural
- * keys, mention markup), as is a string or key that is exactly one of their names (a call's
- * occupant, a member's name in a table item, a part of a `|`-joined key such as a session's
- * stint `<name>|<joinedAt>`) but the name of another user's entity (two users
- * may share a display name). Anything not about them is returned as it was.
- *
- * @example redactValue({ uid: "u1", name: "Ann" }, { uid: "u1", names: ["Ann"], pseudonym: "erased-7f" }) // { uid: "erased-7f" }
+ * Where the schema says a name names a person who has no uid there (a call's occupants are
+ * named, never identified): the container's key, and how its persons sit in it. `occupant` is
+ * one person (`data.occupant`), `all_occupants` a list of them (`call_ended`, `meeting_ended`),
+ * `participants` a session item's stints keyed by `<name>|<joinedAt>`. Anywhere else a string
+ * equal to one of the user's names is someone else's words (a message saying "Thanks"), an
+ * enumeration (`receiverType: "user"`) or another thing's name (a group's): left as it is.
  */
-export function redactValue(value: unknown, redaction: Subject): unknown {
-  // A name may also be one part of a `|`-joined key (a session's stint: `<name>|<joinedAt>`).
-  const part = (s: string) => (redaction.names.includes(s) ? redaction.pseudonym : replaceUid(s, redaction));
-  const text = (s: string) => (s.includes("|") ? s.split("|").map(part).join("|") : part(s));
+const NAMED_PERSONS = { occupant: "one", all_occupants: "list", participants: "map" } as const;
+
+/** One erasure's redaction of a value, and the names it replaced (a natural key holds them too). */
+function redactNamed(value: unknown, redaction: Subject): { value: unknown; replaced: Set<string> } {
+  const replaced = new Set<string>();
+  const uid = (s: string) => replaceUid(s, redaction);
+  /** A person named, not identified: their name is the pseudonym where it is one of the user's. */
+  const person = (node: unknown): unknown => {
+    if (!isRecord(node) || "uid" in node) return walk(node);
+    const name = node.name;
+    if (typeof name !== "string" || !redaction.names.includes(name)) return walk(node);
+    replaced.add(name);
+    return { ...(walk({ ...node, name: "" }) as Record<string, unknown>), name: redaction.pseudonym };
+  };
+  /** A map of stints keyed by `<name>|<joinedAt>`: a stint renamed is keyed by its new name. */
+  const stints = (map: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(map).map(([key, stint]) => {
+        const next = person(stint);
+        const before = isRecord(stint) ? stint.name : undefined;
+        const after = isRecord(next) ? next.name : undefined;
+        const renamed =
+          typeof before === "string" && before !== after && key.startsWith(`${before}|`)
+            ? `${String(after)}${key.slice(before.length)}`
+            : uid(key);
+        return [renamed, next];
+      }),
+    );
   const walk = (node: unknown): unknown => {
-    if (typeof node === "string") return text(node);
+    if (typeof node === "string") return uid(node);
     if (Array.isArray(node)) return node.map(walk);
     if (!isRecord(node)) return node;
     const object = withoutFreeText(node, redaction.uid);
-    // Another user's entity keeps its name, even one the erased user shares.
-    const otherUser = typeof object.uid === "string" && object.uid !== redaction.uid;
     return Object.fromEntries(
-      Object.entries(object).map(([key, item]) => [
-        text(key),
-        otherUser && key === "name" && typeof item === "string" ? replaceUid(item, redaction) : walk(item),
-      ]),
+      Object.entries(object).map(([key, item]) => {
+        const holds = NAMED_PERSONS[key as keyof typeof NAMED_PERSONS];
+        if (holds === "one") return [uid(key), person(item)];
+        if (holds === "list" && Array.isArray(item)) return [uid(key), item.map(person)];
+        if (holds === "map" && isRecord(item)) return [uid(key), stints(item)];
+        return [uid(key), walk(item)];
+      }),
     );
   };
-  return walk(value);
+  return { value: walk(value), replaced };
 }
 
 /**
- * A raw body with the user redacted (`redactValue`); a body that is not JSON (refused, in no
- * figure) and names the user is emptied, since nothing in it can be told apart.
+ * A JSON value with the user redacted: their entity (an object whose `uid` is theirs) reduced to
+ * its ids, roles and times, the text, attachments and metadata of their messages and the origin of
+ * their connections removed, and their uid replaced by the pseudonym in every string and key (ids,
+ * conversation ids, natural keys, mention markup). A name is replaced only where the schema says
+ * it names a person without a uid (`NAMED_PERSONS`: a call's occupant, a session's stint and its
+ * key `<name>|<joinedAt>`); the same words anywhere else are left, as is the name of another
+ * user's entity (two users may share a display name). Anything not about them is returned as it was.
+ *
+ * @example redactValue({ uid: "u1", name: "Ann" }, { uid: "u1", names: ["Ann"], pseudonym: "erased-7f" }) // { uid: "erased-7f" }
+ * @example redactValue({ data: { occupant: { name: "Ann", joined_at: 1 }, text: "Ann" } }, subject) // { data: { occupant: { name: "erased-7f", joined_at: 1 }, text: "Ann" } }
  */
-export function redactBody(body: string, redaction: Subject): string {
+export function redactValue(value: unknown, redaction: Subject): unknown {
+  return redactNamed(value, redaction).value;
+}
+
+/** A raw body redacted, and the names it replaced. */
+function redactBodyNamed(body: string, redaction: Subject): { body: string; replaced: Set<string> } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
-    return mentionsUid(body, redaction.uid) || redaction.names.some((n) => body.includes(n)) ? "" : body;
+    // Nothing in it says where a person is named: only the uid ties it to the user.
+    return { body: mentionsUid(body, redaction.uid) ? "" : body, replaced: new Set() };
   }
-  const redacted = redactValue(parsed, redaction);
-  return isDeepStrictEqual(redacted, parsed) ? body : JSON.stringify(redacted);
+  const { value, replaced } = redactNamed(parsed, redaction);
+  return { body: isDeepStrictEqual(value, parsed) ? body : JSON.stringify(value), replaced };
+}
+
+/**
+ * A raw body with the user redacted (`redactValue`); a body that is not JSON (refused, in no
+ * figure) and holds their uid is emptied, since nothing in it can be told apart (their names do
+ * not tie it to them: nothing says where a name is a person's).
+ *
+ * @example redactBody('{"sender":"u1"}', subject) // '{"sender":"erased-7f"}'
+ */
+export function redactBody(body: string, redaction: Subject): string {
+  return redactBodyNamed(body, redaction).body;
 }
 
 /**
@@ -173,12 +220,27 @@ export function redactArchiveLine(text: string, appId: string, redaction: Redact
   }
   if (line.appId !== appId) return undefined;
   const next: Record<string, unknown> = { ...line };
-  if (typeof line.body === "string") next.body = redactBody(line.body, redaction);
-  for (const field of ["naturalKey", "error"] as const)
-    if (typeof line[field] === "string") next[field] = replaceUid(line[field], redaction);
+  const body = typeof line.body === "string" ? redactBodyNamed(line.body, redaction) : undefined;
+  if (body) next.body = body.body;
+  if (typeof line.error === "string") next.error = replaceUid(line.error, redaction);
+  if (typeof line.naturalKey === "string")
+    next.naturalKey = redactNaturalKey(line.naturalKey, body?.replaced ?? new Set(), redaction);
   if (isDeepStrictEqual(next, line)) return undefined;
   next.erasure = redaction.erasureId;
   return JSON.stringify(next);
+}
+
+/**
+ * A natural key (`<app>|<trigger>|<parts…>`, each part URI-encoded) with the uid replaced, and
+ * each part that is a name the body's redaction replaced (an occupant's) as the pseudonym: the
+ * key stays one to one with the fact, so every count by natural key is unchanged.
+ */
+function redactNaturalKey(key: string, replaced: ReadonlySet<string>, redaction: Subject): string {
+  const encoded = new Set([...replaced].map(encodeURIComponent));
+  return replaceUid(key, redaction)
+    .split("|")
+    .map((part) => (encoded.has(part) ? encodeURIComponent(redaction.pseudonym) : part))
+    .join("|");
 }
 
 /**
@@ -237,4 +299,29 @@ export function namesOf(value: unknown, uid: string, into: Set<string> = new Set
     for (const v of Object.values(value)) namesOf(v, uid, into);
   }
   return [...into];
+}
+
+/** The projection tables whose items are one user's own (their key holds the uid): the erasure deletes them. */
+const OWN_ITEM = {
+  presence: () => true,
+  memberships: (item: Record<string, unknown>, uid: string) => item.uid === uid,
+} as const;
+
+/**
+ * What the erasure makes of one table item: the user's own (their presence, their memberships)
+ * `null`, deleted; one that names them redacted (`redactValue`: every field, the bookkeeping of
+ * seen events and runner-up versions included); any other `undefined`, left as it is. The one
+ * rule for the run, its dry run and its re-check.
+ *
+ * @example itemErasure("groups", { pk: "a#g1", owner: "u1", rev: 3 }, redaction) // { pk: "a#g1", owner: "erased-7f", rev: 3 }
+ */
+export function itemErasure(
+  table: string,
+  item: Record<string, unknown>,
+  redaction: Subject,
+): Record<string, unknown> | null | undefined {
+  const own = OWN_ITEM[table as keyof typeof OWN_ITEM];
+  if (own?.(item, redaction.uid)) return null;
+  const next = redactValue(item, redaction);
+  return isDeepStrictEqual(next, item) ? undefined : (next as Record<string, unknown>);
 }

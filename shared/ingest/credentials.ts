@@ -110,3 +110,20 @@ export function credentialAllowsApp(credential: WebhookCredential, appId: string
   if (!credential.appIds) return true;
   return appId !== undefined && credential.appIds.includes(appId);
 }
+
+/**
+ * The credential an app's webhook should deliver with: the newest (last) that names the app in
+ * its `appIds`, else the newest that any app may use; never one a rotation is replacing (its new
+ * one is handed out instead). Undefined when none allows the app.
+ *
+ * @example credentialForApp([{ username: "any", … }, { username: "a1", appIds: ["app1"], … }], "app1") // the "a1" pair
+ */
+export function credentialForApp(
+  credentials: readonly WebhookCredential[],
+  appId: string,
+): WebhookCredential | undefined {
+  const usable = credentials.filter(
+    (c) => credentialAllowsApp(c, appId) && !credentials.some((o) => o.replaces === c.username),
+  );
+  return usable.findLast((c) => c.appIds !== undefined) ?? usable.at(-1);
+}

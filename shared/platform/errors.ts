@@ -124,6 +124,22 @@ export class SqlQueryError extends BackendError {
   }
 }
 
+/**
+ * A day's compaction is under way (an Athena CTAS still running past the invocation's deadline,
+ * or started by an earlier one): it is left to run and adopted by a later attempt, never read
+ * before it ends. Not a failure: the schedule reports the day as deferred.
+ */
+export class CompactionPendingError extends BackendError {
+  override name = "CompactionPendingError";
+  readonly retryable = true;
+  constructor(
+    readonly day: string,
+    readonly queryId: string,
+  ) {
+    super(`the compaction of ${day} is still running (Athena query ${queryId}): it is adopted once it ends`);
+  }
+}
+
 /** The platform's management API refused the key and secret (401/403): check the configuration. */
 export class ManagementAuthError extends BackendError {
   override name = "ManagementAuthError";
@@ -146,4 +162,13 @@ export class ManagementRequestError extends BackendError {
 export class ManagementUnavailableError extends BackendError {
   override name = "ManagementUnavailableError";
   readonly retryable = true;
+}
+
+/**
+ * A credential rotation cannot start or finish as asked: a credential the store does not hold,
+ * the new one not accepted in time (`shared/apps/rotate.ts`). The message says what stays valid.
+ */
+export class CredentialRotationError extends BackendError {
+  override name = "CredentialRotationError";
+  readonly retryable = false;
 }

@@ -1,16 +1,11 @@
+import type { ErasureNotice as ErasedNotice } from "../erasure/plan";
 import { StreamPublishError } from "../platform/errors";
 import { type ErasureNotice, STREAM_SCHEMA_VERSION, streamMessage } from "./envelope";
 import type { StreamPublisher } from "./publish-batches";
 import { STREAM_KINDS } from "./subscribers";
 
 /** What `forget` tells its `onErased` hook once an erasure is recorded. */
-export interface ErasureDone {
-  appId: string;
-  erasureId: string;
-  pseudonym?: string;
-  scope: "user" | "app";
-  finishedAt: number;
-}
+export type ErasureDone = ErasedNotice;
 
 /**
  * The erasure notice of an erasure: its id is the erasure's, so a re-run publishes the same one.

@@ -152,12 +152,12 @@ describe("activity analytics on the local stack", () => {
     expect(top[0].users.length).toBeGreaterThan(0);
     // --calls and --latency (#33): the day's row as stored; --heatmap: today's weekday row is today's hourly peaks.
     const figures = (JSON.parse(out.stdout).days[0] as { figures: Record<string, number> }).figures;
-    const calls = await todaysRow("--calls");
+    const calls = await todaysRow("--calls", "--wide");
     expect(Number(calls.calls_ended)).toBe(figures.calls_ended);
     expect(Number(calls.sessions_under_1m)).toBe(figures.sessions_under_1m);
     expect(Number(calls.call_participants)).toBe(figures.call_participants);
     expect(figures.calls_ended).toBeGreaterThan(0);
-    const latency = await todaysRow("--latency");
+    const latency = await todaysRow("--latency", "--wide");
     expect(Number(latency.read_latencies)).toBe(figures.read_latencies);
     expect(Number(latency.read_latency_p90_s)).toBe((figures.read_latency_p90_ms ?? Number.NaN) / 1000);
     expect(figures.read_latencies).toBeGreaterThan(0);
@@ -171,6 +171,43 @@ describe("activity analytics on the local stack", () => {
     expect(heatmap.peakOnline[weekday]).toEqual(peaks);
     expect(heatmap.peakCalls[weekday]).toEqual(hours.map((h) => h.figures.peak_calls));
     expect(Math.max(...peaks)).toBeGreaterThan(0);
+  });
+
+  it("prints within 100 columns by default (every figure with --wide), the heatmap's hours in order, and says why users over time are blank (#42)", async () => {
+    const range = ["query", "activity", "--app", APP, "--from", yesterday, "--to", today];
+    for (const flags of [
+      [],
+      ["--hourly"],
+      ["--calls"],
+      ["--latency"],
+      ["--heatmap"],
+      ["--groups"],
+      ["--users"],
+      ["--retention"],
+    ]) {
+      const r = await cli([...range, ...flags]);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout.trimEnd().split("\n");
+      expect(
+        // (A command a note suggests stays whole on its line, to be copied: here it names the test's state dir.)
+        lines.filter((l) => [...l].length > 100 && !l.startsWith("    npx webhook ")),
+        flags.join(" "),
+      ).toEqual([]);
+    }
+    // --wide: the one table of every figure, as before (266 columns for the days).
+    const wide = await cli([...range, "--wide"]);
+    expect(wide.stdout.split("\n")[0]).toMatch(
+      /^day\s+messages\s+active_users\s+active_senders\s.*\splatforms\s+computedAt\s+final$/,
+    );
+    const hours = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, "0"));
+    const heatmap = (await cli([...range, "--heatmap"])).stdout.split("\n");
+    expect(heatmap.filter((l) => /^\d\d /.test(l)).map((l) => l.slice(0, 2))).toEqual([...hours, ...hours]);
+    const wideHeatmap = (await cli([...range, "--heatmap", "--wide"])).stdout.split("\n");
+    expect(wideHeatmap[0]?.split(/\s+/)).toEqual(["peak", "weekday", ...hours]);
+    // Today is not closed yet: "—", never 0, and when it closes, in UTC.
+    const users = (await cli([...range, "--users"])).stdout;
+    expect(users).toMatch(new RegExp(`^${today}(\\s+—){7}$`, "m"));
+    expect(users.replace(/\s+/g, " ")).toContain(`${today}: not closed yet: closes at ${tomorrow}T02:00:00Z`);
   });
 
   it("answers ad-hoc SQL over the archive with `webhook sql`, as JSON and CSV; refuses a write and reports an error in one line (exit 2)", async () => {

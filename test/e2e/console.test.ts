@@ -66,6 +66,22 @@ async function rows(table: string): Promise<Record<string, Record<string, string
     );
 }
 
+/** The day of SIM's simulated history (today, or yesterday just after midnight), and its figures as printed. */
+async function simulatedDay(): Promise<{ day: string; figures: Record<string, number> }> {
+  const printed = await query(
+    "activity",
+    "--app",
+    SIM,
+    "--from",
+    utcDay(Date.now() - 86_400_000),
+    "--to",
+    utcDay(Date.now()),
+    "--json",
+  );
+  const days = printed.days as Array<{ day: string; figures: Record<string, number> }>;
+  return days.findLast((d) => (d.figures.messages ?? 0) > 0) ?? { day: "", figures: {} };
+}
+
 const shot = (view: string) => page.screenshot({ path: join(SCREENSHOTS, `${view}.png`), fullPage: true });
 
 beforeAll(async () => {
@@ -280,22 +296,45 @@ describe("the console in a browser", () => {
       query("activity", "--app", SIM, "--from", from, "--to", day, flag, "--json");
     const usersPrinted = await activityPrinted("--users");
     const usersShown = await rows("activity-users");
-    for (const d of usersPrinted.days as Array<{
+    const usersDays = usersPrinted.days as Array<{
       day: string;
       dau: number | null;
       newUsers: number | null;
-    }>) {
-      expect(usersShown[d.day]?.dau).toBe(d.dau === null ? "" : String(d.dau));
-      expect(usersShown[d.day]?.newUsers).toBe(d.newUsers === null ? "" : String(d.newUsers));
+      blank?: string;
+    }>;
+    for (const d of usersDays) {
+      expect(usersShown[d.day]?.dau).toBe(d.blank ? "—" : String(d.dau));
+      expect(usersShown[d.day]?.newUsers).toBe(d.blank ? "—" : String(d.newUsers));
     }
+    // The history's day is not closed (today; or yesterday, in the first minutes after midnight,
+    // before its grace period ends): "—", never 0, and a note that says when it closes (UTC) and
+    // what to run (#42).
+    expect(usersDays.find((d) => d.day === day)?.blank).toBe("not closed");
+    expect(usersShown[day]).toMatchObject({ dau: "—", wau: "—", mau: "—", newUsers: "—" });
+    const notes = await page.locator("#activity-users-note div").allTextContents();
+    const closes = `${utcDay(Date.parse(`${day}T12:00:00Z`) + 86_400_000)}T02:00:00Z`;
+    expect(notes.find((n) => n.includes(`${day}: not closed yet: closes at ${closes}`))).toContain(
+      day === utcDay(Date.now())
+        ? `npx webhook query activity --app ${SIM} --from ${day} --to ${day}`
+        : `npx webhook rollup --from ${day} --to ${day} --grace-minutes 0`,
+    );
+    expect(notes).toEqual(
+      (usersPrinted.blank as Array<{ text: string; run?: string }>).map(
+        (b) => `— ${b.text}${b.run ? ` ${b.run}` : ""}`,
+      ),
+    );
     // The weekly cohorts: `query activity --retention`'s weeks.
     const cohortsShown = await rows("activity-cohorts");
     const weeks = usersPrinted.weeks as Array<{ week: string; users: number; active: Array<number | null> }>;
     expect(Object.keys(cohortsShown)).toEqual(weeks.map((w) => w.week));
     for (const w of weeks) {
-      expect(cohortsShown[w.week]?.users).toBe(String(w.users));
+      expect(cohortsShown[w.week]?.users).toBe(w.users === null ? "—" : String(w.users));
       expect(cohortsShown[w.week]?.w1).toBe(
-        w.active[0] === null || !w.users ? "" : ((w.active[0] ?? 0) / w.users).toFixed(2),
+        w.active[0] === null || w.users === null
+          ? "—"
+          : !w.users
+            ? ""
+            : ((w.active[0] ?? 0) / w.users).toFixed(2),
       );
     }
     // Groups and members: `query activity --groups`.
@@ -305,11 +344,12 @@ describe("the console in a browser", () => {
       day: string;
       membersAtEnd: number | null;
       churn: number | null;
+      blank?: string;
     }>;
     expect(groupDays.map((d) => d.day)).toEqual([from, day]);
     for (const d of groupDays) {
-      expect(groupsShown[d.day]?.membersAtEnd).toBe(d.membersAtEnd === null ? "" : String(d.membersAtEnd));
-      expect(groupsShown[d.day]?.churn).toBe(d.churn === null ? "" : d.churn.toFixed(3));
+      expect(groupsShown[d.day]?.membersAtEnd).toBe(d.blank ? "—" : String(d.membersAtEnd));
+      expect(groupsShown[d.day]?.churn).toBe(d.blank ? "—" : d.churn === null ? "" : d.churn.toFixed(3));
     }
     // The heatmaps: `query activity --heatmap`.
     const heat = await query("activity", "--app", SIM, "--from", from, "--to", day, "--heatmap", "--json");
@@ -376,6 +416,69 @@ describe("the console in a browser", () => {
       expect(Number(groupRows[g.groupId]?.activeMembers)).toBe(g.activeMembers);
     }
     await shot("activity");
+  });
+
+  it("calls: the duration buckets are of calls and meetings and add up to both ended; participants are per call ended, of all (#42 item 7)", async () => {
+    // The page shows the history's day (the test above): the day of SIM's figures.
+    const { day, figures } = await simulatedDay();
+    expect(figures.sessions_ended).toBeGreaterThan(0);
+    const header = await page.locator("#activity-calls thead th").allTextContents();
+    expect(header).toContain("calls + meetings ended");
+    expect(header).toContain("calls + meetings by duration: < 1 / 1–5 / 5–15 / 15–60 / ≥ 60 min");
+    expect(header).toContain("participants per call ended (of all calls ended)");
+    const row = (await rows("activity-calls"))[day];
+    expect(Number(row?.sessions_ended)).toBe(figures.sessions_ended);
+    expect(Number(row?.calls_ended) + Number(row?.meetings_ended)).toBe(figures.sessions_ended);
+    const buckets = (row?.durations ?? "").split(" / ").map(Number);
+    expect(buckets.reduce((a, b) => a + b, 0)).toBe(figures.sessions_ended);
+    expect(await page.textContent("#activity-calls-note")).toContain("nobody on its roster");
+  });
+
+  it("an event's story closes with a change of view; every time is UTC ISO, the header's too (#42 item 8)", async () => {
+    await page.goto(`${server.url}#events`);
+    await page.selectOption("#app", LIVE);
+    await page.click(`#events-table tr[data-key="${ids.created}"]`);
+    await expect
+      .poll(() => page.evaluate(() => (document.getElementById("story") as HTMLDialogElement).open))
+      .toBe(true);
+
+    // Back or a link to another view (the dialog is modal: the address, history or keyboard).
+    await page.evaluate(() => {
+      location.hash = "#activity";
+    });
+
+    await expect.poll(() => page.evaluate(() => document.body.dataset.view)).toBe("activity");
+    expect(await page.evaluate(() => (document.getElementById("story") as HTMLDialogElement).open)).toBe(
+      false,
+    );
+    await expect
+      .poll(() => page.textContent("#updated"))
+      .toMatch(/^updated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it("just after midnight UTC, the Day picker offers yesterday while today has nothing yet (#42 item 8)", async () => {
+    // Prepare: the page's clock five minutes into the day after the simulated one (the stack's is real).
+    const { day } = await simulatedDay();
+    const next = utcDay(Date.parse(`${day}T12:00:00Z`) + 86_400_000);
+    const late = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await late.clock.setFixedTime(new Date(`${next}T00:05:00Z`));
+
+    // Act
+    await late.goto(`${server.url}#activity`);
+    await late.selectOption("#app", SIM);
+
+    // Assess: yesterday's day, said so; the header's time is the page's clock, in UTC.
+    await expect.poll(() => late.inputValue("#day"), { timeout: 20_000 }).toBe(day);
+    expect(await late.textContent("#day-hint")).toBe(
+      `Today (${next}) has nothing yet: showing yesterday; choose another day.`,
+    );
+    await expect.poll(() => late.textContent("#updated")).toBe(`updated ${next}T00:05:00Z`);
+    // A day chosen stays chosen.
+    await late.fill("#day", next);
+    await late.dispatchEvent("#day", "change");
+    await expect.poll(() => late.textContent("#day-hint")).toBe("");
+    expect(await late.inputValue("#day")).toBe(next);
+    await late.close();
   });
 
   it("now: users online, sessions in progress and recordings, as the queries print them", async () => {

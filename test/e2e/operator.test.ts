@@ -310,7 +310,8 @@ describe("output a person can read", () => {
     for (const line of text.out.split("\n")) expect(line.length).toBeLessThan(120);
     const session = await query("session", "op-rec-ok", "--app", "op-a");
     expect(session.out).toMatch(/^sessionId\s{2,}op-rec-ok$/m);
-    expect(session.out).toMatch(/^recording \d+\s{2,}archived /m);
+    // A recording is named by its start time, in the one time format (#42 item 4).
+    expect(session.out).toMatch(/^recording \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s{2,}archived /m);
     const json = JSON.parse((await query("group", "cometchat-guid-1", "--app", "op-a", "--json")).out);
     expect(typeof json.createdAt).toBe("number");
   });

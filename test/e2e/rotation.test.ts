@@ -36,12 +36,12 @@ function platformCredential(appId: string): WebhookCredential {
 }
 
 /** Deliveries from every app, each with its webhook's credential at the time, until `stop`; their statuses. */
-function traffic() {
+function traffic(apps: readonly string[] = APPS) {
   const statuses: number[] = [];
   let running = true;
   const loop = (async () => {
     for (let i = 0; running; i++) {
-      const appId = APPS[i % APPS.length] as string;
+      const appId = apps[i % apps.length] as string;
       const { status } = await postWebhook(
         { webhookUrl: stack.info.webhookUrl, credentials: platformCredential(appId) },
         memberEvent(appId, i),
@@ -57,6 +57,15 @@ function traffic() {
     },
   };
 }
+
+/** The rotation's waits here: the ingest's cache is 2 s (`CREDENTIALS_CACHE_SECONDS` below), the platform's retries 3 s. */
+const WAITS = {
+  probeEveryMs: 250,
+  acceptWithinMs: 20_000,
+  retireAfterMs: 3_000,
+  cacheMs: 2_000,
+  refuseWithinMs: 10_000,
+};
 
 const accepts = (credential: WebhookCredential) =>
   postWebhook({ webhookUrl: stack.info.webhookUrl, credentials: credential }, "").then(
@@ -105,11 +114,11 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     const options = {
       store,
       registry,
-      apps: APPS.map((appId) => ({ appId, triggers: TRIGGERS })),
+      apps: APPS.map((appId) => ({ appId, triggers: TRIGGERS, username: old.username })),
       webhook,
       fresh: () => ({ username: "rotated-1", password: "a-new-password-of-thirty-chars" }),
       accepts,
-      waits: { probeEveryMs: 250, acceptWithinMs: 20_000, retireAfterMs: 3_000 },
+      waits: WAITS,
     };
     const load = traffic();
 
@@ -134,9 +143,11 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     // Every delivery of the traffic was accepted: none refused, none lost to a 401.
     expect(load.statuses.length).toBeGreaterThan(APPS.length);
     expect(load.statuses.filter((s) => s !== 200)).toEqual([]);
-    // The old credential is refused once the ingest's cache (2 s here) has expired.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // The old credential is refused when the rotation returns: it waited for the ingest's cache.
     expect(await accepts(old)).toBe(false);
+    expect(second.credentials[0]?.refusedAt).toBeGreaterThanOrEqual(
+      second.credentials[0]?.acceptedUntil ?? 0,
+    );
     expect(await accepts({ username: "rotated-1", password: "a-new-password-of-thirty-chars" })).toBe(true);
   }, 120_000);
 
@@ -205,5 +216,110 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
     const known = await registry.list();
     expect(known.get("cli-1")?.webhook?.url).toBe(stack.info.webhookUrl);
+  }, 120_000);
+
+  it("rotates one credential, then every one, of a store with a credential per app under traffic: every delivery 200, each new one keeps its apps, the others untouched, each old one refused on return (#40 items 8, 9)", async () => {
+    // Prepare: the stack's credential for any app, and two limited to their apps (docs/how-it-works.md);
+    // each app connected with the one it may use.
+    const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
+    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
+    const webhook = { ...WEBHOOK, url: stack.info.webhookUrl };
+    const store = fileCredentialStore(credentialsFilePath(dir));
+    const [any] = (await store.list()) as [WebhookCredential];
+    const a: WebhookCredential = {
+      username: "per-app-a",
+      password: "password-of-app-a-123",
+      appIds: ["rot-10", "rot-11"],
+    };
+    const b: WebhookCredential = {
+      username: "per-app-b",
+      password: "password-of-app-b-456",
+      appIds: ["rot-12"],
+    };
+    await store.write([any, a, b]);
+    await expect.poll(async () => (await accepts(a)) && (await accepts(b)), { timeout: 20_000 }).toBe(true);
+    const owners: Array<[WebhookCredential, string[]]> = [
+      [any, ["rot-13", "rot-14"]],
+      [a, ["rot-10", "rot-11"]],
+      [b, ["rot-12"]],
+    ];
+    for (const [credential, appIds] of owners)
+      await connectApps({
+        api,
+        registry,
+        appIds,
+        desired: {
+          ...webhook,
+          username: credential.username,
+          password: credential.password,
+          triggers: TRIGGERS,
+        },
+      });
+    // The apps as rotate-credentials reads them: each with the credential its webhook delivers with.
+    const connectedApps = async () =>
+      [...(await registry.list()).values()].flatMap((app) =>
+        app.webhook && owners.some(([, ids]) => ids.includes(app.appId))
+          ? [{ appId: app.appId, triggers: app.webhook.triggers, username: app.webhook.username }]
+          : [],
+      );
+    let made = 0;
+    const options = {
+      store,
+      api,
+      registry,
+      webhook,
+      fresh: (old: WebhookCredential) => ({
+        username: `${old.username.slice(0, 40)}-r${++made}`,
+        password: `new-password-${made}-0123456789`,
+      }),
+      accepts,
+      waits: WAITS,
+    };
+    const load = traffic(owners.flatMap(([, ids]) => ids));
+
+    // Act: rotate a's credential alone, then every credential.
+    const one = await rotateCredentials({
+      ...options,
+      apps: await connectedApps(),
+      credentials: ["per-app-a"],
+    });
+    const afterOne = await store.list();
+    const refusedA = await accepts(a);
+    const all = await rotateCredentials({ ...options, apps: await connectedApps() });
+    const afterAll = await store.list();
+    await load.stop();
+
+    // Assess: the first rotation made one credential for a's apps only and left the others as they were.
+    expect(one.outcome).toBe("rotated");
+    expect(one.credentials.map((c) => [c.from, c.to, c.confirmed])).toEqual([
+      ["per-app-a", "per-app-a-r1", ["rot-10", "rot-11"]],
+    ]);
+    expect(afterOne).toEqual([
+      any,
+      b,
+      { username: "per-app-a-r1", password: "new-password-1-0123456789", appIds: ["rot-10", "rot-11"] },
+    ]);
+    expect(refusedA).toBe(false);
+    // Then every credential, each new one keeping its old one's apps, each old one refused.
+    expect(all.outcome).toBe("rotated");
+    expect(new Map(all.credentials.map((c) => [c.from, c.confirmed.sort()]))).toEqual(
+      new Map([
+        [any.username, ["rot-13", "rot-14"]],
+        ["per-app-b", ["rot-12"]],
+        ["per-app-a-r1", ["rot-10", "rot-11"]],
+      ]),
+    );
+    expect(afterAll.map((c) => [c.username.replace(/(-r\d+)+$/, ""), c.appIds, c.replaces])).toEqual([
+      [any.username.slice(0, 40), undefined, undefined],
+      ["per-app-b", ["rot-12"], undefined],
+      ["per-app-a", ["rot-10", "rot-11"], undefined],
+    ]);
+    for (const old of [any, b, afterOne[2] as WebhookCredential]) expect(await accepts(old)).toBe(false);
+    for (const [, appIds] of owners)
+      for (const appId of appIds)
+        expect(afterAll.some((c) => c.username === platformCredential(appId).username)).toBe(true);
+    // Every delivery of every app was accepted: no 401, no 403 (a pair another app may not use).
+    expect(load.statuses.length).toBeGreaterThan(10);
+    expect(load.statuses.filter((s) => s !== 200)).toEqual([]);
   }, 120_000);
 });

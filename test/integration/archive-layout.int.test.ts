@@ -2,17 +2,27 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
+import {
+  type ArchiveRewriter,
+  compactManifestKey,
+  parseCompactionManifest,
+} from "../../shared/analytics/compaction";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
+import { createActivityTable } from "../../tools/local/provision";
 import { migrateArchive } from "../../tools/ops/archive-migrate";
 import { scanArchive } from "../../tools/ops/archive-scan";
 import { findEvents } from "../../tools/ops/inspect";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 
-const { s3 } = testClients();
+const { s3, dynamo } = testClients();
 const at = (day: number, h: number, m = 0) => Date.UTC(2026, 0, day, h, m);
 
 function event(appId: string, id: string, receivedAt: number): QueuedEvent {
@@ -38,8 +48,16 @@ async function allLines(bucket: string) {
 
 describe("the batch layout of the archive", () => {
   let bucket: string;
+  /** The archive lease in an activity table of DynamoDB Local. */
+  let rewriter: ArchiveRewriter;
   beforeAll(async () => {
     bucket = await createBucket(s3, uniqueName("layout"));
+    const table = uniqueName("activity");
+    await createActivityTable(dynamo, table);
+    rewriter = {
+      lease: archiveLease({ doc: documentClient(dynamo), tableName: table }, Date.now),
+      now: Date.now,
+    };
   });
 
   it("rewrites an archive written per app into it, idempotently, and back (archive-migrate)", async () => {
@@ -64,13 +82,13 @@ describe("the batch layout of the archive", () => {
       );
 
     // Act
-    const forward = await migrateArchive(s3, bucket);
-    const again = await migrateArchive(s3, bucket);
+    const forward = await migrateArchive(s3, bucket, rewriter);
+    const again = await migrateArchive(s3, bucket, rewriter);
     const migrated = await allLines(bucket);
     const edges = await keysUnder(bucket, "edge/");
-    const back = await migrateArchive(s3, bucket, { back: true });
+    const back = await migrateArchive(s3, bucket, rewriter, { back: true });
     const restored = await keysUnder(bucket, "raw/");
-    await migrateArchive(s3, bucket);
+    await migrateArchive(s3, bucket, rewriter);
 
     // Assess: the raw object of a1 spans two hours: two objects; the edge keeps its day.
     expect(forward).toMatchObject({ read: 3, written: 4, deleted: 3, lines: 4 });
@@ -83,6 +101,53 @@ describe("the batch layout of the archive", () => {
       restored.some((k) => k.startsWith(`raw/app=${encodeURIComponent("ä/2 ?")}/date=2026-01-02/`)),
     ).toBe(true);
     expect(await allLines(bucket)).toEqual(migrated);
+  });
+
+  it("migrates under the archive lease, and compacts again a compacted day it adds objects to (#40 item 6)", async () => {
+    // Prepare: a day compacted from its one object of the batch layout; an object of the same
+    // day still in the layout per app.
+    const own = await createBucket(s3, uniqueName("layout-compacted"));
+    const [early, late] = [event("a1", "m1", at(7, 9)), event("a2", "m2", at(7, 10))] as [
+      QueuedEvent,
+      QueuedEvent,
+    ];
+    await archiveBatch([early], s3BlobStore(s3, own));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: own,
+        Key: "raw/app=a2/date=2026-01-07/dddd.ndjson.gz",
+        Body: gzipSync(`${JSON.stringify(archiveLine(late))}\n`),
+      }),
+    );
+    const compactor = duckDbCompactor({ s3, bucket: own });
+    const before = await compactor.compactDay("2026-01-07");
+    const withCompactor = { ...rewriter, compactor };
+
+    // Act: refused while an erasure holds the lease; then run.
+    await rewriter.lease.acquire("erasure e2");
+    await expect(migrateArchive(s3, own, withCompactor)).rejects.toEqual(
+      new ArchiveLockedError("erasure e2"),
+    );
+    const untouched = await keysUnder(own, "raw/app=");
+    await rewriter.lease.release("erasure e2");
+    const report = await migrateArchive(s3, own, withCompactor);
+
+    // Assess: the day's Parquet now holds both lines, and its manifest both objects.
+    expect(untouched).toEqual(["raw/app=a2/date=2026-01-07/dddd.ndjson.gz"]);
+    expect(report).toMatchObject({ read: 1, written: 1, recompacted: ["2026-01-07"], uncompacted: [] });
+    const manifest = parseCompactionManifest(
+      await s3BlobStore(s3, own).getText(compactManifestKey("2026-01-07")),
+      "manifest",
+    );
+    expect(before.sources).toHaveLength(1);
+    expect(manifest.sources).toHaveLength(2);
+    expect(manifest.rows).toBe(2);
+    const ids = await duckDbEngine({ s3, bucket: own }).query(
+      "SELECT event_id FROM archive_events ORDER BY event_id",
+      {},
+      { from: "2026-01-07", to: "2026-01-07" },
+    );
+    expect(ids.rows.map((r) => r.event_id)).toEqual([early.eventId, late.eventId].sort());
   });
 
   it("finds an event where it can be, newest first, and says how far it looked", async () => {

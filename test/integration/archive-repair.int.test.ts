@@ -2,12 +2,22 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import {
+  type ArchiveRewriter,
+  compactManifestKey,
+  parseCompactionManifest,
+} from "../../shared/analytics/compaction";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { parseRawArchiveObject, rawArchiveHourPrefix } from "../../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveLine, quarantine } from "../../shared/projector/raw-archive";
+import { createActivityTable } from "../../tools/local/provision";
 import { rederiveArchive, replayQuarantine } from "../../tools/ops/archive-repair";
 import { listKeys } from "../../tools/ops/inspect";
 import { createBucket, createQueue, testClients, uniqueName } from "../support/aws";
@@ -16,10 +26,18 @@ import { fixture, type Loose } from "../support/fixtures";
 const clients = testClients();
 let bucket: string;
 let archive: BlobStore;
+/** The lease in an activity table of DynamoDB Local; no compactor unless a test gives one. */
+let rewriter: ArchiveRewriter;
 
 beforeAll(async () => {
   bucket = await createBucket(clients.s3, uniqueName("repair"));
   archive = s3BlobStore(clients.s3, bucket);
+  const table = uniqueName("activity");
+  await createActivityTable(clients.dynamo, table);
+  rewriter = {
+    lease: archiveLease({ doc: documentClient(clients.dynamo), tableName: table }, Date.now),
+    now: Date.now,
+  };
 });
 
 function queued(body: Loose, appId: string, receivedAt: number): QueuedEvent {
@@ -49,8 +67,8 @@ describe("archive repair after #30 (live edits and deletes)", () => {
     await archive.put(key, gzipSync(`${JSON.stringify(before)}\n`));
 
     // Act
-    const first = await rederiveArchive(clients.s3, archive, { appId });
-    const second = await rederiveArchive(clients.s3, archive, { appId });
+    const first = await rederiveArchive(clients.s3, archive, { appId }, rewriter);
+    const second = await rederiveArchive(clients.s3, archive, { appId }, rewriter);
 
     // Assess
     expect(first).toMatchObject({ changed: 1, rewritten: 1, byTrigger: { message_edited: 1 } });
@@ -62,6 +80,62 @@ describe("archive repair after #30 (live edits and deletes)", () => {
     expect(first.edges).toBe(1);
     expect(await listKeys(clients.s3, bucket, `${S3_PREFIX.edge}date=2023-10-10/`)).toHaveLength(1);
     expect(second).toMatchObject({ changed: 0, rewritten: 0, edges: 0 });
+  });
+
+  it("rederives a compacted day under the archive lease and compacts it again: archive_events gives the new key and time, once (#40 item 6)", async () => {
+    // Prepare: an edit archived with the old derivation on a receipt day then compacted to
+    // Parquet, beside a line that stays as it is; the activity table holds the lease.
+    const appId = uniqueName("app");
+    const day = "2026-01-05";
+    const event = queued(fixture("message_edited"), appId, Date.UTC(2026, 0, 5, 12));
+    const fresh = archiveLine(event);
+    const stale = { ...fresh, naturalKey: `${appId}|message_edited|2`, eventTime: Date.UTC(2026, 0, 5, 11) };
+    const kept = archiveLine(queued(fixture("message_sent"), appId, Date.UTC(2026, 0, 5, 12, 1)));
+    const key = `${rawArchiveHourPrefix(event.receivedAt)}old.ndjson.gz`;
+    await archive.put(key, gzipSync(`${JSON.stringify(stale)}\n${JSON.stringify(kept)}\n`));
+    const compactor = duckDbCompactor({ s3: clients.s3, bucket });
+    const compacted = await compactor.compactDay(day);
+    const { lease } = rewriter;
+    const rewrite = { ...rewriter, compactor };
+    const engine = duckDbEngine({ s3: clients.s3, bucket });
+    const edits = async (scope: Record<string, unknown>) =>
+      (
+        await engine.query(
+          `SELECT natural_key, event_time FROM ${scope.edges ? "archive_edges" : "archive_events"}
+           WHERE app = :app AND trigger = 'message_edited'`,
+          { app: appId },
+          scope,
+        )
+      ).rows;
+
+    // Act: while an erasure holds the lease, refused with nothing changed; then run.
+    await lease.acquire("erasure e1");
+    await expect(rederiveArchive(clients.s3, archive, { appId }, rewrite)).rejects.toEqual(
+      new ArchiveLockedError("erasure e1"),
+    );
+    const untouched = parseRawArchiveObject(await archive.getBytes(key), key);
+    await lease.release("erasure e1");
+    const report = await rederiveArchive(clients.s3, archive, { appId }, rewrite);
+    const again = await rederiveArchive(clients.s3, archive, { appId }, rewrite);
+
+    // Assess: the receipt day's Parquet holds the rederived line (no old key left to count on the
+    // receipt day beside the edge copy that serves its edit day), and the line that stayed.
+    expect(untouched[0]?.naturalKey).toBe(stale.naturalKey);
+    expect(report).toMatchObject({ changed: 1, rewritten: 1, edges: 1, recompacted: [day] });
+    expect(await edits({ from: day, to: day })).toEqual([
+      { natural_key: fresh.naturalKey, event_time: fresh.eventTime },
+    ]);
+    const editDay = new Date(fresh.eventTime ?? 0).toISOString().slice(0, 10);
+    expect(await edits({ edges: { from: editDay, to: editDay } })).toEqual([
+      { natural_key: fresh.naturalKey, event_time: fresh.eventTime },
+    ]);
+    const manifest = parseCompactionManifest(
+      await archive.getText(compactManifestKey(day)),
+      compactManifestKey(day),
+    );
+    expect(manifest.sources).toEqual(compacted.sources);
+    expect(manifest.rows).toBe(2);
+    expect(again).toMatchObject({ changed: 0, rewritten: 0, recompacted: [] });
   });
 
   it("replays the quarantine: live edits and deletes go back on the events queue at their first receipt, what is still refused stays", async () => {

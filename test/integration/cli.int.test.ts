@@ -76,4 +76,14 @@ describe("the command-line tools", () => {
   it("an unknown command of the dispatcher is a usage error", async () => {
     expect((await webhook("deploy")).code).toBe(2);
   });
+
+  it.each([
+    [["quary", "stats"], "(Did you mean query?)"],
+    [["evnets"], "(Did you mean events?)"],
+    [["deploy"], "(deploying is `npx cdk deploy` (docs/deploy.md))"],
+  ])("a mistyped command %j suggests the one meant, as subcommands do (#42 item 5)", async (args, hint) => {
+    const { code, stdout, stderr } = await webhook(...args);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+    expect(stderr.split("\n").slice(0, 2)).toEqual([`error: unknown command '${args[0]}'`, hint]);
+  });
 });

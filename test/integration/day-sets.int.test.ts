@@ -8,7 +8,10 @@ import {
   decodeUsers,
   FIRST_SEEN_PREFIX,
   firstSeenKey,
+  hasDaySets,
+  mergeAppDaySets,
   s3UserSets,
+  userSetKey,
   writeDaySets,
 } from "../../shared/analytics/user-sets";
 import { addDays } from "../../shared/contracts/bucket-layout";
@@ -17,8 +20,10 @@ import { createBucket, testClients, uniqueName } from "../support/aws";
 /**
  * The first sightings (new users, conversations started) on fauxqs, for every order days close in
  * (fast-check): each day closed one or more times, a re-close with what late events added, in any
- * order; at the end each day's first sightings are what that day's final set holds that no
- * earlier day's does, whatever came first.
+ * order, by a pass over every app (`writeDaySets`) or by one app's pass merging its entry
+ * (`mergeAppDaySets`, as `rollupDay` does once the day has sets); at the end each day's sets are
+ * its final ones and its first sightings what that day's final set holds that no earlier day's
+ * does, whatever came first.
  */
 const { s3 } = testClients();
 const FIRST = "2026-05-01";
@@ -50,28 +55,41 @@ describe("day sets: first sightings whatever order days close in", () => {
           >,
           { minLength: DAYS.length, maxLength: DAYS.length },
         ),
-        // Closes: a day each, and how much of its final set an early close had (late events add the rest).
+        // Closes: a day each, how much of its final set an early close had (late events add the
+        // rest), and by whom: every app, or one app merging its entry.
         fc.array(
-          fc.record({ day: fc.nat(DAYS.length - 1), share: fc.double({ min: 0, max: 1, noNaN: true }) }),
-          {
-            maxLength: 10,
-          },
+          fc.record({
+            day: fc.nat(DAYS.length - 1),
+            share: fc.double({ min: 0, max: 1, noNaN: true }),
+            app: fc.option(fc.constantFrom(...APPS), { nil: undefined }),
+          }),
+          { maxLength: 10 },
         ),
         fc.array(fc.nat(), { minLength: DAYS.length, maxLength: DAYS.length }),
-        async (finals, early, order) => {
+        // Each day's last close: by every app at once, or by each app's own pass in turn.
+        fc.array(fc.boolean(), { minLength: DAYS.length, maxLength: DAYS.length }),
+        async (finals, early, order, perApp) => {
           const bucket = await createBucket(s3, uniqueName("daysets"));
           const store = s3UserSets(s3, bucket);
           // Early closes, then every day's last close, in a shuffled order.
           const last = DAYS.map((_, i) => ({ day: i, share: 1 }))
             .map((c, i) => ({ c, k: order[i] ?? 0 }))
             .sort((a, b) => a.k - b.k)
-            .map((x) => x.c);
-          for (const { day, share } of [...early, ...last]) {
+            .flatMap(
+              ({ c }): Array<{ day: number; share: number; app?: string }> =>
+                perApp[c.day] ? APPS.map((app) => ({ ...c, app })) : [{ ...c, app: undefined }],
+            );
+          for (const { day, share, app } of [...early, ...last]) {
             const final = finals[day] ?? {};
             const part = Object.fromEntries(
               APPS.map((a) => [a, (final[a] ?? []).slice(0, Math.round((final[a] ?? []).length * share))]),
             );
-            await writeDaySets(store, DAYS[day] as string, setsOf(part));
+            const sets = setsOf(part);
+            const date = DAYS[day] as string;
+            // One app's pass merges into a day with sets; a day without is closed for every app.
+            if (app !== undefined && (await hasDaySets(store, date)))
+              await mergeAppDaySets(store, date, app, sets.get(app) as DaySets);
+            else await writeDaySets(store, date, sets);
           }
           const seen = new Set<string>();
           for (const [i, day] of DAYS.entries()) {
@@ -80,6 +98,7 @@ describe("day sets: first sightings whatever order days close in", () => {
             );
             for (const app of APPS) for (const id of finals[i]?.[app] ?? []) seen.add(`${app}/${id}`);
             const users = decodeUsers(await store.blobs.getBytes(firstSeenKey(day)));
+            const active = decodeUsers(await store.blobs.getBytes(userSetKey(day)));
             const conversations = decodeConversations(await store.blobs.getBytes(conversationsKey(day)));
             for (const app of APPS) {
               const ids = want.get(app) ?? [];
@@ -87,6 +106,10 @@ describe("day sets: first sightings whatever order days close in", () => {
                 (users.get(app) ?? []).map((u) => u.uid),
                 `${day} ${app}`,
               ).toEqual(ids.map((id) => `${app}-u-${id}`));
+              expect(
+                (active.get(app) ?? []).map((u) => u.uid),
+                `${day} ${app}`,
+              ).toEqual((finals[i]?.[app] ?? []).map((id) => `${app}-u-${id}`));
               expect(conversations.get(app) ?? [], `${day} ${app}`).toEqual(
                 ids.map((id) => `${app}-c-${id}`),
               );

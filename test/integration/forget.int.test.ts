@@ -366,8 +366,11 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     expect(await bucketLines()).toEqual(before);
     const report = await forget(world.deps(), { appId: world.appId, uid: world.uid, requestedBy: "test" });
 
-    // Assess: the dry run found what the erasure changed.
+    // Assess: the dry run found what the erasure changed, and reported the counts it did.
     expect(dry.plan.objects).toEqual(report.plan.objects);
+    expect(dry.plan.items).toHaveLength(report.counts.itemsDeleted + report.counts.itemsRedacted);
+    const { versionsDeleted: _v, objectsSearched: _s, ...done } = report.counts;
+    expect(dry.counts).toMatchObject(done);
     expect(report.counts.objectsRewritten).toBeGreaterThan(3);
     expect(report.counts.linesRedacted).toBeGreaterThanOrEqual(named.length);
     expect(report.counts.itemsDeleted).toBeGreaterThan(0);

@@ -1,16 +1,21 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { readQuery } from "../../shared/analytics/queries";
-import { daysInRange, rollupDayAllApps } from "../../shared/analytics/rollup";
+import { daysInRange, rollupDayAllApps, rollupDays } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import {
+  daySetDays,
   decodeMembers,
   groupsOverTime,
+  hasDaySets,
   membersKey,
   s3UserSets,
+  type UsersDay,
   usersOverTime,
+  writeDaySets,
 } from "../../shared/analytics/user-sets";
 import { addDays } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
@@ -172,9 +177,14 @@ describe("users over time: the closed days' user sets, exact against the history
         else expect(active).toBe(members.filter((u) => window(addDays(start, 6), 7).has(u)).length);
       });
     }
-    // query activity --users / --retention show the same (their JSON), and name the last closed day.
+    // query activity --users / --retention show the same (their JSON), and name the last closed day;
+    // a week with a day after it (closed, no sets written: the history stops) has no cohort yet (#42).
     const view = await activityView(deps.store, { app, from: FIRST, to: last, users: true, limit: 10 }, sets);
-    expect(view.json).toEqual({ closedThrough: last, ...result });
+    expect(view.json).toEqual({
+      closedThrough: last,
+      ...result,
+      weeks: result.weeks.map((w) => (addDays(w.week, 6) > last ? { ...w, users: null } : w)),
+    });
     // The same by SQL over the day sets, on DuckDB (`sql/users-over-time.sql`, the same text as on Athena).
     const bySql = await deps.engine.query(
       readQuery("users-over-time"),
@@ -294,4 +304,109 @@ describe("users over time: the closed days' user sets, exact against the history
     for (const day of DAYS.slice(0, 5))
       expect((await deps.store.day(app, day))?.figures.active_users ?? 0).toBe(on(day).size);
   }, 300_000);
+});
+
+describe("users over time from a one-app rollup (#40 item 11)", () => {
+  it("gives the app's users over time for closed days: its entry merged into days already closed, every app's sets written for days not yet closed; the figures those of a pass over every app", async () => {
+    // Prepare: six days of two apps. Days 1-3 closed by the schedule's pass over every app, with
+    // part of app X's day 2 archived only after (a replay); days 4-6 never passed.
+    const own = await createBucket(s3, uniqueName("one-app"));
+    const table = uniqueName("activity");
+    await createActivityTable(dynamo, table);
+    const [x, y] = [uniqueName("ox"), uniqueName("oy")];
+    const days = daysInRange("2026-06-01", "2026-06-06");
+    const events = generateHistory({
+      events: 700,
+      seed: 40,
+      apps: [x, y],
+      pace: 700,
+      startAt: Date.parse(`${days[0]}T00:00:00Z`) / 1000,
+    }).events.filter((e) => e.at < Date.parse(`${days.at(-1)}T22:00:00Z`));
+    const late = (e: GeneratedEvent) =>
+      e.appId === x &&
+      e.at >= Date.parse(`${days[1]}T12:00:00Z`) &&
+      e.at < Date.parse(`${days[2]}T00:00:00Z`);
+    const archive = async (list: GeneratedEvent[]) => {
+      for (let i = 0; i < list.length; i += 100)
+        await archiveBatch(
+          list.slice(i, i + 100).map((e) => queuedAt(e, e.at + 500)),
+          s3BlobStore(s3, own),
+        );
+    };
+    await archive(events.filter((e) => !late(e)));
+    const sets = s3UserSets(s3, own);
+    const lease = archiveLease({ doc: documentClient(dynamo), tableName: table }, () =>
+      Date.parse("2026-07-01T00:00:00Z"),
+    );
+    const deps = {
+      engine: duckDbEngine({ s3, bucket: own }),
+      store: dynamoActivityStore(documentClient(dynamo), table),
+      now: () => Date.parse("2026-07-01T00:00:00Z"),
+      graceMs: 7_200_000,
+      userSets: sets,
+      archiveLock: lease,
+    };
+    for (const day of days.slice(0, 3)) expect((await rollupDayAllApps(day, deps)).failures).toEqual([]);
+    await archive(events.filter(late));
+    const view = async (app: string) =>
+      (
+        await activityView(
+          deps.store,
+          { app, from: days[0] ?? "", to: days.at(-1) ?? "", users: true, limit: 10 },
+          sets,
+        )
+      ).json as { closedThrough: string; days: UsersDay[] };
+    const before = await view(x);
+
+    // Act: held by an erasure, the run says so and writes nothing; then `rollup --app X` over the six days.
+    await lease.acquire("erasure e9");
+    await expect(rollupDays(days, deps, { app: x })).rejects.toEqual(new ArchiveLockedError("erasure e9"));
+    expect(await hasDaySets(sets, days[3] ?? "")).toBe(false);
+    await lease.release("erasure e9");
+    const report = await rollupDays(days, deps, { app: x });
+    const oneApp = { x: await view(x), y: await view(y) };
+    // The reference: every day passed over every app, from the archive as it now is.
+    for (const day of days) expect((await rollupDayAllApps(day, deps)).failures).toEqual([]);
+    const everyApp = { x: await view(x), y: await view(y) };
+
+    // Assess
+    expect(report.failures).toEqual([]);
+    expect(report.open).toEqual([]);
+    expect(report.rollups.map((r) => `${r.day} ${r.final} ${r.daySets}`)).toEqual(
+      days.map((d, i) => `${d} true ${i < 3 ? "merged" : "written"}`),
+    );
+    // Before, the days never passed were blank for X, and its day 2 lacked the late part.
+    expect(before.closedThrough).toBe(days[2]);
+    expect(before.days.slice(3).map((d) => d.dau)).toEqual([null, null, null]);
+    expect(oneApp.x.days.map((d) => d.dau)).not.toContain(null);
+    expect(oneApp.x.days[1]?.dau).toBeGreaterThan(before.days[1]?.dau ?? 0);
+    expect(oneApp.x).toEqual(everyApp.x);
+    // The other app's sets were kept (days 1-3) or written whole (days 4-6): the same as a pass over every app.
+    expect(oneApp.y).toEqual(everyApp.y);
+  }, 300_000);
+
+  it("leaves blank a day never closed between closed days, and every window that reaches it, instead of counting no one", async () => {
+    // Prepare: days 1 and 3 closed, day 2 not (its final pass deferred past the next day, say).
+    const own = await createBucket(s3, uniqueName("gap"));
+    const sets = s3UserSets(s3, own);
+    const day = (users: string[]) =>
+      new Map([
+        ["g", { users: users.map((uid) => ({ uid })), conversations: [], members: [], deletions: [] }],
+      ]);
+    await writeDaySets(sets, "2026-06-01", day(["a", "b"]));
+    await writeDaySets(sets, "2026-06-03", day(["b", "c"]));
+
+    // Act
+    const { days, weeks } = await usersOverTime(sets, "g", "2026-06-01", "2026-06-03", "2026-06-03");
+
+    // Assess
+    expect(await daySetDays(sets)).toEqual(["2026-06-01", "2026-06-03"]);
+    expect(days.map((d) => [d.day, d.dau, d.wau, d.newUsers, d.retainedD1])).toEqual([
+      // Before day 1 is before the history: no one. Day 1's D+1 is day 2: unknown.
+      ["2026-06-01", 2, 2, 2, null],
+      ["2026-06-02", null, null, null, null],
+      ["2026-06-03", 2, null, 1, null],
+    ]);
+    expect(weeks.every((w) => w.active.every((a) => a === null))).toBe(true);
+  });
 });

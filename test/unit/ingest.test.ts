@@ -4,6 +4,7 @@ import { cachedAllowlist } from "../../shared/apps/allowlist";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/ingest/core";
 import type { CredentialSource } from "../../shared/ingest/credential-source";
+import { credentialForApp } from "../../shared/ingest/credentials";
 import { NO_APP_MESSAGE_GROUP } from "../../shared/platform/constants";
 import { fixtureText } from "../support/fixtures";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
@@ -354,5 +355,25 @@ describe("fromHttpApiEvent", () => {
       isBase64Encoded: false,
       receivedAt: RECEIVED_AT,
     });
+  });
+});
+
+describe("the credential an app's webhook is given (connect)", () => {
+  const any = { username: "any", password: "p-any" };
+  const app1 = { username: "app1-pair", password: "p-1", appIds: ["app1"] };
+  const app2 = { username: "app2-pair", password: "p-2", appIds: ["app2"] };
+
+  it("is the app's own pair where the store has one per app, else the one any app may use; never another app's", () => {
+    const store = [app1, any, app2];
+    expect(credentialForApp(store, "app1")).toEqual(app1);
+    expect(credentialForApp(store, "app2")).toEqual(app2);
+    expect(credentialForApp(store, "app3")).toEqual(any);
+    expect(credentialForApp([app1, app2], "app3")).toBeUndefined();
+  });
+
+  it("is the new credential of a rotation under way, never the one it replaces", () => {
+    const next = { username: "app1-new", password: "p-1-new", appIds: ["app1"], replaces: "app1-pair" };
+    expect(credentialForApp([app1, any, next], "app1")).toEqual(next);
+    expect(credentialForApp([next, app1], "app1")).toEqual(next);
   });
 });

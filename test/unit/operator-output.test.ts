@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { keyValueLines, tableLines } from "../../tools/cli/format";
+import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
+import { connectLines, rotationLines } from "../../tools/cli/apps-output";
+import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
+import type { LedgerEntry } from "../../tools/local/state";
+import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
+import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
 const ID = "33db60451d28b006".padEnd(64, "7");
@@ -61,5 +66,237 @@ describe("output a person can read", () => {
     expect(text).not.toContain("problem 50");
     expect(text).toContain("… and 10 more");
     expect(code).toBe(1);
+  });
+});
+
+describe("connect's and rotate-credentials' sentences (#42 item 4)", () => {
+  const app = (appId: string, action: "create" | "update" | "unchanged", error?: string) => ({
+    appId,
+    action,
+    changes: action === "update" ? ["username"] : [],
+    ...(error ? { error } : {}),
+  });
+
+  it("a dry run says what would be done to each app, and one app is one app", () => {
+    const { stdout, error } = connectLines(
+      { apps: [app("a1", "unchanged"), app("a2", "update")], calls: { list: 2, write: 0 }, dryRun: true },
+      0.4,
+    );
+    expect(stdout).toEqual([
+      "a1: unchanged",
+      "a2: would be updated (username)",
+      "dry run: 2 apps: 0 would be created, 1 would be updated, 1 unchanged; 2 lists, 0 writes in 0.4 s",
+    ]);
+    expect(error).toBeUndefined();
+    const one = connectLines({ apps: [app("a1", "create")], calls: { list: 1, write: 1 }, dryRun: false }, 1);
+    expect(one.stdout).toEqual([
+      "a1: created",
+      "1 app: 1 created, 0 updated, 0 unchanged; 1 list, 1 write in 1.0 s",
+    ]);
+  });
+
+  it("a failure says how many others were connected, and says none when none was", () => {
+    const some = connectLines(
+      {
+        apps: [app("a1", "create"), app("a2", "unchanged", "refused")],
+        calls: { list: 2, write: 1 },
+        dryRun: false,
+      },
+      1,
+    );
+    expect(some.error).toBe("1 app not connected (a2): the other app is; run again to retry it");
+    expect(some.stderr).toEqual(["a2: failed: refused"]);
+    const none = connectLines(
+      {
+        apps: [app("a1", "unchanged", "refused"), app("a2", "unchanged", "refused")],
+        calls: { list: 2, write: 0 },
+        dryRun: false,
+      },
+      1,
+    );
+    expect(none.error).toBe("2 apps not connected (a1, a2): none was; run again to retry them");
+  });
+
+  it("a rotation says per credential what happened, and when the old one was refused", () => {
+    const base = { appIds: ["a1"], resumed: false, apps: ["a1"], unconnected: [], stillOld: [] };
+    const lines = rotationLines(
+      {
+        outcome: "rotated",
+        credentials: [
+          {
+            ...base,
+            outcome: "rotated",
+            from: "old",
+            to: "new",
+            confirmed: ["a1"],
+            refusedAt: Date.UTC(2026, 0, 2, 3, 4, 5),
+          },
+        ],
+        confirmed: ["a1"],
+        stillOld: [],
+      },
+      false,
+    );
+    expect(lines).toEqual([
+      "rotated: old → new (for a1); 1 app switched; old refused since 2026-01-02T03:04:05Z",
+    ]);
+    const dry = rotationLines(
+      {
+        outcome: "dry-run",
+        credentials: [
+          { ...base, outcome: "dry-run", from: "old", to: "new", confirmed: [], unconnected: ["a9"] },
+        ],
+        confirmed: [],
+        stillOld: [],
+      },
+      false,
+    );
+    expect(dry).toEqual([
+      "would add a new credential beside old (for a1), switch its 1 connected app to it, then remove old; but old would be kept: 1 app of its appIds never connected (a9)",
+    ]);
+  });
+});
+
+describe("npm start's status line (#42 item 1)", () => {
+  const AT = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const outcome = (service: string, what: string): LedgerEntry => [
+    "outcome",
+    service,
+    what,
+    "app1",
+    "message_sent",
+  ];
+
+  it("counts what the functions report: accepted, refused, projected (tables, stale, archive only), quarantined, failed", () => {
+    const counts = emptyCounts();
+    for (const entry of [
+      outcome("ingest", "accepted"),
+      outcome("ingest", "accepted-oversize"),
+      outcome("ingest", "unauthorized"),
+      outcome("projector", "projected"),
+      outcome("projector", "stale"),
+      outcome("projector", "archived-only"),
+      outcome("projector", "quarantined"),
+      outcome("projector", "failed"),
+      outcome("recorder", "archived"),
+      ["failure", "projector", "NoSuchKey"] as LedgerEntry,
+    ])
+      countOutcome(counts, entry);
+    expect(statusText(counts, 7, AT)).toBe(
+      "03:04:05Z  accepted 2  refused 1  projected 3  quarantined 1  queued 7  failed 1  recordings 1",
+    );
+    expect(statusText(emptyCounts(), undefined, AT)).toBe(
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued ?  failed 0",
+    );
+  });
+
+  it("off a terminal, prints a plain line only when something moved", async () => {
+    const written: string[] = [];
+    const status = statusLine({ stream: { write: (t) => written.push(t) }, now: () => AT });
+    await status.refresh(async () => 0);
+    await status.refresh(async () => 0);
+    status.count(outcome("ingest", "accepted"));
+    await status.refresh(async () => 1);
+    await status.stop();
+    expect(written).toEqual([
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued 0  failed 0\n",
+      "03:04:05Z  accepted 1  projected 0  quarantined 0  queued 1  failed 0\n",
+    ]);
+  });
+
+  it("on a terminal, redraws in place, steps aside for other output, and ends with a newline", async () => {
+    const written: string[] = [];
+    const status = statusLine({
+      stream: { write: (t) => written.push(t), isTTY: true, columns: 40 },
+      now: () => AT,
+    });
+    await status.refresh(async () => 0);
+    status.terminal.beforeOutput();
+    written.push("a warning\n");
+    status.terminal.afterOutput();
+    await status.stop();
+    const line = "03:04:05Z  accepted 0  projected 0  qua";
+    expect(written).toEqual([`\r\x1b[2K${line}`, "\r\x1b[2K", "a warning\n", `\r${line}`, "\n"]);
+  });
+});
+
+describe("one time format in text output (#42 item 4)", () => {
+  it("every time of an item in ISO 8601 UTC, whether stored in seconds or in milliseconds, at any depth", () => {
+    const presence = {
+      uid: "u1",
+      firstSeen: 1795656019504,
+      lastActiveAt: 1795656070,
+      lastSeen: 1795656070567,
+      since: 1795656070567,
+      transcripts: { t1: { startTime: 1795655750, transcriptDate: "2026-11-26" } },
+      durationSeconds: 114,
+    };
+    expect(withIsoTimes(presence)).toEqual({
+      uid: "u1",
+      firstSeen: "2026-11-26T01:20:19.504Z",
+      lastActiveAt: "2026-11-26T01:21:10Z",
+      lastSeen: "2026-11-26T01:21:10.567Z",
+      since: "2026-11-26T01:21:10.567Z",
+      transcripts: { t1: { startTime: "2026-11-26T01:15:50Z", transcriptDate: "2026-11-26" } },
+      durationSeconds: 114,
+    });
+    expect(epochTime(undefined)).toBe("");
+  });
+
+  it("simulate says how many deliveries were the platform's duplicates", () => {
+    const events = Array.from({ length: 5000 }, () => ({}));
+    const { lines } = summaryLines(
+      {
+        sent: 5270,
+        byStatus: { 200: 5270 },
+        byTrigger: {},
+        seconds: 26.35,
+        deliveriesPerSecond: 200,
+        history: { events: events as never, expected: new Map() },
+        interrupted: false,
+        dropped: 0,
+      },
+      200,
+    );
+    expect(lines.join("\n")).toMatch(
+      /sent 5,270 deliveries \(5,270 acknowledged\) in 26\.4 s \(200\/s\): 5,000 events, 270 of them sent twice as the platform's duplicates/,
+    );
+  });
+});
+
+describe("mistakes get help (#42 item 5)", () => {
+  it("sql: a column or table it does not know names the tables' columns; a write says read-only", () => {
+    expect(
+      explainSqlError(
+        'Binder Error: Referenced column "app_id" not found in FROM clause!',
+        "SELECT app_id FROM archive_events",
+      ),
+    ).toBe(
+      'no column "app_id" in archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, body)',
+    );
+    expect(
+      explainSqlError("Catalog Error: Table with name events does not exist!", "SELECT * FROM events"),
+    ).toMatch(
+      /^no table events: the tables are archive_events \(app, date, .*\); .*day_users \(app, uid, createdat, date\)/,
+    );
+    expect(
+      explainSqlError(
+        "Binder Error: Can only delete from base table",
+        "WITH x AS (SELECT 1) DELETE FROM archive_events",
+      ),
+    ).toMatch(/^read-only: one SELECT/);
+    expect(readOnlyRefusal("  -- a comment\n delete from archive_events")).toMatch(
+      /^read-only: one SELECT .*; DELETE is not one$/,
+    );
+    expect(readOnlyRefusal("WITH a AS (SELECT 1) SELECT * FROM a")).toBeUndefined();
+    expect(explainSqlError("one statement is allowed, this text has 2", "SELECT 1; SELECT 2")).toMatch(
+      /this text has 2 statements$/,
+    );
+  });
+
+  it("an app that never delivered is answered with the nearest known app ids", () => {
+    expect(
+      nearestApps("sim-s7-a9", ["other-app", "sim-s7-a1", "sim-s7-a2", "sim-s8-a1", "sim-s7-a9"]),
+    ).toEqual(["sim-s7-a1", "sim-s7-a2", "sim-s8-a1"]);
   });
 });

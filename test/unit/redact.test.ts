@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { s3ObjectVersions } from "../../shared/erasure/object-versions";
 import {
+  itemErasure,
   mentionsUid,
   namesOf,
   type Redaction,
@@ -147,6 +148,99 @@ describe("redaction of one user (#34)", () => {
         expect(redactBody(once, r)).toBe(once);
       }),
     );
+  });
+
+  describe("a name is an identifier only where the schema says it names a person (#40, item 4)", () => {
+    const line = (body: object, naturalKey?: string) =>
+      JSON.stringify({
+        eventId: "e",
+        receivedAt: 1,
+        trigger: "t",
+        appId: "a",
+        body: JSON.stringify(body),
+        naturalKey,
+      });
+    /** The sample message (from uid-1 to uid-2) as one from `sender` to `receiver`, saying `text`. */
+    const between = (sender: string, receiver: string, text: string) => {
+      const sent = JSON.parse(
+        JSON.stringify(fixture("message_sent"))
+          .replaceAll("cometchat-uid-1", "<sender>")
+          .replaceAll("cometchat-uid-2", "<receiver>")
+          .replaceAll("<sender>", sender)
+          .replaceAll("<receiver>", receiver),
+      );
+      sent.data.message.data.text = text;
+      return sent;
+    };
+
+    it("a user named Thanks: another pair's message saying Thanks is left byte for byte; their own stint on a call is renamed", () => {
+      const thanks: Redaction = { ...ANDREW, names: ["Thanks"] };
+      const others = line(between("cometchat-uid-2", "cometchat-uid-3", "Thanks"));
+      expect(redactArchiveLine(others, "a", thanks)).toBeUndefined();
+      const call = fixture("call_ended");
+      call.data.all_occupants[1].name = "Thanks";
+      const redacted = redactValue(call, thanks) as typeof call;
+      expect(redacted.data.all_occupants.map((o: { name: string }) => o.name)).toEqual([
+        "George Alan",
+        thanks.pseudonym,
+      ]);
+    });
+
+    it("a user named user: receiverType stays user in their own message, and a body that is not JSON is kept", () => {
+      const named: Redaction = { ...ANDREW, names: ["user"] };
+      const own = between(ANDREW.uid, "cometchat-uid-2", "hi");
+      const redacted = JSON.parse(JSON.parse(redactArchiveLine(line(own), "a", named) ?? "{}").body);
+      expect(redacted.data.message.receiverType).toBe("user");
+      expect(redacted.data.message.sender).toBe(named.pseudonym);
+      expect(redactBody("not json: the user left", named)).toBe("not json: the user left");
+      expect(redactBody(`not json: ${ANDREW.uid} left`, named)).toBe("");
+    });
+
+    it("a group or another user's entity keeps a name the user shares", () => {
+      const group = { pk: "a#g1", name: "Andrew Joseph", owner: ANDREW.uid, updatedBy: "cometchat-uid-2" };
+      expect(redactValue(group, ANDREW)).toEqual({ ...group, owner: ANDREW.pseudonym });
+      const other = { members: { "cometchat-uid-2": { uid: "cometchat-uid-2", name: "Andrew Joseph" } } };
+      expect(redactValue(other, ANDREW)).toEqual(other);
+    });
+
+    it("an occupant's line: its natural key names the pseudonym where the body did the user, one to one", () => {
+      const joined = fixture("call_participant_joined");
+      const key = `a|call_participant_joined|s1|${encodeURIComponent("Andrew Joseph")}|1696934573|`;
+      const redacted = JSON.parse(redactArchiveLine(line(joined, key), "a", ANDREW) ?? "{}");
+      expect(redacted.naturalKey).toBe(`a|call_participant_joined|s1|${ANDREW.pseudonym}|1696934573|`);
+      const someoneElse = fixture("call_participant_joined");
+      someoneElse.data.occupant.name = "George Alan";
+      const kept = `a|call_participant_joined|s1|${encodeURIComponent("George Alan")}|1696934573|`;
+      expect(redactArchiveLine(line(someoneElse, kept), "a", ANDREW)).toBeUndefined();
+    });
+  });
+
+  it("erases a table item: the user's own deleted, one naming them redacted in every field (runner-up versions and seen events too), another left", () => {
+    const group = {
+      pk: "a#g1",
+      owner: ANDREW.uid,
+      versions: { info: "1.0mm7p707k" },
+      seen: { "0f1e2d3c4b5a6978": 1 },
+      fallback: { info: { v: "0lnk61l4o", f: { owner: ANDREW.uid, name: "Hiking Group" } } },
+      rev: 4,
+    };
+    expect(itemErasure("groups", group, ANDREW)).toEqual({
+      ...group,
+      owner: ANDREW.pseudonym,
+      fallback: { info: { v: "0lnk61l4o", f: { owner: ANDREW.pseudonym, name: "Hiking Group" } } },
+    });
+    expect(itemErasure("presence", { pk: `a#${ANDREW.uid}`, uid: ANDREW.uid }, ANDREW)).toBeNull();
+    expect(itemErasure("memberships", { pk: "a#g1", uid: ANDREW.uid }, ANDREW)).toBeNull();
+    expect(
+      itemErasure("memberships", { pk: "a#g1", uid: "cometchat-uid-2", by: ANDREW.uid }, ANDREW),
+    ).toEqual({
+      pk: "a#g1",
+      uid: "cometchat-uid-2",
+      by: ANDREW.pseudonym,
+    });
+    expect(
+      itemErasure("memberships", { pk: "a#g1", uid: "cometchat-uid-2", by: "cometchat-uid-3" }, ANDREW),
+    ).toBeUndefined();
   });
 
   it("finds the groups and sessions a payload names", () => {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { type ArchiveLease, ArchiveLockedError } from "../../shared/adapters/archive-lease";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import { daysInRange, receiptDaysOf, scheduledDays, scheduledRollup } from "../../shared/analytics/rollup";
 import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/store/activity-store";
 import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
-import { SqlQueryError } from "../../shared/platform/errors";
+import { type UserSetStore, userSetKey } from "../../shared/analytics/user-sets";
+import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
 function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
@@ -136,5 +138,103 @@ describe("the rollup core", () => {
     ]);
     expect(store.writes.map((w) => `${w.appId} ${w.day}`)).toEqual(["done 2026-01-02"]);
     expect([...passes.keys()]).toEqual(["2026-01-02"]);
+  });
+
+  it("passes a final day under the archive lease; held by another, the day waits for a later tick with nothing read or written", async () => {
+    // Prepare: the lease and the day sets in memory; a tick after yesterday's grace.
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    const taken: string[] = [];
+    let holder: string | undefined = "erasure e1";
+    const archiveLock: ArchiveLease = {
+      async acquire(who) {
+        if (holder !== undefined && holder !== who) throw new ArchiveLockedError(holder);
+        holder = who;
+        taken.push(who);
+      },
+      async release(who) {
+        if (holder === who) holder = undefined;
+      },
+    };
+    const objects = new Map<string, Uint8Array>();
+    const userSets: UserSetStore = {
+      blobs: {
+        bucket: "b",
+        put: async (key, body) => {
+          objects.set(key, typeof body === "string" ? new TextEncoder().encode(body) : body);
+          return { bucket: "b", key, size: 0 };
+        },
+        getText: async () => {
+          throw Object.assign(new Error("NoSuchKey"), { name: "NoSuchKey" });
+        },
+        getBytes: async () => {
+          throw Object.assign(new Error("NoSuchKey"), { name: "NoSuchKey" });
+        },
+      },
+      list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)),
+    };
+    const asked: unknown[] = [];
+    const engine: SqlEngine = {
+      name: "duckdb",
+      async query(_sql, params) {
+        asked.push(params?.day);
+        return { columns: [], rows: [{ app: "a1", grouping_set: 31, messages: 3 }], bytesScanned: 10 };
+      },
+    };
+    const deps = {
+      engine,
+      store,
+      ledger,
+      archiveLock,
+      userSets,
+      now: () => Date.UTC(2026, 0, 2, 3),
+      graceMs: 7_200_000,
+    };
+
+    // Act: a tick while an erasure holds the lease, then one after it released it.
+    const blocked = await scheduledRollup(deps);
+    holder = undefined;
+    const after = await scheduledRollup(deps);
+
+    // Assess: today (not final) passed without the lease both times; yesterday waited, then passed under it.
+    expect(blocked.passesDeferred).toEqual(["2026-01-01"]);
+    expect(blocked.failures).toEqual([]);
+    expect(blocked.passes.map((p) => p.day)).toEqual(["2026-01-02"]);
+    expect(asked).toEqual(["2026-01-02", "2026-01-01", "2026-01-02"]);
+    expect(after.passesDeferred).toEqual([]);
+    expect(after.passes.map((p) => `${p.day} ${p.final}`)).toEqual(["2026-01-01 true", "2026-01-02 false"]);
+    expect(taken).toEqual(["final pass 2026-01-01"]);
+    expect(holder).toBeUndefined();
+    expect(passes.get("2026-01-01")?.final).toBe(true);
+    expect([...objects.keys()]).toContain(userSetKey("2026-01-01"));
+  });
+
+  it("defers yesterday's compaction while its CTAS still runs (not a failure), and records it once adopted", async () => {
+    // Prepare: a final day, and a compactor whose first call finds its query running.
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    let running = true;
+    const compactor = {
+      async compactDay(day: string) {
+        if (running) throw new CompactionPendingError(day, "q-7");
+        return { day, parquet: ["p"], sources: ["s"], rows: -1, bytes: 1, compactedAt: 1 };
+      },
+    };
+    const engine: SqlEngine = {
+      name: "athena",
+      query: async () => ({ columns: [], rows: [], bytesScanned: 0 }),
+    };
+    const deps = { engine, store, ledger, compactor, now: () => Date.UTC(2026, 0, 2, 3), graceMs: 7_200_000 };
+
+    // Act
+    const first = await scheduledRollup(deps);
+    running = false;
+    const second = await scheduledRollup(deps);
+
+    // Assess
+    expect(first.compactionsDeferred).toEqual(["2026-01-01"]);
+    expect(first.failures).toEqual([]);
+    expect(second.compactions.map((c) => c.day)).toEqual(["2026-01-01"]);
+    expect(passes.get("2026-01-01")?.compactedAt).toBe(deps.now());
   });
 });

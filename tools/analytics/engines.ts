@@ -1,6 +1,10 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
+import { type ArchiveLease, ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { ArchiveCompactor, ArchiveRewriter } from "../../shared/analytics/compaction";
+import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
+import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
@@ -30,4 +34,52 @@ export function activityStoreFor(target: Target): ActivityStore {
 export function userSetsFor(target: Target): UserSetStore {
   if (!target.bucket) throw new UserFacingError("the target has no data bucket");
   return s3UserSets(target.s3, target.bucket);
+}
+
+/**
+ * The archive lease of the target (in its activity table), which every rewriter of the archive holds.
+ *
+ * @example await withArchiveLease(archiveLeaseFor(target), "compact 2026-01-02..2026-01-02", Date.now, work)
+ */
+export function archiveLeaseFor(target: Target): ArchiveLease {
+  if (!target.activityTable)
+    throw new UserFacingError("the target has no activity table (deployed before #20?)");
+  return archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now);
+}
+
+/**
+ * The target's compactor of closed days: DuckDB over the local stack's bucket, Athena (CTAS) for a deployed stack.
+ *
+ * @example await compactorFor(target).compactDay("2026-01-02")
+ */
+export function compactorFor(target: Target): ArchiveCompactor {
+  if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+  if (target.kind === "local") return duckDbCompactor({ s3: target.s3, bucket: target.bucket });
+  if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
+  return athenaCompactor({
+    client: new AthenaClient({}),
+    ...target.athena,
+    s3: target.s3,
+    bucket: target.bucket,
+  });
+}
+
+/**
+ * What a rewrite of the target's archive in place holds and uses (`rewriteArchive`): its lease and its compactor.
+ *
+ * @example await rederiveArchive(target.s3, archive, { from: "2026-01-01" }, archiveRewriterFor(target))
+ */
+export function archiveRewriterFor(target: Target): ArchiveRewriter {
+  return { lease: archiveLeaseFor(target), compactor: compactorFor(target), now: Date.now };
+}
+
+/**
+ * A command's answer when another rewrite holds the archive lease: one line that says who, and to
+ * try again when it ends (a `UserFacingError`); any other error as it is.
+ *
+ * @example await rederiveArchive(…).catch(sayWhoHoldsTheArchive)
+ */
+export function sayWhoHoldsTheArchive(error: unknown): never {
+  if (error instanceof ArchiveLockedError) throw new UserFacingError(error.message);
+  throw error;
 }

@@ -10,6 +10,42 @@ export function isoTime(ms: unknown): string {
     : "";
 }
 
+/** The keys of a stored item that hold a time (`receivedAt`, `startTime`, `lastSeen`, `since`…). */
+const TIME_KEY = /(?:At|Time|Seen)$|^since$/;
+
+/** Below this, an epoch number is seconds (1e11 ms is in 1973, 1e11 s in year 5138). */
+const EPOCH_SECONDS_BELOW = 1e11;
+
+/**
+ * An epoch time in seconds or milliseconds (the platform sends both: most times in seconds,
+ * presence in ms) as ISO 8601 UTC (`isoTime`); "" for none.
+ *
+ * @example epochTime(1795656070) // "2026-11-26T01:21:10Z"; epochTime(1795656070567) // "2026-11-26T01:21:10.567Z"
+ */
+export function epochTime(value: unknown): string {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) return "";
+  return isoTime(value < EPOCH_SECONDS_BELOW ? value * 1000 : value);
+}
+
+/**
+ * A stored item (or any JSON value) for a person to read: every number under a time's key
+ * (`TIME_KEY`), at any depth, as ISO 8601 UTC (`epochTime`), whatever the unit it was stored in;
+ * the rest as it is. `--json` prints items as stored.
+ *
+ * @example withIsoTimes({ lastActiveAt: 1795656070, firstSeen: 1795656019504, name: "Ann" })
+ *   // { lastActiveAt: "2026-11-26T01:21:10Z", firstSeen: "2026-11-26T01:20:19.504Z", name: "Ann" }
+ */
+export function withIsoTimes<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withIsoTimes) as T;
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      typeof v === "number" && TIME_KEY.test(key) ? epochTime(v) || v : withIsoTimes(v),
+    ]),
+  ) as T;
+}
+
 /** A value as one cell: nothing for none, JSON for objects. */
 function cell(value: unknown): string {
   if (value === undefined || value === null) return "";
@@ -27,12 +63,20 @@ export function keyValueLines(pairs: ReadonlyArray<readonly [string, unknown]>):
   return shown.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`);
 }
 
-/** Rows as an aligned plain table with a header and a rule (no index column); nothing for no rows. */
-export function tableLines(rows: ReadonlyArray<Record<string, unknown>>): string[] {
+/**
+ * Rows as an aligned plain table with a header and a rule (no index column); nothing for no rows.
+ * `columns` gives their order where the rows' keys cannot: an object lists integer-like keys
+ * (`"10"`, `"23"`) before all others, whatever order they were set in.
+ *
+ * @example tableLines([{ h: "Mon", "10": 1, "09": 2 }], ["h", "09", "10"]) // ["h    09  10", "---  --  --", "Mon  2   1"]
+ */
+export function tableLines(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  columns: readonly string[] = [...new Set(rows.flatMap((r) => Object.keys(r)))],
+): string[] {
   if (rows.length === 0) return [];
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) =>
+  const line = (values: readonly string[]) =>
     values
       .map((v, i) => v.padEnd(widths[i] ?? 0))
       .join("  ")
@@ -42,4 +86,13 @@ export function tableLines(rows: ReadonlyArray<Record<string, unknown>>): string
     line(widths.map((w) => "-".repeat(w))),
     ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
   ];
+}
+
+/**
+ * A count with its noun, singular for one: never "1 apps".
+ *
+ * @example count(1, "app") // "1 app"; count(3, "app") // "3 apps"; count(2, "query", "queries") // "2 queries"
+ */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? singular : plural}`;
 }

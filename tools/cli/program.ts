@@ -20,6 +20,17 @@ export class UsageError extends UserFacingError {
   override name = "UsageError";
 }
 
+/** Nothing was found for what was asked (an app that never delivered): one line, exit code 3. */
+export class NothingFoundError extends UserFacingError {
+  override name = "NothingFoundError";
+}
+
+/** The exit code of an expected failure: 2 a usage error, 3 nothing found, 1 anything else. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof UsageError) return 2;
+  return error instanceof NothingFoundError ? 3 : 1;
+}
+
 /** A whole number in [min, max]. @example program.option("--port <port>", "…", integer(1, 65535)) */
 export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -95,7 +106,7 @@ export function withTarget(command: Command): Command {
 /**
  * Parses and runs a program: `--version` and `--help` exit 0, a usage error (unknown option,
  * invalid value, missing argument) exits 2 with commander's one-line message, an expected failure
- * exits 1 with its message only. Returns the exit code.
+ * exits 1 with its message only (3 when nothing was found). Returns the exit code.
  */
 export async function runProgram(
   program: Command,
@@ -111,7 +122,7 @@ export async function runProgram(
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     err(`error: ${expectedMessage(error)}`);
-    return error instanceof UsageError ? 2 : 1;
+    return exitCodeOf(error);
   }
 }
 
@@ -130,6 +141,7 @@ export function expectedMessage(error: unknown): string {
       "UnknownAppError",
       "ManagementRequestError",
       "ManagementUnavailableError",
+      "CredentialRotationError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||

@@ -1,10 +1,15 @@
-/** `npx webhook compact --from YYYY-MM-DD --to YYYY-MM-DD [--json]`: closed receipt days of the local archive to Parquet. */
+/**
+ * `npx webhook compact --from YYYY-MM-DD --to YYYY-MM-DD [--json] [--stack <name>]`: closed receipt
+ * days of the archive to Parquet (DuckDB locally, Athena CTAS deployed), under the archive lease
+ * (held by another rewrite: it says by whom and compacts nothing).
+ */
 import { Command } from "commander";
-import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
+import { withArchiveLease } from "../../shared/adapters/archive-lease";
 import { daysInRange } from "../../shared/analytics/rollup";
 import { utcDay } from "../../shared/contracts/bucket-layout";
+import { archiveLeaseFor, compactorFor, sayWhoHoldsTheArchive } from "../analytics/engines";
 import { tableLines } from "../cli/format";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { runProgram, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface CompactCliOptions {
@@ -21,13 +26,20 @@ async function run(o: CompactCliOptions): Promise<void> {
     throw new UserFacingError("only closed days: --to must be before today (UTC)");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
-    if (target.kind !== "local" || !target.bucket)
-      throw new UserFacingError(
-        "this command compacts the local archive (DuckDB); deployed, the rollup's schedule compacts each closed day with Athena (CTAS) once it is final: see docs/analytics.md",
-      );
-    const compactor = duckDbCompactor({ s3: target.s3, bucket: target.bucket });
-    const manifests = [];
-    for (const day of daysInRange(o.from, o.to)) manifests.push(await compactor.compactDay(day));
+    const compactor = compactorFor(target);
+    const manifests = await withArchiveLease(
+      archiveLeaseFor(target),
+      `compact ${o.from}..${o.to}`,
+      Date.now,
+      async (renew) => {
+        const done = [];
+        for (const day of daysInRange(o.from, o.to)) {
+          await renew();
+          done.push(await compactor.compactDay(day));
+        }
+        return done;
+      },
+    ).catch(sayWhoHoldsTheArchive);
     if (o.json) console.log(JSON.stringify(manifests, null, 2));
     else
       for (const line of tableLines(
@@ -47,10 +59,10 @@ async function run(o: CompactCliOptions): Promise<void> {
 const program = withTarget(
   new Command("compact")
     .description(
-      "Rewrite closed receipt days of the raw archive as Parquet sorted by app (the NDJSON stays; readers take the Parquet and any object archived after it)",
+      "Rewrite closed receipt days of the raw archive as Parquet sorted by app (the NDJSON stays; readers take the Parquet and any object archived after it); DuckDB locally, Athena with --stack (the schedule compacts each final day itself)",
     )
-    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD", isoDate)
-    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD", isoDate)
+    .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or yesterday)", utcDayOption())
+    .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or yesterday)", utcDayOption())
     .option("--json", "the manifests as JSON on stdout"),
 ).action((o: CompactCliOptions) => run(o));
 

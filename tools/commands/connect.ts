@@ -7,10 +7,13 @@
  */
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
-import { connectApps } from "../../shared/apps/connect";
+import { type ConnectReport, connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
+import { credentialForApp } from "../../shared/ingest/credentials";
+import { connectLines } from "../cli/apps-output";
 import { runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
 
@@ -48,42 +51,47 @@ async function run(o: ConnectOptions): Promise<void> {
       throw new UserFacingError("this deployment knows no app yet: name them with --app <appId>…");
     const started = Date.now();
     const suffix = deployment.name.replace(/[^A-Za-z0-9-]/g, "-").slice(0, 30);
-    const report = await connectApps({
-      api: managementApi(await deployment.management()),
-      registry,
-      appIds,
-      dryRun: o.dryRun,
-      desired: {
-        id: `webhook-backend-${suffix}`,
-        name: `Webhook backend ${suffix}`,
-        url: deployment.webhookUrl,
-        username: deployment.credential.username,
-        password: deployment.credential.password,
-        triggers,
-      },
-    });
-    const failed = report.apps.filter((a) => a.error);
-    const count = (action: string) => report.apps.filter((a) => !a.error && a.action === action).length;
-    if (o.json) console.log(JSON.stringify({ ...report, ms: Date.now() - started }));
-    else {
-      for (const a of report.apps)
-        if (a.error) console.error(`${a.appId}: failed: ${a.error}`);
-        else if (a.action !== "unchanged" || appIds.length <= 20)
-          console.log(
-            `${a.appId}: ${report.dryRun ? "would " : ""}${a.action}${a.changes.length && a.action === "update" ? ` (${a.changes.join(", ")})` : ""}`,
-          );
-      const writes = count("create") + count("update");
-      console.log(
-        `${report.dryRun ? "dry run: " : ""}${appIds.length} apps: ${count("create")} created, ${count("update")} updated, ${count("unchanged")} unchanged${failed.length ? `, ${failed.length} failed` : ""}${writes === 0 && !failed.length ? " (nothing to change)" : ""}; ${report.calls.list} lists, ${report.calls.write} writes in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-      );
+    const api = managementApi(await deployment.management());
+    // Each app with the credential it may deliver with (a store may hold one per app: their appIds).
+    const stored = await deployment.credentialStore.list();
+    const byCredential = new Map<WebhookCredential, string[]>();
+    const refused: string[] = [];
+    for (const appId of appIds) {
+      const credential = credentialForApp(stored, appId);
+      if (credential) byCredential.set(credential, [...(byCredential.get(credential) ?? []), appId]);
+      else refused.push(appId);
     }
-    if (failed.length)
+    if (refused.length)
       throw new UserFacingError(
-        `${failed.length} apps not connected (${failed
-          .slice(0, 5)
-          .map((a) => a.appId)
-          .join(", ")}${failed.length > 5 ? ", …" : ""}): the others are; run again to retry them`,
+        `no credential of this deployment may deliver for ${refused.join(", ")} (each is limited to other apps by its appIds): add one that allows ${refused.length === 1 ? "it" : "them"} first`,
       );
+    const report: ConnectReport = { apps: [], calls: { list: 0, write: 0 }, dryRun: Boolean(o.dryRun) };
+    for (const [credential, ids] of byCredential) {
+      const part = await connectApps({
+        api,
+        registry,
+        appIds: ids,
+        dryRun: o.dryRun,
+        desired: {
+          id: `webhook-backend-${suffix}`,
+          name: `Webhook backend ${suffix}`,
+          url: deployment.webhookUrl,
+          username: credential.username,
+          password: credential.password,
+          triggers,
+        },
+      });
+      report.apps.push(...part.apps);
+      report.calls.list += part.calls.list;
+      report.calls.write += part.calls.write;
+    }
+    if (o.json) console.log(JSON.stringify({ ...report, ms: Date.now() - started }));
+    const { stdout, stderr, error } = connectLines(report, (Date.now() - started) / 1000);
+    if (!o.json) {
+      for (const line of stderr) console.error(line);
+      for (const line of stdout) console.log(line);
+    }
+    if (error) throw new UserFacingError(error);
   } finally {
     deployment.destroy();
   }

@@ -4,6 +4,7 @@
  * a local stack started in another terminal. `npm start` serves it too.
  */
 import { Command } from "commander";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
 import { integer, runProgram, withTarget } from "../cli/program";
 import { deployedConsoleContext, localConsoleContext } from "../console/context";
 import { startConsole } from "../console/server";
@@ -13,6 +14,7 @@ import { resolveTarget } from "../target";
 interface ConsoleCliOptions {
   port: number;
   host: string;
+  graceMinutes: number;
   stack?: string;
   stateDir?: string;
 }
@@ -28,7 +30,7 @@ async function run(o: ConsoleCliOptions): Promise<void> {
     port: o.port,
     // `npm start` may hold 3001 already: then any free port (printed below).
     anyPortIfTaken: true,
-    context,
+    context: { ...context, graceMinutes: o.graceMinutes },
     onError: (error) => console.error(`console: ${error instanceof Error ? error.message : String(error)}`),
   }).catch((error) => {
     target.destroy();
@@ -50,7 +52,13 @@ const program = withTarget(
       "The console in the browser: live flow, recent events, activity charts, what is going on now",
     )
     .option("--port <port>", "HTTP port (0: a free one)", integer(0, 65535), 3001)
-    .option("--host <address>", "a loopback address to listen on", "127.0.0.1"),
+    .option("--host <address>", "a loopback address to listen on", "127.0.0.1")
+    .option(
+      "--grace-minutes <minutes>",
+      "the rollup's grace period (activityGraceMinutes): a day closes this long after its end",
+      integer(0, 1440),
+      DEFAULT_GRACE_MINUTES,
+    ),
 ).action((o: ConsoleCliOptions) => run(o));
 
 process.exitCode = await runProgram(program, process.argv.slice(2));

@@ -8,7 +8,6 @@ import { AthenaClient } from "@aws-sdk/client-athena";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import type { ArchiveCompactor } from "../../shared/analytics/compaction";
-import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
@@ -17,7 +16,7 @@ import { type ForgetDependencies, type ForgetReport, forget } from "../../shared
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
-import { activityStoreFor, sqlEngineFor } from "../analytics/engines";
+import { activityStoreFor, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
@@ -47,41 +46,42 @@ function archiveParts(target: Target): Pick<ForgetDependencies, "search" | "vers
   if (!target.athena) throw new UserFacingError("the stack has no Athena workgroup (deployed before #20?)");
   // The NDJSON tables themselves (no `archive` option): their "$path" names each line's object.
   const search: SqlEngine = athenaEngine({ client: new AthenaClient({}), ...target.athena });
-  const compactor: ArchiveCompactor = athenaCompactor({ engine: search, s3, bucket });
+  const compactor: ArchiveCompactor = compactorFor(target);
   return { search, versions: s3ObjectVersions(s3, bucket), compactor };
 }
 
 function reportLines(report: ForgetReport): string[] {
   const c = report.counts;
+  // A dry run's counts are what the run would do (found and evaluated, nothing written).
+  const VERBS: Record<string, string> = {
+    rewritten: "rewrite",
+    deleted: "delete",
+    redacted: "redact",
+    removed: "remove",
+    recomputed: "recompute",
+    recompacted: "recompact",
+  };
+  const done = (past: string) => (report.dryRun ? `to ${VERBS[past] ?? past}` : past);
   const lines = keyValueLines([
     ["erasure", `${report.erasureId}${report.dryRun ? " (dry run: nothing was changed)" : ""}`],
     ["app", report.appId],
     ["scope", report.scope === "app" ? "the whole app" : "one user"],
     ["pseudonym", report.pseudonym],
-    [
-      "objects",
-      report.dryRun
-        ? `${report.plan.objects.length} to rewrite`
-        : `${c.objectsRewritten} rewritten, ${c.objectsDeleted} deleted`,
-    ],
-    ["lines", report.dryRun ? "" : `${c.linesRedacted} redacted, ${c.linesRemoved} removed`],
+    ["objects", `${c.objectsRewritten} ${done("rewritten")}, ${c.objectsDeleted} ${done("deleted")}`],
+    ["lines", `${c.linesRedacted} ${done("redacted")}, ${c.linesRemoved} ${done("removed")}`],
     ["old versions", report.dryRun ? "" : `${c.versionsDeleted} deleted`],
-    [
-      "items",
-      report.dryRun
-        ? `${report.plan.items.length} to delete or redact`
-        : `${c.itemsDeleted} deleted, ${c.itemsRedacted} redacted`,
-    ],
+    ["items", `${c.itemsDeleted} ${done("deleted")}, ${c.itemsRedacted} ${done("redacted")}`],
     [
       "recordings",
       report.keepRecordings
         ? `${report.plan.recordings.length} kept (--keep-recordings)`
-        : `${report.plan.recordings.length} ${report.dryRun ? "to delete" : "deleted"}`,
+        : `${report.plan.recordings.length} ${done("deleted")}`,
     ],
     [
       "days",
-      `${report.plan.days.length} ${report.dryRun ? "to recompute" : "recomputed"}, ${report.plan.compactDays.length} compacted`,
+      `${c.daysRecomputed} ${done("recomputed")}, ${c.daysRecompacted} ${done("recompacted")}, ${c.topListsRewritten} top lists ${done("rewritten")} (archive expired)`,
     ],
+    ["rollup ledger", report.scope === "app" ? `${c.ledgerPassesRewritten} days ${done("rewritten")}` : ""],
     ["bytes scanned", report.plan.bytesScanned],
   ]);
   for (const key of report.plan.recordings) lines.push(`  recording ${key}`);

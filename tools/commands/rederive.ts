@@ -1,10 +1,13 @@
 /**
  * `npm run rederive -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--dry-run] [--json] [--stack <name>]`:
  * derives the event time, natural key and rank of archived lines again, with today's code
- * (`rederiveArchive`), rewriting the objects whose lines changed. Then recompute those days.
+ * (`rederiveArchive`), rewriting the objects whose lines changed under the archive lease (held by
+ * another rewrite: it says by whom and changes nothing), and compacting again the compacted days
+ * it changed. Then recompute those days.
  */
 import { Command } from "commander";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { archiveRewriterFor, sayWhoHoldsTheArchive } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { rederiveArchive } from "../ops/archive-repair";
@@ -26,12 +29,12 @@ async function run(o: RederiveCliOptions): Promise<void> {
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");
-    const report = await rederiveArchive(target.s3, s3BlobStore(target.s3, target.bucket), {
-      appId: o.app,
-      from: o.from,
-      to: o.to,
-      dryRun: o.dryRun,
-    });
+    const report = await rederiveArchive(
+      target.s3,
+      s3BlobStore(target.s3, target.bucket),
+      { appId: o.app, from: o.from, to: o.to, dryRun: o.dryRun },
+      archiveRewriterFor(target),
+    ).catch(sayWhoHoldsTheArchive);
     if (o.json) {
       console.log(JSON.stringify(report));
       return;
@@ -40,6 +43,14 @@ async function run(o: RederiveCliOptions): Promise<void> {
       `${o.dryRun ? "would change" : "changed"} ${report.changed} of ${report.lines} lines in ${report.rewritten} of ${report.objects} objects (+${report.edges} edge objects)${report.changed && !o.dryRun ? "; recompute those days: npm run rollup -- --from … --to …" : ""}`,
     );
     for (const line of keyValueLines(Object.entries(report.byTrigger))) console.log(`  ${line}`);
+    if (report.recompacted.length)
+      console.log(
+        `${o.dryRun ? "would compact again" : "compacted again"} (their Parquet held the old lines): ${report.recompacted.join(", ")}`,
+      );
+    if (report.uncompacted.length)
+      console.log(
+        `left uncompacted (read from their NDJSON, right but slower): ${report.uncompacted.join(", ")}; compact them with webhook compact --from … --to …`,
+      );
   } finally {
     target.destroy();
   }

@@ -1,9 +1,16 @@
 /** `npx webhook rollup [--app <appId>] --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
-import { type DayRollup, daysInRange, rollupDay, rollupDayAllApps } from "../../shared/analytics/rollup";
-import { activityStoreFor, sqlEngineFor, userSetsFor } from "../analytics/engines";
+import { daysInRange, rollupDays } from "../../shared/analytics/rollup";
+import {
+  activityStoreFor,
+  archiveLeaseFor,
+  sayWhoHoldsTheArchive,
+  sqlEngineFor,
+  userSetsFor,
+} from "../analytics/engines";
 import { tableLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
+import { assertAppDelivered } from "../query/known-apps";
 import { resolveTarget } from "../target";
 
 interface RollupCliOptions {
@@ -23,46 +30,44 @@ async function run(o: RollupCliOptions): Promise<void> {
   if (days.length > 366) throw new UserFacingError("at most 366 days at a time");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
+    // An app that never delivered: say so (exit 3) rather than write zero days for it.
+    if (o.app) await assertAppDelivered(target, o.app, o.stateDir);
+    const store = activityStoreFor(target);
     const deps = {
       engine: sqlEngineFor(target),
-      store: activityStoreFor(target),
+      store,
       now: Date.now,
       graceMs: o.graceMinutes * 60_000,
-      // A final pass over every app writes the day's user sets (users over time).
+      // A closed day's pass writes its day sets (users over time; one app: its entry merged),
+      // under the archive lease that an erasure holds too.
       userSets: target.bucket ? userSetsFor(target) : undefined,
+      archiveLock: archiveLeaseFor(target),
     };
     // One query a day: for one app, or for every app of the day at once.
-    const results: DayRollup[] = [];
-    const failures: Array<{ appId: string; day: string; error: string }> = [];
-    let bytesScanned = 0;
-    for (const day of days) {
-      if (o.app) {
-        const r = await rollupDay(o.app, day, deps, { neighbours: o.neighbours });
-        results.push(r);
-        bytesScanned += r.bytesScanned;
-        continue;
-      }
-      const pass = await rollupDayAllApps(day, deps, { neighbours: o.neighbours });
-      results.push(...pass.rollups);
-      failures.push(...pass.failures.map((f) => ({ ...f, error: String(f.error) })));
-      bytesScanned += pass.bytesScanned;
-    }
-    const queries = days.length;
-    if (o.json) console.log(JSON.stringify({ queries, bytesScanned, rollups: results, failures }, null, 2));
+    const report = await rollupDays(days, deps, { app: o.app, neighbours: o.neighbours }).catch(
+      sayWhoHoldsTheArchive,
+    );
+    const failures = report.failures.map((f) => ({ ...f, error: String(f.error) }));
+    if (o.json) console.log(JSON.stringify({ ...report, failures }, null, 2));
     else {
       for (const line of tableLines(
-        results.map((r) => ({
+        report.rollups.map((r) => ({
           app: r.appId,
           day: r.day,
           outcome: r.outcome,
           final: r.final,
           computedAt: new Date(r.computedAt).toISOString(),
+          ...(o.app ? { usersOverTime: r.daySets ?? "" } : {}),
         })),
       ))
         console.log(line);
       console.log(
-        `${queries} engine quer${queries === 1 ? "y" : "ies"}, ${bytesScanned} bytes of archive read`,
+        `${report.queries} engine quer${report.queries === 1 ? "y" : "ies"}, ${report.bytesScanned} bytes of archive read`,
       );
+      for (const { day, finalAt } of report.open)
+        console.log(
+          `${day} is not closed yet: its figures are provisional and its users over time blank until a pass after ${new Date(finalAt).toISOString()} (its end plus --grace-minutes): the schedule's, or this command again`,
+        );
       for (const f of failures) console.error(`failed: ${f.appId} ${f.day}: ${f.error}`);
     }
     if (failures.length) process.exitCode = 1;
@@ -76,7 +81,10 @@ const program = withTarget(
     .description(
       "Recompute activity figures from the raw archive, every app of each day in one query (DuckDB locally, Athena with --stack)",
     )
-    .option("--app <appId>", "only this app (default: every app with a line on the day)")
+    .option(
+      "--app <appId>",
+      "only this app (default: every app with a line on the day); a closed day's users over time too (its entry merged into the day's sets)",
+    )
     .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--grace-minutes <minutes>", "a day is final this long after its end", integer(0, 1440), 120)

@@ -1,12 +1,14 @@
 /**
- * `npx webhook rotate-credentials [--dry-run] [--restore] [--retire-after-seconds N] [--json]
- * [--stack <name> | --state-dir <dir>]`: rotates the Basic credential every connected app delivers
- * with, with no delivery refused (`shared/apps/rotate.ts`): a new credential beside the old, the
- * ingest probed until it accepts it, every connected app's webhook switched through the
- * management API and read back, and the old one retired after the platform's retries and the
- * ingest's cache. A run that could not switch every app leaves both valid and names the apps
- * still on the old one: run it again to resume, or `--restore` to go back. The management API's
- * url, key and secret come from configuration as `connect`'s do.
+ * `npx webhook rotate-credentials [--credential <username>…] [--dry-run] [--restore]
+ * [--retire-after-seconds N] [--json] [--stack <name> | --state-dir <dir>]`: rotates the Basic
+ * credentials the connected apps deliver with, one, some or every one, with no delivery refused
+ * (`shared/apps/rotate.ts`): a new credential beside each old one (keeping its `appIds`), the
+ * ingest probed until it accepts it, each app that delivers with the old one switched through the
+ * management API and read back, the old one removed after the platform's retries, and the ingest
+ * probed with it until it refuses it (its cache). Exit 0 only when every old credential is
+ * refused; 1 when an app could not be switched (both stay valid: run again to resume, or
+ * `--restore`) or an old one is still accepted past the cache. The management API's url, key and
+ * secret come from configuration as `connect`'s do.
  */
 import { randomBytes } from "node:crypto";
 import { Command } from "commander";
@@ -16,22 +18,32 @@ import { managementApi } from "../../shared/apps/management-api";
 import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { basicAuthorization } from "../../shared/ingest/credentials";
-import { runProgram, UserFacingError, withTarget } from "../cli/program";
+import { preview, rotationLines } from "../cli/apps-output";
+import { count } from "../cli/format";
+import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
 
 interface RotateOptions {
+  credential?: string[];
   dryRun?: boolean;
   restore?: boolean;
-  retireAfterSeconds?: string;
+  retireAfterSeconds?: number;
   json?: boolean;
   stack?: string;
   stateDir?: string;
 }
 
-/** A new credential: a dated username (≤ 50 characters) and 32 random bytes as the password. */
-function freshCredential(): WebhookCredential {
+/**
+ * A new credential, letters and digits only (the platform's rule for Basic pairs): a dated
+ * username with a random tail (≤ 50 characters, distinct when several are made at once) and
+ * 192 random bits as the password.
+ */
+function freshCredential(): Pick<WebhookCredential, "username" | "password"> {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
-  return { username: `webhook-${stamp}`, password: randomBytes(32).toString("base64url") };
+  return {
+    username: `webhook${stamp}${randomBytes(3).toString("hex")}`,
+    password: randomBytes(24).toString("hex"),
+  };
 }
 
 /**
@@ -56,9 +68,9 @@ async function run(o: RotateOptions): Promise<void> {
   const deployment = await resolveDeployment(o);
   try {
     const registry = dynamoAppRegistry(documentClient(deployment.dynamo), deployment.appsTable);
-    // The apps `connect` pointed at this deployment, each with the triggers it subscribed.
+    // The apps `connect` pointed at this deployment, each with its triggers and the credential it delivers with.
     const connected = [...(await registry.list())].flatMap(([appId, app]) =>
-      app.webhook ? [{ appId, triggers: app.webhook.triggers }] : [],
+      app.webhook ? [{ appId, triggers: app.webhook.triggers, username: app.webhook.username }] : [],
     );
     const suffix = deployment.name.replace(/[^A-Za-z0-9-]/g, "-").slice(0, 30);
     const common = {
@@ -66,6 +78,7 @@ async function run(o: RotateOptions): Promise<void> {
       api: managementApi(await deployment.management()),
       registry,
       apps: connected,
+      credentials: o.credential?.length ? o.credential : undefined,
       webhook: {
         id: `webhook-backend-${suffix}`,
         name: `Webhook backend ${suffix}`,
@@ -74,7 +87,7 @@ async function run(o: RotateOptions): Promise<void> {
       accepts: probe(deployment.webhookUrl),
       waits: {
         ...DEFAULT_ROTATION_WAITS,
-        ...(o.retireAfterSeconds ? { retireAfterMs: Number(o.retireAfterSeconds) * 1000 } : {}),
+        ...(o.retireAfterSeconds === undefined ? {} : { retireAfterMs: o.retireAfterSeconds * 1000 }),
       },
       onStep: o.json ? undefined : (step: string) => console.log(step),
     };
@@ -82,17 +95,19 @@ async function run(o: RotateOptions): Promise<void> {
       ? await restoreCredentials(common)
       : await rotateCredentials({ ...common, fresh: freshCredential, dryRun: o.dryRun });
     if (o.json) console.log(JSON.stringify(report));
-    else if (report.outcome === "dry-run")
-      console.log(
-        `dry run: would add a credential beside ${report.from}, switch ${connected.length} connected apps to it, then retire ${report.from}`,
-      );
-    else
-      console.log(
-        `${report.outcome}: ${report.from} → ${report.to}; ${report.confirmed.length} apps switched`,
-      );
+    else for (const line of rotationLines(report, Boolean(o.restore))) console.log(line);
     if (report.outcome === "incomplete")
       throw new UserFacingError(
-        `${report.stillOld.length} apps not switched (${report.stillOld.slice(0, 5).join(", ")}${report.stillOld.length > 5 ? ", …" : ""}): both credentials stay valid; run again to resume, or --restore`,
+        `${count(report.stillOld.length, "app")} not switched (${preview(report.stillOld)}): their credentials stay valid beside the new ones; run again to resume${o.restore ? "" : ", or --restore"}`,
+      );
+    if (report.outcome === "still-accepted")
+      throw new UserFacingError(
+        `the ingest still accepts ${report.credentials
+          .filter((c) => c.outcome === "still-accepted")
+          .map((c) => c.from)
+          .join(
+            ", ",
+          )} although it left the store: check that the ingest reads this store (${deployment.kind === "local" ? "the local stack of this state directory" : "the stack's credentials secret"})`,
       );
   } finally {
     deployment.destroy();
@@ -102,16 +117,21 @@ async function run(o: RotateOptions): Promise<void> {
 const program = withTarget(
   new Command("rotate-credentials")
     .description(
-      "Rotate the Basic credential of every connected app with no delivery refused (management API)",
+      "Rotate the Basic credentials the connected apps deliver with (management API), with no delivery refused; exits 0 once the old ones are refused",
+    )
+    .option(
+      "--credential <username...>",
+      "the credentials to rotate, by username (default: every one in the store); each new one keeps its appIds",
     )
     .option("--dry-run", "say what would change; write nothing")
     .option(
       "--restore",
-      "undo a rotation left half-way: every app back on the old credential, the new one removed",
+      "undo a rotation left half-way: its apps back on the old credential, the new one removed",
     )
     .option(
       "--retire-after-seconds <n>",
-      `how long the old credential stays valid once every app is switched (default ${DEFAULT_ROTATION_WAITS.retireAfterMs / 1000}: the platform's retries, 40 s, and the ingest's cache, 60 s)`,
+      `how long an old credential stays once every app of it is switched (default ${DEFAULT_ROTATION_WAITS.retireAfterMs / 1000}: the platform retries a delivery for 40 s); then the ingest's cache (${DEFAULT_ROTATION_WAITS.cacheMs / 1000} s) is waited for, probing until the old one is refused`,
+      integer(0, 3600),
     )
     .option("--json", "one JSON object on stdout"),
 ).action((o: RotateOptions) => run(o));

@@ -4,6 +4,7 @@ import { namesDaySets } from "../../shared/analytics/dialect";
 import type { SqlResult } from "../../shared/analytics/engines/sql-engine";
 import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
+import { explainSqlError, readOnlyRefusal } from "../analytics/sql-errors";
 import { sqlOutputLines } from "../analytics/sql-output";
 import { isoDate, runProgram, UsageError, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
@@ -39,6 +40,12 @@ function print(result: SqlResult, o: SqlCliOptions): void {
  */
 async function run(statement: string, o: SqlCliOptions): Promise<void> {
   if (o.from && o.to && o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
+  // A write is refused in this project's words before anything is read (the engines refuse it too).
+  const write = readOnlyRefusal(statement);
+  if (write) {
+    fail(write);
+    return;
+  }
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     // Trino's grammar is loaded only for Athena: the parser takes a second or two to load.
@@ -58,7 +65,7 @@ async function run(statement: string, o: SqlCliOptions): Promise<void> {
     const scope = { ...(o.app ? { app: o.app } : {}), ...days, ...edges, ...sets };
     print(await sqlEngineFor(target).query(statement, {}, scope), o);
   } catch (error) {
-    if (error instanceof SqlQueryError) fail(error.message);
+    if (error instanceof SqlQueryError) fail(explainSqlError(error.message, statement));
     else throw error;
   } finally {
     target.destroy();

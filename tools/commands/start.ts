@@ -1,11 +1,14 @@
 /**
  * `npm start`: the whole backend on this machine. See the README's quick start.
- *   PORT=3000 WEBHOOK_USERNAME=… WEBHOOK_PASSWORD=… LOCAL_STATE_DIR=.local npm start [-- --in-memory|--clean|--json-logs]
+ *   PORT=3000 WEBHOOK_USERNAME=… WEBHOOK_PASSWORD=… LOCAL_STATE_DIR=.local npm start [-- --in-memory|--clean|--verbose|--json-logs]
  */
+import { join } from "node:path";
 import { Command } from "commander";
-import { expectedMessage, integer, runProgram } from "../cli/program";
+import { expectedMessage, integer, runProgram, UsageError } from "../cli/program";
 import { localConsoleContext } from "../console/context";
 import { type ConsoleServer, startConsole } from "../console/server";
+import { credentialsFilePath } from "../local/credentials-store";
+import { STACK_LOG_FILE } from "../local/log-tap";
 import { cdkJsonWindows } from "../local/retention";
 import {
   DEFAULT_LOCAL_RETRY_SECONDS,
@@ -15,7 +18,9 @@ import {
   startLocalStack,
 } from "../local/stack";
 import { stateDir, writeStackInfo } from "../local/state";
+import { statusLine } from "../local/status-line";
 import { localStreamSubscribers } from "../local/stream";
+import { queueDepth } from "../ops/queues";
 import { resolveTarget } from "../target";
 
 interface StartOptions {
@@ -24,6 +29,8 @@ interface StartOptions {
   inMemory?: boolean;
   clean?: boolean;
   jsonLogs?: boolean;
+  verbose?: boolean;
+  statusEvery: number;
   retrySeconds: number;
   deployedRecordingPolicy?: boolean;
   activityEvery: number;
@@ -39,16 +46,23 @@ function elsewhere(o: StartOptions): string {
 function banner(stack: LocalStack, o: StartOptions, startedAt: number, recordingPolicy: string) {
   const { webhookUrl, credentials } = stack.info;
   const { username, password } = credentials;
-  const defaults = username === DEV_USERNAME && password === DEV_PASSWORD ? " (development defaults)" : "";
+  const others = stack.credentialCount - 1;
+  const note =
+    others > 0
+      ? ` (the current pair; ${others} more accepted: ${credentialsFilePath(stateDir(o.stateDir))})`
+      : username === DEV_USERNAME && password === DEV_PASSWORD
+        ? " (development defaults)"
+        : ` (rotated or given: ${credentialsFilePath(stateDir(o.stateDir))})`;
   return `
 Webhook backend is running (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; data in ${o.inMemory ? "memory" : stateDir(o.stateDir)})
 
   Webhook URL   ${webhookUrl}
-  Credentials   ${username} / ${password}${defaults}
+  Credentials   ${username} / ${password}${note}
   Recordings    ${recordingPolicy === "deployed" ? "deployed policy: https and public addresses only" : "local policy: http and loopback allowed (--deployed-recording-policy for AWS's)"}
   Retries       a failed event is retried every ${o.retrySeconds} s, then dead-lettered (npm run redrive)
   Health        ${stack.info.healthUrl}
   Console       ${stack.info.consoleUrl ?? "off (--console-port 0)"}
+  Log           ${o.inMemory ? "none in memory" : join(stateDir(o.stateDir), STACK_LOG_FILE)}: every line of the functions${o.verbose || o.jsonLogs ? ", printed here too" : "; here, a status line and every warning (--verbose: every line)"}
 
 Send an event:
   curl -u '${username}:${password}' -H 'content-type: application/json' \\
@@ -87,20 +101,51 @@ async function serveConsole(stack: LocalStack, o: StartOptions): Promise<Console
   };
 }
 
+/**
+ * The pair `WEBHOOK_USERNAME` and `WEBHOOK_PASSWORD` give, both or neither: a start that names one
+ * writes the store with it; one without keeps the store (a rotation survives a restart).
+ */
+function givenCredentials(env: NodeJS.ProcessEnv): { username?: string; password?: string } {
+  const username = env.WEBHOOK_USERNAME?.trim();
+  const password = env.WEBHOOK_PASSWORD?.trim();
+  if (!username !== !password)
+    throw new UsageError(
+      "set both WEBHOOK_USERNAME and WEBHOOK_PASSWORD, or neither (the store's current pair is kept)",
+    );
+  return username && password ? { username, password } : {};
+}
+
 async function run(o: StartOptions): Promise<void> {
   const recordingPolicy =
     o.deployedRecordingPolicy || process.env.LOCAL_RECORDING_POLICY?.trim() === "deployed"
       ? "deployed"
       : "local";
   const startedAt = Date.now();
+  // By default the terminal keeps the banner in sight: a live status line, and WARN and ERROR
+  // lines; every line of the functions is in the state directory's log (and here with --verbose).
+  const out = process.stdout;
+  const status =
+    o.jsonLogs || o.verbose
+      ? undefined
+      : statusLine({
+          stream: {
+            write: out.write.bind(out),
+            isTTY: out.isTTY,
+            get columns() {
+              return out.columns;
+            },
+          },
+          everyMs: o.statusEvery * 1000,
+        });
   const stack = await startLocalStack({
     port: o.port,
     stateDir: stateDir(o.stateDir),
     inMemory: o.inMemory,
     clean: o.clean,
-    username: process.env.WEBHOOK_USERNAME?.trim() || DEV_USERNAME,
-    password: process.env.WEBHOOK_PASSWORD?.trim() || DEV_PASSWORD,
-    logMode: o.jsonLogs ? "json" : "readable",
+    // Only a pair given here replaces the store: the defaults fill an empty one, never a rotated one.
+    ...givenCredentials(process.env),
+    logMode: o.jsonLogs ? "json" : o.verbose ? "readable" : "status",
+    status,
     retrySeconds: o.retrySeconds,
     recordingPolicy,
     activityEveryMinutes: o.activityEvery,
@@ -111,9 +156,11 @@ async function run(o: StartOptions): Promise<void> {
   });
   const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
   console.log(banner(stack, o, startedAt, recordingPolicy));
+  status?.start(() => queueDepth(stack.clients.sqs, stack.info.queues.events.url));
   let signals = 0;
   const shutdown = async (signal: string) => {
     if (++signals > 1) return;
+    await status?.stop();
     console.log(`\n${signal}: draining and stopping…`);
     try {
       await console_?.close();
@@ -141,7 +188,17 @@ const program = new Command("start")
   )
   .option("--in-memory", "keep nothing on disk")
   .option("--clean", "start from empty tables, queues and bucket")
-  .option("--json-logs", "print the functions' logs as JSON lines")
+  .option(
+    "--verbose",
+    "print every line of the functions (one per event) instead of the live status; they are always in <state dir>/stack.log",
+  )
+  .option("--json-logs", "print every line of the functions as the JSON they write")
+  .option(
+    "--status-every <seconds>",
+    "seconds between two status lines (on a terminal the line is redrawn in place)",
+    integer(1, 3600),
+    5,
+  )
   .option(
     "--retry-seconds <seconds>",
     "seconds before a failed event is retried (env LOCAL_RETRY_SECONDS; recording jobs wait 6x)",

@@ -6,11 +6,12 @@ import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView } from "../analytics/activity-view";
+import { activityView, DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
 import type { FlowSnapshot } from "../local/flow";
+import { stateDir } from "../local/state";
 import { scanArchive } from "../ops/archive-scan";
 import { resendById } from "../ops/inspect";
 import { queueDepths } from "../ops/queues";
@@ -34,6 +35,8 @@ export interface ConsoleContext {
   /** The live flow of the last 15 minutes, for one app or all. */
   flow(app?: string): Promise<FlowSnapshot>;
   now?: () => number;
+  /** The rollup's grace period: a day closes (its day sets are written) this long after its end. Default 120. */
+  graceMinutes?: number;
 }
 
 /** An endpoint's answer: a status and a JSON body (`{ error }` for a 4xx). */
@@ -211,6 +214,24 @@ async function now(ctx: ConsoleContext, appId: string) {
   };
 }
 
+/**
+ * What `query activity` needs to say when a day closes, and which stack the commands it suggests
+ * reach: the same as the CLI's, from the console's context.
+ */
+function closing(ctx: ConsoleContext) {
+  const { target, stateDir: dir } = ctx;
+  return {
+    now: ctx.now?.() ?? Date.now(),
+    graceMinutes: ctx.graceMinutes ?? DEFAULT_GRACE_MINUTES,
+    targetArgs:
+      target.kind === "aws" && target.stackName
+        ? ` --stack ${target.stackName}`
+        : dir && dir !== stateDir()
+          ? ` --state-dir ${dir}`
+          : "",
+  };
+}
+
 /** `query activity --hourly` or `--top` for one day: that day's entry, or null if not computed. */
 async function oneDay(
   target: Target,
@@ -322,15 +343,25 @@ export async function handleApi(
     case "/api/activity/users": {
       const o = parse(schemas.range, params);
       return ok(
-        (await activityView(activityStoreFor(target), { ...o, limit: 10, users: true }, userSetsFor(target)))
-          .json,
+        (
+          await activityView(
+            activityStoreFor(target),
+            { ...o, limit: 10, users: true, ...closing(ctx) },
+            userSetsFor(target),
+          )
+        ).json,
       );
     }
     case "/api/activity/groups": {
       const o = parse(schemas.range, params);
       return ok(
-        (await activityView(activityStoreFor(target), { ...o, limit: 10, groups: true }, userSetsFor(target)))
-          .json,
+        (
+          await activityView(
+            activityStoreFor(target),
+            { ...o, limit: 10, groups: true, ...closing(ctx) },
+            userSetsFor(target),
+          )
+        ).json,
       );
     }
     case "/api/activity/heatmap": {

@@ -1,9 +1,10 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { CredentialStore } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { parseCredentialList } from "../../shared/ingest/credentials";
+import { updateStackInfo } from "./state";
 
 /** The local stack's credential store, in its state directory: the deployed secret's JSON shape. */
 export const CREDENTIALS_FILE = "credentials.json";
@@ -14,12 +15,29 @@ export function credentialsFilePath(stateDir: string): string {
 }
 
 /**
+ * The pair to show and to paste (the banner, `stack.json`'s `credentials`): the newest credential
+ * any app may use that no rotation is replacing (a rotation adds its new one last), else the
+ * newest one.
+ *
+ * @example currentCredential([{ username: "local-webhook", … }, { username: "webhook2026…", replaces: "local-webhook", … }]) // the second
+ */
+export function currentCredential(credentials: readonly WebhookCredential[]): {
+  username: string;
+  password: string;
+} {
+  const kept = credentials.filter((c) => !credentials.some((o) => o.replaces === c.username));
+  const current = kept.findLast((c) => c.appIds === undefined) ?? kept.at(-1) ?? credentials.at(-1);
+  if (!current) throw new RangeError("an empty credential list has no current credential");
+  return { username: current.username, password: current.password };
+}
+
+/**
  * The local credential store, made ready for a start: written with `given` when the start names a
  * username and password, or with `defaults` when there is no store yet; otherwise kept as it is,
- * so a credential added (a rotation) survives a restart. The ingest re-reads it as it re-reads
+ * so a rotation (`rotate-credentials`) survives a restart. The ingest re-reads it as it re-reads
  * the deployed secret (`fileCredentialSource`). Written whole and then renamed (a reader never
- * sees half a file), readable by its owner only. Returns its path and the credential printed at
- * start (the first).
+ * sees half a file), readable by its owner only. Returns its path, the current credential (to
+ * print, `currentCredential`) and how many it holds.
  *
  * @example ensureCredentialStore(".local", undefined, { username: "local-webhook", password: "…" })
  */
@@ -27,7 +45,7 @@ export function ensureCredentialStore(
   stateDir: string,
   given: { username: string; password: string } | undefined,
   defaults: { username: string; password: string },
-): { path: string; first: { username: string; password: string } } {
+): { path: string; current: { username: string; password: string }; count: number } {
   const path = credentialsFilePath(stateDir);
   let stored: Array<{ username: string; password: string }> | undefined;
   try {
@@ -41,8 +59,7 @@ export function ensureCredentialStore(
     writeStore(path, credentials);
     stored = credentials;
   }
-  const [first] = stored as [{ username: string; password: string }];
-  return { path, first: { username: first.username, password: first.password } };
+  return { path, current: currentCredential(stored), count: stored.length };
 }
 
 /** The whole list written, then renamed into place (a reader never sees half a file), owner-only. */
@@ -53,13 +70,17 @@ function writeStore(path: string, credentials: readonly WebhookCredential[]): vo
 
 /**
  * The local credential store as `rotate-credentials` reads and writes it (the deployed one is the
- * credentials secret, `tools/ops/app-connection.ts`).
+ * credentials secret, `tools/ops/app-connection.ts`). A write also puts the current credential
+ * into the running stack's `stack.json` beside it, which the other commands and a person read.
  *
  * @example await fileCredentialStore(credentialsFilePath(".local")).list() // [{ username: "local-webhook", … }]
  */
 export function fileCredentialStore(path: string): CredentialStore {
   return {
     list: async () => parseCredentialList(JSON.parse(await readFile(path, "utf8"))),
-    write: async (credentials) => writeStore(path, credentials),
+    write: async (credentials) => {
+      writeStore(path, credentials);
+      updateStackInfo(dirname(path), { credentials: currentCredential(credentials) });
+    },
   };
 }

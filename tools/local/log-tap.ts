@@ -1,8 +1,16 @@
+import { createWriteStream, existsSync, renameSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
 import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
 import { shortId } from "../cli/event-id";
 import type { LedgerEntry } from "./state";
+import type { StatusTerminal } from "./status-line";
 
-export type LogMode = "readable" | "json" | "silent";
+/**
+ * What the terminal shows of the functions' lines: `status` (the default of `npm start`) only
+ * WARN and ERROR lines, beside the live status line (`./status-line.ts`); `readable` every line
+ * as one readable line (`--verbose`); `json` every line as the functions wrote it; `silent` none.
+ */
+export type LogMode = "status" | "readable" | "json" | "silent";
 
 interface PowertoolsLine {
   level: string;
@@ -81,13 +89,24 @@ function reasonOf(entry: PowertoolsLine): string {
   return typeof entry.outcome === "string" ? entry.outcome : entry.message;
 }
 
+export interface LogTapOptions {
+  mode: LogMode;
+  /** Each counted line: an outcome or a failure (the local stack's ledger, for `stats`). */
+  count: (entry: LedgerEntry) => void;
+  /** Every line of the functions, readable, whatever the mode (the state directory's log). */
+  log?: (line: string) => void;
+  /** The live status line, stepped around when other output is written (`status` mode). */
+  terminal?: StatusTerminal;
+}
+
 /**
  * Taps this process's stdout and stderr (Powertools writes WARN and ERROR lines to stderr): each
- * of the functions' JSON lines that reports an outcome, or a failure, is handed to `count` (the
- * local stack's ledger, for `stats`) and, unless JSON is asked for, rewritten as one readable
- * line. Other output passes untouched. Returns a function that removes the tap.
+ * of the functions' JSON lines that reports an outcome, or a failure, is handed to `count`; every
+ * one is handed to `log` as a readable line; and the terminal gets what `mode` says (`LogMode`).
+ * Other output passes untouched, around the status line. Returns a function that removes the tap.
  */
-export function tapFunctionLogs(mode: LogMode, count: (entry: LedgerEntry) => void): () => void {
+export function tapFunctionLogs(options: LogTapOptions): () => void {
+  const { mode, count, log, terminal } = options;
   const tap = (stream: NodeJS.WriteStream) => {
     const original = stream.write.bind(stream);
     let pending = "";
@@ -113,13 +132,18 @@ export function tapFunctionLogs(mode: LogMode, count: (entry: LedgerEntry) => vo
                 ? [entry.appId]
                 : []),
           ] as LedgerEntry);
-        if (entry.level === "WARN" || entry.level === "ERROR")
-          count(["failure", entry.service, reasonOf(entry)]);
+        const failure = entry.level === "WARN" || entry.level === "ERROR";
+        if (failure) count(["failure", entry.service, reasonOf(entry)]);
+        const readable = readableLine(entry);
+        log?.(readable);
         if (mode === "json") out.push(line);
-        else if (mode === "readable") out.push(readableLine(entry));
+        else if (mode === "readable" || (mode === "status" && failure)) out.push(readable);
       }
       if (out.length === 0) return true;
-      return original(`${out.join("\n")}\n`, ...(rest as []));
+      terminal?.beforeOutput();
+      const written = original(`${out.join("\n")}\n`, ...(rest as []));
+      terminal?.afterOutput();
+      return written;
     }) as typeof stream.write;
     return () => {
       stream.write = original;
@@ -128,5 +152,39 @@ export function tapFunctionLogs(mode: LogMode, count: (entry: LedgerEntry) => vo
   const restores = [tap(process.stdout), tap(process.stderr)];
   return () => {
     for (const restore of restores) restore();
+  };
+}
+
+/** The state directory's log of the functions' lines. */
+export const STACK_LOG_FILE = "stack.log";
+
+/**
+ * The state directory's log (`stack.log`): every line of the functions, readable, appended as
+ * they come (buffered: a `kill -9` may lose the last lines; the counters never are, they are the
+ * ledger's). The previous start's log is kept as `stack.log.1`, and a log past `maxBytes` starts
+ * over the same way, so two logs at most are kept.
+ *
+ * @example const log = stackLog(".local"); log.write("12:00:01 projector DEBUG event …"); await log.close()
+ */
+export function stackLog(dir: string, maxBytes = 64 * 1024 * 1024) {
+  const path = join(dir, STACK_LOG_FILE);
+  let stream: WriteStream;
+  let bytes = 0;
+  const open = () => {
+    if (existsSync(path)) renameSync(path, `${path}.1`);
+    stream = createWriteStream(path, { flags: "a", mode: 0o600 });
+    bytes = 0;
+  };
+  open();
+  return {
+    write(line: string) {
+      if (bytes > maxBytes) {
+        stream.end();
+        open();
+      }
+      bytes += Buffer.byteLength(line) + 1;
+      stream.write(`${line}\n`);
+    },
+    close: () => new Promise<void>((resolve) => stream.end(resolve)),
   };
 }

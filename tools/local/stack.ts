@@ -24,7 +24,7 @@ import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shar
 import type { TableNames } from "../../shared/platform/tables";
 import type { StreamSubscriber } from "../../shared/stream/subscribers";
 import { emulatorClients } from "./clients";
-import { ensureCredentialStore } from "./credentials-store";
+import { credentialsFilePath, ensureCredentialStore } from "./credentials-store";
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -35,7 +35,7 @@ import {
 import { FLOW_WINDOW_SECONDS } from "./flow";
 import { type HttpApiHandler, startGateway } from "./http-gateway";
 import { acquireStateLock, STATE_LOCK_FILE } from "./lock";
-import { type LogMode, tapFunctionLogs } from "./log-tap";
+import { type LogMode, stackLog, tapFunctionLogs } from "./log-tap";
 import { type SqsHandler, SqsPoller } from "./poller";
 import {
   createActivityTable,
@@ -55,6 +55,7 @@ import {
   resetStats,
   writeStackInfo,
 } from "./state";
+import type { StatusLine } from "./status-line";
 import { type LocalStream, provisionStream } from "./stream";
 
 /** Development defaults, printed at start and documented in the README. Never used in AWS. */
@@ -77,7 +78,10 @@ export interface LocalStackOptions {
   clean?: boolean;
   username?: string;
   password?: string;
+  /** What the terminal shows of the functions' lines (`LogMode`). @default "readable" */
   logMode?: LogMode;
+  /** The live status line (`npm start`'s default), fed with every outcome and stepped around other output. */
+  status?: Pick<StatusLine, "count" | "terminal">;
   /**
    * Seconds before a failed event is received again (the queue's visibility timeout); recording
    * jobs wait six times as long. The receive counts before the DLQ are the deployed ones.
@@ -118,6 +122,8 @@ export interface LocalStack {
   clients: { sqs: SQSClient; sns: SNSClient; s3: S3Client; dynamo: DynamoDBClient };
   /** The DynamoDB Local process id (tests check it is gone after stop). */
   dynamoPid: number | undefined;
+  /** How many credentials its store holds (`info.credentials` is the current one): the banner says where the others are. */
+  credentialCount: number;
   stop(): Promise<void>;
 }
 
@@ -243,7 +249,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         : undefined,
       { username: options.username ?? DEV_USERNAME, password: options.password ?? DEV_PASSWORD },
     );
-    const credentials = store.first;
+    const credentials = store.current;
     configureHandlers(options, resources, store.path, {
       aws: fauxqs.endpoint,
       dynamodb: dynamoLocal.endpoint,
@@ -255,7 +261,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const gateway = await startGateway({
       port: options.port,
       host,
-      ingest: handlers.ingest,
+      ingest: withCredentialsHint(handlers.ingest, options.stateDir),
       isReady: () => ready,
     });
     const pollers = startPollers(clients.sqs, resources, handlers);
@@ -280,12 +286,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         clients.destroy();
         await cleanup();
         // Last: a line written while the emulators stop is still a readable one.
-        untap();
+        await untap();
       })();
       return stopping;
     };
     const { sqs, sns, s3, dynamo } = clients;
-    return { info, clients: { sqs, sns, s3, dynamo }, dynamoPid: dynamoLocal.pid, stop };
+    return {
+      info,
+      clients: { sqs, sns, s3, dynamo },
+      dynamoPid: dynamoLocal.pid,
+      credentialCount: store.count,
+      stop,
+    };
   } catch (error) {
     await cleanup();
     throw error;
@@ -427,7 +439,8 @@ function configureHandlers(
           RECORDER_API_KEY_HOSTS: `${DEFAULT_RECORDING_API_KEY_HOSTS.join(",")},127.0.0.1,localhost,::1`,
         }),
     POWERTOOLS_METRICS_DISABLED: "true",
-    // Locally every event gets its line (deployed, per-event lines are DEBUG: log bytes are billed).
+    // Locally every event gets its line, in the state directory's log (and on the terminal with
+    // --verbose); deployed, per-event lines are DEBUG: log bytes are billed.
     POWERTOOLS_LOG_LEVEL: "DEBUG",
   });
 }
@@ -437,10 +450,42 @@ function configureHandlers(
  * by the functions' log lines. The last 15 minutes stay in it: the console's live flow spans a
  * restart. Returns what stops the tap.
  */
-function openLedger(options: LocalStackOptions): () => void {
+function openLedger(options: LocalStackOptions): () => Promise<void> {
   if (options.inMemory) resetStats(options.stateDir);
   else compactStats(options.stateDir, Date.now() - FLOW_WINDOW_SECONDS * 1000);
-  return tapFunctionLogs(options.logMode ?? "readable", (entry) => appendLedger(options.stateDir, entry));
+  // Every line of the functions in the state directory's log, whatever the terminal shows (none in memory).
+  const log = options.inMemory ? undefined : stackLog(options.stateDir);
+  const untap = tapFunctionLogs({
+    mode: options.logMode ?? "readable",
+    count: (entry) => {
+      appendLedger(options.stateDir, entry);
+      options.status?.count(entry);
+    },
+    log: log && ((line) => log.write(line)),
+    terminal: options.status?.terminal,
+  });
+  return async () => {
+    untap();
+    await log?.close();
+  };
+}
+
+/**
+ * The ingest, with a local-only pointer on its 401s: where this stack's current credentials are
+ * (a rotation changes them, so a pasted default pair stops working). Deployed, a 401 says nothing
+ * about where credentials live.
+ */
+function withCredentialsHint(ingest: HttpApiHandler, stateDir: string): HttpApiHandler {
+  const hint = `this local stack's current credentials are printed by npm start and kept in ${join(stateDir, "stack.json")} ("credentials"); every accepted pair is in ${credentialsFilePath(stateDir)}`;
+  return async (event) => {
+    const result = await ingest(event);
+    if (result.statusCode !== 401 || typeof result.body !== "string") return result;
+    try {
+      return { ...result, body: JSON.stringify({ ...(JSON.parse(result.body) as object), hint }) };
+    } catch {
+      return result;
+    }
+  };
 }
 
 /** The real handlers, imported once their configuration is in the environment (they read it at import). */

@@ -63,6 +63,18 @@ export function writeStackInfo(dir: string, info: LocalStackInfo): void {
   chmodSync(file, 0o600);
 }
 
+/** Changes fields of the running stack's `stack.json`, if one is there (nothing otherwise). */
+export function updateStackInfo(dir: string, change: Partial<LocalStackInfo>): void {
+  const file = join(dir, "stack.json");
+  let info: LocalStackInfo;
+  try {
+    info = JSON.parse(readFileSync(file, "utf8")) as LocalStackInfo;
+  } catch {
+    return;
+  }
+  writeStackInfo(dir, { ...info, ...change });
+}
+
 export function removeStackInfo(dir: string): void {
   rmSync(join(dir, "stack.json"), { force: true });
 }

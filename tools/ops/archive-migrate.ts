@@ -9,6 +9,11 @@ import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import {
+  type ArchiveRewriter,
+  type RecompactionReport,
+  rewriteArchive,
+} from "../../shared/analytics/compaction";
+import {
   appSegment,
   dayOfKey,
   edgeArchiveDayPrefix,
@@ -19,8 +24,8 @@ import {
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { archiveLines } from "./archive-scan";
 
-/** What a migration did: objects read and written, and the old ones deleted. */
-export interface MigrationReport {
+/** What a migration did: objects read and written, the old ones deleted, and the compacted days it changed. */
+export interface MigrationReport extends RecompactionReport {
   direction: "forward" | "back";
   read: number;
   written: number;
@@ -54,15 +59,40 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
  * (`…/app=<app>/date=<day>/<name>-<hash of its key>-<n>.ndjson.gz`) and deleted: the archive as the previous
  * version of the code reads it, so that a rollback of the deployment keeps its archive.
  *
- * @example await migrateArchive(s3, bucket) // { direction: "forward", read: 1200, written: 1200, deleted: 1200, … }
+ * A rewrite of the archive (`rewriteArchive`): under the archive lease throughout, and a compacted
+ * receipt day it adds objects to (forward) has its compaction dropped before and compacted again
+ * after, so that its Parquet holds them too (`recompacted`); back, a day's compaction is dropped
+ * (the previous version reads no compaction) and not written again (`uncompacted`).
+ *
+ * @example await migrateArchive(s3, bucket, rewriter) // { direction: "forward", read: 1200, written: 1200, deleted: 1200, recompacted: ["2026-01-02"], … }
+ * @throws ArchiveLockedError, with nothing changed, when another rewrite holds the archive lease
  */
 export async function migrateArchive(
   s3: S3Client,
   bucket: string,
+  rewriter: ArchiveRewriter,
   { back = false }: { back?: boolean } = {},
 ): Promise<MigrationReport> {
-  const report: MigrationReport = {
-    direction: back ? "back" : "forward",
+  const { result, ...recompaction } = await rewriteArchive(
+    s3,
+    bucket,
+    // Back, nothing is compacted again: the days' objects are in the old layout, which compaction does not read.
+    back ? { lease: rewriter.lease, now: rewriter.now } : rewriter,
+    `archive-migrate${back ? " --back" : ""}`,
+    (touch) => migrateObjects(s3, bucket, back, touch),
+  );
+  return { ...result, ...recompaction };
+}
+
+/** `migrateArchive`'s rewrite, `touch` called before each change of a receipt day's objects. */
+async function migrateObjects(
+  s3: S3Client,
+  bucket: string,
+  back: boolean,
+  touch: (day: string | undefined) => Promise<void>,
+): Promise<Omit<MigrationReport, keyof RecompactionReport>> {
+  const report = {
+    direction: back ? ("back" as const) : ("forward" as const),
     read: 0,
     written: 0,
     deleted: 0,
@@ -91,6 +121,9 @@ export async function migrateArchive(
         for (const [app, group] of groupBy(lines, (l) => appSegment(l.appId)))
           targets.set(`${root}app=${app}/date=${day}/${base}-${n++}.ndjson.gz`, group);
       }
+      // The receipt days whose objects change: the targets' forward, the source's back.
+      const changed = back ? [key] : [...targets.keys()];
+      for (const k of changed) await touch(k.startsWith(S3_PREFIX.raw) ? dayOfKey(k) : undefined);
       for (const [target, group] of targets) {
         await putLines(s3, bucket, target, group);
         report.written++;

@@ -2,6 +2,11 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import {
+  type ArchiveRewriter,
+  type RecompactionReport,
+  rewriteArchive,
+} from "../../shared/analytics/compaction";
 import { edgeDaysOf } from "../../shared/analytics/edge-days";
 import {
   appSegment,
@@ -51,7 +56,7 @@ export function rederivedLine(line: RawArchiveLine): RawArchiveLine {
   return archiveLine({ ...line, appId: line.appId, messageId: "" });
 }
 
-export interface RederiveReport {
+export interface RederiveReport extends RecompactionReport {
   dryRun?: boolean;
   objects: number;
   lines: number;
@@ -72,15 +77,23 @@ export interface RederiveReport {
  * for a changed raw line that another day now needs (`edgeDaysOf`). Idempotent: a second run
  * changes nothing. Recompute the days it reports (`rollup --from … --to …`) afterwards.
  *
+ * A rewrite of the archive (`rewriteArchive`): it holds the archive lease throughout (an erasure,
+ * a final pass, a compaction or a migration never interleaves with it), and a compacted receipt
+ * day whose objects it changes has its compaction dropped before the first change and compacted
+ * again after (`recompacted`): readers of a closed day read its Parquet, which would otherwise
+ * keep the old lines, and count them on their old day beside the edge copy added for the new one.
+ *
  * Example: the edits and deletes archived before #30 carry the action message's id as natural
  * key and its `sentAt` as time; derived again, the edited message's id and the edit time.
  *
- * @example await rederiveArchive(s3, archive, { from: "2026-09-01" }) // { changed: 12, rewritten: 3, … }
+ * @example await rederiveArchive(s3, archive, { from: "2026-09-01" }, { lease, compactor, now: Date.now }) // { changed: 12, rewritten: 3, recompacted: ["2026-09-02"], … }
+ * @throws ArchiveLockedError, with nothing changed, when another rewrite holds the archive lease
  */
 export async function rederiveArchive(
   s3: S3Client,
   archive: BlobStore,
-  range: ArchiveRange = {},
+  range: ArchiveRange,
+  rewriter: ArchiveRewriter,
 ): Promise<RederiveReport> {
   // One object holds every app of its batch (#31): an app's lines are found in every object of
   // the days, and only they are derived again.
@@ -88,13 +101,32 @@ export async function rederiveArchive(
   const keys = (await Promise.all(prefixes.map((p) => listKeys(s3, archive.bucket, p))))
     .flat()
     .filter(inRange(range));
-  const report: RederiveReport = {
+  const holder = `rederive ${range.appId ?? "(every app)"} ${range.from ?? "…"}..${range.to ?? "…"}`;
+  const { result, ...recompaction } = await rewriteArchive(
+    s3,
+    archive.bucket,
+    rewriter,
+    holder,
+    (touch) => rederiveObjects(archive, keys, range, touch),
+    { dryRun: range.dryRun },
+  );
+  return { ...result, ...recompaction, ...(range.dryRun ? { dryRun: true } : {}) };
+}
+
+/** `rederiveArchive`'s rewrite of `keys`, `touch` called before each change of a raw object's day. */
+async function rederiveObjects(
+  archive: BlobStore,
+  keys: readonly string[],
+  range: ArchiveRange,
+  touch: (day: string | undefined) => Promise<void>,
+): Promise<Omit<RederiveReport, keyof RecompactionReport | "dryRun">> {
+  const report = {
     objects: keys.length,
     lines: 0,
     changed: 0,
     rewritten: 0,
     edges: 0,
-    byTrigger: {},
+    byTrigger: {} as Record<string, number>,
   };
   const newEdges = new Map<string, RawArchiveLine[]>();
   for (const key of keys) {
@@ -119,15 +151,18 @@ export async function rederiveArchive(
     });
     if (!changed) continue;
     report.rewritten++;
+    // Only receipt days are compacted (edges are always read as NDJSON).
+    await touch(key.startsWith(S3_PREFIX.raw) ? dayOfKey(key) : undefined);
     if (!range.dryRun) await archive.put(key, ndjsonGz(next), { contentType: "application/gzip" });
   }
   for (const [prefix, lines] of newEdges) {
     report.edges++;
     const ids = lines.map((l) => `${l.eventId}@${l.receivedAt}`).sort();
     const key = `${prefix}rederived-${createHash("sha256").update(ids.join("\n")).digest("hex").slice(0, 32)}${RAW_ARCHIVE_SUFFIX}`;
+    await touch(undefined);
     if (!range.dryRun) await archive.put(key, ndjsonGz(lines), { contentType: "application/gzip" });
   }
-  return range.dryRun ? { ...report, dryRun: true } : report;
+  return report;
 }
 
 function ndjsonGz(lines: readonly RawArchiveLine[]): Uint8Array {

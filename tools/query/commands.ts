@@ -1,11 +1,13 @@
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView } from "../analytics/activity-view";
+import { activityView, DEFAULT_GRACE_MINUTES, TERMINAL_COLUMNS } from "../analytics/activity-view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix, shortId } from "../cli/event-id";
-import { isoTime, keyValueLines, tableLines } from "../cli/format";
+import { epochTime, isoTime, keyValueLines, tableLines, withIsoTimes } from "../cli/format";
 import {
+  exitCodeOf,
   expectedMessage,
   integer,
   isoDate,
@@ -19,6 +21,7 @@ import { localObjectFile, stateDir } from "../local/state";
 import { listQuarantine, peekDeadLetters } from "../ops/inspect";
 import { traceEvent } from "../ops/trace";
 import { resolveTarget, TABLES_SPEC, type Target } from "../target";
+import { assertAppDelivered } from "./known-apps";
 import { type AnalyticsQueries, analyticsQueries } from "./queries";
 import { outcomeStats } from "./stats";
 
@@ -40,12 +43,6 @@ const iso = isoTime;
 
 type Row = Record<string, unknown>;
 
-/** A readable table, or "(no results)". */
-function table(rows: Row[], io: Io): void {
-  if (rows.length === 0) io.out("(no results)");
-  for (const line of tableLines(rows)) io.out(line);
-}
-
 /** Locally, the file that holds an archived object (`file`), for a person to open. */
 function withFile(target: Target, o: Record<string, unknown>, key: string | undefined): { file?: string } {
   const file =
@@ -55,11 +52,16 @@ function withFile(target: Target, o: Record<string, unknown>, key: string | unde
   return file ? { file } : {};
 }
 
-/** One item as aligned key/value lines: nested values as JSON, bookkeeping left out by the queries. */
+/**
+ * One item as aligned key/value lines: every time in ISO 8601 UTC whatever its stored unit
+ * (`withIsoTimes`), nested values as JSON, bookkeeping left out by the queries.
+ */
 function itemLines(item: object): string[] {
   const first = ["appId", "guid", "uid", "sessionId", "name", "status"];
   const rank = (k: string) => (first.includes(k) ? first.indexOf(k) : first.length);
-  return keyValueLines(Object.entries(item).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)));
+  return keyValueLines(
+    Object.entries(withIsoTimes(item)).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)),
+  );
 }
 
 /** A recording's archive status in a few words: archived where, or failed why. */
@@ -148,15 +150,17 @@ function runner(program: Command, io: Io, outcome: { exitCode: number }): Run {
           { ...o, args: command.processedArgs },
           target,
         );
+        const nothing = !(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)));
         if (o.json) io.out(JSON.stringify(json, null, 2));
         else if (lines) for (const line of lines) io.out(line);
-        else table(rows, io);
-        if (!(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)))) {
+        else for (const line of tableLines(rows)) io.out(line);
+        // Found nothing: one message (on stderr, stdout stays empty for a pipe), exit code 3.
+        if (nothing) {
           io.err(
             `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
           );
           outcome.exitCode = 3;
-        }
+        } else if (!o.json && !lines && rows.length === 0) io.out("(no results)");
       } finally {
         target.destroy();
       }
@@ -177,9 +181,7 @@ function addItemCommands(program: Command, run: Run): void {
       return {
         json: g ?? null,
         rows: [],
-        lines: g
-          ? itemLines({ ...g, createdAt: iso((g.createdAt ?? 0) * 1000), deletedAt: iso(g.deletedAt) })
-          : [],
+        lines: g ? itemLines(g) : [],
       };
     }),
   );
@@ -224,7 +226,7 @@ function addItemCommands(program: Command, run: Run): void {
       return {
         json: p ?? null,
         rows: [],
-        lines: p ? itemLines({ ...p, since: iso(p.since), lastSeen: iso(p.lastSeen) }) : [],
+        lines: p ? itemLines(p) : [],
       };
     }),
   );
@@ -250,17 +252,10 @@ function addSessionCommands(program: Command, run: Run): void {
       const s = await q.session(app(o), arg(o));
       if (!s) return { json: null, rows: [] };
       const { participants, recordings, ...rest } = s;
-      const lines = itemLines({
-        ...rest,
-        initiatedAt: iso(s.initiatedAt),
-        startedAt: iso(s.startedAt),
-        endedAt: iso(s.endedAt),
-        firstEventAt: iso(s.firstEventAt),
-        sessionTime: iso(s.sessionTime),
-      });
+      const lines = itemLines(rest);
       const recordingLines = keyValueLines(
         Object.values(recordings ?? {}).flatMap((r) => [
-          [`recording ${r.startTime}`, recordingStatus(r)] as const,
+          [`recording ${epochTime(r.startTime)}`, recordingStatus(r)] as const,
           [`  file`, withFile(target, o, r.key).file] as const,
         ]),
       );
@@ -446,15 +441,35 @@ function addFigureCommands(program: Command, run: Run): void {
         "--groups",
         "groups and members per day: joined, left, members at start and end, churn, average size",
       )
-      .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10),
+      .option("--limit <n>", "entries of a top list (at most 25)", integer(1, 25), 10)
+      .option("--wide", `every figure, however wide (by default the text fits ${TERMINAL_COLUMNS} columns)`)
+      .option(
+        "--grace-minutes <minutes>",
+        "when a day closes: its end plus this (the rollup's grace period)",
+        integer(0, 1440),
+        DEFAULT_GRACE_MINUTES,
+      ),
   ).action(
     run(async (_q, o, target) => {
       if (String(o.from) > String(o.to))
         throw new UsageError(
           `--from ${String(o.from)} is after --to ${String(o.to)}: give the earlier day first`,
         );
-      return activityView(
-        activityStoreFor(target),
+      // An app without a stored day here may never have delivered: then say so (exit 3), not "not computed".
+      const store = activityStoreFor(target);
+      let daysFound = 0;
+      let daysRead = false;
+      const watched: ActivityStore = {
+        ...store,
+        days: async (...args) => {
+          daysRead = true;
+          const days = await store.days(...args);
+          daysFound += days.length;
+          return days;
+        },
+      };
+      const view = await activityView(
+        watched,
         {
           app: app(o),
           from: String(o.from),
@@ -468,9 +483,19 @@ function addFigureCommands(program: Command, run: Run): void {
           retention: Boolean(o.retention),
           groups: Boolean(o.groups),
           limit: Number(o.limit),
+          wide: Boolean(o.wide),
+          graceMinutes: Number(o.graceMinutes),
+          targetArgs: o.stack
+            ? ` --stack ${String(o.stack)}`
+            : o.stateDir
+              ? ` --state-dir ${String(o.stateDir)}`
+              : "",
         },
         o.users || o.retention || o.groups ? userSetsFor(target) : undefined,
       );
+      if (!daysRead || daysFound === 0)
+        await assertAppDelivered(target, app(o), o.stateDir as string | undefined);
+      return view;
     }),
   );
   program
@@ -504,7 +529,7 @@ async function parseQueryArgs(program: Command, argv: string[], io: Io): Promise
     // Usage errors (unknown option, bad value, missing argument): 2; --help and --version: 0.
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     io.err(`error: ${expectedMessage(error)}`);
-    return error instanceof UsageError ? 2 : 1;
+    return exitCodeOf(error);
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { tableLines } from "../cli/format";
+import { count, tableLines } from "../cli/format";
 import type { SimulationReport } from "./run";
 
 /** What each answer of the webhook means, for the summary. */
@@ -14,6 +14,22 @@ const STATUS_MEANING: Record<string, string> = {
   "503": "not stored (the platform would retry)",
   unsubscribed: "not sent: the app has no enabled webhook subscribed to the trigger",
 };
+
+/**
+ * What the deliveries were: the history's events, and how many were sent a second time (the
+ * platform's duplicates and retries, `--duplicates`), so that 5,270 deliveries for 5,000 events
+ * reads right. Nothing when interrupted (the split of a prefix is not known) or without a history.
+ */
+function duplicatesNote(
+  report: Pick<SimulationReport, "sent" | "interrupted" | "dropped"> &
+    Partial<Pick<SimulationReport, "history">>,
+): string {
+  if (!report.history || report.interrupted) return "";
+  const events = report.history.events.length - report.dropped;
+  const twice = report.sent - events;
+  if (twice <= 0) return `: ${count(events, "event")}`;
+  return `: ${count(events, "event")}, ${twice.toLocaleString("en-US")} of them sent twice as the platform's duplicates (--duplicates)`;
+}
 
 /** Differences shown before "… and N more". */
 const SHOWN_PROBLEMS = 50;
@@ -36,7 +52,7 @@ export function summaryLines(
     const line = report.interrupted ? "interrupted: sent" : "sent";
     const acknowledged = report.byStatus["200"] ?? 0;
     lines.push(
-      `\n${line} ${report.sent} deliveries (${acknowledged} acknowledged) in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)`,
+      `\n${line} ${count(report.sent, "delivery", "deliveries")} (${acknowledged.toLocaleString("en-US")} acknowledged) in ${report.seconds.toFixed(1)} s (${report.deliveriesPerSecond.toFixed(0)}/s)${duplicatesNote(report)}`,
     );
     if (!report.interrupted && report.sent > 50 && report.deliveriesPerSecond < rate * 0.9)
       warnings.push(

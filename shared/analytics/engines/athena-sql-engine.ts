@@ -3,6 +3,7 @@ import {
   GetQueryExecutionCommand,
   GetQueryResultsCommand,
   type GetQueryResultsCommandOutput,
+  type QueryExecution,
   StartQueryExecutionCommand,
   StopQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
@@ -60,60 +61,101 @@ const NUMERIC = new Set(["tinyint", "smallint", "integer", "bigint", "double", "
  * @example await athenaEngine({ client: new AthenaClient({}), workGroup, database }).query(sql, params)
  */
 export function athenaEngine(options: AthenaEngineOptions): SqlEngine {
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const now = options.now ?? Date.now;
-  const pastDeadline = () => options.deadline !== undefined && now() >= options.deadline;
   return {
     name: "athena",
     async query(sql, params = {}, scope = {}) {
-      if (pastDeadline())
-        throw new SqlQueryError("no time left before the deadline to start a query", false, "CANCELLED");
       const source = options.archive && (await compactedSource(options.archive, options.database, scope));
       const bound = bindNamed(source ? withArchiveEvents(sql, source) : sql, params);
-      const started = await options.client.send(
-        new StartQueryExecutionCommand({
-          QueryString: bound.text,
-          WorkGroup: options.workGroup,
-          QueryExecutionContext: { Database: options.database },
-          ...(bound.values.length ? { ExecutionParameters: bound.values.map(athenaLiteral) } : {}),
-        }),
-      );
-      const id = started.QueryExecutionId;
-      if (!id) throw new SqlQueryError("Athena started no query", true);
-      for (;;) {
-        const { QueryExecution: execution } = await options.client.send(
-          new GetQueryExecutionCommand({ QueryExecutionId: id }),
+      const id = await startQuery(options, bound.text, { values: bound.values.map(athenaLiteral) });
+      const execution = await awaitQuery(options, id);
+      const state = execution.Status?.State;
+      if (!hasEnded(execution)) {
+        await options.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
+        throw new SqlQueryError(
+          `Athena query stopped at the deadline (still ${state ?? "queued"})`,
+          false,
+          "CANCELLED",
         );
-        const state = execution?.Status?.State;
-        if (state === "SUCCEEDED") {
-          // A DML statement's (SELECT's) first page starts with a row of column names; a utility
-          // statement's (SHOW, DESCRIBE) does not.
-          const header = execution?.StatementType === "DML";
-          const result = await readResults(options.client, id, header);
-          return { ...result, bytesScanned: execution?.Statistics?.DataScannedInBytes ?? 0 };
-        }
-        if (state === "FAILED" || state === "CANCELLED") {
-          const reason = execution?.Status?.StateChangeReason ?? state.toLowerCase();
-          const category = execution?.Status?.AthenaError?.ErrorCategory;
-          // Category 1 is a system error (worth retrying); 2 the user's query, 3 other.
-          throw new SqlQueryError(
-            `Athena query ${state.toLowerCase()}: ${reason.split("\n")[0]}`,
-            category === 1,
-            state,
-          );
-        }
-        if (pastDeadline()) {
-          await options.client.send(new StopQueryExecutionCommand({ QueryExecutionId: id }));
-          throw new SqlQueryError(
-            `Athena query stopped at the deadline (still ${state ?? "queued"})`,
-            false,
-            "CANCELLED",
-          );
-        }
-        await sleep(options.pollMs ?? 500);
       }
+      if (state !== "SUCCEEDED") throw queryError(execution);
+      // A DML statement's (SELECT's) first page starts with a row of column names; a utility
+      // statement's (SHOW, DESCRIBE) does not.
+      const header = execution.StatementType === "DML";
+      const result = await readResults(options.client, id, header);
+      return { ...result, bytesScanned: execution.Statistics?.DataScannedInBytes ?? 0 };
     },
   };
+}
+
+const pastDeadline = (options: AthenaEngineOptions) =>
+  options.deadline !== undefined && (options.now ?? Date.now)() >= options.deadline;
+
+/**
+ * Starts one statement in the workgroup and returns its query id. With `token` (32 to 128
+ * characters), Athena's idempotency: the same token and text start one query, and a second start
+ * returns the first one's id (a caller that died before it kept the id finds it again).
+ *
+ * @example await startQuery(options, "DROP TABLE IF EXISTS compact_2026_01_02_ab12cd34") // "9f1c…"
+ * @throws SqlQueryError when the deadline has passed (nothing started)
+ */
+export async function startQuery(
+  options: AthenaEngineOptions,
+  text: string,
+  { values = [], token }: { values?: readonly string[]; token?: string } = {},
+): Promise<string> {
+  if (pastDeadline(options))
+    throw new SqlQueryError("no time left before the deadline to start a query", false, "CANCELLED");
+  const started = await options.client.send(
+    new StartQueryExecutionCommand({
+      QueryString: text,
+      WorkGroup: options.workGroup,
+      QueryExecutionContext: { Database: options.database },
+      ...(values.length ? { ExecutionParameters: [...values] } : {}),
+      ...(token ? { ClientRequestToken: token } : {}),
+    }),
+  );
+  if (!started.QueryExecutionId) throw new SqlQueryError("Athena started no query", true);
+  return started.QueryExecutionId;
+}
+
+/** Whether a query has ended: SUCCEEDED, FAILED or CANCELLED. @example hasEnded({ Status: { State: "RUNNING" } }) // false */
+export function hasEnded(execution: QueryExecution): boolean {
+  const state = execution.Status?.State;
+  return state === "SUCCEEDED" || state === "FAILED" || state === "CANCELLED";
+}
+
+/**
+ * Polls a query until it ends (`hasEnded`) or until the deadline, and returns its execution as
+ * last seen: at the deadline still queued or running, and left so (the caller stops it, or comes
+ * back to it later).
+ *
+ * @example (await awaitQuery(options, id)).Status?.State // "SUCCEEDED"
+ */
+export async function awaitQuery(options: AthenaEngineOptions, id: string): Promise<QueryExecution> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (;;) {
+    const { QueryExecution: execution = {} } = await options.client.send(
+      new GetQueryExecutionCommand({ QueryExecutionId: id }),
+    );
+    if (hasEnded(execution) || pastDeadline(options)) return execution;
+    await sleep(options.pollMs ?? 500);
+  }
+}
+
+/**
+ * A failed or cancelled query as a `SqlQueryError` with Athena's reason (category 1, a system
+ * error, is worth retrying).
+ *
+ * @example queryError({ Status: { State: "CANCELLED", StateChangeReason: "Bytes scanned limit" } }).message // "Athena query cancelled: Bytes scanned limit"
+ */
+export function queryError(execution: QueryExecution): SqlQueryError {
+  const state = execution.Status?.State === "CANCELLED" ? "CANCELLED" : "FAILED";
+  const reason = execution.Status?.StateChangeReason ?? state.toLowerCase();
+  return new SqlQueryError(
+    `Athena query ${state.toLowerCase()}: ${reason.split("\n")[0]}`,
+    execution.Status?.AthenaError?.ErrorCategory === 1,
+    state,
+  );
 }
 
 /**

@@ -12,6 +12,8 @@ const state = {
   busy: false,
   charts: {},
   openEvent: undefined,
+  // Whether a day was chosen in the Day picker: until then it follows today (or yesterday, while today has nothing).
+  dayChosen: false,
   openWhere: undefined,
   refreshMs: 2000,
 };
@@ -41,6 +43,10 @@ async function api(path, params = {}, init = {}) {
 }
 
 const iso = (ms) => (ms === undefined || ms === null ? "" : new Date(ms).toISOString().replace(".000Z", "Z"));
+/** A time to the second, ISO 8601 UTC: the one format of every time on the page. */
+const isoSeconds = (ms) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+/** What a figure shows where it has no value yet and a note below says why (never a 0). */
+const BLANK = "—";
 const short = (id) => (id ?? "").slice(0, 16);
 const minutes = (seconds) => Math.round(((seconds ?? 0) / 60) * 100) / 100;
 const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
@@ -93,6 +99,27 @@ function fillCards(container, cards) {
       l.textContent = label;
       card.append(v, l);
       return card;
+    }),
+  );
+}
+
+/**
+ * The notes under a table (`query activity`'s `blank`): why a figure shows "—", when its day
+ * closes and the command to run, each a line; none hides the box.
+ */
+function fillNotes(box, notes = []) {
+  box.hidden = notes.length === 0;
+  box.replaceChildren(
+    ...notes.map((n) => {
+      const line = document.createElement("div");
+      line.dataset.from = n.from;
+      line.textContent = `${BLANK} ${n.text}`;
+      if (n.run) {
+        const code = document.createElement("code");
+        code.textContent = n.run;
+        line.append(" ", code);
+      }
+      return line;
     }),
   );
 }
@@ -469,8 +496,10 @@ async function refreshActivity() {
     [
       ["day", "day"],
       ["calls_ended", "calls ended"],
-      ["durations", "< 1 / 1–5 / 5–15 / 15–60 / > 60 min"],
-      ["per_call", "participants per call", ratio],
+      ["meetings_ended", "meetings ended"],
+      ["sessions_ended", "calls + meetings ended"],
+      ["durations", "calls + meetings by duration: < 1 / 1–5 / 5–15 / 15–60 / ≥ 60 min"],
+      ["per_call", "participants per call ended (of all calls ended)", ratio],
       ["peak_calls", "most at once"],
       ["chat_to_call", "chat then call"],
       ["first_response_p50_ms", "reply p50 (s)", seconds],
@@ -499,20 +528,25 @@ async function refreshActivity() {
     { key: (d) => d.day, empty: "no day computed in the range" },
   );
   const users = await api("activity/users", { app, from, to });
-  const share = (n, of) => (n === null || n === undefined || !of ? "" : (n / of).toFixed(2));
+  // A figure of a day not closed yet, or closed without its day sets, is "—" (the note says why), never 0.
+  const share = (n, of) =>
+    n === null || n === undefined || of === null ? BLANK : !of ? "" : (n / of).toFixed(2);
+  const orBlank = (format) => (v, row) => (row.blank ? BLANK : format ? format(v, row) : v);
+  // The rollup's own figures of a blank day: as computed, "—" where there are none.
+  const rollupFigure = (v, row) => (v === null || v === "" ? (row.blank ? BLANK : "") : v);
   fillTable(
     $("activity-users"),
     [
       ["day", "day"],
-      ["dau", "DAU"],
-      ["wau", "WAU"],
-      ["mau", "MAU"],
-      ["stickiness", "DAU / MAU", ratio],
-      ["newUsers", "new users"],
-      ["d1", "back D+1"],
-      ["d7", "back D+7"],
-      ["d30", "back D+30"],
-      ["conversationsStarted", "conversations started"],
+      ["dau", "DAU", orBlank()],
+      ["wau", "WAU", orBlank()],
+      ["mau", "MAU", orBlank()],
+      ["stickiness", "DAU / MAU", orBlank(ratio)],
+      ["newUsers", "new users", orBlank()],
+      ["d1", "back D+1", orBlank()],
+      ["d7", "back D+7", orBlank()],
+      ["d30", "back D+30", orBlank()],
+      ["conversationsStarted", "conversations started", orBlank()],
     ],
     users.days.map((d) => ({
       ...d,
@@ -520,14 +554,15 @@ async function refreshActivity() {
       d7: share(d.retainedD7, d.newUsers),
       d30: share(d.retainedD30, d.newUsers),
     })),
-    { key: (d) => d.day, empty: "no closed day in the range yet" },
+    { key: (d) => d.day, empty: "no day in the range" },
   );
+  fillNotes($("activity-users-note"), users.blank);
   fillTable(
     $("activity-cohorts"),
     [["week", "week of"], ["users", "new users"], ...[1, 2, 3, 4].map((k) => [`w${k}`, `week +${k}`])],
     users.weeks.map((w) => ({
       week: w.week,
-      users: w.users,
+      users: w.users ?? BLANK,
       ...Object.fromEntries(w.active.map((a, i) => [`w${i + 1}`, share(a, w.users)])),
     })),
     { key: (w) => w.week, empty: "no week starts in the range" },
@@ -537,23 +572,24 @@ async function refreshActivity() {
     $("activity-groups"),
     [
       ["day", "day"],
-      ["groups_created", "created"],
-      ["groups_deleted", "deleted"],
-      ["active_groups", "with messages"],
-      ["member_joins", "joined"],
-      ["out", "left / kicked / banned"],
-      ["membersAtStart", "members at start"],
-      ["membersAtEnd", "members at end"],
-      ["churn", "churn", (x) => (x === null || x === undefined ? "" : x.toFixed(3))],
-      ["groups", "groups with members"],
-      ["averageGroupSize", "average size", ratio],
+      ["groups_created", "created", rollupFigure],
+      ["groups_deleted", "deleted", rollupFigure],
+      ["active_groups", "with messages", rollupFigure],
+      ["member_joins", "joined", rollupFigure],
+      ["out", "left / kicked / banned", rollupFigure],
+      ["membersAtStart", "members at start", orBlank()],
+      ["membersAtEnd", "members at end", orBlank()],
+      ["churn", "churn", orBlank((x) => (x === null || x === undefined ? "" : x.toFixed(3)))],
+      ["groups", "groups with members", orBlank()],
+      ["averageGroupSize", "average size", orBlank(ratio)],
     ],
     groups.days.map((d) => ({
       ...d,
       out: d.member_leaves === null ? "" : [d.member_leaves, d.member_kicks, d.member_bans].join(" / "),
     })),
-    { key: (d) => d.day, empty: "no closed day in the range yet" },
+    { key: (d) => d.day, empty: "no day in the range" },
   );
+  fillNotes($("activity-groups-note"), groups.blank);
   const heatmap = await api("activity/heatmap", { app, from, to });
   for (const [id, grid] of [
     ["heatmap-online", heatmap.peakOnline],
@@ -582,11 +618,38 @@ function fillHeatmap(table, what, grid) {
   }
 }
 
+/** Whether a day's hours (`/api/activity/hours`) hold nothing yet: not computed, or no message and no active user. */
+const nothingIn = (hours) =>
+  !hours || hours.hours.every((h) => !h.figures.messages && !h.figures.active_users);
+
+/**
+ * The day the Day picker shows: the one chosen, else today, unless today has nothing yet (just
+ * after midnight UTC) and yesterday has: then yesterday, said beside the picker.
+ */
+async function dayToShow(app) {
+  if (state.dayChosen) return { day: $("day").value, hours: undefined };
+  const today = utcDay(Date.now());
+  let shown = { day: today, hours: await api("activity/hours", { app, day: today }) };
+  let hint = "";
+  if (nothingIn(shown.hours)) {
+    const yesterday = utcDay(Date.now() - 86_400_000);
+    const before = await api("activity/hours", { app, day: yesterday });
+    if (!nothingIn(before)) {
+      shown = { day: yesterday, hours: before };
+      hint = `Today (${today}) has nothing yet: showing yesterday; choose another day.`;
+    }
+  }
+  $("day").value = shown.day;
+  $("day-hint").textContent = hint;
+  return shown;
+}
+
 async function refreshDay(app) {
-  const day = $("day").value;
-  if (!day) return;
+  if (!$("day").value) return;
+  const shown = await dayToShow(app);
+  const day = shown.day;
   const [hours, groups, users] = await Promise.all([
-    api("activity/hours", { app, day }),
+    shown.hours === undefined ? api("activity/hours", { app, day }) : shown.hours,
     api("activity/top", { app, day, what: "groups" }),
     api("activity/top", { app, day, what: "users" }),
   ]);
@@ -690,7 +753,7 @@ async function refresh() {
   try {
     if (state.view !== "flow") updateApps(await api("overview", { app: state.app }));
     await REFRESH[state.view]();
-    $("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
+    $("updated").textContent = `updated ${isoSeconds(Date.now())}`;
     $("updated").classList.remove("error");
   } catch (error) {
     $("updated").textContent = `error: ${error.message} (the figures below are from before)`;
@@ -702,6 +765,8 @@ async function refresh() {
 }
 
 function show(view) {
+  // An event's story belongs to the view it was opened from: a change of view closes it.
+  if ($("story").open) $("story").close();
   state.view = REFRESH[view] ? view : "flow";
   for (const section of document.querySelectorAll("main section"))
     section.hidden = section.dataset.view !== state.view;
@@ -722,6 +787,10 @@ function init() {
     void refresh();
   });
   for (const id of ["from", "to", "day", "trigger"]) $(id).addEventListener("change", () => void refresh());
+  $("day").addEventListener("change", () => {
+    state.dayChosen = true;
+    $("day-hint").textContent = "";
+  });
   $("resend").addEventListener("click", () => {
     $("confirm").hidden = false;
     $("resend").hidden = true;

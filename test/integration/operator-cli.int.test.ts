@@ -1,0 +1,189 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { projectionStores } from "../../shared/projector/stores";
+import { LOCAL_REGION } from "../../tools/local/emulators";
+import {
+  createActivityTable,
+  createAppsTable,
+  createProjectionTables,
+  localTableNames,
+} from "../../tools/local/provision";
+import { appendLedger, writeStackInfo } from "../../tools/local/state";
+import { startManagementApi } from "../../tools/simulate/management-api";
+import { uniqueName } from "../support/aws";
+import { queryIn, webhookCli } from "../support/cli";
+import { projectorOnEmulators } from "../support/emulator-projector";
+import { simulatedHistory } from "../support/histories";
+import { projectAll } from "../support/projection";
+
+// The operator's commands against a stack's state directory whose stack.json points at the
+// emulators (this worker's pid stands for the stack's): the query CLI in this process, the other
+// commands in their own (`npx webhook …`), as a person runs them.
+
+const emulators = projectorOnEmulators("operator-cli");
+const APP = "cli-app-1";
+const dir = mkdtempSync(join(tmpdir(), "operator-cli-"));
+const history = simulatedHistory(APP, 11, 400);
+const expected = history.generated.expected.get(APP);
+const activityTable = uniqueName("activity");
+const appsTable = uniqueName("apps");
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
+
+beforeAll(async () => {
+  const tables = localTableNames(uniqueName("cli"));
+  await createProjectionTables(emulators.dynamo, tables);
+  await createActivityTable(emulators.dynamo, activityTable);
+  await createAppsTable(emulators.dynamo, appsTable);
+  await projectAll(history.deliveries, emulators.depsFor(projectionStores(emulators.dynamo, tables)));
+  const queue = { url: "", arn: "", deadLetterUrl: "" };
+  writeStackInfo(dir, {
+    pid: process.pid,
+    webhookUrl: "http://127.0.0.1:9/webhook",
+    healthUrl: "http://127.0.0.1:9/health",
+    region: LOCAL_REGION,
+    endpoints: { aws: inject("fauxqsEndpoint"), dynamodb: inject("dynamoEndpoint") },
+    tables,
+    activityTable,
+    appsTable,
+    bucket: emulators.bucket,
+    queues: { events: queue, recordings: queue },
+    credentials: { username: "u", password: "p" },
+    startedAt: new Date().toISOString(),
+  });
+  // The counters a running stack keeps: the app has delivered.
+  appendLedger(dir, ["outcome", "projector", "projected", APP, "message_sent"]);
+}, 120_000);
+
+/** The values of an item's lines whose key names a time. */
+const timeValues = (out: string) =>
+  out
+    .split("\n")
+    .map((line) => /^\s*(\S*(?:At|Time|Seen|since))\s+(.*)$/.exec(line))
+    .flatMap((m) => (m ? [[m[1], m[2]] as const] : []));
+
+describe("the query commands print every time one way: ISO 8601 UTC (#42 item 4)", () => {
+  it("a user's presence: firstSeen (ms), lastActiveAt (s), lastSeen and since", async () => {
+    const uid = [...(expected?.online ?? [])][0] as string;
+    const { code, out } = await queryIn(dir, ["presence", uid, "--app", APP]);
+    expect(code).toBe(0);
+    const times = timeValues(out);
+    expect(times.map(([k]) => k)).toEqual(expect.arrayContaining(["lastSeen", "since"]));
+    for (const [key, value] of times) expect([key, value]).toEqual([key, expect.stringMatching(ISO)]);
+  });
+
+  it("a group and a session, nested times too, and a recording named by its time", async () => {
+    const [guid] = [...(expected?.groups.keys() ?? [])];
+    const group = await queryIn(dir, ["group", guid as string, "--app", APP]);
+    expect(timeValues(group.out).length).toBeGreaterThan(0);
+    for (const [key, value] of timeValues(group.out))
+      expect([key, value]).toEqual([key, expect.stringMatching(ISO)]);
+    const sessions: string[] = [];
+    for (const sessionId of expected?.sessions.keys() ?? []) {
+      const session = await queryIn(dir, ["session", sessionId, "--app", APP]);
+      expect(session.code).toBe(0);
+      sessions.push(session.out);
+    }
+    const text = sessions.join("\n");
+    // No epoch number anywhere (seconds or ms), nested transcripts' times included; recordings by time.
+    expect(text).not.toMatch(/\b1[5-9]\d{8}(\d{3})?\b/);
+    expect(text).toMatch(/^recording \d{4}-\d{2}-\d{2}T\S+Z /m);
+    expect(text).toMatch(/"startTime":"\d{4}-\d{2}-\d{2}T/);
+  });
+
+  it("finding nothing is one message on stderr, nothing on stdout, exit code 3", async () => {
+    const { code, out, err } = await queryIn(dir, ["sessions-of", "nobody-at-all", "--app", APP]);
+    expect({ code, out }).toEqual({ code: 3, out: "" });
+    expect(err).toBe(`nothing found: sessions-of nobody-at-all in app ${APP}`);
+  });
+});
+
+/** An app's today, as the README writes it. */
+const TODAY_OF = (app: string) => ["--app", app, "--from", "today", "--to", "today"];
+
+describe("mistakes get help (#42 item 5)", () => {
+  it("query activity for an app that never delivered says so, names the nearest known app, exit 3", async () => {
+    const { code, out, err } = await queryIn(dir, ["activity", ...TODAY_OF("cli-app-9")]);
+    expect({ code, out }).toEqual({ code: 3, out: "" });
+    expect(err).toBe(`error: app cli-app-9 has no events (nearest known apps: ${APP})`);
+    // An app that did deliver is answered as before: its days, computed or not.
+    expect((await queryIn(dir, ["activity", ...TODAY_OF(APP)])).code).toBe(0);
+  });
+
+  it("rollup for an app that never delivered says so and writes nothing, exit 3", async () => {
+    const run = await webhookCli(["rollup", ...TODAY_OF("cli-app-9"), "--state-dir", dir]);
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stderr.trim()).toBe(`error: app cli-app-9 has no events (nearest known apps: ${APP})`);
+    const store = dynamoActivityStore(documentClient(emulators.dynamo), activityTable);
+    expect(await store.days("cli-app-9", "2000-01-01", "2100-01-01")).toEqual([]);
+  }, 60_000);
+
+  it("sql names the table's columns for a column it does not know, and a write is read-only", async () => {
+    const column = await webhookCli(["sql", "SELECT app_id FROM archive_events", "--state-dir", dir]);
+    expect(column.code).toBe(2);
+    expect(column.stderr.trim()).toBe(
+      'error: no column "app_id" in archive_events (app, date, event_id, received_at, event_time, rank, trigger, natural_key, body)',
+    );
+    const write = await webhookCli(["sql", "DELETE FROM archive_events", "--state-dir", dir]);
+    expect(write.code).toBe(2);
+    expect(write.stderr.trim()).toBe(
+      "error: read-only: one SELECT (or WITH, VALUES, FROM, SHOW, DESCRIBE); DELETE is not one",
+    );
+  }, 60_000);
+
+  it("compact takes yesterday as rollup and query do, and answers today as a day not closed yet", async () => {
+    const yesterday = await webhookCli([
+      "compact",
+      "--from",
+      "yesterday",
+      "--to",
+      "yesterday",
+      "--json",
+      "--state-dir",
+      dir,
+    ]);
+    expect(yesterday.code, yesterday.stderr).toBe(0);
+    expect(JSON.parse(yesterday.stdout)[0].day).toBe(
+      new Date(Date.now() - 86_400_000).toISOString().slice(0, 10),
+    );
+    const today = await webhookCli(["compact", "--from", "today", "--to", "today", "--state-dir", dir]);
+    expect(today.code).toBe(1);
+    expect(today.stderr.trim()).toBe("error: only closed days: --to must be before today (UTC)");
+  }, 60_000);
+});
+
+describe("connect with a credential per app (#40 item 8)", () => {
+  it("gives each app the credential that names it, else the one any app may use, and says so per app", async () => {
+    // Prepare: the store with a pair for any app and one limited to cli-own; the simulated management API.
+    const any = { username: "any-app-pair", password: "any-password-1" };
+    const own = { username: "own-pair", password: "own-password-1", appIds: ["cli-own"] };
+    writeFileSync(join(dir, "credentials.json"), JSON.stringify({ credentials: [any, own] }));
+    const key = { key: "k", secret: "s" };
+    const server = await startManagementApi({ ...key, appIds: ["cli-own", "cli-other"], allowHttp: true });
+    try {
+      // Act
+      const run = await webhookCli(["connect", "--app", "cli-own", "cli-other", "--state-dir", dir], {
+        PLATFORM_MANAGEMENT_URL: server.url,
+        PLATFORM_MANAGEMENT_KEY: key.key,
+        PLATFORM_MANAGEMENT_SECRET: key.secret,
+      });
+
+      // Assess
+      expect(run.code, run.stderr).toBe(0);
+      const username = (appId: string) => [...(server.apps.get(appId)?.webhooks.values() ?? [])][0]?.username;
+      expect([username("cli-own"), username("cli-other")]).toEqual([own.username, any.username]);
+      expect(run.stdout.split("\n")).toEqual(
+        expect.arrayContaining([
+          "cli-own: created",
+          "cli-other: created",
+          expect.stringMatching(/^2 apps: 2 created, 0 updated, 0 unchanged; 2 lists, 2 writes in /),
+        ]),
+      );
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+});
