@@ -8,7 +8,7 @@ import { ContractViolationError } from "../platform/errors";
 import { versionOf } from "../projections/version";
 import { archiveLine } from "../projector/raw-archive";
 import type { StreamMessage } from "./publish-batches";
-import { STREAM_KINDS } from "./subscribers";
+import { STREAM_ATTRIBUTES, STREAM_KINDS } from "./subscribers";
 
 /**
  * The stream's messages, defined once (docs/stream.md): what the projector, `replay --to-stream`,
@@ -161,6 +161,8 @@ export function deliveryEnvelope(
 /**
  * Whether a delivery is one the stream carries: an accepted event (a known one the projector
  * applies, or an unknown trigger), never one it refuses (quarantined).
+ *
+ * @example isPublishable(parseEventBody("{")) // false: not JSON, quarantined
  */
 export function isPublishable(parsed: ParsedEvent): boolean {
   return refusalOf(parsed) === undefined;
@@ -177,9 +179,10 @@ export function streamMessage(envelope: StreamEnvelope): StreamMessage {
     id: envelope.id,
     body: JSON.stringify(envelope),
     attributes: {
-      appId: messageGroupOf(envelope.appId),
-      trigger: envelope.kind === STREAM_KINDS.delivery ? envelope.trigger : ERASURE_NOTICE_TRIGGER,
-      kind: envelope.kind,
+      [STREAM_ATTRIBUTES.appId]: messageGroupOf(envelope.appId),
+      [STREAM_ATTRIBUTES.trigger]:
+        envelope.kind === STREAM_KINDS.delivery ? envelope.trigger : ERASURE_NOTICE_TRIGGER,
+      [STREAM_ATTRIBUTES.kind]: envelope.kind,
     },
   };
 }

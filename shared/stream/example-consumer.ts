@@ -11,7 +11,11 @@ import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "./e
  * never lost).
  */
 
-/** Reads a body the envelope points to, from the data bucket (needs `s3:GetObject` on `oversize/*`). */
+/**
+ * Reads a body the envelope points to, from the data bucket (needs `s3:GetObject` on `oversize/*`).
+ *
+ * @example const copy = streamCopy(s3BodyReader(new S3Client({})))
+ */
 export function s3BodyReader(s3: S3Client): BodyReader {
   return async ({ bucket, key }) => {
     const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));

@@ -54,7 +54,12 @@ export async function publishableMessage(
   });
 }
 
-/** The message the stream's dead-letter queue keeps for a fact: the envelope, as it would have been published. */
+/**
+ * The message the stream's dead-letter queue keeps for a fact: the envelope, as it would have
+ * been published, with its attributes, in its app's message group.
+ *
+ * @example await unpublished.send(unpublishedMessage(message, envelope))
+ */
 export function unpublishedMessage(message: StreamMessage, envelope: Pick<StreamEnvelope, "appId">) {
   return { body: message.body, attributes: message.attributes, groupId: messageGroupOf(envelope.appId) };
 }

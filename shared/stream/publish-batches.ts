@@ -20,6 +20,8 @@ export interface StreamMessage {
 /**
  * The bytes SNS counts for a message: its body and each attribute's name, type (`String`) and
  * value, against `SNS_MAX_MESSAGE_BYTES` and the 64 KiB billing chunks.
+ *
+ * @example messageBytes({ body: "{}", attributes: { appId: "a", trigger: "t", kind: "delivery" } }) // 46
  */
 export function messageBytes(message: Pick<StreamMessage, "body" | "attributes">): number {
   let bytes = Buffer.byteLength(message.body);
@@ -28,7 +30,11 @@ export function messageBytes(message: Pick<StreamMessage, "body" | "attributes">
   return bytes;
 }
 
-/** Whether a message fits in one SNS publish. */
+/**
+ * Whether a message fits in one SNS publish.
+ *
+ * @example fitsSns(streamMessage(envelope)) // false past 256 KiB: publish its body as a pointer
+ */
 export function fitsSns(message: Pick<StreamMessage, "body" | "attributes">): boolean {
   return messageBytes(message) <= SNS_MAX_MESSAGE_BYTES;
 }
@@ -36,7 +42,11 @@ export function fitsSns(message: Pick<StreamMessage, "body" | "attributes">): bo
 /** `PublishBatch` takes at most 10 entries. */
 export const PUBLISH_BATCH_MAX_ENTRIES = 10;
 
-/** The requests SNS bills for a publish of `bytes`: one per 64 KiB chunk, at least one. */
+/**
+ * The requests SNS bills for a publish of `bytes`: one per 64 KiB chunk, at least one.
+ *
+ * @example billedChunks(100_000) // 2
+ */
 export function billedChunks(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / SNS_BILLED_CHUNK_BYTES));
 }
@@ -120,7 +130,11 @@ export function packPublishBatches(messages: readonly StreamMessage[]): PublishR
   return plans[0]?.plan ?? [];
 }
 
-/** What a plan bills: its requests and their 64 KiB chunks. */
+/**
+ * What a plan bills: its requests and their 64 KiB chunks.
+ *
+ * @example planCost(packPublishBatches(messages)) // { requests: 3, chunks: 3 }
+ */
 export function planCost(requests: readonly PublishRequest[]): { requests: number; chunks: number } {
   return {
     requests: requests.length,

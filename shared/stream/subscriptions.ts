@@ -138,7 +138,11 @@ async function subscriptionsOf(sns: SNSClient, topicArn: string) {
   return all;
 }
 
-/** How many queues the topic delivers to (a replay to nobody is worth a warning). */
+/**
+ * How many queues the topic delivers to (a replay to nobody is worth a warning).
+ *
+ * @example if ((await subscriptionCount(sns, topicArn)) === 0) console.error("nothing is subscribed")
+ */
 export async function subscriptionCount(sns: SNSClient, topicArn: string): Promise<number> {
   return (await subscriptionsOf(sns, topicArn)).length;
 }
@@ -166,6 +170,8 @@ export async function removeSubscribedQueue(
 /**
  * Sets when a listener's queue expires (now + `LISTENER_QUEUE_TTL_MS`): its session renews it
  * every minute, so only a crashed session's queue ever expires.
+ *
+ * @example await renewListenerQueue(sqs, listener.queueUrl)
  */
 export async function renewListenerQueue(sqs: SQSClient, queueUrl: string, now = Date.now()): Promise<void> {
   await sqs.send(

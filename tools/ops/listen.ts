@@ -177,6 +177,8 @@ export interface ListenOptions {
  * envelope as one JSON line; else `describeMessage`), forwards it when asked, then deletes it (a
  * message the endpoint never took is reported and dropped: `replay --to-stream` sends it again).
  * Renews the listener every minute. Returns how many messages it handled.
+ *
+ * @example await receiveUntilAborted(sqs, listener, { json: true, out: console.log, err: console.error, signal })
  */
 export async function receiveUntilAborted(
   sqs: SQSClient,
