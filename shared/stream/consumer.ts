@@ -111,16 +111,19 @@ async function bodyOf(envelope: DeliveryEnvelope, readBody: BodyReader | undefin
 /** A consumer's copy of the four tables, in memory. */
 export interface StreamCopy {
   stores: ProjectionStores & { [T in ProjectionTableName]: { items: Map<string, VersionedItem> } };
-  /** Folds deliveries (`foldDeliveries`). */
+  /** Folds deliveries (`foldDeliveries`), but those an erasure of their whole app has ended. */
   apply(envelopes: readonly StreamEnvelope[]): Promise<void>;
   /** Every item of a table as `factFields`, by `pk|sk`. */
   facts(table: ProjectionTableName): Map<string, Record<string, unknown>>;
   /**
-   * Acts on an erasure notice: forgets every item of the app. For a whole app that is the
-   * erasure; for one user, the copy is then rebuilt from `replay --to-stream --app` (which
-   * publishes the redacted lines): the notice names no one, by design.
+   * Acts on an erasure notice by forgetting every item of its app. For a whole app (`scope:
+   * "app"`) that is the erasure, and a delivery of the app received before the erasure ended
+   * (published before it, arriving after its notice: nothing is ordered) is dropped from then on.
+   * For one user the notice names no one, by design: the app's copy is dropped, to be rebuilt
+   * from `replay --to-stream --app` (which publishes the redacted lines) once what was in flight
+   * has drained.
    */
-  forgetApp(notice: Pick<ErasureNotice, "appId">): void;
+  erase(notice: Pick<ErasureNotice, "appId" | "scope" | "finishedAt">): void;
 }
 
 /**
@@ -131,12 +134,22 @@ export interface StreamCopy {
  */
 export function streamCopy(readBody?: BodyReader): StreamCopy {
   const stores = storesByTable(() => memoryItemStore<VersionedItem>()) as StreamCopy["stores"];
+  /** The apps erased whole, and when their erasure ended. */
+  const erasedApps = new Map<string, number>();
+  const erasedBefore = (e: StreamEnvelope) =>
+    e.kind === "delivery" && e.receivedAt <= (erasedApps.get(e.appId ?? "") ?? Number.NEGATIVE_INFINITY);
   return {
     stores,
-    apply: (envelopes) => foldDeliveries(envelopes, stores, readBody),
+    apply: (envelopes) =>
+      foldDeliveries(
+        envelopes.filter((e) => !erasedBefore(e)),
+        stores,
+        readBody,
+      ),
     facts: (table) =>
       new Map([...stores[table].items].map(([id, item]) => [id, factFields(table, item)] as const)),
-    forgetApp({ appId }) {
+    erase({ appId, scope, finishedAt }) {
+      if (scope === "app") erasedApps.set(appId, Math.max(finishedAt, erasedApps.get(appId) ?? finishedAt));
       for (const table of PROJECTION_TABLE_NAMES)
         for (const [id, item] of stores[table].items)
           if ((item as { appId?: string }).appId === appId) stores[table].items.delete(id);

@@ -31,8 +31,8 @@ export interface ExampleConsumerOptions {
   /** Your reaction to each delivery, after the copy holds it (a welcome message, a CRM sync…). */
   onDelivery?: (envelope: Extract<StreamEnvelope, { kind: "delivery" }>) => Promise<void>;
   /**
-   * Your erasure of what you derived yourself (the copy forgets the app's items first). For one
-   * user, rebuild the app's copy from `npx webhook replay --to-stream --app <id>`.
+   * Your erasure of what you derived yourself (the copy has forgotten the app's items: `erase`).
+   * For one user, rebuild the app's copy from `npx webhook replay --to-stream --app <id>`.
    */
   onErasure?: (notice: ErasureNotice) => Promise<void>;
   /** Stop when this aborts, or when a receive finds the queue empty (`untilEmpty`). */
@@ -74,16 +74,17 @@ export async function consumeStream(options: ExampleConsumerOptions): Promise<nu
         return [];
       }
     });
-    // Nothing is ordered: a delivery published before an erasure may come after its notice. For
-    // one user, rebuild the app's copy from a replay once what was in flight has drained.
-    for (const { envelope } of received)
-      if (envelope.kind === "erasure") {
-        copy.forgetApp(envelope);
-        await options.onErasure?.(envelope);
-      }
     await copy.apply(received.map((r) => r.envelope));
     for (const { envelope } of received)
       if (envelope.kind === "delivery") await options.onDelivery?.(envelope);
+    // After the batch's deliveries: those published before the erasure are erased with the rest
+    // (nothing is ordered: a whole app's erasure also drops any that come later; for one user,
+    // rebuild the app's copy from a replay once what was in flight has drained).
+    for (const { envelope } of received)
+      if (envelope.kind === "erasure") {
+        copy.erase(envelope);
+        await options.onErasure?.(envelope);
+      }
     await sqs.send(
       new DeleteMessageBatchCommand({
         QueueUrl: queueUrl,

@@ -18,12 +18,14 @@ import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectorDependencies } from "../../shared/projector/core";
 import { switchedFactStream } from "../../shared/projector/fact-stream";
 import { projectionStores } from "../../shared/projector/stores";
+import { streamCopy } from "../../shared/stream/consumer";
 import {
   deliveryEnvelope,
   parseStreamMessage,
   type StreamEnvelope,
   streamMessage,
 } from "../../shared/stream/envelope";
+import { consumeStream } from "../../shared/stream/example-consumer";
 import {
   dynamoListenerUntil,
   LISTENER_LEASE_MS,
@@ -476,6 +478,57 @@ describe("the projector's publish, after the tables", () => {
     );
     expect(await object.Body?.transformToString()).toBe(record.body);
     expect(envelope.bodyObject.size).toBe(Buffer.byteLength(record.body));
+  });
+});
+
+describe("the worked consumer (example-consumer.ts)", () => {
+  it("folds what its queue holds into its copy, reacts to each delivery, acts on an erasure notice and deletes what it handled", async () => {
+    // Prepare: two apps' deliveries, each published twice (SNS delivers at least once), then an
+    // erasure of one of the apps.
+    const topicArn = await topic();
+    const queue = await subscribeQueue(sns, sqs, {
+      topicArn,
+      queueName: uniqueName("consumer"),
+      rawDelivery: true,
+    });
+    const deliveries = ["app-x", "app-y"].map((appId, i) =>
+      deliveryOf(ingestRecordFor(body("group_created", appId, `g-${appId}`), 1_763_000_000_000 + i)),
+    );
+    const publisher = snsStreamPublisher(sns, topicArn);
+    const messages = deliveries.map((d) => streamMessage(deliveryEnvelope(d)));
+    await publisher.publish(messages);
+    await publisher.publish(messages);
+    await publisher.publish([
+      streamMessage({
+        schemaVersion: 1,
+        kind: "erasure",
+        id: "er-y",
+        appId: "app-y",
+        scope: "app",
+        // After the deliveries' receipts: whichever batch brings them, they are erased.
+        finishedAt: 1_763_000_001_000,
+      }),
+    ]);
+    const copy = streamCopy();
+    const reacted: string[] = [];
+    const erased: string[] = [];
+
+    // Act
+    const handled = await consumeStream({
+      sqs,
+      queueUrl: queue.queueUrl,
+      copy,
+      onDelivery: async (envelope) => void reacted.push(envelope.id),
+      onErasure: async (notice) => void erased.push(notice.id),
+      untilEmpty: true,
+    });
+
+    // Assess
+    expect(handled).toBe(5);
+    expect(reacted.sort()).toEqual([...messages, ...messages].map((m) => m.id).sort());
+    expect(erased).toEqual(["er-y"]);
+    expect([...copy.facts("groups").keys()]).toEqual(["app-x#g-app-x|"]);
+    expect(await drain(sqs, queue.queueUrl)).toEqual([]);
   });
 });
 

@@ -160,13 +160,27 @@ describe("the consumer contract: the projections' fold, exported", () => {
     });
   });
 
-  it("forgets an app's items on its erasure notice, and no other app's", async () => {
+  it("forgets an app's items on its erasure notice, and no other app's; after a whole app's erasure, drops a delivery of it received before the erasure ended", async () => {
+    // Prepare
     const [a, b] = ["app-a", "app-b"].map((app) => fixedExample(app, FIXED_HISTORIES[0] ?? [0, 30]));
+    const deliveriesOfA = (a?.history.deliveries ?? []).map(envelopeOf);
+    const [late, ...rest] = deliveriesOfA;
     const copy = streamCopy();
-    await copy.apply([...(a?.history.deliveries ?? []), ...(b?.history.deliveries ?? [])].map(envelopeOf));
-    copy.forgetApp({ appId: "app-a" });
-    const apps = PROJECTION_TABLE_NAMES.flatMap((t) => [...copy.facts(t).values()].map((f) => f.appId));
-    expect(apps.length).toBeGreaterThan(0);
-    expect(new Set(apps)).toEqual(new Set(["app-b"]));
+    await copy.apply([...rest, ...(b?.history.deliveries ?? []).map(envelopeOf)]);
+    const appsOf = () =>
+      new Set(PROJECTION_TABLE_NAMES.flatMap((t) => [...copy.facts(t).values()].map((f) => f.appId)));
+
+    // Act: the app's erasure, then one of its deliveries published before it, arriving after.
+    copy.erase({
+      appId: "app-a",
+      scope: "app",
+      finishedAt: Math.max(...deliveriesOfA.map((d) => d.receivedAt)),
+    });
+    if (late) await copy.apply([late]);
+
+    // Assess
+    expect(appsOf()).toEqual(new Set(["app-b"]));
+    copy.erase({ appId: "app-b", scope: "user", finishedAt: 0 });
+    expect(appsOf()).toEqual(new Set());
   });
 });
