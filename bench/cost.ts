@@ -21,6 +21,9 @@
  * The mix runs twice, side by side: in one app, then spread over BENCH_APPS apps (1,000 by
  * default) with Zipf-like weights (`zipfWeights`: a few big apps, a long tail), as a multi-tenant
  * account sends it; the archive's S3 PUTs per delivery and the $ per million events of each.
+ * A third run of the one-app mix has the stream of facts on (#41), with one subscriber: its
+ * `PublishBatch` requests and billed 64 KiB chunks per event and the entries per request, next
+ * to the $0 of the first two (nothing listens: no SNS request is made).
  */
 import { APPS, measure, printSideBySide, startBench } from "./pipeline-cost";
 
@@ -29,7 +32,8 @@ async function main() {
   try {
     const one = await measure(bench, 1);
     const many = await measure(bench, APPS);
-    printSideBySide(one, many);
+    const streamed = await measure(bench, 1, { stream: true });
+    printSideBySide(one, many, streamed);
   } finally {
     await bench.stop();
   }

@@ -4,7 +4,7 @@
  * code as synth stages it: bytes loaded at start-up and import CPU time against a bare SQS sender.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -14,14 +14,14 @@ import { CreateQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { App } from "aws-cdk-lib";
 import { Asset } from "aws-cdk-lib/aws-s3-assets";
 import { buildApp } from "../infra/app";
-import { bundleFunction, FUNCTION_ENTRIES, HANDLER_FILE } from "../infra/bundling";
+import { bundleFunction, FUNCTION_ENTRIES } from "../infra/bundling";
 import { BackendFunction } from "../infra/constructs/backend-function";
 import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
 import { ingestWebhook } from "../shared/ingest/core";
 import { staticCredentialSource } from "../shared/ingest/credentials";
-import { byTable, tableEnvironment } from "../shared/platform/tables";
 import { emulatorClients } from "../tools/local/clients";
+import { type Bundle, bundleAt, bundleKb, PROBE_ENV, SETTLE } from "./bundles";
 import { percentile, startFauxqsProcess } from "./support";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
@@ -41,38 +41,8 @@ function bodyOfSize(bytes: number): string {
   return JSON.stringify({ ...base, data: { text: "x".repeat(Math.max(0, padding)) } });
 }
 
-/** Where AWS is for an imported bundle: any credentials and names (nothing is called at import). */
-const PROBE_ENV = {
-  PATH: process.env.PATH ?? "",
-  AWS_REGION: "us-east-1",
-  AWS_ACCESS_KEY_ID: "bench",
-  AWS_SECRET_ACCESS_KEY: "bench",
-  EVENTS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/000000000000/bench",
-  DATA_BUCKET: "bench",
-  WEBHOOK_CREDENTIALS_SECRET_ID: "bench",
-  POWERTOOLS_SERVICE_NAME: "ingest",
-  ...tableEnvironment(byTable((name) => name.toUpperCase())),
-  RECORDINGS_QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/000000000000/recordings",
-};
-
 /** A deployment that restricts apps (`restrictApps`): the ingest loads the apps table's reader at init. */
 const RESTRICTED_ENV = { ...PROBE_ENV, ALLOWED_APPS_TABLE: "bench-apps" };
-
-/** After the handler's import, what its init started in the background (the allowlist's module) settles. */
-const SETTLE = "await new Promise((r) => setTimeout(r, 100));";
-
-/** A bundle directory as Lambda gets it, and the NODE_OPTIONS its function runs with. */
-interface Bundle {
-  dir: string;
-  handlerFile: string;
-  nodeOptions: string[];
-}
-
-/** `BackendFunction` ships `.map` files only to a function it runs with `--enable-source-maps`. */
-function bundleAt(dir: string): Bundle {
-  const handlerFile = join(dir, HANDLER_FILE);
-  return { dir, handlerFile, nodeOptions: existsSync(`${handlerFile}.map`) ? ["--enable-source-maps"] : [] };
-}
 
 /**
  * The ingest's and the projector's code as `cdk synth` stages it (the stack built in this process,
@@ -98,29 +68,6 @@ function deployedBundles(outdir: string): Record<"ingest" | "projector" | "bare"
     bare: bundleAt(bare),
     ingestMapped: bundleAt(ingestMapped),
   };
-}
-
-/**
- * KB of JavaScript in a bundle: what importing its handler loads (recorded by a module hook in a
- * fresh Node process: the handler file and the chunks it imports), and every file, the chunks
- * loaded on first use included.
- */
-function bundleKb({ dir, handlerFile }: Bundle, env = PROBE_ENV): { startup: number; total: number } {
-  const loaded: string[] = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `import { registerHooks } from "node:module"; const seen = []; registerHooks({ load(url, context, next) { seen.push(url); return next(url, context); } }); await import(${JSON.stringify(pathToFileURL(handlerFile).href)}); ${SETTLE} console.log(JSON.stringify(seen));`,
-      ],
-      { env, encoding: "utf8" },
-    ),
-  );
-  const files = loaded.filter((url) => url.startsWith("file:")).map((url) => fileURLToPath(url));
-  const all = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".mjs"));
-  const kb = (paths: string[]) => paths.reduce((sum, f) => sum + statSync(f).size, 0) / 1024;
-  return { startup: kb(files), total: kb(all.map((f) => join(dir, f))) };
 }
 
 /**

@@ -6,7 +6,9 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { DeleteItemCommand } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { CreateTopicCommand } from "@aws-sdk/client-sns";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
@@ -15,10 +17,18 @@ import type { ProvisionedCapacity } from "../infra/constructs/projection-tables"
 import { ACCESS_LOG_FORMAT } from "../infra/constructs/webhook-ingest";
 import { INGEST_SYSTEM_LOG_LEVEL } from "../infra/stack";
 import { ingestEnvironment, projectorEnvironment } from "../shared/config/function-environment";
+import { LISTENER_SWITCH_KEY, turnListenersOn } from "../shared/stream/listener-switch";
+import { billedChunks } from "../shared/stream/publish-batches";
+import { subscribeQueue } from "../shared/stream/subscriptions";
 import { emulatorClients } from "../tools/local/clients";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal } from "../tools/local/emulators";
 import { SqsPoller } from "../tools/local/poller";
-import { createProjectionTables, localTableNames } from "../tools/local/provision";
+import {
+  createAppsTable,
+  createProjectionTables,
+  localAppsTableName,
+  localTableNames,
+} from "../tools/local/provision";
 import { deliveryPlan, generateHistory, zipfWeights } from "../tools/simulate/generator";
 import {
   breakEvenRate,
@@ -51,6 +61,8 @@ const PRICE = {
   dynamoReadUnit: DYNAMO_PRICE.onDemandReadUnit,
   logByte: 0.5 / 1024 ** 3,
   xrayTrace: 5.0 / 1e6,
+  /** Standard SNS: a request is each 64 KiB chunk of a publish (delivery to SQS is free). */
+  snsChunk: 0.5 / 1e6,
 };
 
 /** Lambda's own lines per invocation at system log level INFO, in the JSON log format (typical values). */
@@ -131,15 +143,48 @@ function sampledShare(perSecond: number): number {
   return perSecond <= 1 ? 1 : (1 + 0.05 * (perSecond - 1)) / perSecond;
 }
 
-/** A proxy that counts the AWS operations passing through it, and hands each answer's body to `onAnswer`. */
+/**
+ * An SNS request (the query protocol: a form body): its action, and for a `PublishBatch` its
+ * entries and the 64 KiB chunks SNS bills it as (messages and their attributes).
+ */
+function snsRequest(body: string): { op: string; entries: number; chunks: number } {
+  const form = new URLSearchParams(body);
+  const op = `sns:${form.get("Action") ?? "?"}`;
+  if (op !== "sns:PublishBatch") return { op, entries: 0, chunks: 0 };
+  let bytes = 0;
+  let entries = 0;
+  for (const [key, value] of form) {
+    if (/^PublishBatchRequestEntries\.member\.\d+\.Message$/.test(key)) {
+      entries++;
+      bytes += Buffer.byteLength(value);
+    } else if (/\.MessageAttributes\.entry\.\d+\.(Name|Value\.DataType|Value\.StringValue)$/.test(key))
+      bytes += Buffer.byteLength(value);
+  }
+  return { op, entries, chunks: billedChunks(bytes) };
+}
+
+/**
+ * A proxy that counts the AWS operations passing through it (and, for SNS's `PublishBatch`, its
+ * entries and billed chunks: `sns:entries`, `sns:chunks`), and hands each answer's body to `onAnswer`.
+ */
 export async function countingProxy(target: string, onAnswer?: (op: string, body: Buffer) => void) {
   const counts = new Map<string, number>();
   const upstream = new URL(target);
-  const server = http.createServer((req, res) => {
+  const add = (name: string, n = 1) => counts.set(name, (counts.get(name) ?? 0) + n);
+  const server = http.createServer(async (req, res) => {
     const amzTarget = req.headers["x-amz-target"];
     let op: string;
+    let body: Buffer | undefined;
     if (typeof amzTarget === "string") op = amzTarget.split(".").pop() ?? amzTarget;
-    else {
+    else if (String(req.headers["content-type"]).includes("x-www-form-urlencoded")) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      body = Buffer.concat(chunks);
+      const sns = snsRequest(body.toString("utf8"));
+      op = sns.op;
+      add("sns:entries", sns.entries);
+      add("sns:chunks", sns.chunks);
+    } else {
       // S3 (REST): PUT, COPY, POST and LIST are priced as PUTs; GET and HEAD as GETs.
       const list = req.method === "GET" && /[?&](list-type|prefix)=/.test(req.url ?? "");
       op = list ? "s3:List" : `s3:${req.method}`;
@@ -157,7 +202,7 @@ export async function countingProxy(target: string, onAnswer?: (op: string, body
       },
       (answer) => {
         const name = (answer.statusCode ?? 500) >= 400 ? `${op}:refused` : op;
-        counts.set(name, (counts.get(name) ?? 0) + 1);
+        add(name);
         res.writeHead(answer.statusCode ?? 500, answer.headers);
         if (onAnswer) {
           const chunks: Buffer[] = [];
@@ -168,7 +213,8 @@ export async function countingProxy(target: string, onAnswer?: (op: string, body
       },
     );
     forward.on("error", () => res.writeHead(502).end());
-    req.pipe(forward);
+    if (body) forward.end(body);
+    else req.pipe(forward);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   return {
@@ -261,6 +307,17 @@ export async function startBench() {
     await direct.s3.send(new CreateBucketCommand({ Bucket: "cost" }));
     const events = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-events" }));
     const recordings = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-recordings" }));
+    // The stream (#41): a topic with one subscriber, its unpublished queue, and the listener switch
+    // (the apps table) that each run turns on or off (`measure`'s `stream`).
+    const appsTable = localAppsTableName("cost");
+    await createAppsTable(direct.dynamo, appsTable);
+    const topicArn = (await direct.sns.send(new CreateTopicCommand({ Name: "cost-stream" }))).TopicArn ?? "";
+    const subscriber = await subscribeQueue(direct.sns, direct.sqs, {
+      topicArn,
+      queueName: "cost-subscriber",
+      rawDelivery: true,
+    });
+    const unpublished = await direct.sqs.send(new CreateQueueCommand({ QueueName: "cost-unpublished" }));
     const eventsQueue = {
       url: events.QueueUrl ?? "",
       arn:
@@ -281,7 +338,18 @@ export async function startBench() {
         dataBucket: "cost",
         localCredentials: { username: "bench", password: "bench-password" },
       }),
-      ...projectorEnvironment({ tables, dataBucket: "cost", recordingsQueueUrl: recordings.QueueUrl ?? "" }),
+      ...projectorEnvironment({
+        tables,
+        dataBucket: "cost",
+        recordingsQueueUrl: recordings.QueueUrl ?? "",
+        stream: {
+          topicArn,
+          unpublishedQueueUrl: unpublished.QueueUrl ?? "",
+          alwaysOn: false,
+          appsTable,
+          switchCacheSeconds: 1,
+        },
+      }),
       POWERTOOLS_LOG_LEVEL: "INFO",
       POWERTOOLS_METRICS_NAMESPACE: "WebhookBackend",
     });
@@ -293,6 +361,7 @@ export async function startBench() {
     return {
       aws,
       dynamodb,
+      stream: { appsTable, subscriberUrl: subscriber.queueUrl },
       meter,
       deployed,
       direct,
@@ -311,10 +380,10 @@ export async function startBench() {
 
 export type Bench = Awaited<ReturnType<typeof startBench>>;
 
-/** The simulator's mix in one app, or spread over `appCount` apps with Zipf-like weights. */
-function mixOver(appCount: number, events: number) {
+/** The simulator's mix in one app (`app`), or spread over `appCount` apps with Zipf-like weights. */
+function mixOver(appCount: number, events: number, app = "cost-app") {
   return appCount === 1
-    ? generateHistory({ events, seed: 7, apps: ["cost-app"] })
+    ? generateHistory({ events, seed: 7, apps: [app] })
     : generateHistory({
         events,
         seed: 7,
@@ -384,6 +453,10 @@ interface RunCounts {
   readUnits: number;
   logs: number;
   projectorInvocations: number;
+  /** The stream's `PublishBatch` requests, their entries and the 64 KiB chunks SNS bills them as. */
+  publishRequests: number;
+  publishEntries: number;
+  publishChunks: number;
 }
 
 /** The requests a run made, by kind, from the proxies' counts. */
@@ -399,6 +472,9 @@ function runCounts(bench: Bench, n: number, run: Awaited<ReturnType<typeof deliv
     readUnits: run.readUnits,
     logs: run.logs,
     projectorInvocations: run.projectorInvocations,
+    publishRequests: count("sns:PublishBatch", "sns:Publish"),
+    publishEntries: count("sns:entries"),
+    publishChunks: count("sns:chunks"),
   };
 }
 
@@ -429,21 +505,38 @@ function costLines(c: RunCounts, p: { logBytes: number; traces: number }) {
     { item: "log bytes: API access log", perEvent: accessLogBytes(), usd: PRICE.logByte },
     { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
     { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
+    { item: "stream: SNS publish (64 KiB chunks)", perEvent: c.publishChunks / n, usd: PRICE.snsChunk },
   ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
 }
 
 const sumPerMillion = (ls: ReturnType<typeof costLines>) => ls.reduce((s, l) => s + l.perMillion, 0);
 
-/** One run of the mix over `appCount` apps: prints its tables and returns its headline figures. */
+/**
+ * Turns the stream on (a listener's switch, as `webhook listen` or a declared subscriber would
+ * have it) or off (nothing listens: nothing is published), and waits out the projector's cache of it.
+ */
+async function setStream(bench: Bench, on: boolean): Promise<void> {
+  const key = { appId: { S: LISTENER_SWITCH_KEY.appId }, record: { S: LISTENER_SWITCH_KEY.record } };
+  if (on) await turnListenersOn(bench.direct.dynamo, bench.stream.appsTable, Date.now() + 86_400_000);
+  else await bench.direct.dynamo.send(new DeleteItemCommand({ TableName: bench.stream.appsTable, Key: key }));
+  await new Promise((r) => setTimeout(r, 1_100));
+}
+
+/**
+ * One run of the mix over `appCount` apps, the stream on (one subscriber) or off: prints its
+ * tables and returns its headline figures.
+ */
 export async function measure(
   bench: Bench,
   appCount: number,
-  options: { events?: number; print?: boolean } = {},
+  options: { events?: number; print?: boolean; stream?: boolean } = {},
 ) {
+  await setStream(bench, options.stream ?? false);
   bench.aws.counts.clear();
   bench.dynamodb.counts.clear();
   for (const u of bench.meter.units.values()) Object.assign(u, { write: 0, read: 0 });
-  const history = mixOver(appCount, options.events ?? EVENTS);
+  // The stream's run is the same mix in an app of its own: its items are new, as the first run's were.
+  const history = mixOver(appCount, options.events ?? EVENTS, options.stream ? "cost-stream-app" : undefined);
   const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
   const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan));
   const perInvocation = counts.projectorInvocations / counts.n;
@@ -459,9 +552,16 @@ export async function measure(
     platformShare(perInvocation, { systemLogLevel: SystemLogLevel.INFO, traced: true }),
   );
   const apps = new Set(history.events.map((e) => e.appId)).size;
-  if (options.print ?? true) printRun(bench, { appCount, apps, counts, lines, previous });
+  if (options.print ?? true)
+    printRun(bench, { appCount, apps, counts, lines, previous, stream: options.stream });
+  const streamLine = lines.find((l) => l.item.startsWith("stream:"));
   return {
     apps,
+    stream: options.stream ?? false,
+    publishRequestsPerEvent: counts.publishRequests / counts.n,
+    chunksPerEvent: counts.publishChunks / counts.n,
+    batchFill: counts.publishRequests ? counts.publishEntries / counts.publishRequests : 0,
+    streamUsdPerMillion: streamLine?.perMillion ?? 0,
     deliveries: counts.n,
     s3PutsPerDelivery: counts.s3Puts / counts.n,
     writeUnitsPerEvent: counts.writeUnits / counts.n,
@@ -478,6 +578,7 @@ function printRun(
     counts: RunCounts;
     lines: ReturnType<typeof costLines>;
     previous: ReturnType<typeof costLines>;
+    stream?: boolean;
   },
 ): void {
   const { n } = r.counts;
@@ -485,7 +586,7 @@ function printRun(
   const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
   const total = sumPerMillion(r.lines);
   console.log(
-    `cost on the simulator's mix: ${n} deliveries of ${r.appCount === 1 ? "one app" : `${r.apps} of ${r.appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${bench.batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
+    `cost on the simulator's mix${r.stream ? ", the stream on with one subscriber" : ""}: ${n} deliveries of ${r.appCount === 1 ? "one app" : `${r.apps} of ${r.appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${bench.batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
   );
   console.table(
     r.lines.map((l) => ({
@@ -505,6 +606,10 @@ function printRun(
     total,
     r.lines.filter((l) => l.item.startsWith("DynamoDB")).reduce((sum, l) => sum + l.perMillion, 0),
   );
+  const c = r.counts;
+  console.log(
+    `stream: ${c.publishRequests} PublishBatch requests (${(c.publishRequests / n).toFixed(4)} per event), ${c.publishChunks} billed 64 KiB chunks (${(c.publishChunks / n).toFixed(4)} per event), ${c.publishRequests ? (c.publishEntries / c.publishRequests).toFixed(1) : "-"} entries per request of 10: $${((c.publishChunks / n) * PRICE.snsChunk * 1e6).toFixed(3)} per million events${r.stream ? "" : " (nothing listens: no SNS request, no client loaded)"}; the listener switch: one 0.5-unit read a minute per projector container`,
+  );
   console.log(
     `recording jobs sent: ${(bench.aws.counts.get("SendMessage") ?? 0) - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
   );
@@ -514,23 +619,34 @@ function printRun(
   );
 }
 
-/** One app and APPS apps side by side. */
+/** One app and APPS apps side by side, and one app with the stream on (#41). */
 export function printSideBySide(
   one: Awaited<ReturnType<typeof measure>>,
   many: Awaited<ReturnType<typeof measure>>,
+  streamed: Awaited<ReturnType<typeof measure>>,
 ) {
-  console.log(`one app and ${APPS} apps side by side, the same ${EVENTS} events:`);
+  console.log(
+    `one app and ${APPS} apps side by side, the same ${EVENTS} events; and one app with the stream on:`,
+  );
   console.table(
     [
       { run: "1 app", ...one },
       { run: `${APPS} apps`, ...many },
+      { run: "1 app, stream on (1 subscriber)", ...streamed },
     ].map((r) => ({
       run: r.run,
       "apps that sent": r.apps,
       deliveries: r.deliveries,
       "S3 PUTs per delivery": Number(r.s3PutsPerDelivery.toFixed(4)),
       "DynamoDB write units per event": Number(r.writeUnitsPerEvent.toFixed(3)),
+      "publishes per event": Number(r.publishRequestsPerEvent.toFixed(4)),
+      "64 KiB chunks per event": Number(r.chunksPerEvent.toFixed(4)),
+      "entries per publish (of 10)": Number(r.batchFill.toFixed(1)),
       "$ per million events": Number(r.usdPerMillion.toFixed(2)),
+      "of which the stream": Number(r.streamUsdPerMillion.toFixed(3)),
     })),
+  );
+  console.log(
+    `the stream adds $${streamed.streamUsdPerMillion.toFixed(3)} per million events with one subscriber (target ≤ $0.10; SNS bills per 64 KiB chunk of a publish, delivery to SQS is free, so more subscribers cost the same), $${one.streamUsdPerMillion.toFixed(3)} with none`,
   );
 }

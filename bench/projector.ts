@@ -11,7 +11,10 @@
  *   2. throughput with a fixed 8 ms latency injected on every DynamoDB and S3 call (SDK
  *      middleware): the folded projector vs the one-by-one path (each event alone, in order);
  *   3. for one app at 5,000 events/s, the highest write rate on any single partition-key value of
- *      a table or index, vs the previous layout (indexes projecting ALL, keyed by the app alone).
+ *      a table or index, vs the previous layout (indexes projecting ALL, keyed by the app alone);
+ *   4. the stream of facts (#41, bench/stream.ts): the start-up bundle with and without a stream,
+ *      the first publish's import time next to the first recording job's, and from
+ *      acknowledgement to a subscriber's queue, p50 and p99, next to acknowledgement to the table.
  */
 import { performance } from "node:perf_hooks";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -38,6 +41,7 @@ import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
 import { ingestRecordFor } from "../tools/local/sqs-event";
 import { deliveryPlan, generateHistory } from "../tools/simulate/generator";
+import { printStreamBundle, printStreamLatency } from "./stream";
 import { CONCURRENT_BATCHES, percentile, startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
@@ -372,6 +376,11 @@ async function main() {
       console.log(
         `hottest partition-key value at ${APP_RATE} events/s of one app: ${hot.now.perSecond.toFixed(0)} write units/s (${hot.now.key}); previous layout: ${hot.legacy.perSecond.toFixed(0)} write units/s (${hot.legacy.key}); DynamoDB serves ~1000 per value`,
       );
+
+    // 4. The stream of facts (#41): the start-up bundle and the first publish's import, then
+    //    acknowledgement to a subscriber next to acknowledgement to the table.
+    printStreamBundle();
+    await printStreamLatency(clients, "bench", deliveries);
   } finally {
     clients.destroy();
     await Promise.all([dynamoLocal.stop(), fauxqs.stop()]);

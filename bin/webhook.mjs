@@ -27,6 +27,7 @@ const COMMANDS = Object.fromEntries(
     "rotate-credentials",
     "forget",
     "import",
+    "listen",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

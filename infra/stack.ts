@@ -233,7 +233,12 @@ export class WebhookBackendStack extends Stack {
     );
     tables.grantItemReadWrite(projector.function);
     data.grantObjects(projector, ["s3:GetObject"], [S3_PREFIX.oversize]);
-    data.grantObjects(projector, ["s3:PutObject"], [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.quarantine]);
+    // oversize/: a body too large for the stream's 256 KiB goes out as a pointer to its own object (#41).
+    data.grantObjects(
+      projector,
+      ["s3:PutObject"],
+      [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.quarantine, S3_PREFIX.oversize],
+    );
     sendOnly(projector, recordings.queue);
     return projector;
   }

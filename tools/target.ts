@@ -1,8 +1,10 @@
 import { CloudFormationClient, DescribeStacksCommand } from "@aws-sdk/client-cloudformation";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
+import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { byTable, PROJECTION_TABLE_NAMES, type TableNames, tableOutput } from "../shared/platform/tables";
+import { STREAM_OUTPUTS } from "../shared/stream/subscribers";
 import { clientsFor, emulatorClients } from "./local/clients";
 import { localActivityTableName } from "./local/provision";
 import { readStackInfo, stateDir } from "./local/state";
@@ -23,10 +25,15 @@ export interface Target {
   dynamo: DynamoDBClient;
   s3: S3Client;
   sqs: SQSClient;
+  sns: SNSClient;
   stackName?: string;
   /** The activity table and the engine SQL over the archive runs on (#20). */
   activityTable?: string;
   athena?: { workGroup: string; database: string };
+  /** The apps table (per-app settings, the stream's listener switch). */
+  appsTable?: string;
+  /** The stream of facts (#41): its topic and its unpublished queue. */
+  stream?: { topicArn: string; unpublishedUrl?: string };
   destroy(): void;
 }
 
@@ -67,6 +74,15 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       ...(outputs.AthenaWorkGroup && outputs.GlueDatabase
         ? { athena: { workGroup: outputs.AthenaWorkGroup, database: outputs.GlueDatabase } }
         : {}),
+      appsTable: outputs.AppsTable || undefined,
+      ...(outputs[STREAM_OUTPUTS.topicArn]
+        ? {
+            stream: {
+              topicArn: outputs[STREAM_OUTPUTS.topicArn],
+              unpublishedUrl: outputs[STREAM_OUTPUTS.unpublishedQueueUrl] || undefined,
+            },
+          }
+        : {}),
       queues: {
         events: { url: outputs.EventsQueueUrl ?? "", deadLetterUrl: outputs.EventsDeadLetterQueueUrl ?? "" },
         recordings: {
@@ -90,5 +106,9 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
     bucket: info.bucket,
     queues: info.queues,
     activityTable: info.activityTable ?? localActivityTableName("local"),
+    appsTable: info.appsTable,
+    ...(info.stream
+      ? { stream: { topicArn: info.stream.topicArn, unpublishedUrl: info.stream.unpublished.url } }
+      : {}),
   };
 }

@@ -1,5 +1,5 @@
 import type { Context, SQSEvent } from "aws-lambda";
-import { lazyMessageQueue } from "../../shared/adapters/lazy-adapters";
+import { lazyMessageQueue, onFirstUse } from "../../shared/adapters/lazy-adapters";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { loadProjectorConfig } from "../../shared/config/function-config";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
@@ -7,33 +7,65 @@ import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectorDependencies } from "../../shared/projector/core";
+import { switchedFactStream } from "../../shared/projector/fact-stream";
 import { projectionStores } from "../../shared/projector/stores";
+import { dynamoListenerUntil, listenerSwitch } from "../../shared/stream/listener-switch";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadProjectorConfig(process.env);
 const obs = observability("projector");
 // What the tables' reads and writes consumed (ReturnConsumedCapacity), for the batch's metrics.
 const capacity = { writeUnits: 0, readUnits: 0 };
+const dynamo = dynamoClient(config.aws);
+const dataStore = s3BlobStore(s3Client(config.aws), config.dataBucket);
+// Only a recording job or an unpublished fact needs SQS: its client loads with the first of them.
+const sqs = onFirstUse(async () => {
+  const [{ sqsMessageQueue }, { sqsClient }] = await Promise.all([
+    import("../../shared/adapters/sqs-message-queue"),
+    import("../../shared/platform/sqs-client"),
+  ]);
+  const client = sqsClient(config.aws);
+  return (url: string) => sqsMessageQueue(client, url);
+});
+const stream = config.stream;
 const deps: ProjectorDependencies = {
-  stores: projectionStores(dynamoClient(config.aws), config.tables, {
+  stores: projectionStores(dynamo, config.tables, {
     onCapacity: (units) => {
       capacity.writeUnits += units.writeUnits;
       capacity.readUnits += units.readUnits;
     },
   }),
-  dataStore: s3BlobStore(s3Client(config.aws), config.dataBucket),
+  dataStore,
   itemExpiryDays: config.itemExpiryDays,
-  // Only a recording_generated event needs SQS: its client loads with the first recording job.
-  recordingJobs: lazyMessageQueue(async () => {
-    const [{ sqsMessageQueue }, { sqsClient }] = await Promise.all([
-      import("../../shared/adapters/sqs-message-queue"),
-      import("../../shared/platform/sqs-client"),
-    ]);
-    return sqsMessageQueue(sqsClient(config.aws), config.recordingsQueueUrl);
-  }),
+  recordingJobs: lazyMessageQueue(async () => (await sqs())(config.recordingsQueueUrl)),
   now: Date.now,
+  // The stream of facts (#41): nothing of it loads until the first publish, which happens only
+  // when subscribers are declared or a listener turned the switch on; its SNS client is a bundle
+  // of its own (stream-publisher.lazy.mjs), out of the start-up code.
+  ...(stream && {
+    stream: switchedFactStream(
+      stream.alwaysOn
+        ? async () => true
+        : listenerSwitch(dynamoListenerUntil(dynamo, stream.appsTable ?? ""), {
+            cacheMs: stream.switchCacheMs,
+          }),
+      async () => {
+        const [{ projectorStream }, { streamPublisher }] = await Promise.all([
+          import("../../shared/stream/projector-stream"),
+          import("./stream-publisher.lazy.mjs"),
+        ]);
+        return projectorStream({
+          publisher: streamPublisher(config.aws, stream.topicArn),
+          unpublished: lazyMessageQueue(async () => (await sqs())(stream.unpublishedQueueUrl)),
+          dataStore,
+          maxReceiveCount: config.maxReceiveCount,
+          ...observability("stream"),
+        });
+      },
+    ),
+  }),
 };
 
-/** Events queue (SQS batches) → projections, raw archive, quarantine, recording jobs. */
+/** Events queue (SQS batches) → projections, raw archive, quarantine, recording jobs, the stream. */
 export const handler = (event: SQSEvent, context: Context) =>
   projectSqsBatch(event, context, deps, obs, capacity);

@@ -11,7 +11,7 @@ import {
   SQS_INLINE_BODY_LIMIT_BYTES,
 } from "../platform/constants";
 import { ConfigurationError } from "../platform/errors";
-import { RECORDINGS_QUEUE } from "../platform/queues";
+import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../platform/queues";
 import {
   byTable,
   PROJECTION_TABLE_NAMES,
@@ -175,6 +175,19 @@ function tableNames(e: Record<TableEnvVar, string>): TableNames {
   return byTable((name) => e[tableEnvVar(name)]);
 }
 
+/** Where and when the projector publishes accepted facts (#41); absent: no stream at all. */
+export interface StreamConfig {
+  topicArn: string;
+  /** The stream's own dead-letter queue: facts whose publish kept failing. */
+  unpublishedQueueUrl: string;
+  /** Subscribers are declared: publish always, without reading the listener switch. */
+  alwaysOn: boolean;
+  /** The apps table holding the listener switch (read when not `alwaysOn`). */
+  appsTable?: string;
+  /** How long a container trusts what it read of the switch, ms. */
+  switchCacheMs: number;
+}
+
 export interface ProjectorConfig {
   aws: AwsClientSettings;
   tables: TableNames;
@@ -182,6 +195,9 @@ export interface ProjectorConfig {
   recordingsQueueUrl: string;
   /** How long a closed item of each table stays (DynamoDB TTL), days. */
   itemExpiryDays: Partial<Record<keyof TableNames, number>>;
+  /** The events queue's receives before its DLQ: a record's last receive does not fail on a publish. */
+  maxReceiveCount: number;
+  stream?: StreamConfig;
 }
 
 export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
@@ -190,7 +206,38 @@ export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
   RECORDINGS_QUEUE_URL: text,
   /** `<table>=<days>,…`: the tables whose closed items expire, and after how many days. */
   ITEM_EXPIRY_DAYS: optionalText,
+  EVENTS_MAX_RECEIVE_COUNT: positiveInt(EVENTS_QUEUE.maxReceiveCount),
+  /** The stream's topic (#41); unset: nothing is ever published. */
+  STREAM_TOPIC_ARN: optionalText,
+  /** Required with the topic: where a fact goes whose publish failed on its last receive. */
+  STREAM_UNPUBLISHED_QUEUE_URL: optionalText,
+  /** "true" when the deployment declares subscribers; else publishing waits for the listener switch. */
+  STREAM_ALWAYS_ON: flag,
+  /** The apps table, where the listener switch is (required with the topic unless always on). */
+  APPS_TABLE: optionalText,
+  /** How long the switch's answer is kept, seconds (the local stack's is shorter). */
+  STREAM_SWITCH_CACHE_SECONDS: positiveInt(60),
 });
+
+/** The stream's settings, or undefined without a topic; a topic without its queue (or switch) is a ConfigurationError. */
+function streamConfig(e: z.infer<typeof projectorEnv>): StreamConfig | undefined {
+  if (!e.STREAM_TOPIC_ARN) return undefined;
+  if (!e.STREAM_UNPUBLISHED_QUEUE_URL)
+    throw new ConfigurationError(
+      "invalid environment: STREAM_UNPUBLISHED_QUEUE_URL is required with STREAM_TOPIC_ARN",
+    );
+  if (!e.STREAM_ALWAYS_ON && !e.APPS_TABLE)
+    throw new ConfigurationError(
+      "invalid environment: APPS_TABLE (the listener switch) is required with STREAM_TOPIC_ARN unless STREAM_ALWAYS_ON",
+    );
+  return {
+    topicArn: e.STREAM_TOPIC_ARN,
+    unpublishedQueueUrl: e.STREAM_UNPUBLISHED_QUEUE_URL,
+    alwaysOn: e.STREAM_ALWAYS_ON,
+    ...(e.APPS_TABLE ? { appsTable: e.APPS_TABLE } : {}),
+    switchCacheMs: e.STREAM_SWITCH_CACHE_SECONDS * 1000,
+  };
+}
 
 /** `sessions=400,presence=400` as days per table; a name or a number it cannot take is a ConfigurationError. */
 function itemExpiryDays(spec: string | undefined): ProjectorConfig["itemExpiryDays"] {
@@ -214,6 +261,8 @@ export function loadProjectorConfig(env: Env): ProjectorConfig {
     dataBucket: e.DATA_BUCKET,
     recordingsQueueUrl: e.RECORDINGS_QUEUE_URL,
     itemExpiryDays: itemExpiryDays(e.ITEM_EXPIRY_DAYS),
+    maxReceiveCount: e.EVENTS_MAX_RECEIVE_COUNT,
+    stream: streamConfig(e),
   };
 }
 

@@ -44,15 +44,41 @@ export interface ProjectorEnvironment {
   recordingsQueueUrl: string;
   /** Days a closed item of each table stays (DynamoDB TTL). @default none expire */
   itemExpiryDays?: Partial<Record<keyof TableNames, number>>;
+  /** The events queue's receives before its DLQ. @default - the configuration's: EVENTS_QUEUE.maxReceiveCount */
+  eventsMaxReceiveCount?: number;
+  /** The stream of facts (#41). @default - no stream */
+  stream?: {
+    topicArn: string;
+    unpublishedQueueUrl: string;
+    /** Subscribers are declared (publish always). */
+    alwaysOn: boolean;
+    /** The apps table (the listener switch). */
+    appsTable: string;
+    /** @default 60 */
+    switchCacheSeconds?: number;
+  };
 }
 
 export function projectorEnvironment(e: ProjectorEnvironment): EnvOf<typeof projectorEnv> {
   const expiry = Object.entries(e.itemExpiryDays ?? {}).map(([table, days]) => `${table}=${days}`);
+  const stream = e.stream;
   return {
     ...tableEnvironment(e.tables),
     DATA_BUCKET: e.dataBucket,
     RECORDINGS_QUEUE_URL: e.recordingsQueueUrl,
     ...(expiry.length ? { ITEM_EXPIRY_DAYS: expiry.join(",") } : {}),
+    ...(e.eventsMaxReceiveCount ? { EVENTS_MAX_RECEIVE_COUNT: String(e.eventsMaxReceiveCount) } : {}),
+    ...(stream
+      ? {
+          STREAM_TOPIC_ARN: stream.topicArn,
+          STREAM_UNPUBLISHED_QUEUE_URL: stream.unpublishedQueueUrl,
+          STREAM_ALWAYS_ON: String(stream.alwaysOn),
+          APPS_TABLE: stream.appsTable,
+          ...(stream.switchCacheSeconds
+            ? { STREAM_SWITCH_CACHE_SECONDS: String(stream.switchCacheSeconds) }
+            : {}),
+        }
+      : {}),
   };
 }
 

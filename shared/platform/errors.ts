@@ -57,6 +57,21 @@ export class StorageError extends BackendError {
   readonly retryable = true;
 }
 
+/**
+ * A fact could not be published to the stream (SNS refused or failed its entry, after retries):
+ * its record is retried, and on its last receive kept in the stream's own dead-letter queue.
+ */
+export class StreamPublishError extends BackendError {
+  override name = "StreamPublishError";
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /** The reasons a recording could not be archived, as recorded on the session and counted. */
 export const FETCH_FAILURE_REASONS = [
   "invalid-url",

@@ -54,6 +54,15 @@ export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "unchanged", "failed"] as const;
 export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 
+/**
+ * What became of an accepted fact on its way to the stream (#41), besides its projector outcome:
+ * published to the topic, or kept in the stream's own dead-letter queue after its last receive
+ * (`unpublished`: "facts not published", redriven by `redrive --stream`). A publish that failed
+ * before the last receive is the record's `failed` projector outcome (it is retried).
+ */
+export const STREAM_OUTCOMES = ["published", "unpublished"] as const;
+export type StreamOutcome = (typeof STREAM_OUTCOMES)[number];
+
 /** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */
 export const METRICS_NAMESPACE = "WebhookBackend";
 
@@ -64,6 +73,8 @@ export const OUTCOME_METRICS = {
   recorder: { metric: "RecorderJobs", outcomes: RECORDER_OUTCOMES },
   reconciler: { metric: "ReconciledUsers", outcomes: RECONCILER_OUTCOMES },
   rollup: { metric: "ActivityRollups", outcomes: ROLLUP_OUTCOMES },
+  /** Counted by the projector's publish step under the service name `stream`. */
+  stream: { metric: "StreamFacts", outcomes: STREAM_OUTCOMES },
 } as const;
 export type ServiceName = keyof typeof OUTCOME_METRICS;
 

@@ -8,6 +8,7 @@ import { countOutcome, type Observability } from "../platform/observability";
 import { type ProjectionOutcome, type ProjectorOutcome, TRIGGER_METRICS } from "../platform/outcomes";
 import { processSqsBatch } from "../platform/sqs-batch";
 import { type ProjectorDependencies, projectBatch } from "./core";
+import type { AcceptedRecord, FactStream } from "./fact-stream";
 import { decodeRecord, type QueuedEvent, undecodableRecord } from "./queued-event";
 import { archiveBatch, quarantine } from "./raw-archive";
 
@@ -70,6 +71,41 @@ async function resultsOf(
 }
 
 /**
+ * Hands the batch's accepted records (projected, archived-only, stale) to the stream, after the
+ * tables: a record whose publish failed fails (its tables are written; it comes back `stale` and
+ * is published then). Returns what became of each record published or kept unpublished.
+ */
+async function publishAccepted(
+  records: readonly SQSRecord[],
+  decoded: Map<string, Decoded>,
+  results: Map<string, Result>,
+  parsedOf: ReadonlyMap<QueuedEvent, ParsedEvent>,
+  stream: FactStream | undefined,
+): Promise<Map<string, "published" | "unpublished">> {
+  const statuses = new Map<string, "published" | "unpublished">();
+  const accepted: AcceptedRecord[] = [];
+  for (const record of stream ? records : []) {
+    const entry = decoded.get(record.messageId);
+    const result = results.get(record.messageId);
+    if (!entry || !("event" in entry) || !result || "error" in result || result.outcome === "quarantined")
+      continue;
+    accepted.push({
+      messageId: record.messageId,
+      receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+      event: entry.event,
+      parsed: parsedOf.get(entry.event) ?? parseEventBody(entry.event.body),
+      outcome: result.outcome,
+    });
+  }
+  if (!stream || accepted.length === 0) return statuses;
+  for (const [messageId, result] of await stream.publishAccepted(accepted)) {
+    if ("error" in result) results.set(messageId, { error: result.error });
+    else statuses.set(messageId, result.stream);
+  }
+  return statuses;
+}
+
+/**
  * One SQS batch of the events queue, folded:
  * 1. decode every record (resolving oversize pointers); a message that breaks its contract is
  *    quarantined (it will never become valid), a body that cannot be read yet is retried;
@@ -77,9 +113,13 @@ async function resultsOf(
  *    whole batch fails and SQS redelivers it: nothing is projected that is not archived;
  * 3. fold the batch into the tables (`projectBatch`): each item read once and written at most
  *    once, whatever the number of its events;
- * 4. report each record (`processSqsBatch`): a record fails, and only it is retried, when an
- *    item it touches failed.
- * Logs one line per batch (INFO), one per failed record (WARN), one per event at DEBUG; counts
+ * 4. publish every accepted record to the stream of facts (`deps.stream`, #41), after the
+ *    tables: a failed publish fails its record alone (on its last receive the stream keeps it in
+ *    its own dead-letter queue instead);
+ * 5. report each record (`processSqsBatch`): a record fails, and only it is retried, when an
+ *    item it touches failed or its publish did.
+ * Logs one line per batch (INFO), one per failed record (WARN), one per event at DEBUG (with
+ * `stream: "published" | "unpublished"` when it went out, which the local stack counts); counts
  * outcomes and the write units the batch consumed once per batch, and per trigger in the batch
  * the events handled and quarantined (`TRIGGER_METRICS`, for the quarantine-rate alarm).
  *
@@ -99,11 +139,9 @@ export async function projectSqsBatch(
   // Each body is parsed and validated once, for the archive lines and the fold alike.
   const parsed = events.map((e) => parseEventBody(e.body));
   if (events.length > 0) await archiveBatch(events, deps.dataStore, parsed);
-  const results = await resultsOf(
-    decoded,
-    deps,
-    new Map(events.map((e, i) => [e, parsed[i] as ParsedEvent])),
-  );
+  const parsedOf = new Map(events.map((e, i) => [e, parsed[i] as ParsedEvent]));
+  const results = await resultsOf(decoded, deps, parsedOf);
+  const streamed = await publishAccepted(event.Records, decoded, results, parsedOf, deps.stream);
 
   const counts: Partial<Record<ProjectorOutcome, number>> = {};
   const byTrigger = new Map<string, { events: number; quarantined: number }>();
@@ -132,7 +170,8 @@ export async function projectSqsBatch(
     perTrigger.events++;
     if (result.outcome === "quarantined") perTrigger.quarantined++;
     byTrigger.set(metricTrigger(queued.trigger), perTrigger);
-    logger.debug("event", { ...fields, outcome: result.outcome });
+    const stream = streamed.get(record.messageId);
+    logger.debug("event", { ...fields, outcome: result.outcome, ...(stream ? { stream } : {}) });
     return result.outcome;
   };
   const response = await processSqsBatch(event, context, recordHandler, logger);

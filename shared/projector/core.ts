@@ -28,6 +28,7 @@ import {
   versionReceipt,
   versionTime,
 } from "../projections/version";
+import type { FactStream } from "./fact-stream";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
 import { PROJECTIONS, type ProjectionStores, tableBindings, type VersionedItem } from "./registry";
@@ -44,6 +45,11 @@ export interface ProjectorDependencies {
   now: () => number;
   /** How long a closed item of each table stays (DynamoDB TTL), days; absent: kept (`expiry.ts`). */
   itemExpiryDays?: ItemExpiryDays;
+  /**
+   * Where the SQS batch handler (`batch.ts`) publishes each accepted record once its tables are
+   * written (#41); absent: no stream. The core never publishes: a replay re-projects silently.
+   */
+  stream?: FactStream;
 }
 
 /**

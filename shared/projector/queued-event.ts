@@ -18,6 +18,8 @@ export interface QueuedEvent {
   appId: string | undefined;
   /** The raw body, as the platform sent it. */
   body: string;
+  /** The object the body was read from, when the ingest put it in the bucket (an oversize body). */
+  bodyKey?: string;
 }
 
 function sha256(text: string): string {
@@ -40,9 +42,11 @@ function sentAt(record: SQSRecord): number {
 export async function decodeRecord(record: SQSRecord, dataStore: BlobStore): Promise<QueuedEvent> {
   const attributes = readEventAttributes(record.messageAttributes);
   let body = record.body;
+  let bodyKey: string | undefined;
   if (attributes.bodyLocation === BODY_LOCATION_S3) {
     const pointer = parseJsonContract(oversizePointerSchema, record.body, "oversize pointer");
     body = await dataStore.getText(pointer.key);
+    bodyKey = pointer.key;
   }
   return {
     messageId: record.messageId,
@@ -51,6 +55,7 @@ export async function decodeRecord(record: SQSRecord, dataStore: BlobStore): Pro
     trigger: attributes.trigger ?? "(unknown)",
     appId: attributes.appId,
     body,
+    ...(bodyKey ? { bodyKey } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import {
   archivedEventIds,
   exited,
   killAll,
-  memberEvent,
+  killMidTraffic,
   type StartedProcess,
   startProcess,
 } from "../support/local-process";
@@ -38,21 +38,9 @@ describe("npm start keeps every acknowledged event", () => {
     const dir = mkdtempSync(join(tmpdir(), "restart-"));
     const port = await freePort();
     const first = await start(dir, port);
-    const acked = new Set<string>();
-    let sending = true;
-    const traffic = (async () => {
-      for (let i = 0; sending; i++) {
-        const { status, eventId } = await postWebhook(first.info, memberEvent("kill-app", i));
-        if (status === 200 && eventId) acked.add(eventId);
-      }
-    })();
-    await new Promise((r) => setTimeout(r, 2_500));
 
     // Act: SIGKILL the stack's process group mid-traffic (its DynamoDB Local is in a group of its own).
-    if (first.child.pid) process.kill(-first.child.pid, "SIGKILL");
-    await exited(first.child);
-    sending = false;
-    await traffic;
+    const acked = await killMidTraffic(first, "kill-app");
     const second = await start(dir, port);
     await waitForDrain(second.info, 60);
 

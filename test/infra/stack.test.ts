@@ -303,6 +303,8 @@ describe("the CDK stack", () => {
     expect(projector).not.toMatch(/dynamodb:(Scan|DeleteItem|\*)/);
     expect(projector).toMatch(/raw\/\*/);
     expect(projector).toMatch(/quarantine\/\*/);
+    // A body past the stream's 256 KiB is published as a pointer to an object it writes (#41).
+    expect(projector).toMatch(/"s3:PutObject".*oversize\/\*/);
     expect(projector).not.toContain("recordings/*");
 
     const recorder = policyOf("RecorderFunctionServiceRoleDefaultPolicy");

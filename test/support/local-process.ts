@@ -6,6 +6,7 @@ import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
 import { emulatorClients } from "../../tools/local/clients";
 import type { LocalStackInfo } from "../../tools/local/state";
 import { fixture } from "./fixtures";
+import { postWebhook } from "./ingest";
 
 // `npm start` as a user runs it: its own process (and process group), to be signalled and killed.
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -124,4 +125,30 @@ export async function archivedEventIds(info: LocalStackInfo): Promise<Set<string
     destroy();
   }
   return ids;
+}
+
+/**
+ * Posts `app`'s membership events (`memberEvent`) to a running stack until, after `afterMs`, its
+ * whole process group is killed (SIGKILL; its DynamoDB Local is in a group of its own): the ids of
+ * the events it acknowledged.
+ */
+export async function killMidTraffic(
+  stack: StartedProcess,
+  app: string,
+  afterMs = 2_500,
+): Promise<Set<string>> {
+  const acked = new Set<string>();
+  let sending = true;
+  const traffic = (async () => {
+    for (let i = 0; sending; i++) {
+      const { status, eventId } = await postWebhook(stack.info, memberEvent(app, i));
+      if (status === 200 && eventId) acked.add(eventId);
+    }
+  })();
+  await new Promise((r) => setTimeout(r, afterMs));
+  if (stack.child.pid) process.kill(-stack.child.pid, "SIGKILL");
+  await exited(stack.child);
+  sending = false;
+  await traffic;
+  return acked;
 }

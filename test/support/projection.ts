@@ -1,5 +1,5 @@
+import { memoryItemStore } from "../../shared/adapters/memory-item-store";
 import { parseWebhookEvent } from "../../shared/events/schemas";
-import type { ItemStore } from "../../shared/ports/item-store";
 import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { GroupState } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";
@@ -19,34 +19,7 @@ import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";
 
 /** An in-memory ItemStore with the DynamoDB adapter's semantics, for fast pure-level tests. */
-export function memoryItemStore<S>(): ItemStore<S> & { items: Map<string, S> } {
-  const items = new Map<string, S>();
-  const id = (key: { pk: string; sk?: string }) => `${key.pk}|${key.sk ?? ""}`;
-  const apply = async (key: { pk: string; sk?: string }, update: (state: S | null) => S) => {
-    const before = structuredClone(items.get(id(key)) ?? null);
-    const after = update(structuredClone(before));
-    if (before !== null && canonicalJson(after) === canonicalJson(before)) return { before, after: before };
-    items.set(id(key), JSON.parse(JSON.stringify(after)));
-    return { before, after };
-  };
-  return {
-    items,
-    async get(key) {
-      return structuredClone(items.get(id(key)) ?? null);
-    },
-    apply,
-    async applyMany(updates) {
-      return Promise.all(
-        updates.map(({ key, update }) =>
-          apply(key, update).then(
-            (result) => ({ ok: true as const, ...result }),
-            (error: unknown) => ({ ok: false as const, error }),
-          ),
-        ),
-      );
-    },
-  };
-}
+export { memoryItemStore };
 
 export function memoryStores() {
   return {

@@ -92,6 +92,35 @@ describe("the functions' configuration (environment, read once at cold start)", 
       loadRecorderConfig({ SESSIONS_TABLE: "s", DATA_BUCKET: "b", RECORDING_API_KEYS: '{"app1":1}' }),
     ).toThrow(/RECORDING_API_KEYS must be a JSON object/);
   });
+
+  it("reads the projector's stream (#41): none without a topic, and a topic needs its unpublished queue and switch", () => {
+    const base = { ...TABLES, DATA_BUCKET: "b", RECORDINGS_QUEUE_URL: "r" };
+    expect(loadProjectorConfig(base)).toMatchObject({ maxReceiveCount: 5, stream: undefined });
+    const topic = { ...base, STREAM_TOPIC_ARN: "arn:aws:sns:us-east-1:1:t" };
+    expect(() => loadProjectorConfig(topic)).toThrow(/STREAM_UNPUBLISHED_QUEUE_URL is required/);
+    expect(() => loadProjectorConfig({ ...topic, STREAM_UNPUBLISHED_QUEUE_URL: "u" })).toThrow(/APPS_TABLE/);
+    expect(
+      loadProjectorConfig({
+        ...topic,
+        STREAM_UNPUBLISHED_QUEUE_URL: "u",
+        APPS_TABLE: "apps",
+        EVENTS_MAX_RECEIVE_COUNT: "3",
+      }),
+    ).toMatchObject({
+      maxReceiveCount: 3,
+      stream: {
+        topicArn: topic.STREAM_TOPIC_ARN,
+        unpublishedQueueUrl: "u",
+        alwaysOn: false,
+        appsTable: "apps",
+        switchCacheMs: 60_000,
+      },
+    });
+    expect(
+      loadProjectorConfig({ ...topic, STREAM_UNPUBLISHED_QUEUE_URL: "u", STREAM_ALWAYS_ON: "true" }).stream
+        ?.alwaysOn,
+    ).toBe(true);
+  });
 });
 
 describe("the recorder's API-key hosts (RECORDER_API_KEY_HOSTS)", () => {

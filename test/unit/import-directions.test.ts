@@ -15,9 +15,12 @@ const ROOT = new URL("../../", import.meta.url).pathname;
  */
 const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["config"], // the functions' configuration: the wiring layer that knows every capability
+  // The stream of facts (#41): subscribers and their filters, the envelope, the publisher. Above
+  // the capabilities: the projector publishes through its own port (`projector/fact-stream.ts`),
+  // which the handler fills with the stream's, and the consumers' fold is the projector's core.
+  ["stream"],
   ["ingest", "projector", "recorder", "reconcile", "erasure", "imports"], // erasure: forget, over the archive and the tables; imports: the platform's data import
   ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
-  ["stream"], // the stream of facts: subscribers and their filters, the envelope, the publisher
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
   ["adapters"],
   ["ports"],

@@ -14,6 +14,8 @@ import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
 import { type ForgetDependencies, type ForgetReport, forget } from "../../shared/erasure/forget";
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
+import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
+import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { activityStoreFor, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
@@ -120,6 +122,10 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
         },
       },
       now: Date.now,
+      // The stream's erasure notice (#41): every subscriber of the app is told, past its filter.
+      ...(target.stream && {
+        onErased: erasureNoticePublisher(snsStreamPublisher(target.sns, target.stream.topicArn)),
+      }),
     };
     const report = await forget(deps, {
       appId: o.app,

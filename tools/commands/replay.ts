@@ -1,6 +1,8 @@
 /**
  * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`;
- * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue.
+ * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue;
+ * with `--to-stream`, the archived deliveries are published to the stream again (same ids), and
+ * the tables are left alone. A replay into the tables publishes nothing (docs/stream.md).
  */
 import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
@@ -8,11 +10,14 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
+import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
+import { subscriptionCount } from "../../shared/stream/subscriptions";
 import { keyValueLines } from "../cli/format";
 import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
-import { resolveTarget } from "../target";
+import { replayToStream } from "../ops/stream";
+import { resolveTarget, type Target } from "../target";
 
 interface ReplayCliOptions {
   app?: string;
@@ -25,6 +30,7 @@ interface ReplayCliOptions {
   dryRun?: boolean;
   json?: boolean;
   quarantine?: boolean;
+  toStream?: boolean;
 }
 
 /** A trigger the projector knows (commander's parser, repeatable): anything else names the closest one. */
@@ -39,9 +45,15 @@ function knownTrigger(value: string, previous: string[] = []): string[] {
 async function run(o: ReplayCliOptions): Promise<void> {
   if (o.from && o.to && o.from > o.to)
     throw new UsageError(`--from ${o.from} is after --to ${o.to}: give the earlier day first`);
+  if (o.quarantine && o.toStream)
+    throw new UsageError("--quarantine and --to-stream replay different things: give one");
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+    if (o.toStream) {
+      await replayArchiveToStream(target, target.bucket, o);
+      return;
+    }
     if (o.quarantine) {
       if (!target.queues) throw new UserFacingError("the target has no events queue");
       const report = await replayQuarantine(
@@ -90,6 +102,39 @@ async function run(o: ReplayCliOptions): Promise<void> {
   }
 }
 
+/** `--to-stream`: the window's archived deliveries published again, with a word when nobody receives them. */
+async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCliOptions): Promise<void> {
+  if (!target.stream) throw new UserFacingError("the target has no stream topic (deployed before #41?)");
+  const { topicArn } = target.stream;
+  if (!o.dryRun && (await subscriptionCount(target.sns, topicArn)) === 0)
+    console.error(
+      `warning: nothing is subscribed to ${topicArn}: start \`npx webhook listen\` or declare streamSubscribers first`,
+    );
+  const report = await replayToStream(
+    target.s3,
+    s3BlobStore(target.s3, bucket),
+    snsStreamPublisher(target.sns, topicArn),
+    {
+      appId: o.app,
+      from: o.from,
+      to: o.to,
+      triggers: o.trigger,
+      dryRun: o.dryRun,
+    },
+  );
+  if (o.json) {
+    console.log(JSON.stringify(report));
+    return;
+  }
+  console.log(
+    `${o.dryRun ? "would publish" : "published"} ${report.deliveries - report.failed.length} deliveries from ${report.objects} archive objects to the stream in ${report.requests} requests (${report.chunks} billed 64 KiB chunks); ${report.duplicates} duplicate lines and ${report.refused} refused (quarantined) deliveries skipped`,
+  );
+  if (report.failed.length)
+    throw new UserFacingError(
+      `${report.failed.length} deliveries could not be published: run it again (ids are stable)`,
+    );
+}
+
 const program = withTarget(
   new Command("replay")
     .description("Re-project events from the raw archive into the tables (local stack by default)")
@@ -101,7 +146,14 @@ const program = withTarget(
       "--quarantine",
       "replay the quarantine instead: put what is accepted now back on the events queue (dates: receipt days)",
     )
-    .option("--dry-run", "predict each outcome against the items as they are, write nothing")
+    .option(
+      "--to-stream",
+      "publish the archived deliveries to the stream again (same ids), for a new consumer; the tables are left alone",
+    )
+    .option(
+      "--dry-run",
+      "predict each outcome against the items as they are (--to-stream: count), write nothing",
+    )
     .option("--json", "one JSON object on stdout")
     .option(
       "--recordings",

@@ -19,6 +19,7 @@ import {
 } from "../local/stack";
 import { stateDir, writeStackInfo } from "../local/state";
 import { statusLine } from "../local/status-line";
+import { localStreamSubscribers } from "../local/stream";
 import { queueDepth } from "../ops/queues";
 import { resolveTarget } from "../target";
 
@@ -150,6 +151,8 @@ async function run(o: StartOptions): Promise<void> {
     activityEveryMinutes: o.activityEvery,
     // cdk.json's retention keys (retain*Days, expire*Days), as a deployment applies them.
     retention: cdkJsonWindows(),
+    // cdk.json's stream subscribers (#41; or LOCAL_STREAM_SUBSCRIBERS): each gets its queue and filter here too.
+    streamSubscribers: localStreamSubscribers(),
   });
   const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
   console.log(banner(stack, o, startedAt, recordingPolicy));

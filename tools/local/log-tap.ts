@@ -32,23 +32,31 @@ function parse(line: string): PowertoolsLine | undefined {
   }
 }
 
-/**
- * The outcome a function's log line reports, if any: the `outcome` field of a line from one of
- * the functions, checked against that function's vocabulary (`shared/platform/outcomes.ts`).
- */
-function outcomeOf(entry: PowertoolsLine): { service: ServiceName; outcome: string } | undefined {
-  const service = entry.service as ServiceName;
+/** Whether `outcome` is a word of the service's vocabulary (`shared/platform/outcomes.ts`). */
+function counted(service: ServiceName, outcome: unknown): outcome is string {
   const vocabulary: readonly string[] | undefined = OUTCOME_METRICS[service]?.outcomes;
-  const outcome = entry.outcome;
-  return vocabulary && typeof outcome === "string" && vocabulary.includes(outcome)
-    ? { service, outcome }
-    : undefined;
+  return vocabulary !== undefined && typeof outcome === "string" && vocabulary.includes(outcome);
+}
+
+/**
+ * The outcomes a function's log line reports: the `outcome` field of a line from one of the
+ * functions, checked against that function's vocabulary, and, on the projector's line of an
+ * event, what became of it on the stream (`stream`: published or unpublished, #41).
+ */
+function outcomesOf(entry: PowertoolsLine): Array<{ service: ServiceName; outcome: string }> {
+  const service = entry.service as ServiceName;
+  const found: Array<{ service: ServiceName; outcome: string }> = [];
+  if (counted(service, entry.outcome)) found.push({ service, outcome: entry.outcome });
+  if (service === "projector" && counted("stream", entry.stream))
+    found.push({ service: "stream", outcome: entry.stream });
+  return found;
 }
 
 const SHOWN = [
   "trigger",
   "appId",
   "outcome",
+  "stream",
   "status",
   "eventId",
   "sessionId",
@@ -113,8 +121,7 @@ export function tapFunctionLogs(options: LogTapOptions): () => void {
           out.push(line);
           continue;
         }
-        const outcome = outcomeOf(entry);
-        if (outcome)
+        for (const outcome of outcomesOf(entry))
           count([
             "outcome",
             outcome.service,

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { SNSClient } from "@aws-sdk/client-sns";
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -21,6 +22,7 @@ import { DEFAULT_RECORDING_API_KEY_HOSTS } from "../../shared/platform/constants
 import { errorSummary } from "../../shared/platform/errors";
 import { EVENTS_QUEUE, type QueueDefinition, RECORDINGS_QUEUE } from "../../shared/platform/queues";
 import type { TableNames } from "../../shared/platform/tables";
+import type { StreamSubscriber } from "../../shared/stream/subscribers";
 import { emulatorClients } from "./clients";
 import { credentialsFilePath, ensureCredentialStore } from "./credentials-store";
 import {
@@ -54,10 +56,14 @@ import {
   writeStackInfo,
 } from "./state";
 import type { StatusLine } from "./status-line";
+import { type LocalStream, provisionStream } from "./stream";
 
 /** Development defaults, printed at start and documented in the README. Never used in AWS. */
 export const DEV_USERNAME = "local-webhook";
 export const DEV_PASSWORD = "local-password-change-me";
+
+/** How long the local projector trusts what it read of the listener switch (deployed: a minute). */
+const LOCAL_SWITCH_CACHE_SECONDS = 1;
 
 /** Locally a failed event is retried after this many seconds (deployed: 6 × the consumer's timeout). */
 export const DEFAULT_LOCAL_RETRY_SECONDS = 5;
@@ -101,6 +107,11 @@ export interface LocalStackOptions {
    * start` reads cdk.json's context, as a deployment would. @default none: everything is kept
    */
   retention?: RetentionWindows;
+  /**
+   * The stream's subscribers (#41), as cdk.json's `streamSubscribers` declares them: each gets its
+   * queue and filter locally. @default none: the projector publishes only while `listen` runs
+   */
+  streamSubscribers?: readonly StreamSubscriber[];
   /** Emulator ports (default: free ones). */
   dynamoPort?: number;
   fauxqsPort?: number;
@@ -108,7 +119,7 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   info: LocalStackInfo;
-  clients: { sqs: SQSClient; s3: S3Client; dynamo: DynamoDBClient };
+  clients: { sqs: SQSClient; sns: SNSClient; s3: S3Client; dynamo: DynamoDBClient };
   /** The DynamoDB Local process id (tests check it is gone after stop). */
   dynamoPid: number | undefined;
   /** How many credentials its store holds (`info.credentials` is the current one): the banner says where the others are. */
@@ -279,10 +290,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       })();
       return stopping;
     };
-    const { sqs, s3, dynamo } = clients;
+    const { sqs, sns, s3, dynamo } = clients;
     return {
       info,
-      clients: { sqs, s3, dynamo },
+      clients: { sqs, sns, s3, dynamo },
       dynamoPid: dynamoLocal.pid,
       credentialCount: store.count,
       stop,
@@ -311,6 +322,7 @@ function stackInfo(
     appsTable: resources.appsTable,
     bucket: resources.bucket,
     queues: { events: resources.events, recordings: resources.recordings },
+    stream: resources.stream,
     credentials,
     startedAt: new Date().toISOString(),
   };
@@ -343,6 +355,7 @@ interface LocalResources {
   bucket: string;
   events: LocalQueue;
   recordings: LocalQueue;
+  stream: LocalStream;
 }
 
 type LocalQueue = Awaited<ReturnType<typeof ensureQueuePair>>;
@@ -352,7 +365,7 @@ type LocalQueue = Awaited<ReturnType<typeof ensureQueuePair>>;
  * missing, kept when there), and the allowed apps seeded as `allowedAppIds` seeds them deployed.
  */
 async function provisionResources(
-  { sqs, s3, dynamo }: Pick<ReturnType<typeof emulatorClients>, "sqs" | "s3" | "dynamo">,
+  { sqs, sns, s3, dynamo }: Pick<ReturnType<typeof emulatorClients>, "sqs" | "sns" | "s3" | "dynamo">,
   options: LocalStackOptions,
 ): Promise<LocalResources> {
   const tables = localTableNames("local");
@@ -374,6 +387,7 @@ async function provisionResources(
     bucket,
     events: await ensureQueuePair(sqs, EVENTS_QUEUE, retry),
     recordings: await ensureQueuePair(sqs, RECORDINGS_QUEUE, retry * 6),
+    stream: await provisionStream(sns, sqs, options.streamSubscribers ?? []),
   };
 }
 
@@ -388,7 +402,7 @@ function configureHandlers(
   credentialsFile: string,
   endpoints: { aws: string; dynamodb: string },
 ): void {
-  const { tables, bucket, events, recordings, appsTable, restrictApps } = resources;
+  const { tables, bucket, events, recordings, appsTable, restrictApps, stream } = resources;
   Object.assign(process.env, {
     AWS_REGION: LOCAL_REGION,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -406,6 +420,14 @@ function configureHandlers(
       dataBucket: bucket,
       recordingsQueueUrl: recordings.url,
       itemExpiryDays: options.retention?.items,
+      stream: {
+        topicArn: stream.topicArn,
+        unpublishedQueueUrl: stream.unpublished.url,
+        alwaysOn: (options.streamSubscribers?.length ?? 0) > 0,
+        appsTable,
+        // A listener started here is seen within a second or two, not a minute.
+        switchCacheSeconds: LOCAL_SWITCH_CACHE_SECONDS,
+      },
     }),
     ...recorderEnvironment({ sessionsTable: tables.sessions, dataBucket: bucket }),
     ...(options.recordingPolicy === "deployed"

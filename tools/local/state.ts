@@ -14,6 +14,7 @@ import {
 import { join, resolve } from "node:path";
 import type { TableNames } from "../../shared/platform/tables";
 import { alive } from "./lock";
+import type { LocalStream } from "./stream";
 
 /**
  * What a running local stack tells the other commands (`simulate`, `query`, `redrive`, `replay`):
@@ -35,6 +36,8 @@ export interface LocalStackInfo {
   appsTable?: string;
   bucket: string;
   queues: Record<"events" | "recordings", { url: string; arn: string; deadLetterUrl: string }>;
+  /** The stream of facts (#41): its topic, unpublished queue and subscribers; absent in a state file written before. */
+  stream?: LocalStream;
   credentials: { username: string; password: string };
   startedAt: string;
 }

@@ -1,0 +1,242 @@
+/**
+ * `webhook listen` (#41): a temporary queue subscribed to the stream with a filter, the listener
+ * switch kept on while it runs, each delivery printed and, with a target, POSTed to a local
+ * endpoint with retries (as `stripe listen --forward-to`). The command (tools/commands/listen.ts)
+ * is the thin part; this is what it and its tests share.
+ */
+import { randomUUID } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SNSClient } from "@aws-sdk/client-sns";
+import {
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { parseStreamMessage, type StreamEnvelope } from "../../shared/stream/envelope";
+import { LISTENER_LEASE_MS, LISTENER_RENEW_MS, turnListenersOn } from "../../shared/stream/listener-switch";
+import {
+  LISTENER_EXPIRES_TAG,
+  LISTENER_QUEUE_PREFIX,
+  LISTENER_QUEUE_TTL_MS,
+  removeExpiredListeners,
+  removeSubscribedQueue,
+  renewListenerQueue,
+  type SubscribedQueue,
+  subscribeQueue,
+} from "../../shared/stream/subscriptions";
+import { shortId } from "../cli/event-id";
+import { isoTime } from "../cli/format";
+
+export interface ListenerClients {
+  sns: SNSClient;
+  sqs: SQSClient;
+  dynamo: DynamoDBClient;
+}
+
+export interface ListenerPlace {
+  topicArn: string;
+  /** The apps table, where the listener switch is. */
+  appsTable: string;
+}
+
+/** An open listener: its queue, and what renews and removes it. */
+export interface Listener extends SubscribedQueue {
+  /** Keeps the switch on and the queue from expiring (every `LISTENER_RENEW_MS`). */
+  renew(now?: number): Promise<void>;
+  /** Unsubscribes and deletes the queue. */
+  close(): Promise<void>;
+  /** How many crashed listeners' queues and subscriptions it removed when it opened. */
+  cleaned: number;
+}
+
+/**
+ * Opens a listener: removes what crashed listeners left (`removeExpiredListeners`), subscribes a
+ * new `webhook-listen-<id>` queue to the topic with the filter (raw delivery: the queue holds the
+ * envelopes), tagged with its expiry, and turns the listener switch on.
+ *
+ * @example const listener = await openListener(clients, { topicArn, appsTable }, filterPolicyOf({ apps: ["app1"] }))
+ */
+export async function openListener(
+  { sns, sqs, dynamo }: ListenerClients,
+  place: ListenerPlace,
+  filterPolicy: Record<string, unknown> | undefined,
+  now = Date.now(),
+): Promise<Listener> {
+  const cleaned = await removeExpiredListeners(sns, sqs, place.topicArn, now);
+  const queue = await subscribeQueue(sns, sqs, {
+    topicArn: place.topicArn,
+    queueName: `${LISTENER_QUEUE_PREFIX}${randomUUID().slice(0, 8)}`,
+    filterPolicy,
+    rawDelivery: true,
+    // An hour is plenty for a listener's backlog; a crashed one's queue goes within minutes anyway.
+    attributes: { MessageRetentionPeriod: "3600", VisibilityTimeout: "60" },
+    tags: { [LISTENER_EXPIRES_TAG]: String(now + LISTENER_QUEUE_TTL_MS) },
+  });
+  const renew = async (at = Date.now()) => {
+    await Promise.all([
+      turnListenersOn(dynamo, place.appsTable, at + LISTENER_LEASE_MS),
+      renewListenerQueue(sqs, queue.queueUrl, at),
+    ]);
+  };
+  try {
+    await turnListenersOn(dynamo, place.appsTable, now + LISTENER_LEASE_MS);
+  } catch (error) {
+    await removeSubscribedQueue(sns, sqs, queue);
+    throw error;
+  }
+  return { ...queue, cleaned, renew, close: () => removeSubscribedQueue(sns, sqs, queue) };
+}
+
+/**
+ * One readable line per message: when it was received, what it is, its app and trigger, its id.
+ *
+ * @example describeMessage(envelope) // "2026-11-23T10:00:01Z  delivery  group_created  app=app1  id=5f0c…@1763…  projected"
+ */
+export function describeMessage(envelope: StreamEnvelope): string {
+  if (envelope.kind === "erasure")
+    return [
+      isoTime(envelope.finishedAt),
+      "erasure ",
+      `scope=${envelope.scope}`,
+      `app=${envelope.appId}`,
+      `erasure=${envelope.id}`,
+      ...(envelope.pseudonym ? [`pseudonym=${envelope.pseudonym}`] : []),
+    ].join("  ");
+  return [
+    isoTime(envelope.receivedAt),
+    "delivery",
+    envelope.trigger,
+    `app=${envelope.appId ?? "(none)"}`,
+    `id=${shortId(envelope.eventId)}@${envelope.receivedAt}`,
+    ...(envelope.outcome ? [envelope.outcome] : []),
+    ...(envelope.bodyObject ? [`body in s3://${envelope.bodyObject.bucket}/${envelope.bodyObject.key}`] : []),
+    ...(envelope.erasure ? [`redacted by ${envelope.erasure}`] : []),
+  ].join("  ");
+}
+
+export interface ForwardResult {
+  /** The last answer's status, or 0 when nothing answered. */
+  status: number;
+  attempts: number;
+  ok: boolean;
+}
+
+/**
+ * POSTs one message (its JSON as received) to a local endpoint, with its id and kind in headers,
+ * retrying a refused connection, a 5xx or a 429 with a doubling wait; a 2xx is delivered, any
+ * other answer is final.
+ *
+ * @example await forwardMessage("http://localhost:4000/hooks", text, envelope) // { status: 200, attempts: 1, ok: true }
+ */
+export async function forwardMessage(
+  url: string,
+  text: string,
+  envelope: StreamEnvelope,
+  { attempts = 5, backoffMs = 250, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) } = {},
+): Promise<ForwardResult> {
+  let status = 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-stream-id": envelope.id,
+          "webhook-stream-kind": envelope.kind,
+        },
+        body: text,
+        signal: AbortSignal.timeout(10_000),
+      });
+      status = response.status;
+      await response.body?.cancel();
+      if (response.ok) return { status, attempts: attempt, ok: true };
+      if (status < 500 && status !== 429) return { status, attempts: attempt, ok: false };
+    } catch {
+      status = 0;
+    }
+    if (attempt >= attempts) return { status, attempts: attempt, ok: false };
+    await sleep(backoffMs * 2 ** (attempt - 1));
+  }
+}
+
+export interface ListenOptions {
+  /** Print each message as its JSON (one line) on stdout, rather than a readable line. */
+  json?: boolean;
+  /** POST each message here. */
+  forwardTo?: string;
+  /** Seconds a receive waits for messages (long polling). @default 5 */
+  waitSeconds?: number;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  signal: AbortSignal;
+}
+
+/**
+ * Receives the listener's messages until `signal` aborts, and for each prints it (`--json`: the
+ * envelope as one JSON line; else `describeMessage`), forwards it when asked, then deletes it (a
+ * message the endpoint never took is reported and dropped: `replay --to-stream` sends it again).
+ * Renews the listener every minute. Returns how many messages it handled.
+ *
+ * @example await receiveUntilAborted(sqs, listener, { json: true, out: console.log, err: console.error, signal })
+ */
+export async function receiveUntilAborted(
+  sqs: SQSClient,
+  listener: Pick<Listener, "queueUrl" | "renew">,
+  options: ListenOptions,
+): Promise<number> {
+  let handled = 0;
+  let renewedAt = Date.now();
+  while (!options.signal.aborted) {
+    if (Date.now() - renewedAt >= LISTENER_RENEW_MS) {
+      renewedAt = Date.now();
+      await listener
+        .renew(renewedAt)
+        .catch((error: unknown) => options.err(`renewing the listener failed: ${String(error)}`));
+    }
+    let messages: Message[];
+    try {
+      messages =
+        (
+          await sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: listener.queueUrl,
+              MaxNumberOfMessages: 10,
+              WaitTimeSeconds: options.waitSeconds ?? 5,
+            }),
+            { abortSignal: options.signal },
+          )
+        ).Messages ?? [];
+    } catch (error) {
+      if (options.signal.aborted) break;
+      throw error;
+    }
+    for (const message of messages) {
+      const text = message.Body ?? "";
+      let envelope: StreamEnvelope;
+      try {
+        envelope = parseStreamMessage(text);
+      } catch (error) {
+        options.err(`not a stream message, skipped: ${(error as Error).message}`);
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),
+        );
+        continue;
+      }
+      options.out(options.json ? JSON.stringify(envelope) : describeMessage(envelope));
+      if (options.forwardTo) {
+        const result = await forwardMessage(options.forwardTo, text, envelope);
+        options.err(
+          result.ok
+            ? `  → POST ${options.forwardTo} [${result.status}]`
+            : `  → POST ${options.forwardTo} failed after ${result.attempts} attempt(s) [${result.status || "no answer"}]: dropped (replay --to-stream sends it again)`,
+        );
+      }
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),
+      );
+      handled++;
+    }
+  }
+  return handled;
+}
