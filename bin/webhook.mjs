@@ -26,6 +26,7 @@ const COMMANDS = Object.fromEntries(
     "connect",
     "rotate-credentials",
     "forget",
+    "import",
     "listen",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );

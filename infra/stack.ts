@@ -402,6 +402,11 @@ export class WebhookBackendStack extends Stack {
       apps.managementSecret.secretArn,
       "the platform management API's url, key and secret (npx webhook connect)",
     );
+    output(
+      "ImportApiKeysSecret",
+      apps.importSecret.secretArn,
+      "each app's data import address and API key (npx webhook import --stack)",
+    );
     if (config.recordingApiKeysSecretArn)
       output(
         "RecordingApiKeysSecret",

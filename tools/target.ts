@@ -20,6 +20,8 @@ export interface Target {
   queues?: Record<"events" | "recordings", { url: string; deadLetterUrl: string }>;
   /** The deployed stack's per-app API-keys secret, when it has one. */
   apiKeysSecretArn?: string;
+  /** The deployed stack's import secret (#43: each app's import address and key; no function reads it). */
+  importApiKeysSecretArn?: string;
   dynamo: DynamoDBClient;
   s3: S3Client;
   sqs: SQSClient;
@@ -67,6 +69,7 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
       tables: byTable((name) => outputs[tableOutput(name)] ?? ""),
       bucket: outputs.DataBucket,
       apiKeysSecretArn: outputs.RecordingApiKeysSecret || undefined,
+      importApiKeysSecretArn: outputs.ImportApiKeysSecret || undefined,
       activityTable: outputs.ActivityTable || undefined,
       ...(outputs.AthenaWorkGroup && outputs.GlueDatabase
         ? { athena: { workGroup: outputs.AthenaWorkGroup, database: outputs.GlueDatabase } }

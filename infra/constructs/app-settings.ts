@@ -35,13 +35,19 @@ export interface AppSettingsProps {
 
 /**
  * The per-app settings: the apps table (`APPS_TABLE`: which apps may deliver, the webhook
- * `connect` made for each), and the platform's management API key and secret, which only the
- * operator's tools read (`connect`, `rotate-credentials`): no function of the pipeline is granted it.
+ * `connect` made for each), the platform's management API key and secret, and each app's data
+ * import address and API key, which only the operator's tools read (`connect`,
+ * `rotate-credentials`, `import`): no function of the pipeline is granted either.
  */
 export class AppSettings extends Construct {
   public readonly table: Table;
   /** `{"url":"…","key":"…","secret":"…"}`, filled in by the deployer (README "Connect"). */
   public readonly managementSecret: Secret;
+  /**
+   * Each app's data import address and API key, `{"<appId>":{"url":"<import_url>","apiKey":"…"}}`,
+   * filled in by the deployer for `npx webhook import --stack` (#43; docs/operating.md "Importing").
+   */
+  public readonly importSecret: Secret;
 
   constructor(scope: Construct, id: string, props: AppSettingsProps = {}) {
     super(scope, id);
@@ -55,6 +61,15 @@ export class AppSettings extends Construct {
       id: "AwsSolutions::AwsSolutions-SMG4",
       reason:
         "The platform's operator issues the management key and secret; they cannot be rotated by a Lambda. The deployer stores them here.",
+    });
+    this.importSecret = new Secret(this, "ImportApi", {
+      description:
+        'The platform data import API per app: {"<appId>":{"url":"<import_url>","apiKey":"<key>"}} (operator tools only: npx webhook import)',
+    });
+    Validations.of(this.importSecret).acknowledge({
+      id: "AwsSolutions::AwsSolutions-SMG4",
+      reason:
+        "The platform issues each app's API key (its dashboard); a Lambda cannot rotate it. The deployer stores it here, for the operator's import only.",
     });
     this.seed(props.seedAllowedAppIds ?? []);
   }

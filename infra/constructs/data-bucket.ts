@@ -22,7 +22,7 @@ export interface DataBucketProps {
   readonly glacierAfterDays?: number;
   /** How long each kind of data is kept, days (unset: until deleted). */
   readonly retention?: {
-    /** The raw archive, its edge copies and the compacted Parquet. */
+    /** The raw archive, its edge copies, the compacted Parquet, the day sets and the import records. */
     readonly archiveDays?: number;
     readonly quarantineDays?: number;
     readonly recordingsDays?: number;
@@ -91,6 +91,8 @@ export class DataBucket extends Construct {
               { prefix: S3_PREFIX.compact, ...expiring(retain.archiveDays) },
               // The user sets are the archive's, summed up: kept as long (first seen within it).
               { prefix: S3_PREFIX.users, ...expiring(retain.archiveDays) },
+              // What the platform confirmed of an import (#43): the archive's peer, kept as long.
+              { prefix: S3_PREFIX.imports, ...expiring(retain.archiveDays) },
             ]),
         ...(retain.recordingsDays === undefined
           ? []

@@ -126,7 +126,9 @@ export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
  * sql`: WAU, MAU, retention, conversations started, churn by SQL; `sql/users-over-time.sql`): JSON
  * lines under `prefix`, `date` the closed day (the partition, from the path). Columns are lower
  * case, as Glue has them; `fields` names the JSON field of a column named otherwise (`group` and
- * `at` are reserved words).
+ * `at` are reserved words). `imported_users` is the import records beside them (#43,
+ * `contracts/import-records.ts`): `date` the import day; a query needs every day of them, whatever
+ * days of sets it reads (`everyDay`: an imported user exists from their `createdAt`).
  */
 export const DAY_SET_TABLES = {
   day_users: {
@@ -146,6 +148,19 @@ export const DAY_SET_TABLES = {
     description: "The conversations whose first message was on each closed day, per app",
     columns: { app: "VARCHAR", conversation: "VARCHAR" },
     fields: {},
+  },
+  imported_users: {
+    prefix: `${S3_PREFIX.imports}users/date=`,
+    description: "The users an import brought into each app, as the platform confirmed them, by import day",
+    columns: {
+      app: "VARCHAR",
+      uid: "VARCHAR",
+      createdat: "BIGINT",
+      importedat: "BIGINT",
+      existed: "BOOLEAN",
+    },
+    fields: { createdat: "createdAt", importedat: "importedAt" },
+    everyDay: true,
   },
   membership_changes: {
     prefix: `${S3_PREFIX.users}members/date=`,

@@ -1,9 +1,11 @@
 import { gzipSync } from "node:zlib";
 import type { S3Client } from "@aws-sdk/client-s3";
 import pLimit from "p-limit";
+import { importedUsersOf } from "../adapters/import-records";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { addDays, dayOfKey, objectText } from "../contracts/bucket-layout";
+import { existsFrom, type ImportedUser } from "../contracts/import-records";
 import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import { DAY_SET_TABLES } from "./dialect";
@@ -28,6 +30,10 @@ import type { ActiveUser, DaySets, GroupDeletion, MemberChange } from "./figures
  *   (their last change: in or out at the end of the day, out at some time in it, when), and
  *   `{"app","group","deleted"}` per group deleted (when), so that the members of every group at
  *   the start of any day are a fold of the days before it (`groupsOverTime`).
+ *
+ * The users an import brought (`imports/users/`, `contracts/import-records.ts`; #43) are read
+ * beside the sets: they exist from their `createdAt`, so they count as created that day and are
+ * never new on a later first action (`usersOverTime`); the sets themselves are what webhooks said.
  */
 export const USER_SETS_PREFIX = DAY_SET_TABLES.day_users.prefix;
 export const FIRST_SEEN_PREFIX = DAY_SET_TABLES.first_seen_users.prefix;
@@ -367,11 +373,17 @@ export interface UsersDay {
   mau: number | null;
   /** dau / mau. */
   stickiness: number | null;
-  /** Users first seen that day (in any role: no event announces a registration); null until closed. */
+  /**
+   * Users first seen that day (in any role: no event announces a registration), but for imported
+   * users who existed before it (#43: an imported user exists from their `createdAt`, not from
+   * their first action); null until closed.
+   */
   newUsers: number | null;
   /**
-   * Users whose entity says they were created that day (`createdAt`, where a payload carries it),
-   * among the users active within 30 days before or after the range; null until closed.
+   * Users created that day: whose entity says so (`createdAt`, where a payload carries it), among
+   * the users active within 30 days before or after the range, and every user imported as created
+   * that day (their `createdAt`, else the day the platform confirmed them), active or not; the
+   * earliest said counts. Null until closed.
    */
   createdUsers: number | null;
   /** Of those first seen, how many were active again 1, 7 and 30 days later (null: that day is not closed yet). */
@@ -394,7 +406,9 @@ export interface WeeklyCohort {
  * An app's users over time for the days from `from` to `to`: DAU, WAU, MAU, stickiness, new users
  * and their D+1, D+7, D+30 retention, and the weekly cohorts of the weeks starting in the range,
  * as exact set operations over the closed days' sets (reads at most 30 days before `from` and 30
- * after `to`, one GET each). `closedThrough` is the last closed day: a window past it is null. A
+ * after `to`, one GET each, and every import record object: `importedUsersOf`, unless the caller
+ * read them, `importedUsers`). `closedThrough`
+ * is the last closed day: a window past it is null. A
  * day after the first closed one without its sets was never closed (its final pass deferred,
  * failed or never run): it, and every window that reaches it, is null, never a count that leaves
  * its users out (`daySetDays` names the days closed). A day before the first closed one is before
@@ -406,6 +420,7 @@ export async function usersOverTime(
   from: string,
   to: string,
   closedThrough: string,
+  importedUsers?: ReadonlyMap<string, ImportedUser>,
 ): Promise<{ days: UsersDay[]; weeks: WeeklyCohort[] }> {
   const closedDays = await daySetDays(store);
   const firstClosed = closedDays[0] ?? "";
@@ -434,6 +449,21 @@ export async function usersOverTime(
   // Every closed day from 30 before the range to 30 after it: who was created when, as far as seen.
   for (let day = addDays(from, -29); day <= addDays(to, 30) && day <= closedThrough; day = addDays(day, 1))
     await setOf(day);
+  // The imported users (#43): each exists from their `createdAt` (else the day the platform
+  // confirmed them), active or not; created then, and never new on a later first action.
+  const imported = importedUsers ?? (await importedUsersOf(store, app));
+  for (const user of imported.values()) {
+    const at = user.createdAt ?? user.importedAt;
+    created.set(user.uid, Math.min(created.get(user.uid) ?? at, at));
+  }
+  /** The users first seen on a day, but for those imported as existing before it. */
+  const newOn = async (day: string) =>
+    new Set(
+      [...(await setOf(day, true))].filter((uid) => {
+        const user = imported.get(uid);
+        return user === undefined || existsFrom(user) >= day;
+      }),
+    );
   const createdOn = (day: string) =>
     [...created.values()].filter((at) => new Date(at * 1000).toISOString().slice(0, 10) === day).length;
   const union = async (last: string, n: number) => {
@@ -452,7 +482,7 @@ export async function usersOverTime(
     const dau = closed ? (await setOf(day)).size : null;
     const wau = knownWindow(day, 7) ? (await union(day, 7)).size : null;
     const mau = knownWindow(day, 30) ? (await union(day, 30)).size : null;
-    const cohort = closed ? await setOf(day, true) : null;
+    const cohort = closed ? await newOn(day) : null;
     days.push({
       day,
       dau,
@@ -473,7 +503,7 @@ export async function usersOverTime(
   const monday = (day: string) => addDays(day, -((new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7));
   for (let week = monday(from); week <= to; week = addDays(week, 7)) {
     const cohort = new Set<string>();
-    for (let i = 0; i < 7; i++) for (const uid of await setOf(addDays(week, i), true)) cohort.add(uid);
+    for (let i = 0; i < 7; i++) for (const uid of await newOn(addDays(week, i))) cohort.add(uid);
     const active: Array<number | null> = [];
     for (let k = 1; k <= 4; k++) {
       const last = addDays(week, 7 * k + 6);

@@ -5,6 +5,7 @@ import {
   ManagementUnavailableError,
   UnknownAppError,
 } from "../platform/errors";
+import { errorDetail, parseJsonText, retryDelay } from "../platform/http-answers";
 
 /**
  * The platform's management API (spec sections 1, 2.2, 4, 5), in this one module. What the spec
@@ -80,13 +81,6 @@ export interface ManagementApi {
   createApp(app: { name: string; version: string; region: "us" | "eu" | "in" }): Promise<unknown>;
 }
 
-/** How long a 429 or 5xx asks to wait: `Retry-After` seconds, else exponential backoff with jitter. */
-function backoff(response: Response | undefined, attempt: number): number {
-  const seconds = Number(response?.headers.get("retry-after") ?? Number.NaN);
-  if (Number.isFinite(seconds)) return Math.min(60_000, Math.max(0, seconds * 1000));
-  return Math.min(20_000, 200 * 2 ** attempt) * (0.5 + Math.random() / 2);
-}
-
 /**
  * The management API over `fetch`, with the key and secret in headers (never in a URL, an error
  * or a log line), backing off on throttling and errors.
@@ -122,7 +116,7 @@ export function managementApi(options: ManagementApiOptions): ManagementApi {
         last = error instanceof Error && error.name === "TimeoutError" ? "timed out" : "network error";
       }
       if (response) {
-        if (response.ok) return response.status === 204 ? undefined : parseJson(await response.text());
+        if (response.ok) return response.status === 204 ? undefined : parseJsonText(await response.text());
         const detail = await errorDetail(response);
         if (response.status === 401 || response.status === 403)
           throw new ManagementAuthError(
@@ -136,7 +130,7 @@ export function managementApi(options: ManagementApiOptions): ManagementApi {
           );
         last = `${response.status}${detail}`;
       }
-      if (attempt < maxRetries) await sleep(backoff(response, attempt));
+      if (attempt < maxRetries) await sleep(retryDelay(response, attempt));
     }
     throw new ManagementUnavailableError(`${method} ${path}: ${last} after ${maxRetries + 1} attempts`);
   };
@@ -162,23 +156,4 @@ export function managementApi(options: ManagementApiOptions): ManagementApi {
     },
     createApp: (app) => call("POST", "/apps", undefined, app),
   };
-}
-
-function parseJson(text: string): unknown {
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** A short reason from an error answer (its message, if JSON has one), never a header. */
-async function errorDetail(response: Response): Promise<string> {
-  const body = parseJson(await response.text().catch(() => ""));
-  const message = z
-    .looseObject({ message: z.optional(z.string()), error: z.optional(z.unknown()) })
-    .safeParse(body);
-  const text = message.success ? (message.data.message ?? JSON.stringify(message.data.error ?? "")) : "";
-  return text && text !== '""' ? `: ${text.slice(0, 200)}` : "";
 }

@@ -40,10 +40,24 @@ export const RAW_ARCHIVE_SUFFIX = ".ndjson.gz";
  * @throws ContractViolationError naming the key when a line breaks the contract
  */
 export function parseRawArchiveObject(bytes: Uint8Array, key: string): RawArchiveLine[] {
+  return parseNdjsonObject(rawArchiveLineSchema, bytes, `raw archive line in ${key}`);
+}
+
+/**
+ * The lines of an NDJSON object of the bucket, plain or gzip-compressed, each parsed by `schema`.
+ *
+ * @example parseNdjsonObject(importedUserSchema, bytes, `import record line in ${key}`)
+ * @throws ContractViolationError naming `what` when a line breaks the contract
+ */
+export function parseNdjsonObject<S extends z.ZodMiniType>(
+  schema: S,
+  bytes: Uint8Array,
+  what: string,
+): z.infer<S>[] {
   return objectText(bytes)
     .split("\n")
     .filter((line) => line.trim())
-    .map((line) => parseJsonContract(rawArchiveLineSchema, line, `raw archive line in ${key}`));
+    .map((line) => parseJsonContract(schema, line, what));
 }
 
 /** Whether an object's bytes are gzip-compressed (gzip's magic bytes: a key's suffix cannot mislead it). */

@@ -33,3 +33,26 @@ export const recordingApiKeysSchema = /* @__PURE__ */ z.record(
   /* @__PURE__ */ z.string(),
 );
 export type RecordingApiKeys = z.infer<typeof recordingApiKeysSchema>;
+
+/**
+ * Where each app's data import goes, and with which key (#43): the import secret (deployed; read
+ * by the operator's `npx webhook import` only, no function) or `IMPORT_API_KEYS` locally:
+ * `{"<appId>": {"url": "<import_url>", "apiKey": "<apiKey>"}}`, `url` the app's host followed by
+ * `/v3.0/data_import` (spec section 1), over HTTPS (section 1: "all requests must be made over
+ * HTTPS"; plain http only to this machine, where the simulator plays the platform).
+ */
+export const importApiKeysSchema = /* @__PURE__ */ z.record(
+  /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1)),
+  /* @__PURE__ */ z.object({
+    url: /* @__PURE__ */ z
+      .string()
+      .check(
+        /* @__PURE__ */ z.regex(
+          /^(https:\/\/[^\s/]+|http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?)(\/\S*)?$/,
+          "expected an https:// URL (http:// only to this machine: a simulator)",
+        ),
+      ),
+    apiKey: /* @__PURE__ */ z.string().check(/* @__PURE__ */ z.minLength(1)),
+  }),
+);
+export type ImportApiKeys = z.infer<typeof importApiKeysSchema>;

@@ -43,11 +43,12 @@ export interface BucketListing {
 
 /**
  * Where the app's objects outside the archive's batch layout are: its quarantine records and
- * oversize bodies, every day's sets (`users/`: small, a line per active user), and the archive's
- * objects still in the layout before the batch one (`raw/app=…`, `edge/app=…`: until
- * `archive-migrate` rewrites them; no reader reads them, so no figure depends on them).
+ * oversize bodies, every day's sets (`users/`: small, a line per active user), the import records
+ * (`imports/`: a line per imported user, #43), and the archive's objects still in the layout before
+ * the batch one (`raw/app=…`, `edge/app=…`: until `archive-migrate` rewrites them; no reader reads
+ * them, so no figure depends on them).
  *
- * @example sideObjectPrefixes("app1") // ["quarantine/app=app1/", "oversize/app1/", "users/", "raw/app=app1/", "edge/app=app1/"]
+ * @example sideObjectPrefixes("app1") // ["quarantine/app=app1/", "oversize/app1/", "users/", "imports/", "raw/app=app1/", "edge/app=app1/"]
  */
 export function sideObjectPrefixes(appId: string): string[] {
   const seg = appSegment(appId);
@@ -55,6 +56,7 @@ export function sideObjectPrefixes(appId: string): string[] {
     `${S3_PREFIX.quarantine}app=${seg}/`,
     `${S3_PREFIX.oversize}${seg}/`,
     S3_PREFIX.users,
+    S3_PREFIX.imports,
     `${S3_PREFIX.raw}app=${seg}/`,
     `${S3_PREFIX.edge}app=${seg}/`,
   ];

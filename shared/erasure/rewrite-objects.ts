@@ -25,7 +25,8 @@ export function objectKind(key: string): ObjectKind | undefined {
   if (isArchiveObjectKey(key) || OLD_LAYOUT.test(key)) return "ndjson";
   if (key.startsWith(S3_PREFIX.quarantine)) return "quarantine";
   if (key.startsWith(S3_PREFIX.oversize)) return "oversize";
-  if (key.startsWith(S3_PREFIX.users)) return "users";
+  // The import records (#43) are lines `{"app","uid",…}` as the day sets are: rewritten alike.
+  if (key.startsWith(S3_PREFIX.users) || key.startsWith(S3_PREFIX.imports)) return "users";
   return undefined;
 }
 

@@ -64,6 +64,11 @@ export const S3_PREFIX = {
   users: "users/",
   /** An erasure's plan while it runs (`erasures/<erasureId>/plan.json`: keys and days, no personal data). */
   erasures: "erasures/",
+  /**
+   * What the platform confirmed of an import (#43, `npx webhook import`): per import day, the
+   * users (`imports/users/date=<day>/…`), every app together (`contracts/import-records.ts`).
+   */
+  imports: "imports/",
 } as const;
 
 /**

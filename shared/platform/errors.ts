@@ -164,6 +164,24 @@ export class ManagementUnavailableError extends BackendError {
   readonly retryable = true;
 }
 
+/** The data import API refused the app's API key (401/403): check the import configuration. */
+export class ImportAuthError extends BackendError {
+  override name = "ImportAuthError";
+  readonly retryable = false;
+}
+
+/** The data import API has no such path for the app (404): the import address is wrong, or the app unknown. */
+export class ImportPathError extends BackendError {
+  override name = "ImportPathError";
+  readonly retryable = false;
+}
+
+/** The data import API kept answering 429/5xx, or did not answer in time, through every retry. */
+export class ImportUnavailableError extends BackendError {
+  override name = "ImportUnavailableError";
+  readonly retryable = true;
+}
+
 /**
  * A credential rotation cannot start or finish as asked: a credential the store does not hold,
  * the new one not accepted in time (`shared/apps/rotate.ts`). The message says what stays valid.

@@ -88,6 +88,7 @@ describe("activity analytics in the stack", () => {
     ["first_seen_users", "users/first-seen/date=", "uid", "string"],
     ["conversations_started", "users/conversations/first-seen/date=", "conversation", "string"],
     ["membership_changes", "users/members/date=", "removed", "boolean"],
+    ["imported_users", "imports/users/date=", "importedat", "bigint"],
   ])(
     "declares the day set %s as a table over %s, by closed day, for SQL on Athena",
     (name, prefix, column, type) => {

@@ -36,7 +36,7 @@ describe("retention as configuration (#34 item 1: the bucket's data)", () => {
   it("keeps the archive, quarantine and recordings until deleted by default; oversize 30 days, results 7, old versions 30", () => {
     const rules = rulesOf({});
     for (const prefix of ["raw/", "edge/", "quarantine/"]) expect(expiryOf(rules, prefix)).toBeUndefined();
-    expect(rules.some((r) => r.Prefix === "recordings/" || r.Prefix === "compact/")).toBe(false);
+    expect(rules.some((r) => ["recordings/", "compact/", "imports/"].includes(String(r.Prefix)))).toBe(false);
     expect(expiryOf(rules, "oversize/")).toBe(30);
     expect(expiryOf(rules, "athena-results/")).toBe(7);
     expect(
@@ -57,6 +57,7 @@ describe("retention as configuration (#34 item 1: the bucket's data)", () => {
     expect(expiryOf(rules, "edge/")).toBe(400);
     expect(expiryOf(rules, "compact/")).toBe(400);
     expect(expiryOf(rules, "users/")).toBe(400);
+    expect(expiryOf(rules, "imports/")).toBe(400);
     expect(expiryOf(rules, "quarantine/")).toBe(200);
     expect(expiryOf(rules, "recordings/")).toBe(90);
     expect(expiryOf(rules, "oversize/")).toBe(20);

@@ -55,6 +55,9 @@ describe("the command-line tools", () => {
     [["replay", "--trigger", "group_craeted"], "group_created"],
     [["rollup", "--app", "a", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
     [["sql", "SELECT 1", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
+    [["import", "groups", "groups.json", "--app", "a"], "group import"],
+    [["import", "contacts", "c.json", "--app", "a"], "users"],
+    [["import", "users", "u.json", "--app", "a", "--batch-size", "0"], "--batch-size"],
   ])("refuses %j with one line naming %s and exit code 2", async (args, named) => {
     const { code, stderr } = await webhook(...args);
     expect(code).toBe(2);

@@ -53,6 +53,8 @@ describe("retention windows on the local stack", () => {
       oldRecording: "recordings/r-app/2027/04/30/s1/1.mp4",
       newRecording: "recordings/r-app/2027/05/15/s2/1.mp4",
       ledger: "rollup/date=2020-01-01.json",
+      oldImport: "imports/users/date=2026-04-01/users.ndjson.gz",
+      keptImport: "imports/users/date=2026-05-01/batch-ab.ndjson.gz",
     };
     for (const key of Object.values(keys))
       await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: "x" }));
@@ -77,12 +79,15 @@ describe("retention windows on the local stack", () => {
     const left = (await listObjects(env.s3, env.bucket, "")).map((o) => o.key);
     expect(left).not.toContain(keys.old);
     expect(left).not.toContain(keys.oldRecording);
-    expect(left).toEqual(expect.arrayContaining([keys.kept, keys.newRecording, keys.ledger]));
+    expect(left).not.toContain(keys.oldImport);
+    expect(left).toEqual(
+      expect.arrayContaining([keys.kept, keys.newRecording, keys.ledger, keys.keptImport]),
+    );
     expect(await item("gone")).toBeUndefined();
     expect(await item("here")).toMatchObject({ status: "online" });
     expect(await item("here")).not.toHaveProperty("expiresAt");
     expect(recentExpiry).toBe(Math.floor((NOW - 86_400_000) / 1000) + 402 * 86_400);
     expect(await item("recent")).toBeDefined();
-    expect(report).toEqual({ objectsDeleted: 2, itemsDeleted: 1 });
+    expect(report).toEqual({ objectsDeleted: 3, itemsDeleted: 1 });
   });
 });

@@ -29,6 +29,7 @@ import {
 import { type GeneratedEvent, generateHistory } from "../../tools/simulate/generator";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { queuedAt } from "../support/queued";
+import { usersOverTimeRows, weeklyCohortRows } from "../support/users-over-time";
 
 /**
  * Users over time (#33) on fauxqs, DynamoDB Local and DuckDB: 40 days of two apps whose 30 users
@@ -191,31 +192,14 @@ describe("users over time: the closed days' user sets, exact against the history
       { app, from: FIRST, to: last },
       { sets: { from: addDays(FIRST, -30), to: last } },
     );
-    expect(bySql.rows).toEqual(
-      result.days.map((d) => ({
-        day: d.day,
-        dau: d.dau,
-        wau: d.wau,
-        mau: d.mau,
-        new_users: d.newUsers,
-        retained_d1: d.retainedD1 ?? 0,
-        retained_d7: d.retainedD7 ?? 0,
-        retained_d30: d.retainedD30 ?? 0,
-        created_users: d.createdUsers,
-        conversations_started: d.conversationsStarted,
-      })),
-    );
+    expect(bySql.rows).toEqual(usersOverTimeRows(result.days));
     // The weekly cohorts by SQL: the same, week by week.
     const cohortsBySql = await deps.engine.query(
       readQuery("weekly-cohorts"),
       { app, from: FIRST, to: last },
       { sets: { from: FIRST, to: last } },
     );
-    expect(cohortsBySql.rows).toEqual(
-      result.weeks.flatMap((w) =>
-        w.active.map((active, k) => ({ week: w.week, users: w.users, week_after: k + 1, active })),
-      ),
-    );
+    expect(cohortsBySql.rows).toEqual(weeklyCohortRows(result.weeks));
     // Groups over time by SQL over the membership history, on DuckDB: the same, day by day.
     const groupsBySql = await deps.engine.query(
       readQuery("groups-over-time"),

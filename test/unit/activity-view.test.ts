@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FIGURE_NAMES, type Figures } from "../../shared/analytics/figures";
 import type { ActivityStore, StoredDay } from "../../shared/analytics/store/activity-store";
 import { type UserSetStore, writeDaySets } from "../../shared/analytics/user-sets";
+import { encodeImportedUsers, importDayKey } from "../../shared/contracts/import-records";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import {
   type ActivityViewOptions,
@@ -308,6 +309,47 @@ describe("figures from the day sets say why they are blank (#42 item 6)", () => 
     expect(prose(lines)).toContain(
       "— 2026-02-27 … 2026-02-28: before the first closed day the day sets hold (2026-03-01): nothing is known of them",
     );
+  });
+
+  it("an app that imported its users shows, before the archive, who was created each day (#43); the rest stays —", async () => {
+    // Prepare: u9 imported as created on 02-27, u2 on 02-28 (and first active on 03-01: not new then).
+    const sets = await setsWritten();
+    const at = (day: string) => Date.parse(`${day}T10:00:00Z`) / 1000;
+    await sets.blobs.put(
+      importDayKey("users", "2026-03-01"),
+      encodeImportedUsers([
+        { app: APP, uid: "u9", createdAt: at("2026-02-27"), importedAt: at("2026-03-01") },
+        { app: APP, uid: "u2", createdAt: at("2026-02-28"), importedAt: at("2026-03-01") },
+      ]),
+    );
+
+    // Act
+    const { view, lines } = await printed(
+      store,
+      { ...o, from: "2026-02-27", to: "2026-03-01", users: true },
+      sets,
+    );
+
+    // Assess
+    const json = view.json as {
+      days: Array<{
+        day: string;
+        dau: number | null;
+        newUsers: number | null;
+        createdUsers: number | null;
+        blank?: string;
+      }>;
+    };
+    expect(json.days.map((d) => [d.day, d.dau, d.newUsers, d.createdUsers, d.blank])).toEqual([
+      ["2026-02-27", null, null, 1, "before the archive"],
+      ["2026-02-28", null, null, 1, "before the archive"],
+      ["2026-03-01", 2, 1, 0, undefined],
+    ]);
+    const row = lines
+      .find((l) => l.startsWith("2026-02-27"))
+      ?.split(/\s+/)
+      .slice(1);
+    expect(row).toEqual([BLANK, BLANK, BLANK, BLANK, BLANK, "1", BLANK]);
   });
 
   it("--retention: a return (D+k) or a week that reads a blank day is —, not 0", async () => {

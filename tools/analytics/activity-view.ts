@@ -1,3 +1,4 @@
+import { importedUsersOf } from "../../shared/adapters/import-records";
 import { derivedFigures, type Figures, HOURLY_FIGURES } from "../../shared/analytics/figures";
 import { dayStart, daysInRange } from "../../shared/analytics/rollup";
 import type { ActivityStore, StoredDay } from "../../shared/analytics/store/activity-store";
@@ -703,7 +704,8 @@ async function usersView(
   o: ActivityViewOptions,
 ): Promise<ActivityViewResult> {
   const closedThrough = await closedThroughOf(sets);
-  const computed = await usersOverTime(sets, o.app, o.from, o.to, closedThrough);
+  const imported = await importedUsersOf(sets, o.app);
+  const computed = await usersOverTime(sets, o.app, o.from, o.to, closedThrough, imported);
   // Every day a figure of the range reads: from the Monday of the first week (its cohort) to
   // D+30 of the last day and the 4 weeks after the last week.
   const monday = addDays(o.from, -((new Date(`${o.from}T00:00:00Z`).getUTCDay() + 6) % 7));
@@ -714,6 +716,10 @@ async function usersView(
   const isBlank = (day: string) => blank.get(day) === "not closed" || blank.get(day) === "not written";
   const days = computed.days.map((d) => {
     const reason = blank.get(d.day);
+    // Before the archive nothing of the day is known but, for an app that imported its users
+    // (#43), who was created then: the import says when each existed from.
+    if (reason === "before the archive" && imported.size > 0)
+      return { ...blanked(d, reason), createdUsers: d.createdUsers };
     if (reason) return blanked(d, reason);
     const back = (k: number, v: number | null) => (isBlank(addDays(d.day, k)) ? null : v);
     return {
@@ -776,7 +782,7 @@ async function usersView(
       mau: shownOr(b, d.mau),
       stickiness: b ? BLANK : d.stickiness === null ? "" : d.stickiness.toFixed(2),
       new_users: shownOr(b, d.newUsers),
-      created_users: shownOr(b, d.createdUsers),
+      created_users: shownOr(b && d.createdUsers === null, d.createdUsers),
       conversations_started: shownOr(b, d.conversationsStarted),
     };
   });

@@ -142,6 +142,9 @@ export function expectedMessage(error: unknown): string {
       "ManagementRequestError",
       "ManagementUnavailableError",
       "CredentialRotationError",
+      "ImportAuthError",
+      "ImportPathError",
+      "ImportFileError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||

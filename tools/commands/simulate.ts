@@ -176,6 +176,13 @@ async function simulate(o: SimulateOptions): Promise<void> {
         console.log(
           `  npm run reconcile -- --app ${app} --platform-url ${platform.baseUrl(app)} --api-key ${simulatedApiKey(app)}`,
         );
+      const importKeys = Object.fromEntries(
+        apps.map((app) => [app, { url: platform.importUrl(app), apiKey: simulatedApiKey(app) }]),
+      );
+      // The simulator's own keys (not secrets); a real key belongs in a file, not a command line.
+      console.log("It takes the data import too (POST /v3.0/data_import/users). Import users with:");
+      console.log(`export IMPORT_API_KEYS='${JSON.stringify(importKeys)}'`);
+      console.log(`  npx webhook import users <file> --app ${apps[0]}`);
       process.off("SIGINT", interrupt);
       await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
       await platform.close();
@@ -283,7 +290,7 @@ const program = new Command("simulate")
   )
   .option(
     "--serve-platform",
-    "serve the platform's GET /v3/users for the apps afterwards, for npm run reconcile",
+    "serve the platform's GET /v3/users and data import for the apps afterwards, for npm run reconcile and npx webhook import",
   )
   .option("--platform-port <port>", "port of that API (default: any)", integer(0, 65535))
   .option(

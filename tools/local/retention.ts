@@ -17,7 +17,10 @@ import { EXPIRES_AT } from "../../shared/projector/expiry";
 export interface RetentionWindows {
   /** Days per bucket prefix (absent: kept). */
   prefixes: Partial<
-    Record<"raw/" | "edge/" | "compact/" | "users/" | "quarantine/" | "oversize/" | "recordings/", number>
+    Record<
+      "raw/" | "edge/" | "compact/" | "users/" | "imports/" | "quarantine/" | "oversize/" | "recordings/",
+      number
+    >
   >;
   /** Days a closed item of each table stays: items carry their `expiresAt` (the projector sets it). */
   items: Partial<Record<keyof TableNames, number>>;
@@ -37,6 +40,7 @@ export function retentionWindows(context: Record<string, unknown>): RetentionWin
       [S3_PREFIX.edge]: c.retainArchiveDays,
       [S3_PREFIX.compact]: c.retainArchiveDays,
       [S3_PREFIX.users]: c.retainArchiveDays,
+      [S3_PREFIX.imports]: c.retainArchiveDays,
       [S3_PREFIX.quarantine]: c.retainQuarantineDays,
       [S3_PREFIX.oversize]: c.retainOversizeDays,
       [S3_PREFIX.recordings]: c.retainRecordingsDays,

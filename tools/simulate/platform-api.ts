@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExpectedApp } from "./generator";
+import { type ImportDouble, importDouble, importUrlOf } from "./import-api";
 
 /** The API key the simulated platform accepts for an app (the simulator's own, not a secret). */
 export function simulatedApiKey(appId: string): string {
@@ -10,6 +11,10 @@ export function simulatedApiKey(appId: string): string {
 export interface PlatformApi {
   /** `{base_url}` of an app: `<url>/apps/<appId>/v3` (the real host carries the app id). */
   baseUrl(appId: string): string;
+  /** `{import_url}` of an app: `<url>/apps/<appId>/v3.0/data_import` (the data import double). */
+  importUrl(appId: string): string;
+  /** The data import double the app hosts serve (`./import-api.ts`). */
+  imports: ImportDouble;
   close(): Promise<void>;
 }
 
@@ -18,13 +23,20 @@ export interface PlatformApi {
  * `apiKey` header, `perPage` (up to 1000) and `page` from 1, answering `{"data": [...], "meta":
  * {"pagination": {total, count, per_page, current_page, total_pages}}}` with each user's status as
  * the simulated history leaves it. `faults` makes it answer a status instead (tests: 429, 500…).
+ * The app hosts take the data import too (`POST /apps/<appId>/v3.0/data_import/users`, the
+ * double of `./import-api.ts`, with the same API keys).
  */
 export async function startPlatformApi(
   apps: ReadonlyMap<string, Pick<ExpectedApp, "users" | "online">>,
   options: { port?: number; faults?: (page: number) => number | undefined } = {},
 ): Promise<PlatformApi> {
+  // The same app hosts take the data import (spec section 4: `/v3.0/data_import/users` under the app host).
+  const imports = importDouble({
+    apiKeys: new Map([...apps.keys()].map((app) => [app, simulatedApiKey(app)])),
+  });
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://platform");
+    if (url.pathname.includes("/v3.0/data_import/")) return void imports.handle(req, res);
     const match = /^\/apps\/([^/]+)\/v3\/users$/.exec(url.pathname);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) =>
       res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
@@ -63,6 +75,8 @@ export async function startPlatformApi(
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl: (appId) => `${url}/apps/${encodeURIComponent(appId)}/v3`,
+    importUrl: (appId) => importUrlOf(url, appId),
+    imports,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -212,18 +212,21 @@ async function copyArchive(
   return copied;
 }
 
-/** Copies the day-set objects of a range of closed days into `dir`, keys as paths, per table. */
+/** Copies the day-set objects of a range of closed days into `dir`, keys as paths, per table (an `everyDay` table's of every day). */
 async function copyDaySets(
   options: DuckDbEngineOptions,
   days: DayRange,
   dir: string,
 ): Promise<{ files: Partial<Record<DaySetTable, string[]>>; bytes: number }> {
   const out: { files: Partial<Record<DaySetTable, string[]>>; bytes: number } = { files: {}, bytes: 0 };
-  for (const [name, table] of Object.entries(DAY_SET_TABLES) as Array<[DaySetTable, { prefix: string }]>) {
+  for (const [name, table] of Object.entries(DAY_SET_TABLES) as Array<
+    [DaySetTable, { prefix: string; everyDay?: boolean }]
+  >) {
     const files: string[] = [];
     for (const { key } of await listObjects(options.s3, options.bucket, table.prefix)) {
       const day = dayOfKey(key);
-      if (!day || (days.from && day < days.from) || (days.to && day > days.to)) continue;
+      if (!day) continue;
+      if (!table.everyDay && ((days.from && day < days.from) || (days.to && day > days.to))) continue;
       const { path, bytes } = await copyObject(options, key, dir);
       files.push(path);
       out.bytes += bytes;

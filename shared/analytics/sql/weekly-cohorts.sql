@@ -1,6 +1,7 @@
 -- The weekly retention cohorts of one app by SQL over the day sets (the same text on DuckDB and
 -- Athena; `npx webhook sql`): for each week (Monday first, UTC) with a closed day from :from to
--- :to, the users first seen in it, and how many of them were active in each of the 4 weeks after
+-- :to, the users first seen in it (but for imported users who existed before the day they were
+-- first seen: `imported_users`, #43), and how many of them were active in each of the 4 weeks after
 -- (`week_after` 1 to 4; null while that week is not over in the sets). The same as
 -- `usersOverTime`'s weeks (TypeScript, `query activity --retention`), which the tests compare.
 WITH last_closed AS (
@@ -11,12 +12,20 @@ weeks AS (
   FROM day_users
   WHERE "date" BETWEEN :from AND :to
 ),
+imported AS (
+  SELECT uid, min(coalesce(createdat, importedat)) AS exists_at
+  FROM imported_users
+  WHERE app = :app
+  GROUP BY uid
+),
 cohort AS (
   SELECT DISTINCT w.week, f.uid
   FROM weeks AS w
   JOIN first_seen_users AS f
     ON f.app = :app
     AND CAST(f."date" AS DATE) BETWEEN w.week AND CAST(w.week + INTERVAL '6' DAY AS DATE)
+  LEFT JOIN imported AS i ON i.uid = f.uid
+  WHERE i.exists_at IS NULL OR floor(i.exists_at / 86400) >= date_diff('day', DATE '1970-01-01', CAST(f."date" AS DATE))
 ),
 after AS (
   SELECT w.week, k.week_after, CAST(w.week + INTERVAL '7' DAY * k.week_after AS DATE) AS starts

@@ -1,0 +1,176 @@
+/**
+ * `npx webhook import users FILE --app A [--stack NAME] [--dry-run] [--json]`: posts the users of a
+ * JSON or NDJSON file to the app's data import path, in batches, resumable after a crash, and
+ * records what the platform confirmed where the backend keeps its own truth, so that the figures
+ * know the imported users (`shared/imports`; docs/operating.md, "Importing").
+ */
+import { readFile } from "node:fs/promises";
+import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { Command } from "commander";
+import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { type ImportRecords, s3ImportRecords } from "../../shared/adapters/import-records";
+import { IMPORT_BATCH_SIZE, IMPORT_REQUESTS_PER_MINUTE, importApi } from "../../shared/imports/import-api";
+import { parseImportFile } from "../../shared/imports/import-file";
+import {
+  IMPORT_API_KEYS_ENV,
+  type ImportKeySource,
+  importSettingsFor,
+} from "../../shared/imports/import-keys";
+import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
+import { type ImportSummary, runImport } from "../../shared/imports/run-import";
+import { usersLedger } from "../../shared/imports/users-ledger";
+import { keyValueLines } from "../cli/format";
+import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { resolveTarget, type Target } from "../target";
+
+interface ImportCliOptions {
+  app: string;
+  dryRun?: boolean;
+  json?: boolean;
+  batchSize: number;
+  perMinute: number;
+  stack?: string;
+  stateDir?: string;
+}
+
+/** The refusals a text report lists before "… and N more". */
+const SHOWN_REFUSALS = 20;
+
+/** Where the app's import settings are: the stack's import secret, or `IMPORT_API_KEYS` locally. */
+function keySource(target: Target, stack: string | undefined): ImportKeySource {
+  if (target.kind === "local") return { kind: "env", value: process.env[IMPORT_API_KEYS_ENV] };
+  if (!target.importApiKeysSecretArn)
+    throw new UserFacingError(`stack ${stack} has no ImportApiKeysSecret output: deploy this version first`);
+  return { kind: "secret", secretId: target.importApiKeysSecretArn };
+}
+
+/** Folds this run's batch records into their days' objects; the lease held by another rewrite only defers it. */
+async function fold(records: ImportRecords, target: Target): Promise<string | undefined> {
+  if (!target.activityTable)
+    return "the target has no activity table (the archive lease): the batch records stay unfolded";
+  try {
+    await records.fold(
+      archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now),
+      Date.now,
+    );
+    return undefined;
+  } catch (error) {
+    if (error instanceof ArchiveLockedError)
+      return `${error.message}: the batch records stay as they are (read as well as folded); the next import folds them`;
+    throw error;
+  }
+}
+
+function reportLines(s: ImportSummary, file: string): string[] {
+  const lines = keyValueLines([
+    ["import", `${s.kind} of ${file} into ${s.app}${s.dryRun ? " (dry run: nothing was sent)" : ""}`],
+    ["read", s.read],
+    [s.dryRun ? "would send" : "sent", s.toSend - s.unsent],
+    ["imported", s.imported],
+    ["already on the platform", s.existed],
+    ["already imported (skipped)", s.alreadyImported],
+    ["repeated in the file (skipped)", s.duplicates],
+    ["invalid (not sent)", s.invalid.length],
+    ["refused by the platform", s.refused.length],
+    ...(s.unsent
+      ? ([["not sent yet", `${s.unsent} (run the same command again to send them)`]] as const)
+      : []),
+    ...(s.dryRun ? [] : ([["requests", `${s.requests} in ${s.batches} batches`]] as const)),
+  ]);
+  const refusals = [
+    ...s.invalid.map((r) => ({ ...r, what: "invalid" })),
+    ...s.refused.map((r) => ({ ...r, what: "refused" })),
+  ];
+  for (const r of refusals.slice(0, SHOWN_REFUSALS))
+    lines.push(`${r.what} ${r.id ?? "(no uid)"} (${r.at}): ${r.reason}`);
+  if (refusals.length > SHOWN_REFUSALS)
+    lines.push(`… and ${refusals.length - SHOWN_REFUSALS} more (--json lists every one)`);
+  return lines;
+}
+
+async function run(kindName: ImportKindName, file: string, o: ImportCliOptions): Promise<void> {
+  const kind = IMPORT_KINDS[kindName];
+  if (!kind.ready) throw new UsageError(`import ${kindName}: ${kind.waitsFor}`);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new UserFacingError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
+  const secrets = new SecretsManagerClient({});
+  try {
+    if (!target.bucket) throw new UserFacingError("the target has no data bucket");
+    const entries = parseImportFile(text, kindName);
+    const settings = await importSettingsFor(o.app, keySource(target, o.stack), () => secrets);
+    const records = s3ImportRecords(target.s3, target.bucket);
+    const progress = process.stderr.isTTY && !o.json;
+    const summary = await runImport({
+      app: o.app,
+      kind,
+      entries,
+      api: o.dryRun
+        ? undefined
+        : importApi({ url: settings.url, apiKey: settings.apiKey, perMinute: o.perMinute }),
+      ledger: usersLedger(records),
+      batchSize: o.batchSize,
+      now: Date.now,
+      onProgress: progress
+        ? (answered, total) => process.stderr.write(`\r\x1b[Kimporting: ${answered}/${total}`)
+        : undefined,
+    });
+    if (progress && summary.batches) process.stderr.write("\n");
+    const warning = o.dryRun ? undefined : await fold(records, target);
+    if (o.json) console.log(JSON.stringify({ ...summary, ...(warning ? { warning } : {}) }));
+    else {
+      for (const line of reportLines(summary, file)) console.log(line);
+      if (summary.error) console.error(`stopped: ${summary.error}`);
+      if (warning) console.error(`warning: ${warning}`);
+    }
+    // Anything not imported (invalid, refused, or left unsent) makes the run a failure for a script.
+    if (summary.invalid.length + summary.refused.length + summary.unsent > 0) process.exitCode = 1;
+  } finally {
+    secrets.destroy();
+    target.destroy();
+  }
+}
+
+const program = withTarget(
+  new Command("import")
+    .description(
+      "Import users into an app through the platform's data import API, and record them in the backend's copy (groups, members and messages wait for the spec's paths)",
+    )
+    .argument(
+      "<kind>",
+      "what the file holds: users (groups, members, messages: not shown in the spec yet)",
+      oneOf(...(Object.keys(IMPORT_KINDS) as ImportKindName[])),
+    )
+    .argument(
+      "<file>",
+      'a JSON (a list, or {"users": {<uid>: {…}}}) or NDJSON file of {"uid","name"[,"createdAt"]}',
+    )
+    .requiredOption(
+      "--app <appId>",
+      "the app to import into (its import address and key: IMPORT_API_KEYS, or the stack's import secret)",
+    )
+    .option("--dry-run", "check the file and say what would be sent: nothing is sent or recorded")
+    .option(
+      "--batch-size <n>",
+      "entities a request (the platform's limit is not in the spec; its docs say 50)",
+      integer(1, 1000),
+      IMPORT_BATCH_SIZE,
+    )
+    .option(
+      "--per-minute <n>",
+      "requests a minute at most (the platform's rate limit is not in the spec; its docs say 60)",
+      decimal(0, 100_000, { exclusiveMin: true }),
+      IMPORT_REQUESTS_PER_MINUTE,
+    )
+    .option("--json", "one JSON object on stdout: the counts and every refusal"),
+).action((kind: ImportKindName, file: string, o: ImportCliOptions) => run(kind, file, o));
+
+const code = await runProgram(program, process.argv.slice(2));
+if (code !== 0) process.exitCode = code;
