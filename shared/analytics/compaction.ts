@@ -94,19 +94,44 @@ export function readPlan(
 export interface ArchiveCompactor {
   /** Rewrites a closed receipt day as Parquet and writes its manifest; returns it. */
   compactDay(day: string): Promise<CompactionManifest>;
+  /**
+   * Ends what a compaction of the day left running (Athena: a CTAS still running at its caller's
+   * deadline, which outlives the lease: stopped, awaited, its table dropped), so that
+   * `dropCompaction` leaves no writer behind that read the day's objects before a rewrite and
+   * would be adopted, or add files, after it. Absent: nothing outlives `compactDay` (DuckDB).
+   */
+  stopDay?(day: string): Promise<void>;
 }
 
 /**
- * Removes a day's compaction: its manifest first (readers then take the day's NDJSON, which is
- * always right), then every object under its prefix (Parquet, a CTAS folder, its marker). What a
- * rewrite of the day's NDJSON in place (a repair, a migration, an erasure) does before its first
- * change, so that no reader takes a Parquet that holds the old lines; it then compacts the day
- * again (`ArchiveCompactor.compactDay`) from its objects as they now are. The caller holds the
- * archive lease. Returns the keys deleted.
+ * Whether a day has anything of a compaction: its manifest, or one under way (an Athena CTAS's
+ * marker and folder, adopted by a later call once its query succeeds). What a rewrite of the
+ * day's objects must drop before its first change (`dropCompaction`). One LIST.
  *
- * @example await dropCompaction(s3, bucket, "2026-01-02") // ["compact/date=2026-01-02/manifest.json", "compact/date=2026-01-02/1f3a….parquet"]
+ * @example await hasCompaction(s3, bucket, "2026-01-02") // true
  */
-export async function dropCompaction(s3: S3Client, bucket: string, day: string): Promise<string[]> {
+export async function hasCompaction(s3: S3Client, bucket: string, day: string): Promise<boolean> {
+  return (await listObjects(s3, bucket, compactDayPrefix(day))).length > 0;
+}
+
+/**
+ * Removes a day's compaction: what the compactor left running ended first (`stopDay`: a CTAS
+ * under way would otherwise be adopted later with the old lines), then its manifest (readers then
+ * take the day's NDJSON, which is always right), then every object under its prefix (Parquet, a
+ * CTAS folder, its marker). What a rewrite of the day's NDJSON in place (a repair, a migration,
+ * an erasure) does before its first change, so that no reader takes a Parquet that holds the old
+ * lines; it then compacts the day again (`ArchiveCompactor.compactDay`) from its objects as they
+ * now are. The caller holds the archive lease. Returns the keys deleted.
+ *
+ * @example await dropCompaction(s3, bucket, "2026-01-02", compactor) // ["compact/date=2026-01-02/manifest.json", "compact/date=2026-01-02/1f3a….parquet"]
+ */
+export async function dropCompaction(
+  s3: S3Client,
+  bucket: string,
+  day: string,
+  compactor?: ArchiveCompactor,
+): Promise<string[]> {
+  await compactor?.stopDay?.(day);
   const deleted = [compactManifestKey(day)];
   await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: compactManifestKey(day) }));
   for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
@@ -158,10 +183,11 @@ export async function rewriteArchive<T>(
   { dryRun = false }: { dryRun?: boolean } = {},
 ): Promise<{ result: T } & RecompactionReport> {
   const compacted = new Map<string, boolean>();
+  // A day with a compaction under way (an Athena CTAS left running) counts: it is dropped too.
   const isCompacted = async (day: string) => {
     let known = compacted.get(day);
     if (known === undefined) {
-      known = (await listObjects(s3, bucket, compactManifestKey(day))).length > 0;
+      known = await hasCompaction(s3, bucket, day);
       compacted.set(day, known);
     }
     return known;
@@ -177,7 +203,7 @@ export async function rewriteArchive<T>(
     const result = await work(async (day) => {
       await renew();
       if (!day || dropped.includes(day) || !(await isCompacted(day))) return;
-      await dropCompaction(s3, bucket, day);
+      await dropCompaction(s3, bucket, day, rewriter.compactor);
       dropped.push(day);
     });
     const uncompacted: string[] = [];

@@ -581,8 +581,10 @@ async function compactFinalDay(day: string, deps: RollupDependencies, report: Sc
     if (!pass?.final || pass.compactedAt !== undefined) return;
     const { compactor, ledger } = deps;
     const compact = async () => {
+      // The pass read again under the lease: a whole-app erasure may have rewritten it since.
+      const current = (await ledger.pass(day)) ?? pass;
       report.compactions.push(await compactor.compactDay(day));
-      await ledger.record({ ...pass, compactedAt: deps.now() });
+      await ledger.record({ ...current, compactedAt: deps.now() });
     };
     if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
     else await compact();

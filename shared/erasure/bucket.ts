@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { listObjects } from "../adapters/s3-listing";
-import { compactManifestKey } from "../analytics/compaction";
+import { hasCompaction } from "../analytics/compaction";
 import { isMissingObject } from "../platform/errors";
 import type { ForgetDependencies } from "./plan";
 
@@ -70,13 +70,14 @@ export async function keysUnder(deps: ForgetDependencies, prefix: string): Promi
 }
 
 /**
- * The days of a list that have a compaction manifest.
+ * The days of a list that have a compaction, or one under way (`hasCompaction`: an Athena CTAS
+ * left running would otherwise be adopted after the erasure, with the user's lines).
  *
  * @example await compacted(deps, ["2026-03-01", "2026-03-02"]) // ["2026-03-01"]
  */
 export async function compacted(deps: ForgetDependencies, days: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const day of [...new Set(days)].sort())
-    if (await getBytes(deps, compactManifestKey(day))) out.push(day);
+    if (await hasCompaction(deps.s3, deps.bucket, day)) out.push(day);
   return out;
 }

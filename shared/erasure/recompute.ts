@@ -1,8 +1,7 @@
-import { compactDayPrefix, compactManifestKey } from "../analytics/compaction";
+import { compactDayPrefix, dropCompaction } from "../analytics/compaction";
 import { TOP_LIMIT } from "../analytics/figures";
 import { rollupDay } from "../analytics/rollup";
 import { canonicalJson } from "../projections/canonical-json";
-import { deleteObject, getBytes, keysUnder } from "./bucket";
 import type { ErasureCounts } from "./erasure-state";
 import type { ErasurePlan, ForgetDependencies } from "./plan";
 import { type Redaction, replaceUid } from "./redact";
@@ -13,9 +12,10 @@ import { type Redaction, replaceUid } from "./redact";
  */
 
 /**
- * Rewrites a compacted day's Parquet from its redacted NDJSON: the manifest goes first (readers
- * then take the NDJSON), then every object of the day's compaction and its old versions, then the
- * day is compacted again (Athena's CTAS refuses a location that holds files).
+ * Rewrites a compacted day's Parquet from its redacted NDJSON: its compaction dropped
+ * (`dropCompaction`: a CTAS still running stopped first, then the manifest, so that readers take
+ * the NDJSON, then every object of it), its old versions deleted, then the day compacted again
+ * (Athena's CTAS refuses a location that holds files).
  *
  * @example await recompact(deps, plan, counts) // [] (every compacted day rewritten)
  */
@@ -31,10 +31,7 @@ export async function recompact(
       continue;
     }
     await deps.checkpoint?.(`compact ${day}`);
-    const manifest = compactManifestKey(day);
-    if (await getBytes(deps, manifest)) counts.versionsDeleted += await deleteObject(deps, manifest);
-    for (const key of await keysUnder(deps, compactDayPrefix(day)))
-      counts.versionsDeleted += await deleteObject(deps, key);
+    await dropCompaction(deps.s3, deps.bucket, day, deps.compactor);
     counts.versionsDeleted += await deps.versions.purge(compactDayPrefix(day), { all: true });
     await deps.compactor.compactDay(day);
     counts.daysRecompacted++;

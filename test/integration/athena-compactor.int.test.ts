@@ -3,11 +3,17 @@ import {
   GetQueryExecutionCommand,
   type QueryExecutionState,
   StartQueryExecutionCommand,
+  StopQueryExecutionCommand,
 } from "@aws-sdk/client-athena";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
 import { listObjects } from "../../shared/adapters/s3-listing";
-import { compactManifestKey, parseCompactionManifest, sourcesHash } from "../../shared/analytics/compaction";
+import {
+  compactManifestKey,
+  parseCompactionManifest,
+  rewriteArchive,
+  sourcesHash,
+} from "../../shared/analytics/compaction";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
 import { trinoSyntaxErrors } from "../../tools/analytics/trino-statement";
@@ -33,7 +39,8 @@ interface StubQuery {
  * (`athena-results/<id>-manifest.csv`, the files it wrote; for a failed query, also the ones it
  * meant to), and ends as `behaviours` says; a start with a ClientRequestToken already seen returns
  * that query's id (Athena's idempotency). Every statement is checked against Trino's grammar
- * (Athena engine 3); the CTAS's SELECT runs on DuckDB in compaction.int.
+ * (Athena engine 3); the CTAS's SELECT runs on DuckDB in compaction.int. A stop cancels a query
+ * that has not ended.
  */
 function stubAthena(bucket: string, behaviours: Behaviour[] = []) {
   const queries = new Map<string, StubQuery>();
@@ -80,6 +87,11 @@ function stubAthena(bucket: string, behaviours: Behaviour[] = []) {
           q.state = "FAILED";
         }
         return { QueryExecutionId: id };
+      }
+      if (command instanceof StopQueryExecutionCommand) {
+        const q = queries.get(String(command.input.QueryExecutionId));
+        if (q && (q.state === "RUNNING" || q.state === "QUEUED")) q.state = "CANCELLED";
+        return {};
       }
       if (command instanceof GetQueryExecutionCommand) {
         const id = String(command.input.QueryExecutionId);
@@ -254,5 +266,41 @@ describe("the Athena compactor (against a stub Athena client: no Athena emulator
     expect((await manifest()).parquet).toEqual(adopted.parquet);
     expect(athena.statements.filter((s) => s.startsWith("CREATE TABLE"))).toHaveLength(1);
     expect(again.parquet).toEqual(adopted.parquet);
+  });
+
+  it("a rewrite of a day whose CTAS still runs (no manifest yet) stops that query and drops its output before the first change, then compacts the day anew: what read the old objects is never adopted (#40 review)", async () => {
+    // Prepare: the schedule's CTAS left running at its deadline (the lease then released).
+    const { athena, withDeadline, compactor, keys, bucket } = await setUp(["run", "succeed"]);
+    const pending = await withDeadline.compactDay(DAY).catch((e: unknown) => e);
+    const lease = { acquire: async () => undefined, release: async () => undefined };
+
+    // Act: a rewrite in place of one of the day's objects (an erasure's or a repair's).
+    const { recompacted } = await rewriteArchive(
+      s3,
+      bucket,
+      { lease, compactor, now: Date.now },
+      "test",
+      async (touch) => {
+        await touch(DAY);
+        await s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: "raw/date=2026-01-02/hour=01/a.ndjson.gz", Body: "y" }),
+        );
+      },
+    );
+
+    // Assess: the first query stopped, never adopted; the day compacted by a query started after the change.
+    expect(pending).toBeInstanceOf(CompactionPendingError);
+    expect(recompacted).toEqual([DAY]);
+    expect(athena.queries.get("q-1")?.state).toBe("CANCELLED");
+    // The next call (the schedule's) finds the day compacted: no query.
+    const after = await compactor.compactDay(DAY);
+    const ctas = [...athena.queries].filter(([, q]) => q.location).map(([id]) => id);
+    expect(ctas).toHaveLength(2);
+    const manifestText = await s3.send(
+      new GetObjectCommand({ Bucket: bucket, Key: compactManifestKey(DAY) }),
+    );
+    expect(JSON.parse((await manifestText.Body?.transformToString()) ?? "{}").queryId).toBe(ctas[1]);
+    expect(parquetOf(await keys())).toEqual(after.parquet);
+    expect(athena.statements.filter((s) => s.startsWith("CREATE TABLE"))).toHaveLength(2);
   });
 });

@@ -16,7 +16,7 @@ import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
 import { createActivityTable } from "../../tools/local/provision";
-import { createQueue, testClients, uniqueName } from "../support/aws";
+import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { appItems, delivery, entity, erasureDeps, U1, U2, U3, U4 } from "./forget-support";
 
@@ -73,23 +73,9 @@ function history(appId: string): { before: QueuedEvent[]; inFlight: QueuedEvent 
 /** A projector whose DynamoDB client runs `between` once, just before its first write. */
 function projectorWithHook(tables: Parameters<typeof projectionStores>[1]) {
   const { dynamo } = testClients();
-  let between: (() => Promise<void>) | undefined;
-  dynamo.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (/^Put(Item)?Command$/.test(context.commandName ?? "") && between) {
-        const run = between;
-        between = undefined;
-        await run();
-      }
-      return next(args);
-    },
-    { step: "initialize", name: "betweenReadAndWrite" },
-  );
   return {
     deps: env.depsFor(projectionStores(dynamo, tables)),
-    beforeFirstWrite(run: () => Promise<void>) {
-      between = run;
-    },
+    beforeFirstWrite: beforeCommand(dynamo, /^Put(Item)?Command$/),
   };
 }
 
@@ -237,23 +223,20 @@ describe("rewriteItem, the erasure's one way to change an item", () => {
     const { dynamo } = testClients();
     const raw = documentClient(env.dynamo);
     let interfered = false;
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName?.startsWith("TransactWrite") && !interfered) {
-          interfered = true;
-          await raw.send(
-            new UpdateCommand({
-              TableName: tables.groups,
-              Key: { pk: `${appId}#${guid}` },
-              UpdateExpression: "SET rev = rev + :one, membersCount = :n",
-              ExpressionAttributeValues: { ":one": 1, ":n": 7 },
-            }),
-          );
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "writeBetween" },
-    );
+    beforeCommand(
+      dynamo,
+      /^TransactWrite/,
+    )(async () => {
+      interfered = true;
+      await raw.send(
+        new UpdateCommand({
+          TableName: tables.groups,
+          Key: { pk: `${appId}#${guid}` },
+          UpdateExpression: "SET rev = rev + :one, membersCount = :n",
+          ExpressionAttributeValues: { ":one": 1, ":n": 7 },
+        }),
+      );
+    });
     const redaction: Redaction = {
       uid: U1,
       names: [],

@@ -222,6 +222,47 @@ describe("forget's edges (#40, item 5)", () => {
     expect((await listObjects(env.s3, env.bucket, `raw/app=${encodeURIComponent(appId)}/`)).length).toBe(0);
   }, 120_000);
 
+  it("drops a compaction still under way on a day it rewrites (an Athena CTAS left running at the schedule's deadline, no manifest yet): stopped, its files removed, the day compacted again, never adopted with the user's lines (#40 review)", async () => {
+    // Prepare: the user's lines on a day of this test's own, and a CTAS's marker and first file.
+    const world = await site();
+    const appId = uniqueName("ctas");
+    const day = "2025-10-07";
+    await archiveAndProject(longStanding(appId, Date.UTC(2025, 9, 7, 9)), world.projector);
+    const hash = "0123456789abcdef0123456789abcdef";
+    const underWay = [
+      `compact/date=${day}/${hash}.ctas.json`,
+      `compact/date=${day}/${hash}/bucket-00000.parquet`,
+    ];
+    await env.s3.send(
+      new PutObjectCommand({
+        Bucket: env.bucket,
+        Key: underWay[0],
+        Body: JSON.stringify({ attempt: 0, nonce: "n", queryId: "q-before" }),
+      }),
+    );
+    await env.s3.send(new PutObjectCommand({ Bucket: env.bucket, Key: underWay[1], Body: "PAR1" }));
+    const stopped: string[] = [];
+    const compactedAgain: string[] = [];
+    const compactor = {
+      stopDay: async (d: string) => {
+        stopped.push(d);
+      },
+      compactDay: async (d: string) => {
+        compactedAgain.push(d);
+        return { day: d, parquet: [], sources: [], rows: 0, bytes: 0, compactedAt: NOW };
+      },
+    };
+
+    // Act
+    const report = await forget(world.deps({ compactor }), { appId, uid: U1, requestedBy: "test" });
+
+    // Assess
+    expect(stopped).toEqual([day]);
+    expect(compactedAgain).toEqual([day]);
+    expect(report.counts.daysRecompacted).toBe(1);
+    expect((await listObjects(env.s3, env.bucket, `compact/date=${day}/`)).map((o) => o.key)).toEqual([]);
+  }, 120_000);
+
   it("a whole app leaves the rollup ledger (its digests and totals), every other app's entries as they were; its dry run reports what the run does", async () => {
     // Prepare: two apps on a day passed over by a final pass that keeps the ledger.
     const world = await site();

@@ -8,6 +8,7 @@ import { projectBatch } from "../../shared/projector/core";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { projectionStores } from "../../shared/projector/stores";
 import { applyRetention, isExpired, keyDay, retentionWindows } from "../../tools/local/retention";
+import { beforeCommand, testClients } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { fixture } from "../support/fixtures";
 
@@ -89,5 +90,37 @@ describe("retention windows on the local stack", () => {
     expect(recentExpiry).toBe(Math.floor((NOW - 86_400_000) / 1000) + 402 * 86_400);
     expect(await item("recent")).toBeDefined();
     expect(report).toEqual({ objectsDeleted: 3, itemsDeleted: 1 });
+  });
+
+  it("keeps an item the projector opened again between the sweep's read and its delete (the rev condition, as every writer of an item; DynamoDB's TTL also checks the expiry again)", async () => {
+    // Prepare: a user offline for longer than the window; the sweep's client runs the projector
+    // (the user back online: the item open again, no `expiresAt`) just before its first delete.
+    const windows = retentionWindows({ retainArchiveDays: 400, expireOfflinePresenceDays: 402 });
+    const tables = await env.tableSet();
+    const projector = { ...env.depsFor(projectionStores(env.dynamo, tables)), itemExpiryDays: windows.items };
+    const longAgo = NOW - 403 * 86_400_000;
+    await projectBatch([presence("back", "offline", longAgo)], projector);
+    const { dynamo } = testClients();
+    let reopened = false;
+    beforeCommand(
+      dynamo,
+      /^Delete(Item)?Command$/,
+    )(async () => {
+      await projectBatch([presence("back", "online", NOW - 1000)], projector);
+      reopened = true;
+    });
+    const sweep = { s3: env.s3, bucket: env.bucket, doc: documentClient(dynamo), tables };
+
+    // Act
+    const report = await applyRetention(sweep, { prefixes: {}, items: windows.items }, NOW);
+
+    // Assess: the user online, their item kept; nothing deleted.
+    const { Item } = await doc.send(
+      new GetCommand({ TableName: tables.presence, Key: { pk: "r-app#back" } }),
+    );
+    expect(reopened).toBe(true);
+    expect(Item).toMatchObject({ status: "online" });
+    expect(Item).not.toHaveProperty("expiresAt");
+    expect(report.itemsDeleted).toBe(0);
   });
 });

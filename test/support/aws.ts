@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { inject } from "vitest";
@@ -7,6 +8,29 @@ import { emulatorClients } from "../../tools/local/clients";
 /** SDK clients pointed at the emulators started by the global setup (or at another fauxqs). */
 export function testClients(endpoint = inject("fauxqsEndpoint")) {
   return emulatorClients({ aws: endpoint, dynamodb: inject("dynamoEndpoint") });
+}
+
+/**
+ * A test's interleaving point in a client's requests: the function returned arms `run`, which then
+ * runs once, just before the client's next command whose name matches `command` (another writer
+ * between this one's read and its write).
+ */
+export function beforeCommand(client: DynamoDBClient, command: RegExp): (run: () => Promise<void>) => void {
+  let armed: (() => Promise<void>) | undefined;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (armed && command.test(context.commandName ?? "")) {
+        const run = armed;
+        armed = undefined;
+        await run();
+      }
+      return next(args);
+    },
+    { step: "initialize", name: `before ${command.source}` },
+  );
+  return (run) => {
+    armed = run;
+  };
 }
 
 /** A name no other test uses, so tests can share one emulator. */

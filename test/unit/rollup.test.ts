@@ -237,4 +237,64 @@ describe("the rollup core", () => {
     expect(second.compactions.map((c) => c.day)).toEqual(["2026-01-01"]);
     expect(passes.get("2026-01-01")?.compactedAt).toBe(deps.now());
   });
+
+  it("records a compaction on the ledger's pass as it is under the lease: an erasure that removed an app from it just before is not undone", async () => {
+    // Prepare: yesterday final in the ledger with two apps; the lease, when the compaction takes
+    // it, finds that a whole-app erasure has just removed a1 from the pass (its lease released).
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    const day = "2026-01-01";
+    passes.set(day, {
+      day,
+      computedAt: Date.UTC(2026, 0, 2, 2, 30),
+      final: true,
+      queries: 1,
+      bytesScanned: 10,
+      apps: { a1: "d1", a2: "d2" },
+      totals: { a1: [1, 1, 2], a2: [3, 1, 4] },
+    });
+    const archiveLock: ArchiveLease = {
+      async acquire(who) {
+        const pass = passes.get(day);
+        if (who.startsWith("compaction") && pass) {
+          const { a1: _digest, ...apps } = pass.apps;
+          const { a1: _totals, ...totals } = pass.totals ?? {};
+          passes.set(day, { ...pass, apps, totals });
+        }
+      },
+      release: async () => undefined,
+    };
+    const compactor = {
+      compactDay: async (d: string) => ({
+        day: d,
+        parquet: ["p"],
+        sources: ["s"],
+        rows: -1,
+        bytes: 1,
+        compactedAt: 1,
+      }),
+    };
+    const engine: SqlEngine = {
+      name: "duckdb",
+      query: async () => ({ columns: [], rows: [], bytesScanned: 0 }),
+    };
+    const now = () => Date.UTC(2026, 0, 2, 3);
+
+    // Act
+    const report = await scheduledRollup({
+      engine,
+      store,
+      ledger,
+      compactor,
+      archiveLock,
+      now,
+      graceMs: 7_200_000,
+    });
+
+    // Assess: compacted and recorded, a1 still gone from the pass.
+    expect(report.compactions.map((c) => c.day)).toEqual([day]);
+    expect(passes.get(day)?.compactedAt).toBe(now());
+    expect(passes.get(day)?.apps).toEqual({ a2: "d2" });
+    expect(passes.get(day)?.totals).toEqual({ a2: [3, 1, 4] });
+  });
 });

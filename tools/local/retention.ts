@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { DeleteCommand, type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { itemExpiryDays, readDeploymentConfig } from "../../infra/config";
+import { rewriteItem } from "../../shared/adapters/dynamo-item-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import { dayOfKey } from "../../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../../shared/platform/constants";
@@ -82,7 +83,8 @@ export interface RetentionReport {
 /**
  * Deletes what the windows say is past keeping: the bucket's objects by the day in their key,
  * the tables' items whose `expiresAt` has passed (one Scan per table that has a window: the local
- * stack's tables are small, and DynamoDB Local never deletes by TTL itself).
+ * stack's tables are small, and DynamoDB Local never deletes by TTL itself), each on the `rev` it
+ * read and only if still expired then (`rewriteItem`).
  */
 export async function applyRetention(
   deps: { s3: S3Client; bucket: string; doc: DynamoDBDocumentClient; tables: TableNames },
@@ -99,6 +101,7 @@ export async function applyRetention(
       report.objectsDeleted++;
     }
   }
+  const nowSeconds = Math.floor(now / 1000);
   for (const table of Object.keys(windows.items) as Array<keyof TableNames>) {
     const def = PROJECTION_TABLES[table];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
@@ -108,18 +111,22 @@ export async function applyRetention(
           TableName: deps.tables[table],
           FilterExpression: "#e < :now",
           ExpressionAttributeNames: { "#e": EXPIRES_AT },
-          ExpressionAttributeValues: { ":now": Math.floor(now / 1000) },
+          ExpressionAttributeValues: { ":now": nowSeconds },
           ExclusiveStartKey,
         }),
       );
+      // Each deleted as every writer of an item writes (`rewriteItem`: on the `rev` read, read
+      // again on a conflict) and only while still past its expiry, as DynamoDB's TTL checks it: an
+      // item the projector opened again since the Scan (a user back online) is kept.
       for (const item of out.Items ?? []) {
-        await deps.doc.send(
-          new DeleteCommand({
-            TableName: deps.tables[table],
-            Key: keyOfItem(def, item),
-          }),
+        const outcome = await rewriteItem(
+          deps.doc,
+          def,
+          deps.tables[table],
+          keyOfItem(def, item),
+          (current) => (Number(current[EXPIRES_AT]) < nowSeconds ? null : undefined),
         );
-        report.itemsDeleted++;
+        if (outcome === "deleted") report.itemsDeleted++;
       }
       ExclusiveStartKey = out.LastEvaluatedKey;
     } while (ExclusiveStartKey);

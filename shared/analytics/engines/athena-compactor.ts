@@ -1,5 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { QueryExecution } from "@aws-sdk/client-athena";
+import {
+  GetQueryExecutionCommand,
+  type QueryExecution,
+  StopQueryExecutionCommand,
+} from "@aws-sdk/client-athena";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
 import { listObjects } from "../../adapters/s3-listing";
@@ -69,6 +73,9 @@ function s3Location(uri: string): { bucket: string; key: string } {
  * folder and its Glue table removed before the next attempt starts (CTAS refuses a folder that
  * holds files). The start carries an idempotency token (`<hash>-<nonce>`), so a caller that died
  * between the start and keeping the id finds the same query again instead of starting a second.
+ * A rewrite of the day's objects (an erasure, a repair) first ends a CTAS left running
+ * (`stopDay`: stopped, awaited, its table dropped) before it drops the day's compaction, so that
+ * a query that read the objects before the rewrite is never adopted after it.
  *
  * @example await athenaCompactor({ client, workGroup, database, s3, bucket }).compactDay("2026-01-02")
  * @throws CompactionPendingError while the day's CTAS runs; SqlQueryError when it failed (cleaned: the next call starts anew)
@@ -100,12 +107,32 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
     if (execution.Status?.State !== "SUCCEEDED") throw queryError(execution);
   };
   return {
+    async stopDay(day) {
+      for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
+        const hash = CTAS_MARKER.exec(key)?.[1];
+        const queryId = hash && (await readMarker(getText, bucket, key))?.queryId;
+        if (!hash || !queryId) continue;
+        const { QueryExecution: execution = {} } = await options.client
+          .send(new GetQueryExecutionCommand({ QueryExecutionId: queryId }))
+          .catch((error: unknown) => {
+            // Athena no longer knows it (its history lasts 45 days): long ended.
+            if (error instanceof Error && error.name === "InvalidRequestException")
+              return { QueryExecution: { Status: { State: "FAILED" as const } } };
+            throw error;
+          });
+        if (hasEnded(execution)) continue;
+        await options.client.send(new StopQueryExecutionCommand({ QueryExecutionId: queryId }));
+        if (!hasEnded(await awaitQuery(athena, queryId))) throw new CompactionPendingError(day, queryId);
+        // A CTAS stopped may leave its table: the next attempt's CREATE would find it.
+        await statement(`DROP TABLE IF EXISTS ${ctasTable(day, hash)}`);
+      }
+    },
     async compactDay(day) {
       const sources = await compactionSources(s3, bucket, day);
       const hash = sourcesHash(sources);
       const prefix = `${compactDayPrefix(day)}${hash}/`;
       const markerKey = `${compactDayPrefix(day)}${hash}.ctas.json`;
-      const table = `compact_${day.replaceAll("-", "_")}_${hash.slice(0, 8)}`;
+      const table = ctasTable(day, hash);
       const ctas = `CREATE TABLE ${table} WITH (format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY['app'],
             bucket_count = ${options.buckets ?? 16}, external_location = ${athenaLiteral(`s3://${bucket}/${prefix}`)}) AS ${compactionSelect(day)}`;
 
@@ -230,6 +257,12 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
     return [...wanted].map((key) => ({ key, size: inFolder.get(key) ?? 0 }));
   }
 }
+
+/** `compact/date=<day>/<hash>.ctas.json`: a CTAS's marker, the hash of its sources. */
+const CTAS_MARKER = /\/([0-9a-f]{32})\.ctas\.json$/;
+
+/** The Glue table a day's CTAS of the sources `hash` creates (dropped once its files are adopted). */
+const ctasTable = (day: string, hash: string) => `compact_${day.replaceAll("-", "_")}_${hash.slice(0, 8)}`;
 
 /** A CTAS marker, or undefined where there is none. */
 async function readMarker(
