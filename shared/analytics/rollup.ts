@@ -31,19 +31,20 @@ export interface RollupDependencies {
    */
   compactor?: ArchiveCompactor;
   /**
-   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds.
-   * `scheduledRollup` takes it for a final pass (which writes the day sets) and for a compaction,
-   * so that neither interleaves with an erasure or a repair (held: the day waits for a later tick).
+   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored data holds.
+   * `scheduledRollup` takes it for each day's pass (its figures, ledger entry and, final, day sets)
+   * and for a compaction, `rollupDays` for its range, so that none interleaves with an erasure, a
+   * repair or a replay (held: the schedule's day waits for a later tick; a command's lease waits).
    */
   archiveLock?: ArchiveLease;
   /**
    * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
    * conversations started, the membership history). None: not written.
    *
-   * The sets are rewritten by an erasure too, so they are written only under the archive lease:
-   * `scheduledRollup` and `rollupDays` take it before they pass a day with sets; `rollupDay` and
-   * `rollupDayAllApps` do not take it and expect their caller to hold it whenever `userSets` is
-   * given (an erasure calls `rollupDay` inside its own lease).
+   * The sets, like the figures, are rewritten by an erasure too, so they are written only under
+   * the archive lease: `scheduledRollup` and `rollupDays` take it before they pass a day;
+   * `rollupDay` and `rollupDayAllApps` do not take it and expect their caller to hold it (an
+   * erasure calls `rollupDay` inside its own lease).
    */
   userSets?: UserSetStore;
   /**
@@ -208,7 +209,7 @@ export async function dayActivity(
  * other app's kept). A day not closed yet for any app has no sets to merge into, and a day's sets
  * are every app's or none: its query then reads every app of the day (one query, the day's whole
  * bytes) and writes every app's sets (`writeDaySets`), the figures still this app's alone.
- * `userSets` given, the caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
+ * The caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
  *
  * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, daySets: "merged", … }
  * @throws SqlQueryError or the store's error: nothing of the day was written (the sets' error: the figures were)
@@ -432,11 +433,13 @@ export interface RangeRollupReport {
 
 /**
  * Recomputes a range of days (`webhook rollup`): each day's every app in one pass
- * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. A range with a
- * closed day writes day sets (`userSets`; a one-app pass merges its entry), which an erasure
- * rewrites: the whole run then holds the archive lease (`archiveLock`, renewed between steps), or
- * throws `ArchiveLockedError`, naming its holder, before it reads anything. A range of open days
- * takes no lease and writes no set. A day that fails is reported and the next one runs.
+ * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. Its writes of figures
+ * (and, for a closed day, of day sets: a one-app pass merges its entry) meet an erasure's, which
+ * deletes or recomputes them: the whole run holds the archive lease (`archiveLock`, renewed
+ * between steps), as every pass that writes figures does (docs/design-and-limits.md, "Writers
+ * meet"); held by another, the lease's wait applies (a command's: it waits) and then
+ * `ArchiveLockedError`, naming its holder, before anything is read. A range of open days writes
+ * no set. A day that fails is reported and the next one runs.
  *
  * @example await rollupDays(daysInRange("2026-01-01", "2026-01-31"), deps, { app: "app1" }) // { rollups: [… { daySets: "merged" }], open: [], … }
  * @throws ArchiveLockedError when another rewrite of the archive holds the lease
@@ -473,12 +476,12 @@ export async function rollupDays(
     return report;
   };
   const closes = days.some((day) => isFinal(day, deps.now(), deps));
-  if (!closes || !deps.userSets) return run({ ...deps, userSets: undefined });
-  if (!deps.archiveLock) return run(deps);
+  const writing = closes ? deps : { ...deps, userSets: undefined };
+  if (!deps.archiveLock) return run(writing);
   const holder = `rollup ${days[0]}..${days.at(-1)}${app ? ` of ${app}` : ""}`;
   return withArchiveLease(deps.archiveLock, holder, deps.now, (renew) =>
     run({
-      ...deps,
+      ...writing,
       checkpoint: async (step) => {
         await renew();
         await deps.checkpoint?.(step);
@@ -491,8 +494,9 @@ export async function rollupDays(
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
   /**
-   * Days whose final pass waited for another rewrite of the archive (an erasure, a repair) to
-   * release the lease (`archiveLock`): passed at a later tick (the day stays not final meanwhile).
+   * Days whose pass waited for another rewrite of the archive (an erasure, a repair, a replay) to
+   * release the lease (`archiveLock`): passed at a later tick (the day keeps its figures, and
+   * stays not final, meanwhile).
    */
   passesDeferred: string[];
   compactions: CompactionManifest[];
@@ -534,13 +538,14 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
 }
 
 /**
- * One day's pass of the schedule. A final pass writes the day sets (`users/…`), which an erasure
- * rewrites: it runs whole (its read of the archive and its writes) under the archive lease
- * (`archiveLock`), so that it can never read the archive before an erasure's rewrite and write its
- * sets after it (#40); held by another, it throws `ArchiveLockedError` and the day waits for a
- * later tick. A pass that writes no set takes no lease: its figures' writes are conditional on
- * `computedAt`, and an erasure recomputes the days it touched after its rewrite, so a pass that
- * read before it is superseded. The clock is read once: whether the pass is final, and its
+ * One day's pass of the schedule. Every pass that writes figures runs whole (its read of the
+ * archive and its writes) under the archive lease (`archiveLock`), the one rule without exception
+ * (#40): a final pass writes the day sets, which an erasure rewrites, and any pass writes figures
+ * and a ledger entry, which a whole-app erasure deletes; a pass that read the archive before an
+ * erasure's rewrite could otherwise write them back after it. Held by another, it throws
+ * `ArchiveLockedError` at once (the schedule never waits) and the day waits for a later tick: its
+ * figures pause while an erasure runs. A day whose last pass was final is skipped without the
+ * lease (nothing is read or written). The clock is read once: whether the pass is final, and its
  * `computedAt`, are the same reading.
  */
 async function scheduledPass(day: string, deps: RollupDependencies): Promise<DayPassReport> {
@@ -548,9 +553,9 @@ async function scheduledPass(day: string, deps: RollupDependencies): Promise<Day
   const pinned: RollupDependencies = { ...deps, now: () => at };
   const previous = await deps.ledger?.pass(day);
   const { archiveLock } = deps;
-  const writesSets = isFinal(day, at, deps) && deps.userSets !== undefined && !previous?.final;
-  if (!writesSets || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
-  return withArchiveLease(archiveLock, `final pass ${day}`, deps.now, (renew) =>
+  if (previous?.final || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
+  const holder = `${isFinal(day, at, deps) ? "final pass" : "pass"} ${day}`;
+  return withArchiveLease(archiveLock, holder, deps.now, (renew) =>
     // The ledger read again under the lease: another run may have passed the day meanwhile.
     rollupDayAllApps(
       day,
