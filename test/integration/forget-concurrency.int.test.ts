@@ -18,7 +18,7 @@ import { projectionStores } from "../../shared/projector/stores";
 import { createActivityTable } from "../../tools/local/provision";
 import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
-import { appItems, delivery, entity, erasureDeps, U1, U2, U3, U4 } from "./forget-support";
+import { appItems, delivery, entity, erasureDeps, groupJoinedByU1, U1, U2, U3, U4 } from "./forget-support";
 
 /**
  * The erasure meets the projector (#40, item 1): every write of a projection item, the erasure's
@@ -45,14 +45,7 @@ function history(appId: string): { before: QueuedEvent[]; inFlight: QueuedEvent 
     name: "Hiking Group",
   });
   const before = [
-    delivery("group_created", appId, T0, (b) => {
-      b.data.group = group(b.data.group);
-      b.data.members = { [U3]: entity(U3, "Carol Ray") };
-    }),
-    delivery("group_member_joined", appId, T0 + 1000, (b) => {
-      b.data.group = group(b.data.group);
-      b.data.members = { [U1]: entity(U1, "Andrew Joseph") };
-    }),
+    ...groupJoinedByU1(appId, GUID, T0, { name: "Hiking Group" }),
     delivery("group_updated", appId, T0 + 2000, (b) => {
       b.data.group = { ...group(b.data.group), updatedBy: U1, updatedAt: T0 / 1000 + 2 };
     }),
