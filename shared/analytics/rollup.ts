@@ -4,6 +4,7 @@ import { type ArchiveLease, ArchiveLockedError, withArchiveLease } from "../adap
 import { utcDay } from "../contracts/bucket-layout";
 import { CompactionPendingError } from "../platform/errors";
 import { canonicalJson } from "../projections/canonical-json";
+import type { ExpirySweep, ExpirySweepReport } from "./archive-expiry";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
 import { activityFromRows, type DayActivity, type DaySets, daySetsFromRows, TOP_LIMIT } from "./figures";
@@ -30,6 +31,12 @@ export interface RollupDependencies {
    * DuckDB locally, Athena deployed. None: days stay NDJSON.
    */
   compactor?: ArchiveCompactor;
+  /**
+   * Deletes what expired by the day in its key (`archive-expiry.ts`: the deployment's
+   * `retainArchiveDays`), once a day (`scheduledRollup`, under the archive lease, with a ledger).
+   * None: only S3's lifecycle expires the archive (by each object's last write).
+   */
+  expirySweep?: ExpirySweep;
   /**
    * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored data holds.
    * `scheduledRollup` takes it for each day's pass (its figures, ledger entry and, final, day sets)
@@ -505,6 +512,10 @@ export interface ScheduledRollupReport {
    * (`archiveLock`), or for its Athena CTAS, still running, to end (adopted at a later tick).
    */
   compactionsDeferred: string[];
+  /** What the day's expiry sweep deleted (`expirySweep`: once a day, at the tick after yesterday's final pass). */
+  sweep?: ExpirySweepReport;
+  /** Days whose sweep waited for another rewrite of the archive to release the lease: swept at a later tick. */
+  sweepsDeferred: string[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
 
@@ -519,6 +530,7 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
     passesDeferred: [],
     compactions: [],
     compactionsDeferred: [],
+    sweepsDeferred: [],
     failures: [],
   };
   const days = scheduledDays(deps.now());
@@ -533,7 +545,26 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
       else report.failures.push({ day, error });
     }
   }
-  await compactFinalDay(days[0] as string, deps, report);
+  const yesterday = days[0] as string;
+  const { compactor, expirySweep } = deps;
+  if (compactor)
+    await oncePerFinalDay(yesterday, deps, report, {
+      mark: "compactedAt",
+      holder: `compaction ${yesterday}`,
+      deferred: report.compactionsDeferred,
+      run: async () => {
+        report.compactions.push(await compactor.compactDay(yesterday));
+      },
+    });
+  if (expirySweep)
+    await oncePerFinalDay(yesterday, deps, report, {
+      mark: "sweptAt",
+      holder: `expiry sweep ${yesterday}`,
+      deferred: report.sweepsDeferred,
+      run: async (renew) => {
+        report.sweep = await expirySweep(deps.now(), renew);
+      },
+    });
   return report;
 }
 
@@ -571,33 +602,49 @@ async function scheduledPass(day: string, deps: RollupDependencies): Promise<Day
   );
 }
 
+/** A step the schedule runs once a day (`oncePerFinalDay`). */
+interface DailyStep {
+  /** The field of the ledger's pass that records it. */
+  mark: "compactedAt" | "sweptAt";
+  holder: string;
+  /** Where the day goes when the step waits (the lease held, a CTAS still running). */
+  deferred: string[];
+  run: (renew: () => Promise<void>) => Promise<void>;
+}
+
 /**
- * Compacts yesterday to Parquet (`deps.compactor`) once its last pass is final and it is not yet
- * compacted (the ledger's `compactedAt`), then records it: once a day, at the first tick after
- * the grace period. A failed compaction is a failure of the run (counted, alarmed) and is tried
- * again at the next tick, until the day is compacted or stops being yesterday (then
- * `webhook compact` does it). Nothing is lost either way: the NDJSON stays the source of truth.
+ * Runs a step of yesterday once its last pass is final and the step is not recorded on it
+ * (`mark`: compacting it to Parquet, `compactedAt`; sweeping what expired, `sweptAt`), then
+ * records it: once a day, at the first tick after the grace period. It runs under the archive
+ * lease, and is recorded on the ledger's pass as it is under the lease (a whole-app erasure may
+ * have rewritten it since). A failed step is a failure of the run (counted, alarmed) and is tried
+ * again at the next tick, until it is done or the day stops being yesterday (then `webhook
+ * compact` compacts it; the next day's sweep covers every expired day). The lease held by another
+ * rewrite, or the day's CTAS still running (adopted once it ends), defer it to a later tick.
+ * Nothing is lost either way: the NDJSON stays the source of truth.
  */
-async function compactFinalDay(day: string, deps: RollupDependencies, report: ScheduledRollupReport) {
+async function oncePerFinalDay(
+  day: string,
+  deps: RollupDependencies,
+  report: ScheduledRollupReport,
+  step: DailyStep,
+) {
   // A day whose pass failed this tick is counted once, for that.
-  if (!deps.compactor || !deps.ledger || report.failures.some((f) => f.day === day)) return;
+  if (!deps.ledger || report.failures.some((f) => f.day === day)) return;
+  const { ledger } = deps;
   try {
-    const pass = await deps.ledger.pass(day);
-    if (!pass?.final || pass.compactedAt !== undefined) return;
-    const { compactor, ledger } = deps;
-    const compact = async () => {
-      // The pass read again under the lease: a whole-app erasure may have rewritten it since.
+    const pass = await ledger.pass(day);
+    if (!pass?.final || pass[step.mark] !== undefined) return;
+    const run = async (renew: () => Promise<void>) => {
       const current = (await ledger.pass(day)) ?? pass;
-      report.compactions.push(await compactor.compactDay(day));
-      await ledger.record({ ...current, compactedAt: deps.now() });
+      await step.run(renew);
+      await ledger.record({ ...current, [step.mark]: deps.now() });
     };
-    if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
-    else await compact();
+    if (deps.archiveLock) await withArchiveLease(deps.archiveLock, step.holder, deps.now, run);
+    else await run(async () => {});
   } catch (error) {
-    // An erasure is rewriting the archive, or the day's CTAS is still running (left to run and
-    // adopted once it ends): compacted on a later tick (compactedAt is unset).
     if (error instanceof ArchiveLockedError || error instanceof CompactionPendingError)
-      report.compactionsDeferred.push(day);
+      step.deferred.push(day);
     else report.failures.push({ day, error });
   }
 }
