@@ -7,11 +7,14 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } fr
  * The archive lease: the one rule that every rewrite of stored objects follows
  * (docs/design-and-limits.md, "Writers meet").
  *
- * The projector only ever adds objects (a batch's archive object, its edges, a quarantine record):
- * it never rewrites one, so it takes no lease. Everything that rewrites or replaces an object that
- * already exists under `raw/`, `edge/`, `compact/` or `users/` (an erasure, a compaction, a final
- * pass's day sets, a repair or a migration of the archive) does it inside `withArchiveLease`, so that
- * no two of them interleave. The lease is one item of the activity table (pk `_lock`, sk `archive`):
+ * The projector only adds objects (a batch's archive object, its edges, a quarantine record), each
+ * under a key made from its batch: it never rewrites another writer's object, so it takes no lease
+ * (a batch it retries puts its own key again, with its lines as received: an erasure counts the
+ * events still queued as what it could not reach). Everything that rewrites, replaces or deletes an
+ * object that already exists under `raw/`, `edge/`, `compact/`, `users/` or `imports/` (an erasure,
+ * a compaction, a pass's day sets, a repair or a migration of the archive, an import's fold, the
+ * expiry sweep), writes figures (every pass of the rollup), or re-applies archived lines (a replay)
+ * does it inside `withArchiveLease`, so that no two of them interleave. The lease is one item of the activity table (pk `_lock`, sk `archive`):
  * one conditional write to take it, one to renew it, one to release it. A holder that crashes
  * leaves a lease that lapses after `ARCHIVE_LEASE_MS`; a long holder renews it as it goes.
  *
