@@ -6,6 +6,7 @@ import {
   clearPendingErasure,
   type ErasureCounts,
   type ErasureRecord,
+  erasureSubject,
   type PendingErasure,
   pendingErasure,
   savePendingErasure,
@@ -230,7 +231,9 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
       appId,
       erasureId: record.erasureId,
       ...(record.pseudonym ? { pseudonym: record.pseudonym } : {}),
+      ...(uid === undefined ? {} : { subject: erasureSubject(appId, uid) }),
       scope,
+      days: [...plan.days].sort(),
       finishedAt: record.finishedAt,
     });
     await deleteObject(deps, planKey);
