@@ -27,8 +27,19 @@ export interface PendingErasure {
 
 /** The pending item's sort key: the app and a hash of the uid (not the uid itself). */
 function pendingKey(appId: string, uid: string | undefined) {
-  const subject = uid === undefined ? "_app" : createHash("sha256").update(`${appId}\0${uid}`).digest("hex");
-  return { pk: PENDING_PK, sk: `${appId}#${subject}` };
+  return { pk: PENDING_PK, sk: `${appId}#${uid === undefined ? "_app" : erasureSubject(appId, uid)}` };
+}
+
+/**
+ * The user an erasure is about, without their uid: the SHA-256 of the app and the uid (hex). The
+ * erasure under way is keyed by it, and the stream's erasure notice carries it, so that a consumer
+ * that holds the uid can find whom to erase by hashing the uids it holds (it learns nothing it did
+ * not hold).
+ *
+ * @example erasureSubject("app1", "cometchat-uid-1") // "3b0c…" (64 hex digits)
+ */
+export function erasureSubject(appId: string, uid: string): string {
+  return createHash("sha256").update(`${appId}\0${uid}`).digest("hex");
 }
 
 /** The erasure of this user (or app) under way, if one is. */

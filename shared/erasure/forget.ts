@@ -6,6 +6,7 @@ import {
   clearPendingErasure,
   type ErasureCounts,
   type ErasureRecord,
+  erasureSubject,
   type PendingErasure,
   pendingErasure,
   savePendingErasure,
@@ -159,90 +160,88 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
   // Every step runs under the archive lease, renewed before a step once a third of it has passed.
   // Resumable: the holder is the erasure's own name, so that a re-run after a crash resumes it.
   const lease = archiveLease(outer.state, outer.now, outer.leaseWait);
-  return withArchiveLease(
-    lease,
-    holder,
-    outer.now,
-    async (renew) => {
-      const deps: ForgetDependencies = {
-        ...outer,
-        checkpoint: async (step) => {
-          await renew();
-          await outer.checkpoint?.(step);
-        },
-      };
-      const counts = zeroCounts();
-      const queuedAtStart = await queueDepths(deps);
-      const planKey = erasurePlanKey(pending.erasureId);
-      const saved = await getBytes(deps, planKey);
-      const persisted: Partial<ErasurePlan> = saved ? JSON.parse(objectText(saved)) : {};
-      // A re-run searches again (what the projector added since the first search is found too),
-      // with the groups and sessions the first run found: their lines may be redacted already.
-      const found = await findPlan(deps, request, redaction, {
-        known: { groups: persisted.groups ?? [], sessions: persisted.sessions ?? [] },
-      });
-      let plan = saved ? mergePlans(persisted, found.plan) : found.plan;
-      const names = [...new Set([...pending.names, ...found.names])];
-      counts.objectsSearched = found.searched;
-      await deps.checkpoint?.("save plan");
-      await savePendingErasure(deps.state, appId, uid, { ...pending, names });
-      const { items: _items, ...toSave } = plan;
-      await putText(deps, planKey, JSON.stringify(toSave), false);
-      const full = redaction && { ...redaction, names };
-      await rewriteObjects(deps, appId, plan.objects, full, counts);
-      if (full) await eraseItems(deps, plan.items, full, counts);
-      else await eraseAppItems(deps, appId, counts);
-      const added = await findAdded(deps, appId, full, found.listing);
-      await rewriteObjects(deps, appId, added.objects, full, counts);
-      plan = {
-        ...plan,
-        objects: [...plan.objects, ...added.objects],
-        days: [...new Set([...plan.days, ...added.days])].sort(),
-        compactDays: [...new Set([...plan.compactDays, ...added.compactDays])].sort(),
-      };
-      for (const key of plan.recordings) {
-        if (request.keepRecordings) {
-          counts.recordingsKept++;
-          continue;
-        }
-        await deps.checkpoint?.(`recording ${key}`);
-        counts.versionsDeleted += await deleteObject(deps, key);
-        counts.recordingsDeleted++;
+  const underLease = <T>(work: (renew: () => Promise<void>) => Promise<T>) =>
+    withArchiveLease(lease, holder, outer.now, work, { resumable: true });
+  return underLease(async (renew) => {
+    const deps: ForgetDependencies = {
+      ...outer,
+      checkpoint: async (step) => {
+        await renew();
+        await outer.checkpoint?.(step);
+      },
+    };
+    const counts = zeroCounts();
+    const queuedAtStart = await queueDepths(deps);
+    const planKey = erasurePlanKey(pending.erasureId);
+    const saved = await getBytes(deps, planKey);
+    const persisted: Partial<ErasurePlan> = saved ? JSON.parse(objectText(saved)) : {};
+    // A re-run searches again (what the projector added since the first search is found too),
+    // with the groups and sessions the first run found: their lines may be redacted already.
+    const found = await findPlan(deps, request, redaction, {
+      known: { groups: persisted.groups ?? [], sessions: persisted.sessions ?? [] },
+    });
+    let plan = saved ? mergePlans(persisted, found.plan) : found.plan;
+    const names = [...new Set([...pending.names, ...found.names])];
+    counts.objectsSearched = found.searched;
+    await deps.checkpoint?.("save plan");
+    await savePendingErasure(deps.state, appId, uid, { ...pending, names });
+    const { items: _items, ...toSave } = plan;
+    await putText(deps, planKey, JSON.stringify(toSave), false);
+    const full = redaction && { ...redaction, names };
+    await rewriteObjects(deps, appId, plan.objects, full, counts);
+    if (full) await eraseItems(deps, plan.items, full, counts);
+    else await eraseAppItems(deps, appId, counts);
+    const added = await findAdded(deps, appId, full, found.listing);
+    await rewriteObjects(deps, appId, added.objects, full, counts);
+    plan = {
+      ...plan,
+      objects: [...plan.objects, ...added.objects],
+      days: [...new Set([...plan.days, ...added.days])].sort(),
+      compactDays: [...new Set([...plan.compactDays, ...added.compactDays])].sort(),
+    };
+    for (const key of plan.recordings) {
+      if (request.keepRecordings) {
+        counts.recordingsKept++;
+        continue;
       }
-      const uncompacted = await recompact(deps, plan, counts);
-      await recomputeDays(deps, appId, plan, counts);
-      if (full) await rewriteTopLists(deps, appId, plan.topListDays, full, counts);
-      else await forgetAppInLedger(deps, appId, plan.ledgerDays, counts);
-      // An event in flight that named the user may have been applied after their item's rewrite.
-      const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
-      if (full) await eraseItems(deps, again, full, counts);
-      counts.bytesScanned = plan.bytesScanned;
-      const unreached = [
-        ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
-        ...(again.length
-          ? [
-              `${again.length} item(s) named the user again after their rewrite (an event applied meanwhile): erased again`,
-            ]
-          : []),
-        ...uncompacted.map(
-          (day) =>
-            `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --from ${day} --to ${day}`,
-        ),
-      ];
-      const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
-      await deps.checkpoint?.("record");
-      await writeErasureRecord(deps.state, record);
-      await deps.onErased?.({
-        appId,
-        erasureId: record.erasureId,
-        ...(record.pseudonym ? { pseudonym: record.pseudonym } : {}),
-        scope,
-        finishedAt: record.finishedAt,
-      });
-      await deleteObject(deps, planKey);
-      await clearPendingErasure(deps.state, appId, uid);
-      return { ...record, dryRun: false, plan };
-    },
-    { resumable: true },
-  );
+      await deps.checkpoint?.(`recording ${key}`);
+      counts.versionsDeleted += await deleteObject(deps, key);
+      counts.recordingsDeleted++;
+    }
+    const uncompacted = await recompact(deps, plan, counts);
+    await recomputeDays(deps, appId, plan, counts);
+    if (full) await rewriteTopLists(deps, appId, plan.topListDays, full, counts);
+    else await forgetAppInLedger(deps, appId, plan.ledgerDays, counts);
+    // An event in flight that named the user may have been applied after their item's rewrite.
+    const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
+    if (full) await eraseItems(deps, again, full, counts);
+    counts.bytesScanned = plan.bytesScanned;
+    const unreached = [
+      ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
+      ...(again.length
+        ? [
+            `${again.length} item(s) named the user again after their rewrite (an event applied meanwhile): erased again`,
+          ]
+        : []),
+      ...uncompacted.map(
+        (day) =>
+          `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --from ${day} --to ${day}`,
+      ),
+    ];
+    const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
+    await deps.checkpoint?.("record");
+    await writeErasureRecord(deps.state, record);
+    await deps.onErased?.({
+      appId,
+      erasureId: record.erasureId,
+      ...(record.pseudonym ? { pseudonym: record.pseudonym } : {}),
+      ...(uid === undefined ? {} : { subject: erasureSubject(appId, uid) }),
+      scope,
+      days: [...plan.days].sort(),
+      finishedAt: record.finishedAt,
+    });
+    await deleteObject(deps, planKey);
+    await clearPendingErasure(deps.state, appId, uid);
+    return { ...record, dryRun: false, plan };
+  });
 }

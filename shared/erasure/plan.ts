@@ -63,7 +63,11 @@ export interface ErasureNotice {
   appId: string;
   erasureId: string;
   pseudonym?: string;
+  /** One user: `erasureSubject(appId, uid)`, which a holder of the uid can match, and no one else. */
+  subject?: string;
   scope: "user" | "app";
+  /** The days whose archived lines the erasure redacted or removed (a replay of them publishes what stands now). */
+  days: string[];
   finishedAt: number;
 }
 

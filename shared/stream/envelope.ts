@@ -91,6 +91,13 @@ export const erasureNoticeSchema = z.object({
   appId: text,
   scope: z.enum(["user", "app"]),
   pseudonym: z.optional(z.string()),
+  /**
+   * One user's erasure: the SHA-256 (hex) of `<appId>\0<uid>`. Hash the uids you hold the same way
+   * to find whom to erase; it tells nothing to whoever does not already hold the uid.
+   */
+  subject: z.optional(z.string()),
+  /** The days whose archived deliveries the erasure redacted or removed (`replay --to-stream` them for what stands now). */
+  days: z.optional(z.array(z.string())),
   /** When the erasure finished (epoch ms). */
   finishedAt: z.number(),
 });

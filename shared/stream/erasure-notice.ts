@@ -20,6 +20,8 @@ export function erasureNotice(done: ErasureDone): ErasureNotice {
     appId: done.appId,
     scope: done.scope,
     ...(done.pseudonym ? { pseudonym: done.pseudonym } : {}),
+    ...(done.subject ? { subject: done.subject } : {}),
+    days: done.days,
     finishedAt: done.finishedAt,
   };
 }

@@ -193,11 +193,13 @@ describe("the erasure notice (forget's onErased hook)", () => {
     appId: "app1",
     erasureId: "e-1",
     pseudonym: "erased-7",
+    subject: "a".repeat(64),
     scope: "user" as const,
+    days: ["2026-04-10", "2026-04-11"],
     finishedAt: 5,
   };
 
-  it("publishes a notice with the erasure's id, app, scope and pseudonym, filed as an erasure", async () => {
+  it("publishes a notice with the erasure's id, app, scope, pseudonym, subject and days, filed as an erasure", async () => {
     const sent: StreamMessage[] = [];
     await erasureNoticePublisher({
       publish: async (messages) => {
@@ -214,6 +216,8 @@ describe("the erasure notice (forget's onErased hook)", () => {
           appId: "app1",
           scope: "user",
           pseudonym: "erased-7",
+          subject: "a".repeat(64),
+          days: ["2026-04-10", "2026-04-11"],
           finishedAt: 5,
         },
         { appId: "app1", trigger: ERASURE_NOTICE_TRIGGER, kind: "erasure" },
