@@ -156,6 +156,7 @@ export class WebhookBackendStack extends Stack {
       graceMinutes: config.activityGraceMinutes,
       bytesScannedCutoffMb: config.athenaBytesScannedCutoffMb,
       athenaResultsDays: config.retainAthenaResultsDays,
+      archiveDays: config.retainArchiveDays,
       alarmTopic: monitoring.topic,
     });
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the

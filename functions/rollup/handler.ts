@@ -3,6 +3,7 @@ import type { Context } from "aws-lambda";
 import { archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
@@ -27,11 +28,18 @@ const store = dynamoActivityStore(activityDoc, config.activityTable);
 // repair rewrites the archive.
 const lock = archiveLease({ doc: activityDoc, tableName: config.activityTable }, Date.now);
 const ledger = blobRollupLedger(s3BlobStore(s3, config.dataBucket));
+// With a retention, what expired by the day in its key is swept once a day (a rewrite resets S3's
+// lifecycle clock, not the key's day).
+const expirySweep =
+  config.archiveDays === undefined
+    ? undefined
+    : archiveExpirySweep(s3, config.dataBucket, config.archiveDays);
 
 /**
  * Schedule (EventBridge) → recompute yesterday (until final) and today of every app in the
  * archive, one query a day for every app (`scheduledRollup`), and compact yesterday to Parquet
- * once final (Athena CTAS); a compacted day is read from its Parquet (`archive` of the engine). A day that fails is counted
+ * once final (Athena CTAS); a compacted day is read from its Parquet (`archive` of the engine);
+ * then, once a day, sweep the archive of what expired by the day in its keys. A day that fails is counted
  * (`ActivityRollups` failed: the alarm) and left as it was; the run then fails too, so Lambda's
  * Errors metric shows it. A failure around the days (reading the archive or the ledger) is counted
  * the same way. No query runs past the invocation's remaining time less a margin (the Athena
@@ -56,6 +64,7 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     compactor: athenaCompactor({ ...athenaOptions, s3, bucket: config.dataBucket }),
     archiveLock: lock,
     userSets: s3UserSets(s3, config.dataBucket),
+    ...(expirySweep ? { expirySweep } : {}),
   };
   let report: ScheduledRollupReport;
   try {
@@ -73,11 +82,19 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
   }
-  // An erasure or a repair held the archive: those days wait for a later tick (not a failure).
+  // An erasure, a repair or a replay held the archive: those days wait for a later tick (not a failure).
   for (const day of report.passesDeferred)
-    logger.info("final pass deferred: the archive is being rewritten", { day, outcome: "deferred" });
+    logger.info("pass deferred: the archive is being rewritten", { day, outcome: "deferred" });
   for (const day of report.compactionsDeferred)
     logger.info("compaction deferred: the archive is being rewritten", { day, outcome: "deferred" });
+  for (const day of report.sweepsDeferred)
+    logger.info("expiry sweep deferred: the archive is being rewritten", { day, outcome: "deferred" });
+  if (report.sweep)
+    logger.info("expiry sweep", {
+      swept: report.sweep.swept.length,
+      objectsDeleted: report.sweep.objectsDeleted,
+      requests: report.sweep.requests,
+    });
   for (const c of report.compactions)
     logger.info("compacted", {
       day: c.day,

@@ -40,6 +40,12 @@ export interface ActivityAnalyticsProps {
   readonly bytesScannedCutoffMb?: number;
   /** How long Athena's query results are kept, days. @default 7 */
   readonly athenaResultsDays?: number;
+  /**
+   * How long the archive (and what is dated with it) is kept, days (`retainArchiveDays`): the
+   * rollup sweeps what expired by the day in its keys once a day, and may delete there.
+   * @default - kept: no sweep, no delete granted
+   */
+  readonly archiveDays?: number;
   /** Where the failed-rollup alarm goes. */
   readonly alarmTopic: ITopic;
 }
@@ -127,6 +133,7 @@ export class ActivityAnalytics extends Construct {
         athenaWorkGroup: this.workGroup.ref,
         glueDatabase: databaseName,
         graceMinutes: props.graceMinutes ?? 120,
+        ...(props.archiveDays === undefined ? {} : { archiveDays: props.archiveDays }),
       }),
     });
   }
@@ -212,6 +219,16 @@ export class ActivityAnalytics extends Construct {
     // Each closed day's user sets and first sightings (users over time), written by a final pass.
     props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.users]);
     props.data.grantListPrefix(this.rollup, S3_PREFIX.users);
+    // With a retention, the daily sweep by the day in the key (`archive-expiry.ts`) lists the
+    // day-dated prefixes and deletes what expired there (compact/ is granted above): no more.
+    if (props.archiveDays !== undefined) {
+      props.data.grantObjects(
+        this.rollup,
+        ["s3:DeleteObject"],
+        [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.users, S3_PREFIX.imports],
+      );
+      props.data.grantListPrefix(this.rollup, S3_PREFIX.imports);
+    }
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),
     );

@@ -23,3 +23,22 @@ export async function listObjects(s3: S3Client, bucket: string, prefix: string):
   } while (token);
   return objects;
 }
+
+/**
+ * The "folders" right under a prefix: the common prefixes of a listing with the delimiter `/`
+ * (S3 has no empty folder: each holds an object), one request per 1,000.
+ *
+ * @example await listFolders(s3, bucket, "raw/date=") // ["raw/date=2026-01-01/", "raw/date=2026-01-02/"]
+ */
+export async function listFolders(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
+  const folders: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: "/", ContinuationToken: token }),
+    );
+    for (const { Prefix } of page.CommonPrefixes ?? []) if (Prefix) folders.push(Prefix);
+    token = page.NextContinuationToken;
+  } while (token);
+  return folders;
+}

@@ -2,11 +2,14 @@ import { createHash } from "node:crypto";
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
 import { type ArchiveLease, withArchiveLease } from "../adapters/archive-lease";
+import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listObjects } from "../adapters/s3-listing";
 import { dayOfKey, isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
 import { parseJsonContract } from "../contracts/queue-messages";
 import { S3_PREFIX } from "../platform/constants";
+import { UncompactedDaysError } from "../platform/errors";
 import type { DayRange } from "./engines/sql-engine";
+import { blobRollupLedger } from "./store/rollup-ledger";
 
 /**
  * Closed receipt days of the raw archive, rewritten as Parquet: every line of the day's NDJSON
@@ -116,10 +119,12 @@ export async function hasCompaction(s3: S3Client, bucket: string, day: string): 
 
 /**
  * Removes a day's compaction: what the compactor left running ended first (`stopDay`: a CTAS
- * under way would otherwise be adopted later with the old lines), then its manifest (readers then
- * take the day's NDJSON, which is always right), then every object under its prefix (Parquet, a
- * CTAS folder, its marker). What a rewrite of the day's NDJSON in place (a repair, a migration,
- * an erasure) does before its first change, so that no reader takes a Parquet that holds the old
+ * under way would otherwise be adopted later with the old lines), then the rollup ledger's
+ * `compactedAt` of the day (so that nothing, the schedule included, takes the day for compacted
+ * if the caller fails before it compacts it again), then its manifest (readers then take the
+ * day's NDJSON, which is always right), then every object under its prefix (Parquet, a CTAS
+ * folder, its marker). What a rewrite of the day's NDJSON in place (a repair, a migration, an
+ * erasure) does before its first change, so that no reader takes a Parquet that holds the old
  * lines; it then compacts the day again (`ArchiveCompactor.compactDay`) from its objects as they
  * now are. The caller holds the archive lease. Returns the keys deleted.
  *
@@ -132,6 +137,7 @@ export async function dropCompaction(
   compactor?: ArchiveCompactor,
 ): Promise<string[]> {
   await compactor?.stopDay?.(day);
+  await recordCompaction(s3, bucket, day, undefined);
   const deleted = [compactManifestKey(day)];
   await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: compactManifestKey(day) }));
   for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
@@ -139,6 +145,18 @@ export async function dropCompaction(
     deleted.push(key);
   }
   return deleted;
+}
+
+/**
+ * Sets (a time) or clears (`undefined`) the rollup ledger's `compactedAt` of a day's pass, if the
+ * day has a pass and it differs: one GET, and a PUT when it changes.
+ */
+async function recordCompaction(s3: S3Client, bucket: string, day: string, at: number | undefined) {
+  const ledger = blobRollupLedger(s3BlobStore(s3, bucket));
+  const pass = await ledger.pass(day);
+  if (!pass || pass.compactedAt === at) return;
+  const { compactedAt: _was, ...rest } = pass;
+  await ledger.record(at === undefined ? rest : { ...rest, compactedAt: at });
 }
 
 /** What a rewrite of archive objects in place needs (`rewriteArchive`). */
@@ -166,13 +184,17 @@ export interface RecompactionReport {
  * Runs `work`, a rewrite in place of the archive's NDJSON objects (`rederive`, `archive-migrate`),
  * as every such rewrite must (docs/design-and-limits.md, "Writers meet"): under the archive lease
  * for `holder` (renewed at each `touch`), a compacted receipt day's compaction dropped
- * (`dropCompaction`) before the first of its objects changes (`work` calls `touch(day)` before
- * each change of an object of that receipt day), and compacted again once `work` is done. So no
+ * (`dropCompaction`, its compactor's query stopped, its ledger's `compactedAt` cleared) before the
+ * first of its objects changes (`work` calls `touch(day)` before each change of an object of that
+ * receipt day), and compacted again once `work` is done (its `compactedAt` recorded again). So no
  * reader ever takes a Parquet that holds a day's old lines beside what the rewrite wrote. With
- * `dryRun`: no lease, nothing dropped, the days that would be recompacted.
+ * `dryRun`: no lease, nothing dropped, the days that would be recompacted. With `recompact:
+ * false` (`archive-migrate --back`: the previous version reads no compaction), the days dropped
+ * are not compacted again (`uncompacted`).
  *
  * @example await rewriteArchive(s3, bucket, rewriter, "rederive", async (touch) => { await touch(day); await put(key, lines) })
  * @throws ArchiveLockedError, before `work` starts, when another rewrite holds the lease
+ * @throws UncompactedDaysError, naming the days, when it fails after dropping a compaction and before writing it again
  */
 export async function rewriteArchive<T>(
   s3: S3Client,
@@ -180,7 +202,7 @@ export async function rewriteArchive<T>(
   rewriter: ArchiveRewriter,
   holder: string,
   work: (touch: (day: string | undefined) => Promise<void>) => Promise<T>,
-  { dryRun = false }: { dryRun?: boolean } = {},
+  { dryRun = false, recompact = true }: { dryRun?: boolean; recompact?: boolean } = {},
 ): Promise<{ result: T } & RecompactionReport> {
   const compacted = new Map<string, boolean>();
   // A day with a compaction under way (an Athena CTAS left running) counts: it is dropped too.
@@ -197,22 +219,40 @@ export async function rewriteArchive<T>(
     const result = await work(async (day) => {
       if (day && (await isCompacted(day)) && !dropped.includes(day)) dropped.push(day);
     });
-    return { result, recompacted: dropped.sort(), uncompacted: [] };
+    return {
+      result,
+      recompacted: dropped.sort(),
+      uncompacted: recompact && rewriter.compactor ? [] : dropped,
+    };
   }
+  const { compactor } = rewriter;
   return withArchiveLease(rewriter.lease, holder, rewriter.now, async (renew) => {
-    const result = await work(async (day) => {
-      await renew();
-      if (!day || dropped.includes(day) || !(await isCompacted(day))) return;
-      await dropCompaction(s3, bucket, day, rewriter.compactor);
-      dropped.push(day);
-    });
-    const uncompacted: string[] = [];
-    for (const day of dropped.sort()) {
-      await renew();
-      if (rewriter.compactor) await rewriter.compactor.compactDay(day);
-      else uncompacted.push(day);
+    // The days dropped and not compacted again yet: what an error names.
+    const pending = new Set<string>();
+    try {
+      const result = await work(async (day) => {
+        await renew();
+        if (!day || dropped.includes(day) || !(await isCompacted(day))) return;
+        pending.add(day);
+        await dropCompaction(s3, bucket, day, compactor);
+        dropped.push(day);
+      });
+      const uncompacted: string[] = [];
+      for (const day of dropped.sort()) {
+        await renew();
+        if (!recompact || !compactor) {
+          uncompacted.push(day);
+          continue;
+        }
+        await compactor.compactDay(day);
+        await recordCompaction(s3, bucket, day, rewriter.now());
+        pending.delete(day);
+      }
+      return { result, recompacted: dropped, uncompacted };
+    } catch (error) {
+      if (pending.size === 0) throw error;
+      throw new UncompactedDaysError([...pending].sort(), error);
     }
-    return { result, recompacted: dropped, uncompacted };
   });
 }
 

@@ -4,6 +4,7 @@ import { type ArchiveLease, ArchiveLockedError, withArchiveLease } from "../adap
 import { utcDay } from "../contracts/bucket-layout";
 import { CompactionPendingError } from "../platform/errors";
 import { canonicalJson } from "../projections/canonical-json";
+import type { ExpirySweep, ExpirySweepReport } from "./archive-expiry";
 import type { ArchiveCompactor, CompactionManifest } from "./compaction";
 import type { SqlEngine } from "./engines/sql-engine";
 import { activityFromRows, type DayActivity, type DaySets, daySetsFromRows, TOP_LIMIT } from "./figures";
@@ -31,19 +32,26 @@ export interface RollupDependencies {
    */
   compactor?: ArchiveCompactor;
   /**
-   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored objects holds.
-   * `scheduledRollup` takes it for a final pass (which writes the day sets) and for a compaction,
-   * so that neither interleaves with an erasure or a repair (held: the day waits for a later tick).
+   * Deletes what expired by the day in its key (`archive-expiry.ts`: the deployment's
+   * `retainArchiveDays`), once a day (`scheduledRollup`, under the archive lease, with a ledger).
+   * None: only S3's lifecycle expires the archive (by each object's last write).
+   */
+  expirySweep?: ExpirySweep;
+  /**
+   * The archive lease (`adapters/archive-lease.ts`) that every rewriter of stored data holds.
+   * `scheduledRollup` takes it for each day's pass (its figures, ledger entry and, final, day sets)
+   * and for a compaction, `rollupDays` for its range, so that none interleaves with an erasure, a
+   * repair or a replay (held: the schedule's day waits for a later tick; a command's lease waits).
    */
   archiveLock?: ArchiveLease;
   /**
    * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
    * conversations started, the membership history). None: not written.
    *
-   * The sets are rewritten by an erasure too, so they are written only under the archive lease:
-   * `scheduledRollup` and `rollupDays` take it before they pass a day with sets; `rollupDay` and
-   * `rollupDayAllApps` do not take it and expect their caller to hold it whenever `userSets` is
-   * given (an erasure calls `rollupDay` inside its own lease).
+   * The sets, like the figures, are rewritten by an erasure too, so they are written only under
+   * the archive lease: `scheduledRollup` and `rollupDays` take it before they pass a day;
+   * `rollupDay` and `rollupDayAllApps` do not take it and expect their caller to hold it (an
+   * erasure calls `rollupDay` inside its own lease).
    */
   userSets?: UserSetStore;
   /**
@@ -208,7 +216,7 @@ export async function dayActivity(
  * other app's kept). A day not closed yet for any app has no sets to merge into, and a day's sets
  * are every app's or none: its query then reads every app of the day (one query, the day's whole
  * bytes) and writes every app's sets (`writeDaySets`), the figures still this app's alone.
- * `userSets` given, the caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
+ * The caller holds the archive lease (`rollupDays` takes it; an erasure holds its own).
  *
  * @example await rollupDay("app1", "2026-01-02", deps) // { outcome: "written", final: true, daySets: "merged", … }
  * @throws SqlQueryError or the store's error: nothing of the day was written (the sets' error: the figures were)
@@ -432,11 +440,13 @@ export interface RangeRollupReport {
 
 /**
  * Recomputes a range of days (`webhook rollup`): each day's every app in one pass
- * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. A range with a
- * closed day writes day sets (`userSets`; a one-app pass merges its entry), which an erasure
- * rewrites: the whole run then holds the archive lease (`archiveLock`, renewed between steps), or
- * throws `ArchiveLockedError`, naming its holder, before it reads anything. A range of open days
- * takes no lease and writes no set. A day that fails is reported and the next one runs.
+ * (`rollupDayAllApps`), or one app's (`rollupDay`, `app`), a day at a time. Its writes of figures
+ * (and, for a closed day, of day sets: a one-app pass merges its entry) meet an erasure's, which
+ * deletes or recomputes them: the whole run holds the archive lease (`archiveLock`, renewed
+ * between steps), as every pass that writes figures does (docs/design-and-limits.md, "Writers
+ * meet"); held by another, the lease's wait applies (a command's: it waits) and then
+ * `ArchiveLockedError`, naming its holder, before anything is read. A range of open days writes
+ * no set. A day that fails is reported and the next one runs.
  *
  * @example await rollupDays(daysInRange("2026-01-01", "2026-01-31"), deps, { app: "app1" }) // { rollups: [… { daySets: "merged" }], open: [], … }
  * @throws ArchiveLockedError when another rewrite of the archive holds the lease
@@ -473,12 +483,12 @@ export async function rollupDays(
     return report;
   };
   const closes = days.some((day) => isFinal(day, deps.now(), deps));
-  if (!closes || !deps.userSets) return run({ ...deps, userSets: undefined });
-  if (!deps.archiveLock) return run(deps);
+  const writing = closes ? deps : { ...deps, userSets: undefined };
+  if (!deps.archiveLock) return run(writing);
   const holder = `rollup ${days[0]}..${days.at(-1)}${app ? ` of ${app}` : ""}`;
   return withArchiveLease(deps.archiveLock, holder, deps.now, (renew) =>
     run({
-      ...deps,
+      ...writing,
       checkpoint: async (step) => {
         await renew();
         await deps.checkpoint?.(step);
@@ -491,8 +501,9 @@ export async function rollupDays(
 export interface ScheduledRollupReport {
   passes: DayPassReport[];
   /**
-   * Days whose final pass waited for another rewrite of the archive (an erasure, a repair) to
-   * release the lease (`archiveLock`): passed at a later tick (the day stays not final meanwhile).
+   * Days whose pass waited for another rewrite of the archive (an erasure, a repair, a replay) to
+   * release the lease (`archiveLock`): passed at a later tick (the day keeps its figures, and
+   * stays not final, meanwhile).
    */
   passesDeferred: string[];
   compactions: CompactionManifest[];
@@ -501,6 +512,10 @@ export interface ScheduledRollupReport {
    * (`archiveLock`), or for its Athena CTAS, still running, to end (adopted at a later tick).
    */
   compactionsDeferred: string[];
+  /** What the day's expiry sweep deleted (`expirySweep`: once a day, at the tick after yesterday's final pass). */
+  sweep?: ExpirySweepReport;
+  /** Days whose sweep waited for another rewrite of the archive to release the lease: swept at a later tick. */
+  sweepsDeferred: string[];
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
 
@@ -515,6 +530,7 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
     passesDeferred: [],
     compactions: [],
     compactionsDeferred: [],
+    sweepsDeferred: [],
     failures: [],
   };
   const days = scheduledDays(deps.now());
@@ -529,18 +545,38 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
       else report.failures.push({ day, error });
     }
   }
-  await compactFinalDay(days[0] as string, deps, report);
+  const yesterday = days[0] as string;
+  const { compactor, expirySweep } = deps;
+  if (compactor)
+    await oncePerFinalDay(yesterday, deps, report, {
+      mark: "compactedAt",
+      holder: `compaction ${yesterday}`,
+      deferred: report.compactionsDeferred,
+      run: async () => {
+        report.compactions.push(await compactor.compactDay(yesterday));
+      },
+    });
+  if (expirySweep)
+    await oncePerFinalDay(yesterday, deps, report, {
+      mark: "sweptAt",
+      holder: `expiry sweep ${yesterday}`,
+      deferred: report.sweepsDeferred,
+      run: async (renew) => {
+        report.sweep = await expirySweep(deps.now(), renew);
+      },
+    });
   return report;
 }
 
 /**
- * One day's pass of the schedule. A final pass writes the day sets (`users/…`), which an erasure
- * rewrites: it runs whole (its read of the archive and its writes) under the archive lease
- * (`archiveLock`), so that it can never read the archive before an erasure's rewrite and write its
- * sets after it (#40); held by another, it throws `ArchiveLockedError` and the day waits for a
- * later tick. A pass that writes no set takes no lease: its figures' writes are conditional on
- * `computedAt`, and an erasure recomputes the days it touched after its rewrite, so a pass that
- * read before it is superseded. The clock is read once: whether the pass is final, and its
+ * One day's pass of the schedule. Every pass that writes figures runs whole (its read of the
+ * archive and its writes) under the archive lease (`archiveLock`), the one rule without exception
+ * (#40): a final pass writes the day sets, which an erasure rewrites, and any pass writes figures
+ * and a ledger entry, which a whole-app erasure deletes; a pass that read the archive before an
+ * erasure's rewrite could otherwise write them back after it. Held by another, it throws
+ * `ArchiveLockedError` at once (the schedule never waits) and the day waits for a later tick: its
+ * figures pause while an erasure runs. A day whose last pass was final is skipped without the
+ * lease (nothing is read or written). The clock is read once: whether the pass is final, and its
  * `computedAt`, are the same reading.
  */
 async function scheduledPass(day: string, deps: RollupDependencies): Promise<DayPassReport> {
@@ -548,9 +584,9 @@ async function scheduledPass(day: string, deps: RollupDependencies): Promise<Day
   const pinned: RollupDependencies = { ...deps, now: () => at };
   const previous = await deps.ledger?.pass(day);
   const { archiveLock } = deps;
-  const writesSets = isFinal(day, at, deps) && deps.userSets !== undefined && !previous?.final;
-  if (!writesSets || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
-  return withArchiveLease(archiveLock, `final pass ${day}`, deps.now, (renew) =>
+  if (previous?.final || !archiveLock) return passDay(day, pinned, previous, { skipFinal: true });
+  const holder = `${isFinal(day, at, deps) ? "final pass" : "pass"} ${day}`;
+  return withArchiveLease(archiveLock, holder, deps.now, (renew) =>
     // The ledger read again under the lease: another run may have passed the day meanwhile.
     rollupDayAllApps(
       day,
@@ -566,33 +602,49 @@ async function scheduledPass(day: string, deps: RollupDependencies): Promise<Day
   );
 }
 
+/** A step the schedule runs once a day (`oncePerFinalDay`). */
+interface DailyStep {
+  /** The field of the ledger's pass that records it. */
+  mark: "compactedAt" | "sweptAt";
+  holder: string;
+  /** Where the day goes when the step waits (the lease held, a CTAS still running). */
+  deferred: string[];
+  run: (renew: () => Promise<void>) => Promise<void>;
+}
+
 /**
- * Compacts yesterday to Parquet (`deps.compactor`) once its last pass is final and it is not yet
- * compacted (the ledger's `compactedAt`), then records it: once a day, at the first tick after
- * the grace period. A failed compaction is a failure of the run (counted, alarmed) and is tried
- * again at the next tick, until the day is compacted or stops being yesterday (then
- * `webhook compact` does it). Nothing is lost either way: the NDJSON stays the source of truth.
+ * Runs a step of yesterday once its last pass is final and the step is not recorded on it
+ * (`mark`: compacting it to Parquet, `compactedAt`; sweeping what expired, `sweptAt`), then
+ * records it: once a day, at the first tick after the grace period. It runs under the archive
+ * lease, and is recorded on the ledger's pass as it is under the lease (a whole-app erasure may
+ * have rewritten it since). A failed step is a failure of the run (counted, alarmed) and is tried
+ * again at the next tick, until it is done or the day stops being yesterday (then `webhook
+ * compact` compacts it; the next day's sweep covers every expired day). The lease held by another
+ * rewrite, or the day's CTAS still running (adopted once it ends), defer it to a later tick.
+ * Nothing is lost either way: the NDJSON stays the source of truth.
  */
-async function compactFinalDay(day: string, deps: RollupDependencies, report: ScheduledRollupReport) {
+async function oncePerFinalDay(
+  day: string,
+  deps: RollupDependencies,
+  report: ScheduledRollupReport,
+  step: DailyStep,
+) {
   // A day whose pass failed this tick is counted once, for that.
-  if (!deps.compactor || !deps.ledger || report.failures.some((f) => f.day === day)) return;
+  if (!deps.ledger || report.failures.some((f) => f.day === day)) return;
+  const { ledger } = deps;
   try {
-    const pass = await deps.ledger.pass(day);
-    if (!pass?.final || pass.compactedAt !== undefined) return;
-    const { compactor, ledger } = deps;
-    const compact = async () => {
-      // The pass read again under the lease: a whole-app erasure may have rewritten it since.
+    const pass = await ledger.pass(day);
+    if (!pass?.final || pass[step.mark] !== undefined) return;
+    const run = async (renew: () => Promise<void>) => {
       const current = (await ledger.pass(day)) ?? pass;
-      report.compactions.push(await compactor.compactDay(day));
-      await ledger.record({ ...current, compactedAt: deps.now() });
+      await step.run(renew);
+      await ledger.record({ ...current, [step.mark]: deps.now() });
     };
-    if (deps.archiveLock) await withArchiveLease(deps.archiveLock, `compaction ${day}`, deps.now, compact);
-    else await compact();
+    if (deps.archiveLock) await withArchiveLease(deps.archiveLock, step.holder, deps.now, run);
+    else await run(async () => {});
   } catch (error) {
-    // An erasure is rewriting the archive, or the day's CTAS is still running (left to run and
-    // adopted once it ends): compacted on a later tick (compactedAt is unset).
     if (error instanceof ArchiveLockedError || error instanceof CompactionPendingError)
-      report.compactionsDeferred.push(day);
+      step.deferred.push(day);
     else report.failures.push({ day, error });
   }
 }

@@ -388,6 +388,11 @@ export interface RollupConfig {
   glueDatabase: string;
   /** How long after a day's end late events are awaited (ms). */
   graceMs: number;
+  /**
+   * Days the archive is kept (`retainArchiveDays`): the schedule sweeps what expired by the day in
+   * its keys once a day. Absent: the archive is kept.
+   */
+  archiveDays?: number;
 }
 
 export const rollupEnv = /* @__PURE__ */ z.extend(awsEnv, {
@@ -396,6 +401,9 @@ export const rollupEnv = /* @__PURE__ */ z.extend(awsEnv, {
   ATHENA_WORKGROUP: text,
   GLUE_DATABASE: text,
   ACTIVITY_GRACE_MINUTES: positiveInt(120),
+  RETAIN_ARCHIVE_DAYS: /* @__PURE__ */ z.optional(
+    /* @__PURE__ */ z.coerce.number().check(z.int(), z.positive()),
+  ),
 });
 
 /** Reads the scheduled activity rollup's configuration. */
@@ -408,5 +416,6 @@ export function loadRollupConfig(env: Env): RollupConfig {
     athenaWorkGroup: e.ATHENA_WORKGROUP,
     glueDatabase: e.GLUE_DATABASE,
     graceMs: e.ACTIVITY_GRACE_MINUTES * 60_000,
+    ...(e.RETAIN_ARCHIVE_DAYS === undefined ? {} : { archiveDays: e.RETAIN_ARCHIVE_DAYS }),
   };
 }

@@ -126,6 +126,8 @@ export interface RollupEnvironment {
   athenaWorkGroup: string;
   glueDatabase: string;
   graceMinutes: number;
+  /** `retainArchiveDays`: the schedule sweeps the archive by the day in its keys. Absent: kept. */
+  archiveDays?: number;
 }
 
 export function rollupEnvironment(e: RollupEnvironment): EnvOf<typeof rollupEnv> {
@@ -135,5 +137,6 @@ export function rollupEnvironment(e: RollupEnvironment): EnvOf<typeof rollupEnv>
     ATHENA_WORKGROUP: e.athenaWorkGroup,
     GLUE_DATABASE: e.glueDatabase,
     ACTIVITY_GRACE_MINUTES: String(e.graceMinutes),
+    ...(e.archiveDays === undefined ? {} : { RETAIN_ARCHIVE_DAYS: String(e.archiveDays) }),
   };
 }

@@ -147,6 +147,31 @@ export function dayOfKey(key: string): string | undefined {
   return /date=(\d{4}-\d{2}-\d{2})\//.exec(key)?.[1];
 }
 
+/**
+ * The day a key is dated by: `date=<yyyy-mm-dd>/` (archive, edges, Parquet, day sets, import
+ * records, quarantine) or `/<yyyy>/<mm>/<dd>/` (oversize bodies, recordings). What retention
+ * dates an object by, whenever it was last written (a rewrite resets S3's lifecycle clock, not
+ * this day).
+ *
+ * @example keyDay("recordings/app1/2026/01/02/s1/1.mp4") // "2026-01-02"
+ */
+export function keyDay(key: string): string | undefined {
+  const hive = dayOfKey(key);
+  if (hive) return hive;
+  const path = /\/(\d{4})\/(\d{2})\/(\d{2})\//.exec(key);
+  return path ? `${path[1]}-${path[2]}-${path[3]}` : undefined;
+}
+
+/**
+ * Whether what is dated `day` is past a retention of `days` at `now`: from the first midnight
+ * (UTC) after its day plus the window, as S3's lifecycle rounds an object's expiry.
+ *
+ * @example isExpired("2026-01-02", 10, Date.UTC(2026, 0, 13)) // true
+ */
+export function isExpired(day: string, days: number, now: number): boolean {
+  return Date.parse(`${day}T00:00:00Z`) + (days + 1) * 86_400_000 <= now;
+}
+
 /** `quarantine/app=<appId>/date=<day>/<eventId>.json`: the raw body with why it was refused. */
 export function quarantineKey(appId: string | undefined, receivedAt: number, eventId: string): string {
   return `${S3_PREFIX.quarantine}app=${appSegment(appId)}/date=${utcDay(receivedAt)}/${eventId}.json`;

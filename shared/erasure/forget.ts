@@ -158,7 +158,11 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
   const holder = `erasure ${pending.erasureId}`;
   const outer = deps;
   // Every step runs under the archive lease, renewed before a step once a third of it has passed.
-  return withArchiveLease(archiveLease(outer.state, outer.now), holder, outer.now, async (renew) => {
+  // Resumable: the holder is the erasure's own name, so that a re-run after a crash resumes it.
+  const lease = archiveLease(outer.state, outer.now, outer.leaseWait);
+  const underLease = <T>(work: (renew: () => Promise<void>) => Promise<T>) =>
+    withArchiveLease(lease, holder, outer.now, work, { resumable: true });
+  return underLease(async (renew) => {
     const deps: ForgetDependencies = {
       ...outer,
       checkpoint: async (step) => {

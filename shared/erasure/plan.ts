@@ -1,6 +1,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { LeaseWait } from "../adapters/archive-lease";
 import type { ArchiveCompactor } from "../analytics/compaction";
 import type { SqlEngine } from "../analytics/engines/sql-engine";
 import type { RollupDependencies } from "../analytics/rollup";
@@ -30,6 +31,12 @@ export interface ForgetDependencies {
   tables: TableNames;
   /** The activity table: the lock, the erasure under way, the records. */
   state: ErasureTable;
+  /**
+   * How the erasure waits for the archive lease when another holds it (`COMMAND_LEASE_WAIT`: the
+   * `forget` command, which must not fail because the schedule's pass holds it for seconds).
+   * None: refused at once (`ArchiveLockedError`).
+   */
+  leaseWait?: LeaseWait;
   /** Recomputes the days the erasure touched (their top lists then show the pseudonym). */
   rollup: RollupDependencies;
   /** Rewrites a compacted day's Parquet from its redacted NDJSON. None: compacted days are left (reported). */

@@ -140,6 +140,27 @@ export class CompactionPendingError extends BackendError {
   }
 }
 
+/**
+ * A rewrite of the archive in place (`rewriteArchive`) failed after it dropped the compaction of
+ * `days` and before it compacted them again: they are read from their NDJSON (right, slower), and
+ * the rollup ledger does not call them compacted (a run of the rewrite again finds nothing left to
+ * change in them: `webhook compact` compacts them, or the schedule, for yesterday). `cause` is
+ * what failed.
+ */
+export class UncompactedDaysError extends BackendError {
+  override name = "UncompactedDaysError";
+  readonly retryable = true;
+  constructor(
+    readonly days: readonly string[],
+    cause: unknown,
+  ) {
+    super(
+      `${cause instanceof Error ? cause.message : String(cause)}; the compaction of ${days.join(", ")} was dropped and not written again: they are read from their NDJSON (right, slower) until webhook compact --from ${days[0]} --to ${days.at(-1)} compacts them`,
+      { cause },
+    );
+  }
+}
+
 /** The platform's management API refused the key and secret (401/403): check the configuration. */
 export class ManagementAuthError extends BackendError {
   override name = "ManagementAuthError";

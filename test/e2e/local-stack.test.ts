@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PurgeQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveLease, COMMAND_LEASE_WAIT } from "../../shared/adapters/archive-lease";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { SESSIONS_TABLE } from "../../shared/platform/tables";
@@ -265,12 +266,23 @@ describe("the local stack end to end", () => {
     const fresh = localTableNames("replayed");
     await createProjectionTables(stack.clients.dynamo, fresh);
     const archive = s3BlobStore(stack.clients.s3, stack.info.bucket);
-    const replayed = await replayArchive(stack.clients.s3, archive, {
-      stores: projectionStores(stack.clients.dynamo, fresh),
-      dataStore: archive,
-      recordingJobs: { send: async () => undefined },
-      now: Date.now,
-    });
+    // The archive lease as a command takes it (the stack's rollup timer may hold it a moment).
+    const lease = archiveLease(
+      { doc: documentClient(stack.clients.dynamo), tableName: stack.info.activityTable ?? "" },
+      Date.now,
+      COMMAND_LEASE_WAIT,
+    );
+    const replayed = await replayArchive(
+      stack.clients.s3,
+      archive,
+      {
+        stores: projectionStores(stack.clients.dynamo, fresh),
+        dataStore: archive,
+        recordingJobs: { send: async () => undefined },
+        now: Date.now,
+      },
+      lease,
+    );
     expect(replayed.events).toBeGreaterThan(800);
     // The recordings' archive status is the recorder's, not an event's: a recording job finds the
     // object already in the bucket (same source, checksum in its metadata) and only links it.
@@ -326,12 +338,17 @@ describe("the local stack end to end", () => {
       }
     }
     // Replaying again over the live tables changes nothing.
-    const again = await replayArchive(stack.clients.s3, archive, {
-      stores: projectionStores(stack.clients.dynamo, stack.info.tables),
-      dataStore: archive,
-      recordingJobs: { send: async () => undefined },
-      now: Date.now,
-    });
+    const again = await replayArchive(
+      stack.clients.s3,
+      archive,
+      {
+        stores: projectionStores(stack.clients.dynamo, stack.info.tables),
+        dataStore: archive,
+        recordingJobs: { send: async () => undefined },
+        now: Date.now,
+      },
+      lease,
+    );
     expect(again.outcomes.projected).toBe(0);
   });
 

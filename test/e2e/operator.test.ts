@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { PurgeQueueCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { archiveLease, COMMAND_LEASE_WAIT } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { quarantineKey } from "../../shared/contracts/bucket-layout";
@@ -203,11 +204,20 @@ describe("honest dry runs", () => {
       recordingJobs: { send: async () => undefined },
       now: Date.now,
     };
-    const predicted = await replayArchive(stack.clients.s3, archive, deps, { appId: "op-a", dryRun: true });
+    // The archive lease as a command takes it (the stack's rollup timer may hold it a moment).
+    const lease = archiveLease(
+      { doc: documentClient(stack.clients.dynamo), tableName: stack.info.activityTable ?? "" },
+      Date.now,
+      COMMAND_LEASE_WAIT,
+    );
+    const predicted = await replayArchive(stack.clients.s3, archive, deps, lease, {
+      appId: "op-a",
+      dryRun: true,
+    });
     expect(
       await analyticsQueries(documentClient(stack.clients.dynamo), fresh).group("op-a", "cometchat-guid-1"),
     ).toBeUndefined();
-    const real = await replayArchive(stack.clients.s3, archive, deps, { appId: "op-a" });
+    const real = await replayArchive(stack.clients.s3, archive, deps, lease, { appId: "op-a" });
     expect(predicted.outcomes).toEqual(real.outcomes);
     expect(real.outcomes).toMatchObject({ projected: 3, "archived-only": 1 });
   });

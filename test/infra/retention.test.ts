@@ -14,8 +14,8 @@ type Rule = {
   NoncurrentVersionExpiration?: { NoncurrentDays: number };
 };
 
-/** The data bucket's lifecycle rules of a stack synthesized with `context`. */
-function rulesOf(context: Record<string, unknown>): Rule[] {
+/** A stack synthesized with `context`. */
+function templateOf(context: Record<string, unknown>): Template {
   // A synth runs cdk-nag: it throws on any unacknowledged finding.
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), "cdk-retention-")),
@@ -23,7 +23,12 @@ function rulesOf(context: Record<string, unknown>): Rule[] {
   });
   const { stack } = buildApp(app);
   app.synth();
-  const buckets = Object.values(Template.fromStack(stack).findResources("AWS::S3::Bucket"));
+  return Template.fromStack(stack);
+}
+
+/** The data bucket's lifecycle rules of a stack synthesized with `context`. */
+function rulesOf(context: Record<string, unknown>): Rule[] {
+  const buckets = Object.values(templateOf(context).findResources("AWS::S3::Bucket"));
   const data = buckets.find((b) => b.Properties.VersioningConfiguration?.Status === "Enabled");
   return data?.Properties.LifecycleConfiguration.Rules ?? [];
 }
@@ -67,6 +72,33 @@ describe("retention as configuration (#34 item 1: the bucket's data)", () => {
     ).toBe(10);
     // The storage-class transitions stay as they were.
     expect(JSON.stringify(rules.find((r) => r.Prefix === "raw/"))).toContain("GLACIER_IR");
+  });
+
+  it("sweeps the archive by the day in its keys from the rollup, given retainArchiveDays: the days in its environment, DeleteObject on the day-dated prefixes only (the review of #40, B)", () => {
+    // The rollup's S3 statements that delete, and its environment, with and without a retention.
+    const rollupOf = (template: Template) => {
+      const statements = Object.entries(template.findResources("AWS::IAM::Policy"))
+        .filter(([id]) => id.startsWith("AnalyticsRollupFunctionServiceRoleDefaultPolicy"))
+        .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>);
+      const deletes = statements
+        .filter((st) => [st.Action].flat().includes("s3:DeleteObject"))
+        .map((st) => JSON.stringify(st.Resource));
+      const fn = Object.values(template.findResources("AWS::Lambda::Function")).find((f) =>
+        JSON.stringify(f.Properties.Environment ?? {}).includes("ACTIVITY_GRACE_MINUTES"),
+      );
+      return { deletes, env: fn?.Properties.Environment.Variables as Record<string, unknown> };
+    };
+    const kept = rollupOf(templateOf({}));
+    const swept = rollupOf(templateOf({ retainArchiveDays: "400" }));
+    // Without a retention: no sweep; it deletes only under compact/ (a day's compaction replaced).
+    expect(kept.env).not.toHaveProperty("RETAIN_ARCHIVE_DAYS");
+    expect(kept.deletes.join()).toMatch(/compact\/\*/);
+    expect(kept.deletes.join()).not.toMatch(/(raw|edge|users|imports)\/\*/);
+    // With one: the days, and DeleteObject on the day-dated prefixes, never on the rest.
+    expect(swept.env.RETAIN_ARCHIVE_DAYS).toBe("400");
+    const sweepGrant = swept.deletes.find((r) => r.includes("raw/*")) ?? "";
+    for (const prefix of ["raw", "edge", "users", "imports"]) expect(sweepGrant).toContain(`/${prefix}/*`);
+    expect(swept.deletes.join()).not.toMatch(/(quarantine|recordings|oversize|rollup|erasures)\//);
   });
 
   it("refuses a retention S3 would refuse or that would lose what the DLQ still holds, naming the key", () => {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
@@ -282,6 +283,7 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
         recordingJobs: { send: async () => undefined },
         now: Date.now,
       },
+      archiveLease({ doc, tableName: activityTable }, Date.now),
       { appId, dryRun: true },
     );
 

@@ -7,12 +7,15 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import {
+  type ArchiveCompactor,
   type ArchiveRewriter,
   compactManifestKey,
   parseCompactionManifest,
 } from "../../shared/analytics/compaction";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { UncompactedDaysError } from "../../shared/platform/errors";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";
 import { createActivityTable } from "../../tools/local/provision";
@@ -44,6 +47,29 @@ async function allLines(bucket: string) {
     lines.push(JSON.stringify(line));
   });
   return lines.sort();
+}
+
+/**
+ * A bucket of its own with a compacted day of the batch layout and an object of the same day
+ * still in the layout per app (a migration adds it to the day), the day final and compacted in
+ * the rollup ledger.
+ */
+async function compactedDayToMigrate(name: string, dayOfMonth: number) {
+  const own = await createBucket(s3, uniqueName(name));
+  const day = `2026-01-${String(dayOfMonth).padStart(2, "0")}`;
+  await archiveBatch([event("a1", "m1", at(dayOfMonth, 9))], s3BlobStore(s3, own));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: own,
+      Key: `raw/app=a2/date=${day}/${name}.ndjson.gz`,
+      Body: gzipSync(`${JSON.stringify(archiveLine(event("a2", "m2", at(dayOfMonth, 10))))}\n`),
+    }),
+  );
+  await duckDbCompactor({ s3, bucket: own }).compactDay(day);
+  const ledger = blobRollupLedger(s3BlobStore(s3, own));
+  const pass = { day, computedAt: 1, final: true, queries: 1, bytesScanned: 1, apps: {}, compactedAt: 1 };
+  await ledger.record(pass);
+  return { own, day, ledger, pass };
 }
 
 describe("the batch layout of the archive", () => {
@@ -148,6 +174,79 @@ describe("the batch layout of the archive", () => {
       { from: "2026-01-07", to: "2026-01-07" },
     );
     expect(ids.rows.map((r) => r.event_id)).toEqual([early.eventId, late.eventId].sort());
+  });
+
+  it("back, drops a day's compaction as every rewrite does: the compactor's query still running stopped first, and not compacted again (review of #40, E2)", async () => {
+    // Prepare: a day of the batch layout compacted; a compactor whose CTAS may still be running.
+    const own = await createBucket(s3, uniqueName("layout-back"));
+    await archiveBatch([event("a1", "m1", at(8, 9))], s3BlobStore(s3, own));
+    const duck = duckDbCompactor({ s3, bucket: own });
+    await duck.compactDay("2026-01-08");
+    const stopped: string[] = [];
+    const compacted: string[] = [];
+    const compactor: ArchiveCompactor = {
+      compactDay: async (day) => {
+        compacted.push(day);
+        return duck.compactDay(day);
+      },
+      stopDay: async (day) => {
+        stopped.push(day);
+      },
+    };
+
+    // Act
+    const report = await migrateArchive(s3, own, { ...rewriter, compactor }, { back: true });
+
+    // Assess: the query stopped before the drop; nothing compacted again; no compaction left.
+    expect(stopped).toEqual(["2026-01-08"]);
+    expect(compacted).toEqual([]);
+    expect(report).toMatchObject({
+      direction: "back",
+      recompacted: ["2026-01-08"],
+      uncompacted: ["2026-01-08"],
+    });
+    expect(await keysUnder(own, "compact/")).toEqual([]);
+  });
+
+  it("a rewrite that fails between dropping a day's compaction and compacting it again names the day, and the ledger no longer calls it compacted (review of #40, E1)", async () => {
+    // Prepare: a compacted day to migrate, final and compacted in the ledger; a compactor that
+    // fails (a fault the emulators cannot produce: a stub of the compactor port).
+    const { own, day, ledger, pass } = await compactedDayToMigrate("layout-fail", 9);
+    const failing: ArchiveCompactor = {
+      compactDay: async () => {
+        throw new Error("Athena query failed: bytes scanned limit");
+      },
+    };
+
+    // Act
+    const error = await migrateArchive(s3, own, { ...rewriter, compactor: failing }).catch((e: unknown) => e);
+
+    // Assess: the error names the day and what failed; the ledger's pass is the same but for
+    // compactedAt; readers take the day's NDJSON (no compaction left).
+    expect(error).toBeInstanceOf(UncompactedDaysError);
+    expect((error as UncompactedDaysError).days).toEqual([day]);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^Athena query failed: bytes scanned limit; the compaction of ${day} was dropped .*webhook compact --from ${day} --to ${day}`,
+      ),
+    );
+    const { compactedAt: _at, ...uncompacted } = pass;
+    expect(await ledger.pass(day)).toEqual(uncompacted);
+    expect(await keysUnder(own, "compact/")).toEqual([]);
+  });
+
+  it("a rewrite that compacts a day again records it in the ledger", async () => {
+    // Prepare: as above, with a compactor that works.
+    const { own, day, ledger } = await compactedDayToMigrate("layout-ledger", 11);
+    const compactor = duckDbCompactor({ s3, bucket: own });
+    const now = at(20, 0);
+
+    // Act
+    const report = await migrateArchive(s3, own, { ...rewriter, compactor, now: () => now });
+
+    // Assess
+    expect(report).toMatchObject({ recompacted: [day], uncompacted: [] });
+    expect((await ledger.pass(day))?.compactedAt).toBe(now);
   });
 
   it("finds an event where it can be, newest first, and says how far it looked", async () => {

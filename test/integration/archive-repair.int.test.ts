@@ -152,8 +152,11 @@ describe("archive repair after #30 (live edits and deletes)", () => {
     for (const e of [edit, del, invalid]) await quarantine(e, old, archive, () => receivedAt + 10);
 
     // Act
-    const dry = await replayQuarantine(clients, { bucket, queueUrl }, { appId, dryRun: true });
-    const report = await replayQuarantine(clients, { bucket, queueUrl }, { appId });
+    const dry = await replayQuarantine(clients, { bucket, queueUrl }, rewriter.lease, {
+      appId,
+      dryRun: true,
+    });
+    const report = await replayQuarantine(clients, { bucket, queueUrl }, rewriter.lease, { appId });
 
     // Assess
     expect(dry).toMatchObject({ dryRun: true, resent: { message_edited: 1, message_deleted: 1 } });

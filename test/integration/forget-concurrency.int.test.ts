@@ -15,10 +15,11 @@ import { projectBatch } from "../../shared/projector/core";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
+import { reconcilePresence } from "../../shared/reconcile/reconcile";
 import { createActivityTable } from "../../tools/local/provision";
 import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
-import { appItems, delivery, entity, erasureDeps, U1, U2, U3, U4 } from "./forget-support";
+import { appItems, delivery, entity, erasureDeps, groupJoinedByU1, U1, U2, U3, U4 } from "./forget-support";
 
 /**
  * The erasure meets the projector (#40, item 1): every write of a projection item, the erasure's
@@ -45,14 +46,7 @@ function history(appId: string): { before: QueuedEvent[]; inFlight: QueuedEvent 
     name: "Hiking Group",
   });
   const before = [
-    delivery("group_created", appId, T0, (b) => {
-      b.data.group = group(b.data.group);
-      b.data.members = { [U3]: entity(U3, "Carol Ray") };
-    }),
-    delivery("group_member_joined", appId, T0 + 1000, (b) => {
-      b.data.group = group(b.data.group);
-      b.data.members = { [U1]: entity(U1, "Andrew Joseph") };
-    }),
+    ...groupJoinedByU1(appId, GUID, T0, { name: "Hiking Group" }),
     delivery("group_updated", appId, T0 + 2000, (b) => {
       b.data.group = { ...group(b.data.group), updatedBy: U1, updatedAt: T0 / 1000 + 2 };
     }),
@@ -380,6 +374,56 @@ describe("what an erasure cannot close, said in its report and tested", () => {
     expect(await archivedLinesOf(world.appId)).toHaveLength(1);
     await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
     expect(await archivedLinesOf(world.appId)).toEqual([]);
+  }, 120_000);
+
+  it("a batch archived, not acknowledged, erased, then retried: the retry puts its object's key again with the unredacted line (the projector's only rewrite), which the report covers only by naming the queue", async () => {
+    // Prepare: the queued event's first attempt archived its batch and failed before its ack.
+    const world = await queuedWorld();
+    await archiveBatch([world.inFlight], world.projector.dataStore);
+    const firstAttempt = await archivedLinesOf(world.appId);
+    expect(firstAttempt.some((l) => l.includes(world.inFlight.eventId))).toBe(true);
+
+    // Act: the erasure, then the batch's retry (same key: made from the batch).
+    const report = await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    const erased = await archivedLinesOf(world.appId);
+    await world.process();
+
+    // Assess: the erasure rewrote the object, the retry put the line back, and the report had said
+    // the event was queued when it began and when it ended; a second run erases it.
+    expect(erased).toEqual([]);
+    expect(report.unreached).toEqual([
+      expect.stringMatching(/^events queue: 1 message\(s\) when the erasure began, 1 when it ended/),
+    ]);
+    const back = await archivedLinesOf(world.appId);
+    expect(back).toHaveLength(1);
+    expect(back[0]).toContain(world.inFlight.eventId);
+    await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    expect(await archivedLinesOf(world.appId)).toEqual([]);
+  }, 120_000);
+
+  it("the reconciler, when the platform still lists the erased user, recreates their presence at its next run (said among what an erasure cannot prevent)", async () => {
+    // Prepare: the user erased (their presence deleted); the platform still lists them.
+    const world = await queuedWorld();
+    await forget(world.deps(), { appId: world.appId, uid: U1, requestedBy: "test" });
+    expect((await appItems(env.dynamo, world.tables, world.appId)).presence).toEqual([]);
+    const listing = {
+      users: [{ uid: U1, name: "Andrew Joseph", status: "offline" }],
+      complete: true,
+      pages: 1,
+    };
+
+    // Act
+    await reconcilePresence({
+      appId: world.appId,
+      listing,
+      fetchedAt: NOW + 60_000,
+      onlineHere: [],
+      presence: projectionStores(env.dynamo, world.tables).presence,
+    });
+
+    // Assess: their presence item is back, with their uid and name.
+    const presence = (await appItems(env.dynamo, world.tables, world.appId)).presence ?? [];
+    expect(presence.map((p) => [p.uid, p.name, p.status])).toEqual([[U1, "Andrew Joseph", "offline"]]);
   }, 120_000);
 
   it("an event in flight across the whole erasure (its item read before, written after): applied as an event that arrives after is, the report names the queue, and a second run once it is processed erases it", async () => {

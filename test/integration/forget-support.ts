@@ -40,6 +40,24 @@ export function entity(uid: string, name: string): Loose {
   return { uid, name, status: "available", role: "default", lastActiveAt: 1696932834 };
 }
 
+/**
+ * A group `guid` owned by U3 (its creation, U3 its member) that U1, the user erased, joins a second
+ * later: the first deliveries of the erasure's histories.
+ */
+export function groupJoinedByU1(appId: string, guid: string, at: number, more: Loose = {}): QueuedEvent[] {
+  const group = (g: Loose) => ({ ...g, ...more, guid, conversationId: `group_${guid}`, owner: U3 });
+  return [
+    delivery("group_created", appId, at, (b) => {
+      b.data.group = group(b.data.group);
+      b.data.members = { [U3]: entity(U3, "Carol Ray") };
+    }),
+    delivery("group_member_joined", appId, at + 1000, (b) => {
+      b.data.group = group(b.data.group);
+      b.data.members = { [U1]: entity(U1, "Andrew Joseph") };
+    }),
+  ];
+}
+
 /** The emulators an erasure runs on, and where its state lives. */
 export interface ErasureSite {
   dynamo: DynamoDBClient;

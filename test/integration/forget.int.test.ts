@@ -497,7 +497,7 @@ describe("forget: one user erased from the archive, the tables and the figures, 
     );
   }, 600_000);
 
-  it("holds the archive: a scheduled compaction waits while an erasure rewrites it (its lease renewed as it works), and compacts after", async () => {
+  it("holds the archive: a scheduled tick (its passes and compaction) waits while an erasure rewrites it (its lease renewed as it works), and compacts after", async () => {
     // Prepare: a tick 3 h after the second day's end, which is then final and not yet compacted;
     // one clock for both, 10 minutes passing at each step of the erasure, so that by its first
     // rewrite 20 minutes have passed: more than the lock's 15-minute lease, which it renewed.
@@ -527,7 +527,9 @@ describe("forget: one user erased from the archive, the tables and the figures, 
 
     // Assess
     expect(clock - Date.UTC(2026, 2, 10)).toBeGreaterThan(ARCHIVE_LEASE_MS);
-    expect(blocked?.compactionsDeferred).toEqual([DAYS[1]]);
+    // Every pass holds the lease too (#40 review): the whole tick waited, yesterday's pass (and so
+    // its compaction) and today's.
+    expect(blocked?.passesDeferred).toEqual([DAYS[1], "2026-03-03"]);
     expect(blocked?.compactions).toEqual([]);
     expect(after.compactionsDeferred).toEqual([]);
     expect(after.compactions.map((c) => c.day)).toEqual([DAYS[1]]);

@@ -1,14 +1,23 @@
 import { createHash } from "node:crypto";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { HeadObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { acquireArchiveLease, archiveLease, releaseArchiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
+import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
+import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { type RollupDependencies, scheduledRollup } from "../../shared/analytics/rollup";
+import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { addDays, isExpired, keyDay, utcDay } from "../../shared/contracts/bucket-layout";
 import { projectBatch } from "../../shared/projector/core";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { projectionStores } from "../../shared/projector/stores";
-import { applyRetention, isExpired, keyDay, retentionWindows } from "../../tools/local/retention";
-import { beforeCommand, testClients } from "../support/aws";
+import { createActivityTable } from "../../tools/local/provision";
+import { applyRetention, retentionWindows } from "../../tools/local/retention";
+import { beforeCommand, createBucket, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { fixture } from "../support/fixtures";
 
@@ -40,7 +49,7 @@ describe("retention windows on the local stack", () => {
     expect(isExpired("2026-01-02", 10, Date.UTC(2026, 0, 13))).toBe(true);
   });
 
-  it("deletes the objects and the closed items past their windows, keeps the rest, and the projector dates each closed item", async () => {
+  it("deletes the objects keyed by app and the closed items past their windows, keeps the rest, and the projector dates each closed item", async () => {
     // Prepare: the windows of a deployment that keeps the archive 400 days and offline presence 402.
     const windows = retentionWindows({
       retainArchiveDays: 400,
@@ -76,20 +85,27 @@ describe("retention windows on the local stack", () => {
     // Act
     const report = await applyRetention({ s3: env.s3, bucket: env.bucket, doc, tables }, windows, NOW);
 
-    // Assess
+    // Assess: the recording past its window deleted; the archive's objects are the sweep's (the
+    // rollup timer's, under the archive lease: below), left here.
     const left = (await listObjects(env.s3, env.bucket, "")).map((o) => o.key);
-    expect(left).not.toContain(keys.old);
     expect(left).not.toContain(keys.oldRecording);
-    expect(left).not.toContain(keys.oldImport);
     expect(left).toEqual(
-      expect.arrayContaining([keys.kept, keys.newRecording, keys.ledger, keys.keptImport]),
+      expect.arrayContaining([
+        keys.old,
+        keys.kept,
+        keys.newRecording,
+        keys.ledger,
+        keys.oldImport,
+        keys.keptImport,
+      ]),
     );
+    expect(windows.archiveDays).toBe(400);
     expect(await item("gone")).toBeUndefined();
     expect(await item("here")).toMatchObject({ status: "online" });
     expect(await item("here")).not.toHaveProperty("expiresAt");
     expect(recentExpiry).toBe(Math.floor((NOW - 86_400_000) / 1000) + 402 * 86_400);
     expect(await item("recent")).toBeDefined();
-    expect(report).toEqual({ objectsDeleted: 3, itemsDeleted: 1 });
+    expect(report).toEqual({ objectsDeleted: 1, itemsDeleted: 1 });
   });
 
   it("keeps an item the projector opened again between the sweep's read and its delete (the rev condition, as every writer of an item; DynamoDB's TTL also checks the expiry again)", async () => {
@@ -122,5 +138,113 @@ describe("retention windows on the local stack", () => {
     expect(Item).toMatchObject({ status: "online" });
     expect(Item).not.toHaveProperty("expiresAt");
     expect(report.itemsDeleted).toBe(0);
+  });
+});
+
+/**
+ * The archive swept by the day in its keys (the review of #40, B): S3's lifecycle counts from an
+ * object's last write, and a rewrite resets it; the schedule (the rollup function deployed, the
+ * rollup timer locally: `scheduledRollup`) deletes once a day, under the archive lease, what a
+ * day-dated prefix holds past the archive's window, whenever it was written.
+ */
+describe("the schedule's expiry sweep", () => {
+  /** A bucket with the day before `now` final in the ledger, and the schedule at `now` with a 400-day sweep. */
+  async function scheduled(now: number) {
+    const bucket = await createBucket(env.s3, uniqueName("sweep"));
+    const activityTable = uniqueName("activity");
+    await createActivityTable(env.dynamo, activityTable);
+    const ledger = blobRollupLedger(s3BlobStore(env.s3, bucket));
+    const yesterday = addDays(utcDay(now), -1);
+    await ledger.record({
+      day: yesterday,
+      computedAt: now - 3_600_000,
+      final: true,
+      queries: 1,
+      bytesScanned: 0,
+      apps: {},
+    });
+    const table = { doc, tableName: activityTable };
+    const deps: RollupDependencies = {
+      engine: duckDbEngine({ s3: env.s3, bucket }),
+      store: dynamoActivityStore(doc, activityTable),
+      now: () => now,
+      graceMs: 7_200_000,
+      ledger,
+      archiveLock: archiveLease(table, () => now),
+      expirySweep: archiveExpirySweep(env.s3, bucket, 400),
+    };
+    return { bucket, ledger, table, deps, yesterday };
+  }
+  const put = (bucket: string, key: string) =>
+    env.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: "x" }));
+
+  it("deletes what a day-dated prefix holds past the window, whenever it was written; keeps what is within it; once a day", async () => {
+    // Prepare: a day 500 days back (past the window) and one 100 days back (within), by the
+    // emulator's clock. Each day-dated prefix holds an object of the old day written just now: a
+    // rewrite, whose lifecycle clock (its LastModified) has 400 days to run.
+    const written = Date.now();
+    const oldDay = addDays(utcDay(written), -500);
+    const keptDay = addDays(utcDay(written), -100);
+    const old = [
+      `raw/date=${oldDay}/hour=00/rewritten.ndjson.gz`,
+      `edge/date=${oldDay}/e.ndjson.gz`,
+      `compact/date=${oldDay}/manifest.json`,
+      `users/date=${oldDay}/users.ndjson.gz`,
+      `users/first-seen/date=${oldDay}/users.ndjson.gz`,
+      `users/conversations/first-seen/date=${oldDay}/conversations.ndjson.gz`,
+      `users/members/date=${oldDay}/members.ndjson.gz`,
+      `imports/users/date=${oldDay}/users.ndjson.gz`,
+    ];
+    const kept = [
+      `raw/date=${keptDay}/hour=00/kept.ndjson.gz`,
+      `users/date=${keptDay}/users.ndjson.gz`,
+      `imports/users/date=${keptDay}/users.ndjson.gz`,
+      // Not the sweep's: keyed by app first (the lifecycle's), and the ledger (kept).
+      `quarantine/app=a/date=${oldDay}/e.json`,
+      `rollup/date=${oldDay}.json`,
+    ];
+    const probe = await createBucket(env.s3, uniqueName("probe"));
+    await put(probe, "lastModified");
+    const head = await env.s3.send(new HeadObjectCommand({ Bucket: probe, Key: "lastModified" }));
+    const lastModified = head.LastModified?.getTime() ?? 0;
+    // The tick the day after the objects are written: the lifecycle would keep them 399 more days.
+    const { bucket, ledger, deps, yesterday } = await scheduled(lastModified + 86_400_000);
+    for (const key of [...old, ...kept]) await put(bucket, key);
+    expect(isExpired(utcDay(lastModified), 400, deps.now())).toBe(false);
+
+    // Act: a tick after yesterday's final pass, then another.
+    const first = await scheduledRollup(deps);
+    const second = await scheduledRollup(deps);
+
+    // Assess
+    const left = (await listObjects(env.s3, bucket, "")).map((o) => o.key);
+    for (const key of old) expect(left, key).not.toContain(key);
+    for (const key of kept) expect(left, key).toContain(key);
+    expect(first.failures).toEqual([]);
+    expect(first.sweep?.objectsDeleted).toBe(old.length);
+    expect(first.sweep?.swept).toHaveLength(old.length);
+    expect((await ledger.pass(yesterday))?.sweptAt).toBe(deps.now());
+    expect(second.sweep).toBeUndefined();
+  });
+
+  it("defers while another rewrite holds the archive lease, and sweeps at a later tick", async () => {
+    // Prepare: an old object; an erasure holding the lease.
+    const { bucket, table, deps, yesterday } = await scheduled(NOW);
+    const key = "raw/date=2026-04-01/hour=00/held.ndjson.gz";
+    await put(bucket, key);
+    await acquireArchiveLease(table, "erasure e1", NOW);
+
+    // Act
+    const held = await scheduledRollup(deps);
+    const kept = (await listObjects(env.s3, bucket, "raw/")).map((o) => o.key);
+    await releaseArchiveLease(table, "erasure e1");
+    const after = await scheduledRollup(deps);
+
+    // Assess
+    expect(held.sweepsDeferred).toEqual([yesterday]);
+    expect(held.failures).toEqual([]);
+    expect(kept).toEqual([key]);
+    expect(after.sweep?.objectsDeleted).toBe(1);
+    expect(await listObjects(env.s3, bucket, "raw/")).toEqual([]);
   });
 });

@@ -140,7 +140,7 @@ describe("the rollup core", () => {
     expect([...passes.keys()]).toEqual(["2026-01-02"]);
   });
 
-  it("passes a final day under the archive lease; held by another, the day waits for a later tick with nothing read or written", async () => {
+  it("passes every day (final or not) under the archive lease; held by another, each day waits for a later tick with nothing read or written", async () => {
     // Prepare: the lease and the day sets in memory; a tick after yesterday's grace.
     const store = memoryActivityStore();
     const { passes, ledger } = memoryLedger();
@@ -196,14 +196,19 @@ describe("the rollup core", () => {
     holder = undefined;
     const after = await scheduledRollup(deps);
 
-    // Assess: today (not final) passed without the lease both times; yesterday waited, then passed under it.
-    expect(blocked.passesDeferred).toEqual(["2026-01-01"]);
+    // Assess: every pass writes figures, so both waited (nothing read, nothing written), then
+    // passed under the lease, each as a run of its own (its name and a run id).
+    expect(blocked.passesDeferred).toEqual(["2026-01-01", "2026-01-02"]);
     expect(blocked.failures).toEqual([]);
-    expect(blocked.passes.map((p) => p.day)).toEqual(["2026-01-02"]);
-    expect(asked).toEqual(["2026-01-02", "2026-01-01", "2026-01-02"]);
+    expect(blocked.passes).toEqual([]);
+    expect(asked).toEqual(["2026-01-01", "2026-01-02"]);
+    expect(store.writes.filter((w) => w.day === "2026-01-02")).toHaveLength(1);
     expect(after.passesDeferred).toEqual([]);
     expect(after.passes.map((p) => `${p.day} ${p.final}`)).toEqual(["2026-01-01 true", "2026-01-02 false"]);
-    expect(taken).toEqual(["final pass 2026-01-01"]);
+    expect(taken).toEqual([
+      expect.stringMatching(/^final pass 2026-01-01 [0-9a-f]{8}$/),
+      expect.stringMatching(/^pass 2026-01-02 [0-9a-f]{8}$/),
+    ]);
     expect(holder).toBeUndefined();
     expect(passes.get("2026-01-01")?.final).toBe(true);
     expect([...objects.keys()]).toContain(userSetKey("2026-01-01"));

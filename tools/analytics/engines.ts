@@ -1,5 +1,11 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
-import { type ArchiveLease, ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
+import {
+  type ArchiveLease,
+  ArchiveLockedError,
+  archiveLease,
+  COMMAND_LEASE_WAIT,
+  type LeaseWait,
+} from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import type { ArchiveCompactor, ArchiveRewriter } from "../../shared/analytics/compaction";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
@@ -37,14 +43,36 @@ export function userSetsFor(target: Target): UserSetStore {
 }
 
 /**
- * The archive lease of the target (in its activity table), which every rewriter of the archive holds.
+ * How a command waits for the archive lease (`COMMAND_LEASE_WAIT`: every 2 s, up to 5 minutes),
+ * saying once on stderr who holds it: the schedule holds it for seconds every tick, so a command
+ * never fails for that alone.
+ *
+ * @example await forget({ ...deps, leaseWait: commandLeaseWait() }, request)
+ */
+export function commandLeaseWait(): LeaseWait {
+  return {
+    ...COMMAND_LEASE_WAIT,
+    onHeld: (holder) =>
+      console.error(
+        `waiting for the archive: ${holder} holds it (trying every ${COMMAND_LEASE_WAIT.everyMs / 1000} s for up to ${COMMAND_LEASE_WAIT.forMs / 60_000} minutes)`,
+      ),
+  };
+}
+
+/**
+ * The archive lease of the target (in its activity table), which every rewriter of the archive
+ * holds, as a command takes it: found held, it waits (`commandLeaseWait`).
  *
  * @example await withArchiveLease(archiveLeaseFor(target), "compact 2026-01-02..2026-01-02", Date.now, work)
  */
 export function archiveLeaseFor(target: Target): ArchiveLease {
   if (!target.activityTable)
     throw new UserFacingError("the target has no activity table (deployed before #20?)");
-  return archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now);
+  return archiveLease(
+    { doc: documentClient(target.dynamo), tableName: target.activityTable },
+    Date.now,
+    commandLeaseWait(),
+  );
 }
 
 /**

@@ -16,7 +16,7 @@ import { type ForgetDependencies, type ForgetReport, forget } from "../../shared
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
-import { activityStoreFor, compactorFor, sqlEngineFor } from "../analytics/engines";
+import { activityStoreFor, commandLeaseWait, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
@@ -106,6 +106,8 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
       doc,
       tables: target.tables,
       state: { doc, tableName: target.activityTable },
+      // The schedule's passes hold the lease for seconds every tick: wait for it (up to 5 minutes).
+      leaseWait: commandLeaseWait(),
       rollup: {
         engine: sqlEngineFor(target),
         store: activityStoreFor(target),

@@ -7,8 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
 import { Command } from "commander";
-import { ArchiveLockedError, archiveLease } from "../../shared/adapters/archive-lease";
-import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { ArchiveLockedError } from "../../shared/adapters/archive-lease";
 import { type ImportRecords, s3ImportRecords } from "../../shared/adapters/import-records";
 import { IMPORT_BATCH_SIZE, IMPORT_REQUESTS_PER_MINUTE, importApi } from "../../shared/imports/import-api";
 import { parseImportFile } from "../../shared/imports/import-file";
@@ -20,6 +19,7 @@ import {
 import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
 import { type ImportSummary, runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
+import { archiveLeaseFor } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
@@ -50,10 +50,8 @@ async function fold(records: ImportRecords, target: Target): Promise<string | un
   if (!target.activityTable)
     return "the target has no activity table (the archive lease): the batch records stay unfolded";
   try {
-    await records.fold(
-      archiveLease({ doc: documentClient(target.dynamo), tableName: target.activityTable }, Date.now),
-      Date.now,
-    );
+    // A command's lease: held (by the schedule's pass, for seconds), it waits for it.
+    await records.fold(archiveLeaseFor(target), Date.now);
     return undefined;
   } catch (error) {
     if (error instanceof ArchiveLockedError)

@@ -2,7 +2,9 @@
  * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`;
  * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue;
  * with `--to-stream`, the archived deliveries are published to the stream again (same ids), and
- * the tables are left alone. A replay into the tables publishes nothing (docs/stream.md).
+ * the tables are left alone. A replay into the tables publishes nothing (docs/stream.md). Each
+ * holds the archive lease while it runs (an erasure waits for it), waiting for it first if the
+ * schedule's pass holds it (a dry run takes none).
  */
 import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
@@ -12,6 +14,7 @@ import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { subscriptionCount } from "../../shared/stream/subscriptions";
+import { archiveLeaseFor, sayWhoHoldsTheArchive } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
 import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
@@ -59,8 +62,9 @@ async function run(o: ReplayCliOptions): Promise<void> {
       const report = await replayQuarantine(
         target,
         { bucket: target.bucket, queueUrl: target.queues.events.url },
+        archiveLeaseFor(target),
         { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
-      );
+      ).catch(sayWhoHoldsTheArchive);
       if (o.json) {
         console.log(JSON.stringify(report));
         return;
@@ -87,8 +91,9 @@ async function run(o: ReplayCliOptions): Promise<void> {
             : { send: async () => undefined },
         now: Date.now,
       },
+      archiveLeaseFor(target),
       { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
-    );
+    ).catch(sayWhoHoldsTheArchive);
     if (o.json) {
       console.log(JSON.stringify(report));
       return;
@@ -114,6 +119,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
     target.s3,
     s3BlobStore(target.s3, bucket),
     snsStreamPublisher(target.sns, topicArn),
+    archiveLeaseFor(target),
     {
       appId: o.app,
       from: o.from,
@@ -121,7 +127,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
       triggers: o.trigger,
       dryRun: o.dryRun,
     },
-  );
+  ).catch(sayWhoHoldsTheArchive);
   if (o.json) {
     console.log(JSON.stringify(report));
     return;

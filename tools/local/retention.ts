@@ -4,7 +4,7 @@ import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb"
 import { itemExpiryDays, readDeploymentConfig } from "../../infra/config";
 import { rewriteItem } from "../../shared/adapters/dynamo-item-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
-import { dayOfKey } from "../../shared/contracts/bucket-layout";
+import { isExpired, keyDay } from "../../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { keyOfItem, PROJECTION_TABLES, type TableNames } from "../../shared/platform/tables";
 import { EXPIRES_AT } from "../../shared/projector/expiry";
@@ -13,16 +13,19 @@ import { EXPIRES_AT } from "../../shared/projector/expiry";
  * The deployment's retention windows as the local stack applies them (#34): the same context
  * keys as `cdk deploy` (cdk.json's context), so that a laptop keeps data as long as the stack
  * it stands for. S3 and DynamoDB do this deployed (lifecycle rules, TTL); fauxqs and DynamoDB
- * Local do neither, so `applyRetention` does, on start and every hour.
+ * Local do neither, so `applyRetention` does, on start and every hour; and the archive, as
+ * deployed, is swept by the day in its keys by the rollup timer's schedule, under the archive
+ * lease (`archiveDays`: `shared/analytics/archive-expiry.ts`, the same function as deployed).
  */
 export interface RetentionWindows {
-  /** Days per bucket prefix (absent: kept). */
-  prefixes: Partial<
-    Record<
-      "raw/" | "edge/" | "compact/" | "users/" | "imports/" | "quarantine/" | "oversize/" | "recordings/",
-      number
-    >
-  >;
+  /**
+   * Days the archive and what is dated with it (raw/, edge/, compact/, users/, imports/) are
+   * kept (absent: kept): swept once a day by the rollup timer (`startLocalRollups`), as the
+   * deployed schedule sweeps them; with the timer off (`--activity-every 0`), not swept.
+   */
+  archiveDays?: number;
+  /** Days per bucket prefix keyed by app first (absent: kept): deleted by `applyRetention`. */
+  prefixes: Partial<Record<"quarantine/" | "oversize/" | "recordings/", number>>;
   /** Days a closed item of each table stays: items carry their `expiresAt` (the projector sets it). */
   items: Partial<Record<keyof TableNames, number>>;
 }
@@ -31,17 +34,13 @@ export interface RetentionWindows {
  * The windows of a deployment's context (cdk.json's `context`, the `-c` keys), validated as a
  * deployment validates them.
  *
- * @example retentionWindows({ retainArchiveDays: 400 }).prefixes["raw/"] // 400
+ * @example retentionWindows({ retainArchiveDays: 400 }).archiveDays // 400
  */
 export function retentionWindows(context: Record<string, unknown>): RetentionWindows {
   const c = readDeploymentConfig(context);
   return {
+    archiveDays: c.retainArchiveDays,
     prefixes: {
-      [S3_PREFIX.raw]: c.retainArchiveDays,
-      [S3_PREFIX.edge]: c.retainArchiveDays,
-      [S3_PREFIX.compact]: c.retainArchiveDays,
-      [S3_PREFIX.users]: c.retainArchiveDays,
-      [S3_PREFIX.imports]: c.retainArchiveDays,
       [S3_PREFIX.quarantine]: c.retainQuarantineDays,
       [S3_PREFIX.oversize]: c.retainOversizeDays,
       [S3_PREFIX.recordings]: c.retainRecordingsDays,
@@ -56,33 +55,14 @@ export function cdkJsonWindows(path = new URL("../../cdk.json", import.meta.url)
   return retentionWindows(json.context ?? {});
 }
 
-/**
- * The day a key is dated by: `date=<yyyy-mm-dd>/` (archive, edges, Parquet, quarantine) or
- * `/<yyyy>/<mm>/<dd>/` (oversize bodies, recordings).
- */
-export function keyDay(key: string): string | undefined {
-  const hive = dayOfKey(key);
-  if (hive) return hive;
-  const path = /\/(\d{4})\/(\d{2})\/(\d{2})\//.exec(key);
-  return path ? `${path[1]}-${path[2]}-${path[3]}` : undefined;
-}
-
-/**
- * Whether S3's lifecycle would have expired an object dated `day` by `now` after `days`: at the
- * first midnight (UTC) after its day plus the window, as S3 rounds.
- */
-export function isExpired(day: string, days: number, now: number): boolean {
-  return Date.parse(`${day}T00:00:00Z`) + (days + 1) * 86_400_000 <= now;
-}
-
 export interface RetentionReport {
   objectsDeleted: number;
   itemsDeleted: number;
 }
 
 /**
- * Deletes what the windows say is past keeping: the bucket's objects by the day in their key,
- * the tables' items whose `expiresAt` has passed (one Scan per table that has a window: the local
+ * Deletes what the windows say is past keeping: the objects of the prefixes keyed by app first by
+ * the day in their key (`keyDay`; the archive is the rollup timer's sweep), the tables' items whose `expiresAt` has passed (one Scan per table that has a window: the local
  * stack's tables are small, and DynamoDB Local never deletes by TTL itself), each on the `rev` it
  * read and only if still expired then (`rewriteItem`).
  */

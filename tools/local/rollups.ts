@@ -2,6 +2,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { archiveLease } from "../../shared/adapters/archive-lease";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { scheduledRollup } from "../../shared/analytics/rollup";
@@ -17,13 +18,16 @@ export interface LocalRollupOptions {
   activityTable: string;
   everyMs: number;
   graceMs: number;
+  /** Days the archive is kept (`retainArchiveDays`): swept by the day in its keys once a day. None: kept. */
+  archiveDays?: number;
   now?: () => number;
 }
 
 /**
  * `npm start`'s stand-in for the deployed schedule (`scheduledRollup`): every `everyMs`, today
  * and yesterday (until final) of every app in the archive are recomputed with DuckDB, every app
- * in one query a day (one run at a time), and yesterday, once final, is compacted to Parquet. A failed run is shown as a WARN line,
+ * in one query a day (one run at a time), and yesterday, once final, is compacted to Parquet and
+ * the archive swept of what expired by the day in its keys (`archiveDays`). A failed run is shown as a WARN line,
  * like a function's. Returns a stop that waits for a run in progress.
  */
 export function startLocalRollups(options: LocalRollupOptions): () => Promise<void> {
@@ -37,6 +41,9 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
     compactor: duckDbCompactor({ s3: options.s3, bucket: options.bucket }),
     archiveLock: archiveLease({ doc: options.doc, tableName: options.activityTable }, now),
     userSets: s3UserSets(options.s3, options.bucket),
+    ...(options.archiveDays === undefined
+      ? {}
+      : { expirySweep: archiveExpirySweep(options.s3, options.bucket, options.archiveDays) }),
   };
   let running: Promise<void> = Promise.resolve();
   const tick = () => {

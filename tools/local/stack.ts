@@ -613,5 +613,7 @@ function startRollupTimer(
     activityTable,
     everyMs: options.activityEveryMinutes * 60_000,
     graceMs: 2 * 3_600_000,
+    // The archive's window: swept by the day in its keys once a day, as the deployed schedule does.
+    archiveDays: options.retention?.archiveDays,
   });
 }

@@ -76,10 +76,12 @@ export async function migrateArchive(
   const { result, ...recompaction } = await rewriteArchive(
     s3,
     bucket,
-    // Back, nothing is compacted again: the days' objects are in the old layout, which compaction does not read.
-    back ? { lease: rewriter.lease, now: rewriter.now } : rewriter,
+    rewriter,
     `archive-migrate${back ? " --back" : ""}`,
     (touch) => migrateObjects(s3, bucket, back, touch),
+    // Back, a day's compaction is dropped as every rewrite drops it (its CTAS stopped first) and
+    // not compacted again: the days' objects are in the old layout, which compaction does not read.
+    { recompact: !back },
   );
   return { ...result, ...recompaction };
 }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import {
   type ArchiveRewriter,
   type RecompactionReport,
@@ -186,12 +187,33 @@ export interface QuarantineReplayReport {
  * once), and its quarantine record is removed once it is queued. The rest stay, with why.
  * Recompute the receipt days afterwards (`rollup`): the figures then count them.
  *
- * @example await replayQuarantine(clients, where, { triggers: ["message_edited", "message_deleted"] }) // { resent: { message_edited: 40 }, … }
+ * It reads records an erasure rewrites, puts what it read on the queue and deletes them: it holds
+ * the archive lease throughout (`lease`, renewed per record), so that an erasure never counts the
+ * queues and reports done while a record it read before the redaction goes back on the queue
+ * after. A dry run writes nothing and takes no lease.
+ *
+ * @example await replayQuarantine(clients, where, lease, { triggers: ["message_edited", "message_deleted"] }) // { resent: { message_edited: 40 }, … }
+ * @throws ArchiveLockedError, with nothing resent, when another rewrite holds the lease (after the lease's wait)
  */
 export async function replayQuarantine(
   clients: { s3: S3Client; sqs: SQSClient },
   where: { bucket: string; queueUrl: string },
+  lease: ArchiveLease,
   options: ArchiveRange & { triggers?: readonly string[] } = {},
+): Promise<QuarantineReplayReport> {
+  if (options.dryRun) return resendQuarantined(clients, where, options, async () => {});
+  const holder = `replay --quarantine ${options.appId ?? "(every app)"} ${options.from ?? "…"}..${options.to ?? "…"}`;
+  return withArchiveLease(lease, holder, Date.now, (renew) =>
+    resendQuarantined(clients, where, options, renew),
+  );
+}
+
+/** `replayQuarantine`'s work, `renew` called before each record. */
+async function resendQuarantined(
+  clients: { s3: S3Client; sqs: SQSClient },
+  where: { bucket: string; queueUrl: string },
+  options: ArchiveRange & { triggers?: readonly string[] },
+  renew: () => Promise<void>,
 ): Promise<QuarantineReplayReport> {
   // The quarantine stays one record per event under its app (`quarantineKey`).
   const prefix = options.appId
@@ -200,6 +222,7 @@ export async function replayQuarantine(
   const keys = (await listKeys(clients.s3, where.bucket, prefix)).filter(inRange(options));
   const report: QuarantineReplayReport = { records: 0, resent: {}, stillRefused: {} };
   for (const key of keys) {
+    await renew();
     const out = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucket, Key: key }));
     const record: QuarantineRecord = parseJsonContract(
       quarantineRecordSchema,

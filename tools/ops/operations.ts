@@ -5,6 +5,7 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { MESSAGE_ATTRIBUTE, messageGroupOf } from "../../shared/contracts/queue-messages";
 import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
@@ -72,7 +73,15 @@ export interface ReplayOptions {
   triggers?: readonly string[];
   /** Predict each outcome (the projector's core over the items as they are), write nothing. */
   dryRun?: boolean;
+  /**
+   * Called after the range is read (`read`) and before each batch of projections (`batch`): under
+   * the lease it renews it; a test runs another writer there.
+   */
+  checkpoint?: (step: "read" | "batch") => Promise<void>;
 }
+
+/** Events projected between two renewals of the archive lease (a renewal is a clock check, and a write every 5 minutes). */
+const REPLAY_BATCH = 100;
 
 export interface ReplayReport {
   /** Nothing was written: the outcomes are the ones the replay would have. */
@@ -91,12 +100,35 @@ export interface ReplayReport {
  * projections are idempotent and order-independent, so replaying over the current tables leaves
  * them as they are, and replaying into empty tables rebuilds them. Recording jobs are not re-sent
  * (pass `deps.recordingJobs` that sends them to re-fetch). Invalid events stay quarantined.
+ *
+ * It reads the range first and projects it for minutes after: a rewriter of stored data, it holds
+ * the archive lease throughout (`lease`, renewed every `REPLAY_BATCH` events), so that an erasure
+ * never reports done while it re-applies the erased user's lines read before (the erasure waits
+ * for it, or is refused). A dry run writes nothing and takes no lease.
+ *
+ * @example await replayArchive(s3, archive, deps, archiveLeaseFor(target), { appId: "app1", from: "2026-01-01" }) // { events: 120, outcomes: { projected: 3, stale: 117, … }, … }
+ * @throws ArchiveLockedError, with nothing read or written, when another rewrite holds the lease (after the lease's wait)
  */
 export async function replayArchive(
   s3: S3Client,
   archive: BlobStore,
   deps: ProjectorDependencies,
+  lease: ArchiveLease,
   options: ReplayOptions = {},
+): Promise<ReplayReport> {
+  const { appId, from, to } = options;
+  const holder = `replay ${appId ?? "(every app)"} ${from ?? "…"}..${to ?? "…"}`;
+  if (options.dryRun) return replayLines(s3, archive, deps, options, async () => {});
+  return withArchiveLease(lease, holder, deps.now, (renew) => replayLines(s3, archive, deps, options, renew));
+}
+
+/** `replayArchive`'s read and projection, `renew` called before each batch of projections. */
+async function replayLines(
+  s3: S3Client,
+  archive: BlobStore,
+  deps: ProjectorDependencies,
+  options: ReplayOptions,
+  renew: () => Promise<void>,
 ): Promise<ReplayReport> {
   const events = new Map<string, RawArchiveLine>();
   let lines = 0;
@@ -113,6 +145,7 @@ export async function replayArchive(
       if (!known || entry.receivedAt < known.receivedAt) events.set(entry.eventId, entry);
     },
   );
+  await options.checkpoint?.("read");
   const ordered = [...events.values()]
     .filter((e) => !options.triggers?.length || options.triggers.includes(e.trigger))
     .sort((a, b) => a.receivedAt - b.receivedAt || a.eventId.localeCompare(b.eventId));
@@ -127,7 +160,11 @@ export async function replayArchive(
   const run: ProjectorDependencies = options.dryRun
     ? { ...deps, stores: dryRunStores(deps.stores), recordingJobs: { send: async () => undefined } }
     : deps;
-  for (const entry of ordered) {
+  for (const [i, entry] of ordered.entries()) {
+    if (i % REPLAY_BATCH === 0) {
+      await renew();
+      await options.checkpoint?.("batch");
+    }
     const parsed = parseEventBody(entry.body);
     if (parsed.kind === "invalid") outcomes.invalid++;
     else if (parsed.kind === "unknown") outcomes["archived-only"]++;

@@ -4,6 +4,7 @@
  */
 import type { S3Client } from "@aws-sdk/client-s3";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import { parseEventBody } from "../../shared/events/parse-body";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import {
@@ -59,13 +60,36 @@ export interface StreamReplayReport {
  * line as the erasure left it (`erasure` set). A body over SNS's limit goes as a pointer
  * (`publishableMessage`). The tables are not touched.
  *
- * @example await replayToStream(s3, archive, publisher, { appId: "app1", from: "2026-01-01", to: "2026-01-02" })
+ * It holds the archive lease (`lease`, renewed per chunk): it reads the objects an erasure
+ * rewrites and publishes what it read, so a chunk read before an erasure's rewrite and published
+ * after its notice would reach every subscriber after the notice that told it to erase the user,
+ * and nothing would tell it again. Under the lease the erasure waits for it (or is refused) and
+ * its notice comes after the replay's last publish. A dry run publishes nothing and takes no lease.
+ *
+ * @example await replayToStream(s3, archive, publisher, lease, { appId: "app1", from: "2026-01-01", to: "2026-01-02" })
+ * @throws ArchiveLockedError, with nothing published, when another rewrite holds the lease (after the lease's wait)
  */
 export async function replayToStream(
   s3: S3Client,
   archive: BlobStore,
   publisher: StreamPublisher,
+  lease: ArchiveLease,
   options: StreamReplayOptions = {},
+): Promise<StreamReplayReport> {
+  if (options.dryRun) return publishArchived(s3, archive, publisher, options, async () => {});
+  const holder = `replay --to-stream ${options.appId ?? "(every app)"} ${options.from ?? "…"}..${options.to ?? "…"}`;
+  return withArchiveLease(lease, holder, Date.now, (renew) =>
+    publishArchived(s3, archive, publisher, options, renew),
+  );
+}
+
+/** `replayToStream`'s work, `renew` called before each chunk is published. */
+async function publishArchived(
+  s3: S3Client,
+  archive: BlobStore,
+  publisher: StreamPublisher,
+  options: StreamReplayOptions,
+  renew: () => Promise<void>,
 ): Promise<StreamReplayReport> {
   const report: StreamReplayReport = {
     ...(options.dryRun ? { dryRun: true } : {}),
@@ -83,6 +107,7 @@ export async function replayToStream(
     const messages = pending;
     pending = [];
     if (messages.length === 0) return;
+    await renew();
     const outcome: PublishOutcome = options.dryRun
       ? { failed: new Map(), ...planCost(packPublishBatches(messages)) }
       : await publisher.publish(messages);

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
+import { archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { rollupDayAllApps } from "../../shared/analytics/rollup";
+import { rollupDays } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { commandLeaseWait } from "../analytics/engines";
 import { emulatorClients } from "../local/clients";
 import { localActivityTableName } from "../local/provision";
 import type { LocalStackInfo } from "../local/state";
@@ -29,24 +31,23 @@ export async function rollupAndCheckActivity(
     });
     const receivedAt = (e: { body: string }) =>
       firstReceipt.get(createHash("sha256").update(e.body).digest("hex")) ?? Number.NaN;
-    const store = dynamoActivityStore(
-      documentClient(dynamo),
-      stack.activityTable ?? localActivityTableName("local"),
-    );
+    const doc = documentClient(dynamo);
+    const tableName = stack.activityTable ?? localActivityTableName("local");
+    const store = dynamoActivityStore(doc, tableName);
     const deps = {
       engine: duckDbEngine({ s3, bucket: stack.bucket }),
       store,
       now: Date.now,
       graceMs: 2 * 3_600_000,
+      // Its figures meet the stack's own writers (its rollup timer, an erasure): under the lease, as a command.
+      archiveLock: archiveLease({ doc, tableName }, Date.now, commandLeaseWait()),
     };
     // One pass a day for every app, as the schedule runs it.
     const days = new Set<string>();
     for (const appDays of expectedActivity(history.events, receivedAt).values())
       for (const day of appDays.keys()) days.add(day);
-    for (const day of [...days].sort()) {
-      const pass = await rollupDayAllApps(day, deps);
-      if (pass.failures[0]) throw pass.failures[0].error;
-    }
+    const report = await rollupDays([...days].sort(), deps);
+    if (report.failures[0]) throw report.failures[0].error;
     return await checkActivity(history, store, receivedAt);
   } finally {
     destroy();

@@ -24,6 +24,11 @@ export const dayPassSchema = z.object({
   totals: z.optional(z.record(z.string(), z.array(z.number()))),
   /** When the day, final, was compacted to Parquet (`scheduledRollup`): absent, not yet. */
   compactedAt: z.optional(z.number()),
+  /**
+   * When the schedule, the day being final, swept the archive of what expired by the day in its
+   * keys (`archive-expiry.ts`: once a day): absent, not yet.
+   */
+  sweptAt: z.optional(z.number()),
 });
 export type DayPass = z.infer<typeof dayPassSchema>;
 

@@ -1,0 +1,123 @@
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { describe, expect, it } from "vitest";
+import {
+  ArchiveLockedError,
+  acquireArchiveLease,
+  archiveLease,
+  releaseArchiveLease,
+} from "../../shared/adapters/archive-lease";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { type ForgetReport, forget } from "../../shared/erasure/forget";
+import { mentionsUid } from "../../shared/erasure/redact";
+import { projectBatch } from "../../shared/projector/core";
+import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
+import { projectionStores } from "../../shared/projector/stores";
+import type { StreamMessage } from "../../shared/stream/publish-batches";
+import { createActivityTable } from "../../tools/local/provision";
+import { replayQuarantine } from "../../tools/ops/archive-repair";
+import { replayArchive } from "../../tools/ops/operations";
+import { replayToStream } from "../../tools/ops/stream";
+import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
+import { projectorOnEmulators } from "../support/emulator-projector";
+import { appItems, erasureDeps, groupJoinedByU1, U1 } from "./forget-support";
+
+/**
+ * `replay` meets an erasure (the review of #40, item C), on DynamoDB Local, fauxqs and DuckDB. A
+ * replay reads its range first and projects it after: an erasure that ran in between reported
+ * done, and the replay then applied the user's lines it had read before the redaction (their
+ * membership back, their uid in the tables). Every replay now holds the archive lease while it
+ * runs: the erasure, tried at the replay's first read of an item, is refused, and runs after it.
+ */
+const env = projectorOnEmulators("replay-erasure");
+const T0 = Date.UTC(2026, 2, 1, 12);
+const NOW = Date.UTC(2026, 2, 10);
+const GUID = "climbers";
+
+/** An app's history archived and projected, its tables and activity table (the lease) made. */
+async function world() {
+  const appId = uniqueName("replay");
+  const tables = await env.tableSet();
+  const activityTable = uniqueName("activity");
+  await createActivityTable(env.dynamo, activityTable);
+  const deliveries = groupJoinedByU1(appId, GUID, T0);
+  const deps = env.depsFor(projectionStores(env.dynamo, tables));
+  await archiveBatch(deliveries, deps.dataStore);
+  await projectBatch(deliveries, deps);
+  const site = { ...env, bucket: env.bucket, tables, activityTable, now: NOW };
+  const lease = archiveLease({ doc: documentClient(env.dynamo), tableName: activityTable }, () => NOW);
+  return { appId, tables, activityTable, site, lease, deps };
+}
+
+describe("a replay and an erasure", () => {
+  it("an erasure tried while a replay re-applies the lines it read is refused, runs after it, and then no item names the user", async () => {
+    // Prepare: the replay's projector on a client of its own, the erasure armed before its first
+    // read of an item (after the replay read the archive, the user's lines unredacted).
+    const { appId, tables, site, lease } = await world();
+    expect(mentionsUid(JSON.stringify(await appItems(env.dynamo, tables, appId)), U1)).toBe(true);
+    const { dynamo } = testClients();
+    const projector = env.depsFor(projectionStores(dynamo, tables));
+    const beforeFirstRead = beforeCommand(dynamo, /^(BatchGet|Get)(Item)?Command$/);
+    let during: ForgetReport | unknown;
+    beforeFirstRead(async () => {
+      during = await forget(erasureDeps(site), { appId, uid: U1, requestedBy: "test" }).catch(
+        (error: unknown) => error,
+      );
+    });
+
+    // Act: the replay of the app's archive over its tables, the erasure inside it; then the
+    // erasure again if it was refused.
+    const replayed = await replayArchive(env.s3, projector.dataStore, projector, lease, { appId });
+    const report =
+      during instanceof ArchiveLockedError
+        ? await forget(erasureDeps(site), { appId, uid: U1, requestedBy: "test" })
+        : (during as ForgetReport);
+
+    // Assess: no item names U1 (before: their membership was back, re-applied from the lines the
+    // replay read before the redaction, under an erasure that said done); the erasure was refused
+    // by the replay's run, and ran after it.
+    const items = await appItems(env.dynamo, tables, appId);
+    for (const item of Object.values(items).flat()) expect(mentionsUid(JSON.stringify(item), U1)).toBe(false);
+    expect(report.counts.itemsDeleted + report.counts.itemsRedacted).toBeGreaterThan(0);
+    expect(replayed.events).toBe(2);
+    expect(during).toBeInstanceOf(ArchiveLockedError);
+    expect((during as ArchiveLockedError).holder).toMatch(
+      new RegExp(`^replay ${appId} …\\.\\.… [0-9a-f]{8}$`),
+    );
+  }, 120_000);
+
+  it("replay --quarantine and --to-stream, while an erasure holds the lease: refused, nothing put back on the queue, nothing published", async () => {
+    // Prepare: a quarantined record of the app, a stream publisher that keeps what it is given,
+    // and an erasure holding the lease.
+    const { appId, activityTable, lease } = await world();
+    const queueUrl = await createQueue(env.sqs, uniqueName("events"));
+    const [joined] = groupJoinedByU1(appId, GUID, T0);
+    if (!joined) throw new Error("no delivery");
+    const { dataStore } = env.depsFor(projectionStores(env.dynamo, await env.tableSet()));
+    await quarantine(joined, "refused before", dataStore, () => T0);
+    const published: StreamMessage[] = [];
+    const publisher = {
+      publish: async (messages: readonly StreamMessage[]) => {
+        published.push(...messages);
+        return { failed: new Map(), requests: 1, chunks: 1 };
+      },
+    };
+    const table = { doc: documentClient(env.dynamo), tableName: activityTable };
+    await acquireArchiveLease(table, "erasure e1", NOW);
+
+    // Act
+    const quarantined = await replayQuarantine(env, { bucket: env.bucket, queueUrl }, lease, { appId }).catch(
+      (error: unknown) => error,
+    );
+    const streamed = await replayToStream(env.s3, dataStore, publisher, lease, { appId }).catch(
+      (error: unknown) => error,
+    );
+
+    // Assess
+    expect(quarantined).toEqual(new ArchiveLockedError("erasure e1"));
+    expect(streamed).toEqual(new ArchiveLockedError("erasure e1"));
+    expect(published).toEqual([]);
+    const queued = await env.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(queued.Messages ?? []).toEqual([]);
+    await releaseArchiveLease(table, "erasure e1");
+  }, 120_000);
+});
