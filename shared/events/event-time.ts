@@ -31,7 +31,7 @@ const changedAt: Extractor<"message_edited" | "message_deleted"> = (e) => {
  * Per trigger, which payload field is the event time. Most are epoch seconds; the presence
  * event's `data.timestamp` is milliseconds. Membership events, blocks and a group update without
  * `updatedAt` carry no event time: they fall back to the edge's `receivedAt`.
- * The README's per-trigger table is this table.
+ * docs/how-it-works.md's per-trigger table is this table.
  */
 export const EVENT_TIME_FIELDS: { [T in Trigger]: Extractor<T> } = {
   message_sent: (e) => seconds(e.data.message.sentAt, "data.message.sentAt"),

@@ -33,10 +33,15 @@ function pageCommands(markdown: string): string[] {
     .filter((line) => /^(curl|npm run|npx webhook) /.test(line) && !/[<…[]/.test(line));
 }
 
+/** Seconds a simulation of the test delivers for at most (the docs' slowest asks for four minutes). */
+const DELIVERY_SECONDS = 5;
+
 /**
  * A command as the test runs it: on the test stack's port, and with a tenth of the events a
  * simulation asks for (a simulation without `--events` gets a tenth of the default, 2,000), so
- * the machine is not loaded for minutes; every other option as written.
+ * the machine is not loaded for minutes, at a rate that delivers them within
+ * `DELIVERY_SECONDS` (a slow rate is for a person to act during the traffic); every other
+ * option as written.
  */
 function scaled(command: string, port: number): string {
   let c = command.replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`);
@@ -44,6 +49,10 @@ function scaled(command: string, port: number): string {
     c = /--events \d+/.test(c)
       ? c.replace(/--events (\d+)/, (_, n) => `--events ${Math.ceil(Number(n) / 10)}`)
       : `${c} --events 200`;
+    const events = Number(/--events (\d+)/.exec(c)?.[1]);
+    const rate = Math.ceil(events / DELIVERY_SECONDS);
+    if (Number(/--rate (\d+)/.exec(c)?.[1] ?? 200) < rate)
+      c = /--rate \d+/.test(c) ? c.replace(/--rate \d+/, `--rate ${rate}`) : `${c} --rate ${rate}`;
   }
   return c;
 }

@@ -211,8 +211,12 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       { cwd: ROOT, timeout: 100_000 },
     );
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/management API: http:\/\/127\.0\.0\.1:\d+; 2 apps connected/);
+    expect(run.stdout).toMatch(
+      /management API: http:\/\/127\.0\.0\.1:\d+ \(up while this simulation runs, stopped when it ends\); 2 apps connected/,
+    );
     expect(run.stdout).toContain("npx webhook rotate-credentials");
+    // #42 item 10: the environment it printed stops working when it exits, and it says so.
+    expect(run.stdout).toContain("management API stopped: the environment printed above no longer connects");
     const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
     const known = await registry.list();
     expect(known.get("cli-1")?.webhook?.url).toBe(stack.info.webhookUrl);

@@ -4,20 +4,20 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { bundleFunction, FUNCTION_ENTRIES, SQL_DIR } from "../../infra/bundling";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
 import { createBucket, testClients, uniqueName } from "../support/aws";
+import { runtimeClientEntry } from "../support/runtime-client";
 
 /**
  * Each function's bundle as Lambda's Node images load it: started by `aws-lambda-ric` (the
- * runtime interface client those images run, pinned at 4.0.2; its linux x64 add-on ships
- * prebuilt, its install scripts are not run), against a small local Runtime API, and invoked once
- * with a probe event. It must load (no init error), answer, and write its log lines.
+ * runtime interface client those images run, pinned at 4.0.2; installed on first use into
+ * node_modules/.cache, as its add-on builds from source: see support/runtime-client.ts), against a
+ * small local Runtime API, and invoked once with a probe event. It must load (no init error),
+ * answer, and write its log lines.
  */
 
-const RIC = fileURLToPath(new URL("../../node_modules/aws-lambda-ric/index.mjs", import.meta.url));
 const REQUEST_ID = "8f5e0a4c-probe";
 
 /** What the runtime client told the Runtime API during one invocation. */
@@ -76,11 +76,11 @@ async function runtimeApi(event: unknown) {
 }
 
 /** Starts the bundle in `taskRoot` under the runtime client; resolves with its answer and its output lines. */
-async function invokeUnderRic(taskRoot: string, env: Record<string, string>, event: unknown) {
+async function invokeUnderRic(ric: string, taskRoot: string, env: Record<string, string>, event: unknown) {
   const api = await runtimeApi(event);
   let stdout = "";
   let stderr = "";
-  const child: ChildProcess = spawn(process.execPath, [RIC], {
+  const child: ChildProcess = spawn(process.execPath, [ric], {
     cwd: taskRoot,
     env: {
       PATH: process.env.PATH ?? "",
@@ -140,13 +140,16 @@ const emptySqsBatch = { Records: [] };
 describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface client)", () => {
   let dir: string;
   let bucket: string;
+  let ric: string;
   const endpoint = inject("fauxqsEndpoint");
   const local = { LOCAL_AWS_ENDPOINT: endpoint };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "ric-"));
     bucket = await createBucket(testClients().s3, uniqueName("ric"));
-  });
+    // Its first install builds the add-on (a minute or two on a busy machine); then it is cached.
+    ric = await runtimeClientEntry();
+  }, 600_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const cases: Array<{
@@ -268,7 +271,7 @@ describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface clie
       });
 
       // Act
-      const { answer, lines } = await invokeUnderRic(taskRoot, c.env(), c.event);
+      const { answer, lines } = await invokeUnderRic(ric, taskRoot, c.env(), c.event);
 
       // Assess: the answer was posted as the invocation's response (not an init error), or as the
       // handler's own error where the probe makes it fail.

@@ -12,16 +12,19 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
-import { type LocalStackInfo, readStackInfo, stateDir } from "../local/state";
+import { type LocalStackInfo, readStackInfo, readStats, stateDir } from "../local/state";
 import { MANAGEMENT_ENV, resolveDeployment } from "../ops/app-connection";
 import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
 import { activityHint, historyDays, historyStartAt, parseHistoryStart } from "../simulate/history-start";
 import { startManagementApi } from "../simulate/management-api";
 import { simulatedApiKey } from "../simulate/platform-api";
 import { runSimulation, type SimulationReport } from "../simulate/run";
+import { chooseSeed, DEFAULT_SEED } from "../simulate/seed-choice";
 import { summaryLines } from "../simulate/summary";
 
 interface SimulateOptions {
+  /** Whether `--seed` was typed (else it is the default, which a run may move past: seed-choice.ts). */
+  seedGiven?: boolean;
   connect?: boolean;
   managementPort?: number;
   url?: string;
@@ -89,11 +92,22 @@ async function simulate(o: SimulateOptions): Promise<void> {
   } catch (error) {
     if (!o.url) throw new UserFacingError((error as Error).message);
   }
-  const apps = String(o.apps ?? `sim-s${o.seed}-a1,sim-s${o.seed}-a2`)
-    .split(",")
+  const given = o.apps
+    ?.split(",")
     .map((a) => a.trim())
     .filter(Boolean);
-  if (apps.length === 0) throw new UserFacingError("--apps needs at least one app id");
+  if (given?.length === 0) throw new UserFacingError("--apps needs at least one app id");
+  // The stack's own counters say which apps already hold events (a stack elsewhere: none known).
+  const counted = stack && (!o.url || o.url === stack.webhookUrl) ? readStats(stateDir(o.stateDir)).apps : {};
+  const choice = chooseSeed({
+    seed: o.seed,
+    seedGiven: Boolean(o.seedGiven),
+    apps: given,
+    checkOnly: Boolean(o.checkOnly || o.replay),
+    hasEvents: (app) => Object.keys(counted[app] ?? {}).length > 0,
+  });
+  const { apps, seed } = choice;
+  if (choice.note) console.log(choice.note);
   console.log(`apps: ${apps.join(", ")}  (query them with --app <id>)`);
 
   const bar = new SingleBar({
@@ -119,13 +133,13 @@ async function simulate(o: SimulateOptions): Promise<void> {
       events: o.events,
       rate: o.rate,
       concurrency: o.concurrency,
-      seed: o.seed,
+      seed,
       apps,
       // Activity figures are recomputed per UTC day and the console shows the last 7: unless
       // --start says otherwise, the history ends a minute ago.
       startAt: historyStartAt({
         start: o.start,
-        spanSeconds: o.start === undefined ? spanSeconds(o.events, o.seed, apps) : 0,
+        spanSeconds: o.start === undefined ? spanSeconds(o.events, seed, apps) : 0,
         nowMs: Date.now(),
       }),
       ...(o.activity ? { activity: true } : {}),
@@ -190,7 +204,10 @@ async function simulate(o: SimulateOptions): Promise<void> {
   } finally {
     bar.stop();
     process.off("SIGINT", interrupt);
-    await platform?.server.close();
+    if (platform) {
+      await platform.server.close();
+      console.log("management API stopped: the environment printed above no longer connects");
+    }
   }
 }
 
@@ -232,7 +249,11 @@ async function connectedPlatform(apps: readonly string[], o: SimulateOptions) {
   } finally {
     deployment.destroy();
   }
-  console.log(`management API: ${server.url}; ${apps.length} apps connected. To rotate under this traffic:`);
+  // The double lives as long as this process: the environment printed is for the traffic's time.
+  const connected = `${apps.length} app${apps.length === 1 ? "" : "s"} connected`;
+  console.log(
+    `management API: ${server.url} (up while this simulation runs, stopped when it ends); ${connected}. To rotate under this traffic, in another terminal:`,
+  );
   console.log(
     `  ${MANAGEMENT_ENV.url}=${server.url} ${MANAGEMENT_ENV.key}=${key} ${MANAGEMENT_ENV.secret}=${secret} npx webhook rotate-credentials`,
   );
@@ -247,7 +268,12 @@ const program = new Command("simulate")
   .option("--events <n>", "number of events to generate", integer(1, 10_000_000), 2000)
   .option("--rate <n>", "deliveries per second", decimal(0, 100_000, { exclusiveMin: true }), 200)
   .option("--concurrency <n>", "requests in flight", integer(1, 1024), 8)
-  .option("--seed <n>", "random seed (same seed, same history)", integer(0, 2 ** 31 - 1), 7)
+  .option(
+    "--seed <n>",
+    `random seed (same seed, same history; default ${DEFAULT_SEED}, or the next seed whose apps hold no events yet)`,
+    integer(0, 2 ** 31 - 1),
+    DEFAULT_SEED,
+  )
   .option(
     "--apps <ids>",
     "comma-separated app ids (default: two apps named after the seed, so runs with other seeds do not collide)",
@@ -267,7 +293,7 @@ const program = new Command("simulate")
   )
   .option(
     "--activity",
-    "after the check, recompute the history's days and check the activity figures too (give a seed not sent before to the state directory)",
+    "after the check, recompute the history's days and check the activity figures too (with --seed or --apps: ones not sent to this stack before)",
   )
   .option("--out <file>", "write the generated history to a file")
   .option("--replay <file>", "replay a history written by --out")
@@ -298,7 +324,9 @@ const program = new Command("simulate")
     "play the platform's management API: connect every app to the local stack first, then deliver each event only to its app's enabled webhooks, with their credentials and triggers (rotate-credentials in another terminal rotates under this traffic)",
   )
   .option("--management-port <port>", "port of that management API (default: any)", integer(0, 65535))
-  .action((o: SimulateOptions) => simulate(o));
+  .action((o: SimulateOptions, command: Command) =>
+    simulate({ ...o, seedGiven: command.getOptionValueSource("seed") !== "default" }),
+  );
 
 const code = await runProgram(program, process.argv.slice(2));
 if (code !== 0) process.exitCode = code;
