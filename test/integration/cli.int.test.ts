@@ -76,6 +76,21 @@ describe("the command-line tools", () => {
     },
   );
 
+  // #42 (walk): `replay --to-stream --from today` was refused while `rollup` and `query activity`
+  // took it: every day option takes `today` and `yesterday` (past parsing, no stack: exit code 1).
+  it.each([
+    [["replay", "--to-stream", "--app", "a", "--from", "yesterday", "--to", "today"]],
+    [["rederive", "--from", "today", "--to", "today"]],
+    [["sql", "SELECT 1", "--from", "yesterday", "--to", "today"]],
+    [["resend", "0123456789ab", "--date", "today"]],
+    [["query", "event", "0123456789ab", "--date", "yesterday"]],
+    [["query", "quarantine", "--app", "a", "--date", "today"]],
+  ])("%j takes today and yesterday as days", async (args) => {
+    const { code, stderr } = await webhook(...args);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error: no local stack is running/);
+  });
+
   it("an unknown command of the dispatcher is a usage error", async () => {
     expect((await webhook("deploy")).code).toBe(2);
   });

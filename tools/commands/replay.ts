@@ -16,7 +16,7 @@ import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { subscriptionCount } from "../../shared/stream/subscriptions";
 import { archiveLeaseFor, sayWhoHoldsTheArchive } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
-import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
 import { replayToStream } from "../ops/stream";
@@ -145,8 +145,8 @@ const program = withTarget(
   new Command("replay")
     .description("Re-project events from the raw archive into the tables (local stack by default)")
     .option("--app <appId>", "one app (default: all)")
-    .option("--from <date>", "first receipt date, YYYY-MM-DD", isoDate)
-    .option("--to <date>", "last receipt date, YYYY-MM-DD", isoDate)
+    .option("--from <date>", "first receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
+    .option("--to <date>", "last receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--trigger <trigger...>", "only these triggers", knownTrigger)
     .option(
       "--quarantine",
