@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -89,6 +90,26 @@ describe("the command-line tools", () => {
     const { code, stderr } = await webhook(...args);
     expect(code).toBe(1);
     expect(stderr).toMatch(/^error: no local stack is running/);
+  });
+
+  // #42 (walk): a second simulation while one runs found the recordings' port taken and printed a
+  // stack trace (`Error: listen EADDRINUSE … 8099`).
+  it("simulate whose recordings port is taken says so in one line, naming --files-port", async () => {
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (held.address() as AddressInfo).port;
+      const { code, stderr } = await webhook(
+        ...["simulate", "--events", "5", "--url", "http://127.0.0.1:9/webhook", "--no-check"],
+        ...["--files-port", String(port)],
+      );
+      expect(code).toBe(1);
+      expect(stderr).toContain(`error: port ${port} is already in use`);
+      expect(stderr).toContain("--files-port <port>");
+      noStackTrace(stderr);
+    } finally {
+      held.close();
+    }
   });
 
   it("an unknown command of the dispatcher is a usage error", async () => {
