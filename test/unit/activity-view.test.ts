@@ -175,6 +175,23 @@ describe("query activity fits a terminal (#42 item 2)", () => {
   });
 });
 
+describe("query activity --top of a day with no message (#42, walk)", () => {
+  it("says there is nothing to rank, where it printed nothing at all (exit code 0)", async () => {
+    const quiet: ActivityStore = {
+      ...memoryStore([storedDay("2026-03-02", true), storedDay("2026-03-03", false)]),
+      topGroups: async () => [],
+      topUsers: async () => [],
+    };
+    for (const top of ["users", "groups"] as const) {
+      const { lines } = await printed(quiet, { top });
+      const what = top === "groups" ? "a group" : "";
+      expect(prose(lines)).toContain(
+        `2026-03-02 … 2026-03-03: no message${what ? ` to ${what}` : ""}, so no ${top.slice(0, -1)} to rank.`,
+      );
+    }
+  });
+});
+
 describe("query activity --heatmap's hours (#42 item 3)", () => {
   const store = memoryStore([storedDay("2026-03-02", true), storedDay("2026-03-03", false)]);
   const hours = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, "0"));

@@ -307,6 +307,8 @@ export async function activityView(
   if (o.hourly || o.top) {
     const json = [];
     const rows: Row[] = [];
+    // Computed days with nothing to rank: said, rather than printing nothing at all.
+    const unranked: string[] = [];
     for (const d of days) {
       if (o.hourly) {
         const hours = await store.hours(o.app, d.day);
@@ -324,13 +326,17 @@ export async function activityView(
             ? await store.topGroups(o.app, d.day, o.limit)
             : await store.topUsers(o.app, d.day, o.limit);
         json.push({ day: d.day, ...stamp(d), [o.top === "groups" ? "groups" : "users"]: top });
+        if (top.length === 0) unranked.push(d.day);
         top.forEach((t, i) => {
           rows.push({ day: d.day, rank: i + 1, ...t, final: d.final });
         });
       }
     }
     const columns = o.wide || o.top ? [...new Set(rows.flatMap((r) => Object.keys(r)))] : HOUR_COLUMNS_FIRST;
-    return { json, rows, lines: textLines([{ columns, rows }], notComputed, o.wide) };
+    const nothingToRank = dayRanges(unranked).map((r) => ({
+      text: `${rangeText(r)}: no message${o.top === "groups" ? " to a group" : ""}, so no ${o.top === "groups" ? "group" : "user"} to rank.`,
+    }));
+    return { json, rows, lines: textLines([{ columns, rows }], [...notComputed, ...nothingToRank], o.wide) };
   }
   const rows = [
     ...days.map((d) => {
