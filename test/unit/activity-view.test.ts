@@ -192,6 +192,22 @@ describe("query activity --top of a day with no message (#42, walk)", () => {
   });
 });
 
+describe("query activity --latency of a day with nothing measured (#42, walk)", () => {
+  it("leaves the percentiles blank, where it printed 0 s", async () => {
+    const store = memoryStore([
+      storedDay("2026-03-02", true, { first_responses: 0, first_response_p50_ms: 0 }),
+    ]);
+    const { lines } = await printed(store, { latency: true, from: "2026-03-02", to: "2026-03-02" });
+    const row = (measure: string) =>
+      lines
+        .find((l) => l.startsWith(`2026-03-02  ${measure} `))
+        ?.trim()
+        .split(/\s+/);
+    expect(row("first_response")).toEqual(["2026-03-02", "first_response", "0"]);
+    expect(row("read")).toEqual(["2026-03-02", "read", "175", "0", "0", "4474"]);
+  });
+});
+
 describe("query activity --heatmap's hours (#42 item 3)", () => {
   const store = memoryStore([storedDay("2026-03-02", true), storedDay("2026-03-03", false)]);
   const hours = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, "0"));

@@ -480,21 +480,25 @@ function latencySections(days: readonly StoredDay[], missing: readonly string[])
   return [
     {
       title:
-        "First response (1:1 replies), delivery and read times, in seconds: nearest-rank percentiles of the day's messages.",
+        "First response (1:1 replies), delivery and read times, in seconds: nearest-rank percentiles of the day's messages, blank when there is none to measure (first responses: no p99).",
       columns,
       rows: byDay(
         days,
         missing,
         columns,
       )((d) =>
-        LATENCY_MEASURES.map(([measure, count, p]) => ({
-          day: d.day,
-          measure,
-          count: figures(d)[count],
-          p50_s: seconds(figures(d)[`${p}50_ms`]),
-          p90_s: seconds(figures(d)[`${p}90_ms`]),
-          p99_s: seconds(figures(d)[`${p}99_ms`]),
-        })),
+        LATENCY_MEASURES.map(([measure, count, p]) => {
+          // A percentile of nothing measured is no time at all, not 0 s.
+          const of = (ms: number | undefined) => (figures(d)[count] ? seconds(ms) : "");
+          return {
+            day: d.day,
+            measure,
+            count: figures(d)[count],
+            p50_s: of(figures(d)[`${p}50_ms`]),
+            p90_s: of(figures(d)[`${p}90_ms`]),
+            p99_s: of(figures(d)[`${p}99_ms`]),
+          };
+        }),
       ),
     },
   ];
