@@ -112,6 +112,16 @@ describe("the command-line tools", () => {
     }
   });
 
+  // #42 (walk): `npx webhook help` and `npx webhook --version` were unknown commands (exit code 2).
+  it("help, help <command> and --version of the dispatcher answer as git and npm do", async () => {
+    const usage = await webhook("help");
+    expect([usage.code, usage.stdout]).toEqual([0, expect.stringMatching(/^usage: webhook <start\|/)]);
+    const help = await webhook("help", "rollup");
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage: rollup [options]")]);
+    const version = await webhook("--version");
+    expect([version.code, version.stdout.trim()]).toEqual([0, VERSION]);
+  });
+
   it("an unknown command of the dispatcher is a usage error", async () => {
     expect((await webhook("deploy")).code).toBe(2);
   });
