@@ -170,7 +170,7 @@ describe("query activity fits a terminal (#42 item 2)", () => {
       "true",
     ]);
     expect(lines.join("\n")).toContain(
-      "2026-03-01: not computed yet; the rollup computes it:\n    npx webhook rollup --from 2026-03-01 --to 2026-03-01",
+      "2026-03-01: not computed yet; the rollup computes it:\n    npx webhook rollup --app app-1 --from 2026-03-01 --to 2026-03-01",
     );
   });
 });

@@ -291,7 +291,9 @@ export async function activityView(
   const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
   const notComputed = dayRanges(missing).map((r) => ({
     text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
-    run: `npx webhook rollup --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
+    // For this app: a day without its events is then written as zeros, where a pass over every
+    // app writes nothing for it, and this note would come back after the command it gave.
+    run: `npx webhook rollup --app ${shellWord(o.app)} --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
   }));
   if (o.heatmap)
     return onlineHeatmap(
