@@ -422,6 +422,19 @@ describe("figures from the day sets say why they are blank (#42 item 6)", () => 
     expect(members[0]?.split(/\s+/).slice(1)).toEqual(["0", "0", "0", "0", "0", "0", "0"]);
     expect(members[1]?.split(/\s+/).slice(1)).toEqual(Array(5).fill(BLANK));
   });
+
+  it("--groups (#42, walk): a day not computed for the app is — with the rollup to run, and today's note names no users' command", async () => {
+    const without = memoryStore(days.filter((d) => d.day !== "2026-03-02"));
+    const { lines } = await printed(without, { ...o, groups: true }, await setsWritten());
+    const rollup = lines.find((l) => l.startsWith("2026-03-02"));
+    expect(rollup?.split(/\s+/).slice(1)).toEqual(Array(7).fill(BLANK));
+    const text = prose(lines);
+    expect(text).toContain(
+      "2026-03-02: not computed yet; the rollup computes it: npx webhook rollup --app app-1 --from 2026-03-02 --to 2026-03-02",
+    );
+    expect(text).toContain("— 2026-03-05: not closed yet: closes at 2026-03-06T02:00:00Z");
+    expect(text).not.toContain("active users");
+  });
 });
 
 describe("call figures that read as what they are (#42 item 7)", () => {

@@ -286,7 +286,6 @@ export async function activityView(
 ): Promise<ActivityViewResult> {
   if ((o.users || o.retention) && sets) return usersView(store, sets, o);
   const days = await store.days(o.app, o.from, o.to);
-  if (o.groups && sets) return groupsView(store, days, sets, o);
   const known = new Set(days.map((d) => d.day));
   const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
   const notComputed = dayRanges(missing).map((r) => ({
@@ -295,6 +294,7 @@ export async function activityView(
     // app writes nothing for it, and this note would come back after the command it gave.
     run: `npx webhook rollup --app ${shellWord(o.app)} --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
   }));
+  if (o.groups && sets) return groupsView(store, days, sets, o, notComputed);
   if (o.heatmap)
     return onlineHeatmap(
       store,
@@ -638,7 +638,11 @@ const closesAt = (day: string, o: ActivityViewOptions) =>
  *
  * @example blankNotes({ reasons: new Map([["2026-01-02", "not written"]]) }, o)[0].run // "npx webhook rollup --from 2026-01-02 --to 2026-01-02"
  */
-function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOptions): BlankNote[] {
+function blankNotes(
+  { reasons: blank, firstWritten }: Blanks,
+  o: ActivityViewOptions,
+  todaySoFar = true,
+): BlankNote[] {
   const now = o.now ?? Date.now();
   const args = o.targetArgs ?? "";
   const today = utcDay(now);
@@ -680,9 +684,11 @@ function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOpt
         notes.push({
           ...base,
           text: `${rangeText(range)}: not closed yet: ${one ? "closes" : "close"} ${when}.${
-            from <= today && today <= to ? " Today's active users so far are its active_users:" : ""
+            todaySoFar && from <= today && today <= to
+              ? " Today's active users so far are its active_users:"
+              : ""
           }`,
-          ...(from <= today && today <= to
+          ...(todaySoFar && from <= today && today <= to
             ? {
                 run: `npx webhook query activity --app ${shellWord(o.app)} --from ${today} --to ${today}${args}`,
               }
@@ -838,6 +844,7 @@ async function groupsView(
   days: readonly StoredDay[],
   sets: UserSetStore,
   o: ActivityViewOptions,
+  notComputed: readonly Note[],
 ): Promise<ActivityViewResult> {
   const closedThrough = await closedThroughOf(sets);
   const history = await groupsOverTime(sets, o.app, o.from, o.to, closedThrough);
@@ -846,7 +853,8 @@ async function groupsView(
   const figures = new Map(days.map((d) => [d.day, d.figures]));
   const figuresOf = (day: string) =>
     Object.fromEntries(GROUP_COLUMNS.map((f) => [f, figures.get(day)?.[f] ?? null]));
-  const notes = blankNotes(blanks, o);
+  // Today's group figures so far are the rollup's, in the same view: no other command to give.
+  const notes = blankNotes(blanks, o, false);
   const json = {
     closedThrough: closedThrough || null,
     days: history.map((h) => {
@@ -870,7 +878,10 @@ async function groupsView(
     const b = "blank" in d;
     return {
       day: d.day,
-      ...Object.fromEntries(Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? (b ? BLANK : "")])),
+      // A day the rollup has not computed for the app is `—` too, its note below.
+      ...Object.fromEntries(
+        Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? (b || !figures.has(d.day) ? BLANK : "")]),
+      ),
       members_at_start: shownOr(b, d.membersAtStart),
       members_at_end: shownOr(b, d.membersAtEnd),
       churn: b ? BLANK : d.churn === null ? "" : d.churn.toFixed(3),
@@ -903,7 +914,7 @@ async function groupsView(
     rows,
     lines: textLines(
       sections,
-      notes.map((n) => ({ ...n, text: `${BLANK} ${n.text}` })),
+      [...notComputed, ...notes.map((n) => ({ ...n, text: `${BLANK} ${n.text}` }))],
       o.wide,
     ),
   };
