@@ -2,6 +2,7 @@
 // `npx webhook <command> …`: the project's command-line tools without npm's own banner on stdout,
 // so that `--json` output is pure JSON (`npm run <command>` prints npm's "> script" lines first).
 // It runs on the Node that npx puts first on PATH: the project's node_modules/.bin/node (Node 24).
+import { readFileSync } from "node:fs";
 import { distance } from "fastest-levenshtein";
 import { register } from "tsx/esm/api";
 
@@ -49,12 +50,19 @@ const ELSEWHERE = {
   test: "the tests are `npm test` (docs/tests.md)",
 };
 
-const [command, ...rest] = process.argv.slice(2);
+const [typed, ...args] = process.argv.slice(2);
+// `webhook help <command>` is `webhook <command> --help`, as git and npm take it.
+const [command, rest] = typed === "help" && args[0] !== undefined ? [args[0], ["--help"]] : [typed, args];
 const entry = Object.hasOwn(COMMANDS, command ?? "") ? COMMANDS[command] : undefined;
 if (!entry) {
   const usage = `usage: webhook <${Object.keys(COMMANDS).join("|")}> [options]  (webhook <command> --help)\n`;
-  if (command === undefined || command === "--help" || command === "-h") {
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     process.stdout.write(usage);
+    process.exit(0);
+  }
+  if (command === "--version" || command === "-V") {
+    const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    process.stdout.write(`${version}\n`);
     process.exit(0);
   }
   const guesses = similar(command);

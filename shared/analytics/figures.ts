@@ -124,7 +124,7 @@ export interface UserActivity {
 /** One day of an app: its figures, its hours, its busiest groups and users, its messages by kind. */
 export interface DayActivity {
   figures: Figures;
-  /** Hours 0..23 (up to the hour of the computation, for the current day). */
+  /** Hours 0..23, the current day's too: its hours after the computation carry the level online and the calls in progress forward. */
   hours: Array<{ hour: number; figures: Figures }>;
   /** Most messages first, ties by id. */
   topGroups: GroupActivity[];

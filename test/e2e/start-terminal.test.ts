@@ -65,6 +65,10 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
         .toMatch(/Z {2}accepted 6 {2}refused 1 {2}projected 5 {2}quarantined 1 {2}queued 0 {2}failed 5$/m);
       const output = stack.output();
       expect(output).toContain(`Webhook URL   http://127.0.0.1:${port}/webhook`);
+      // The README's simulation, without a seed: on a stack that holds seed 7's apps it picks a
+      // fresh seed, where `--seed 7` (the banner's, before) reported the earlier run as differences.
+      expect(output).toContain("npm run simulate -- --events 5000 --rate 200 ");
+      expect(output).not.toMatch(/npm run simulate .*--seed/);
       expect(output).toMatch(/projector WARN event failed; SQS will retry it/);
       expect(output).toMatch(/projector WARN dead-lettered after 5 failed receives/);
       // No line per event, nor per batch: the banner stays in sight.

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -75,6 +76,51 @@ describe("the command-line tools", () => {
       if (args.includes("--json")) expect(stdout).toBe("");
     },
   );
+
+  // #42 (walk): `replay --to-stream --from today` was refused while `rollup` and `query activity`
+  // took it: every day option takes `today` and `yesterday` (past parsing, no stack: exit code 1).
+  it.each([
+    [["replay", "--to-stream", "--app", "a", "--from", "yesterday", "--to", "today"]],
+    [["rederive", "--from", "today", "--to", "today"]],
+    [["sql", "SELECT 1", "--from", "yesterday", "--to", "today"]],
+    [["resend", "0123456789ab", "--date", "today"]],
+    [["query", "event", "0123456789ab", "--date", "yesterday"]],
+    [["query", "quarantine", "--app", "a", "--date", "today"]],
+  ])("%j takes today and yesterday as days", async (args) => {
+    const { code, stderr } = await webhook(...args);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^error: no local stack is running/);
+  });
+
+  // #42 (walk): a second simulation while one runs found the recordings' port taken and printed a
+  // stack trace (`Error: listen EADDRINUSE … 8099`).
+  it("simulate whose recordings port is taken says so in one line, naming --files-port", async () => {
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (held.address() as AddressInfo).port;
+      const { code, stderr } = await webhook(
+        ...["simulate", "--events", "5", "--url", "http://127.0.0.1:9/webhook", "--no-check"],
+        ...["--files-port", String(port)],
+      );
+      expect(code).toBe(1);
+      expect(stderr).toContain(`error: port ${port} is already in use`);
+      expect(stderr).toContain("--files-port <port>");
+      noStackTrace(stderr);
+    } finally {
+      held.close();
+    }
+  });
+
+  // #42 (walk): `npx webhook help` and `npx webhook --version` were unknown commands (exit code 2).
+  it("help, help <command> and --version of the dispatcher answer as git and npm do", async () => {
+    const usage = await webhook("help");
+    expect([usage.code, usage.stdout]).toEqual([0, expect.stringMatching(/^usage: webhook <start\|/)]);
+    const help = await webhook("help", "rollup");
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Usage: rollup [options]")]);
+    const version = await webhook("--version");
+    expect([version.code, version.stdout.trim()]).toEqual([0, VERSION]);
+  });
 
   it("an unknown command of the dispatcher is a usage error", async () => {
     expect((await webhook("deploy")).code).toBe(2);

@@ -170,8 +170,41 @@ describe("query activity fits a terminal (#42 item 2)", () => {
       "true",
     ]);
     expect(lines.join("\n")).toContain(
-      "2026-03-01: not computed yet; the rollup computes it:\n    npx webhook rollup --from 2026-03-01 --to 2026-03-01",
+      "2026-03-01: not computed yet; the rollup computes it:\n    npx webhook rollup --app app-1 --from 2026-03-01 --to 2026-03-01",
     );
+  });
+});
+
+describe("query activity --top of a day with no message (#42, walk)", () => {
+  it("says there is nothing to rank, where it printed nothing at all (exit code 0)", async () => {
+    const quiet: ActivityStore = {
+      ...memoryStore([storedDay("2026-03-02", true), storedDay("2026-03-03", false)]),
+      topGroups: async () => [],
+      topUsers: async () => [],
+    };
+    for (const top of ["users", "groups"] as const) {
+      const { lines } = await printed(quiet, { top });
+      const what = top === "groups" ? "a group" : "";
+      expect(prose(lines)).toContain(
+        `2026-03-02 … 2026-03-03: no message${what ? ` to ${what}` : ""}, so no ${top.slice(0, -1)} to rank.`,
+      );
+    }
+  });
+});
+
+describe("query activity --latency of a day with nothing measured (#42, walk)", () => {
+  it("leaves the percentiles blank, where it printed 0 s", async () => {
+    const store = memoryStore([
+      storedDay("2026-03-02", true, { first_responses: 0, first_response_p50_ms: 0 }),
+    ]);
+    const { lines } = await printed(store, { latency: true, from: "2026-03-02", to: "2026-03-02" });
+    const row = (measure: string) =>
+      lines
+        .find((l) => l.startsWith(`2026-03-02  ${measure} `))
+        ?.trim()
+        .split(/\s+/);
+    expect(row("first_response")).toEqual(["2026-03-02", "first_response", "0"]);
+    expect(row("read")).toEqual(["2026-03-02", "read", "175", "0", "0", "4474"]);
   });
 });
 
@@ -388,6 +421,19 @@ describe("figures from the day sets say why they are blank (#42 item 6)", () => 
     const members = lines.filter((l) => l.startsWith("2026-03-04"));
     expect(members[0]?.split(/\s+/).slice(1)).toEqual(["0", "0", "0", "0", "0", "0", "0"]);
     expect(members[1]?.split(/\s+/).slice(1)).toEqual(Array(5).fill(BLANK));
+  });
+
+  it("--groups (#42, walk): a day not computed for the app is — with the rollup to run, and today's note names no users' command", async () => {
+    const without = memoryStore(days.filter((d) => d.day !== "2026-03-02"));
+    const { lines } = await printed(without, { ...o, groups: true }, await setsWritten());
+    const rollup = lines.find((l) => l.startsWith("2026-03-02"));
+    expect(rollup?.split(/\s+/).slice(1)).toEqual(Array(7).fill(BLANK));
+    const text = prose(lines);
+    expect(text).toContain(
+      "2026-03-02: not computed yet; the rollup computes it: npx webhook rollup --app app-1 --from 2026-03-02 --to 2026-03-02",
+    );
+    expect(text).toContain("— 2026-03-05: not closed yet: closes at 2026-03-06T02:00:00Z");
+    expect(text).not.toContain("active users");
   });
 });
 

@@ -5,6 +5,7 @@ import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
+import { forwardedLine } from "../../tools/ops/listen";
 import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
@@ -298,5 +299,19 @@ describe("mistakes get help (#42 item 5)", () => {
     expect(
       nearestApps("sim-s7-a9", ["other-app", "sim-s7-a1", "sim-s7-a2", "sim-s8-a1", "sim-s7-a9"]),
     ).toEqual(["sim-s7-a1", "sim-s7-a2", "sim-s8-a1"]);
+  });
+});
+
+describe("listen --forward-to's line per message (#42, walk)", () => {
+  const url = "http://127.0.0.1:4000/hooks";
+
+  it("says when the endpoint took a message only after a retry, as the failure says its attempts", () => {
+    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true })).toBe(`  → POST ${url} [200]`);
+    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true })).toBe(
+      `  → POST ${url} [200] at attempt 2 (retried)`,
+    );
+    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false })).toBe(
+      `  → POST ${url} failed after 5 attempt(s) [no answer]: dropped (replay --to-stream sends it again)`,
+    );
   });
 });

@@ -286,13 +286,15 @@ export async function activityView(
 ): Promise<ActivityViewResult> {
   if ((o.users || o.retention) && sets) return usersView(store, sets, o);
   const days = await store.days(o.app, o.from, o.to);
-  if (o.groups && sets) return groupsView(store, days, sets, o);
   const known = new Set(days.map((d) => d.day));
   const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
   const notComputed = dayRanges(missing).map((r) => ({
     text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
-    run: `npx webhook rollup --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
+    // For this app: a day without its events is then written as zeros, where a pass over every
+    // app writes nothing for it, and this note would come back after the command it gave.
+    run: `npx webhook rollup --app ${shellWord(o.app)} --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
   }));
+  if (o.groups && sets) return groupsView(store, days, sets, o, notComputed);
   if (o.heatmap)
     return onlineHeatmap(
       store,
@@ -307,6 +309,8 @@ export async function activityView(
   if (o.hourly || o.top) {
     const json = [];
     const rows: Row[] = [];
+    // Computed days with nothing to rank: said, rather than printing nothing at all.
+    const unranked: string[] = [];
     for (const d of days) {
       if (o.hourly) {
         const hours = await store.hours(o.app, d.day);
@@ -324,13 +328,17 @@ export async function activityView(
             ? await store.topGroups(o.app, d.day, o.limit)
             : await store.topUsers(o.app, d.day, o.limit);
         json.push({ day: d.day, ...stamp(d), [o.top === "groups" ? "groups" : "users"]: top });
+        if (top.length === 0) unranked.push(d.day);
         top.forEach((t, i) => {
           rows.push({ day: d.day, rank: i + 1, ...t, final: d.final });
         });
       }
     }
     const columns = o.wide || o.top ? [...new Set(rows.flatMap((r) => Object.keys(r)))] : HOUR_COLUMNS_FIRST;
-    return { json, rows, lines: textLines([{ columns, rows }], notComputed, o.wide) };
+    const nothingToRank = dayRanges(unranked).map((r) => ({
+      text: `${rangeText(r)}: no message${o.top === "groups" ? " to a group" : ""}, so no ${o.top === "groups" ? "group" : "user"} to rank.`,
+    }));
+    return { json, rows, lines: textLines([{ columns, rows }], [...notComputed, ...nothingToRank], o.wide) };
   }
   const rows = [
     ...days.map((d) => {
@@ -474,21 +482,25 @@ function latencySections(days: readonly StoredDay[], missing: readonly string[])
   return [
     {
       title:
-        "First response (1:1 replies), delivery and read times, in seconds: nearest-rank percentiles of the day's messages.",
+        "First response (1:1 replies), delivery and read times, in seconds: nearest-rank percentiles of the day's messages, blank when there is none to measure (first responses: no p99).",
       columns,
       rows: byDay(
         days,
         missing,
         columns,
       )((d) =>
-        LATENCY_MEASURES.map(([measure, count, p]) => ({
-          day: d.day,
-          measure,
-          count: figures(d)[count],
-          p50_s: seconds(figures(d)[`${p}50_ms`]),
-          p90_s: seconds(figures(d)[`${p}90_ms`]),
-          p99_s: seconds(figures(d)[`${p}99_ms`]),
-        })),
+        LATENCY_MEASURES.map(([measure, count, p]) => {
+          // A percentile of nothing measured is no time at all, not 0 s.
+          const of = (ms: number | undefined) => (figures(d)[count] ? seconds(ms) : "");
+          return {
+            day: d.day,
+            measure,
+            count: figures(d)[count],
+            p50_s: of(figures(d)[`${p}50_ms`]),
+            p90_s: of(figures(d)[`${p}90_ms`]),
+            p99_s: of(figures(d)[`${p}99_ms`]),
+          };
+        }),
       ),
     },
   ];
@@ -626,7 +638,11 @@ const closesAt = (day: string, o: ActivityViewOptions) =>
  *
  * @example blankNotes({ reasons: new Map([["2026-01-02", "not written"]]) }, o)[0].run // "npx webhook rollup --from 2026-01-02 --to 2026-01-02"
  */
-function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOptions): BlankNote[] {
+function blankNotes(
+  { reasons: blank, firstWritten }: Blanks,
+  o: ActivityViewOptions,
+  todaySoFar = true,
+): BlankNote[] {
   const now = o.now ?? Date.now();
   const args = o.targetArgs ?? "";
   const today = utcDay(now);
@@ -668,9 +684,11 @@ function blankNotes({ reasons: blank, firstWritten }: Blanks, o: ActivityViewOpt
         notes.push({
           ...base,
           text: `${rangeText(range)}: not closed yet: ${one ? "closes" : "close"} ${when}.${
-            from <= today && today <= to ? " Today's active users so far are its active_users:" : ""
+            todaySoFar && from <= today && today <= to
+              ? " Today's active users so far are its active_users:"
+              : ""
           }`,
-          ...(from <= today && today <= to
+          ...(todaySoFar && from <= today && today <= to
             ? {
                 run: `npx webhook query activity --app ${shellWord(o.app)} --from ${today} --to ${today}${args}`,
               }
@@ -826,6 +844,7 @@ async function groupsView(
   days: readonly StoredDay[],
   sets: UserSetStore,
   o: ActivityViewOptions,
+  notComputed: readonly Note[],
 ): Promise<ActivityViewResult> {
   const closedThrough = await closedThroughOf(sets);
   const history = await groupsOverTime(sets, o.app, o.from, o.to, closedThrough);
@@ -834,7 +853,8 @@ async function groupsView(
   const figures = new Map(days.map((d) => [d.day, d.figures]));
   const figuresOf = (day: string) =>
     Object.fromEntries(GROUP_COLUMNS.map((f) => [f, figures.get(day)?.[f] ?? null]));
-  const notes = blankNotes(blanks, o);
+  // Today's group figures so far are the rollup's, in the same view: no other command to give.
+  const notes = blankNotes(blanks, o, false);
   const json = {
     closedThrough: closedThrough || null,
     days: history.map((h) => {
@@ -858,7 +878,10 @@ async function groupsView(
     const b = "blank" in d;
     return {
       day: d.day,
-      ...Object.fromEntries(Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? (b ? BLANK : "")])),
+      // A day the rollup has not computed for the app is `—` too, its note below.
+      ...Object.fromEntries(
+        Object.entries(figuresOf(d.day)).map(([f, v]) => [f, v ?? (b || !figures.has(d.day) ? BLANK : "")]),
+      ),
       members_at_start: shownOr(b, d.membersAtStart),
       members_at_end: shownOr(b, d.membersAtEnd),
       churn: b ? BLANK : d.churn === null ? "" : d.churn.toFixed(3),
@@ -891,7 +914,7 @@ async function groupsView(
     rows,
     lines: textLines(
       sections,
-      notes.map((n) => ({ ...n, text: `${BLANK} ${n.text}` })),
+      [...notComputed, ...notes.map((n) => ({ ...n, text: `${BLANK} ${n.text}` }))],
       o.wide,
     ),
   };

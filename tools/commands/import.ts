@@ -20,7 +20,7 @@ import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
 import { type ImportSummary, runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
 import { archiveLeaseFor } from "../analytics/engines";
-import { keyValueLines } from "../cli/format";
+import { count, keyValueLines } from "../cli/format";
 import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
@@ -74,7 +74,9 @@ function reportLines(s: ImportSummary, file: string): string[] {
     ...(s.unsent
       ? ([["not sent yet", `${s.unsent} (run the same command again to send them)`]] as const)
       : []),
-    ...(s.dryRun ? [] : ([["requests", `${s.requests} in ${s.batches} batches`]] as const)),
+    ...(s.dryRun
+      ? []
+      : ([["requests", `${s.requests} in ${count(s.batches, "batch", "batches")}`]] as const)),
   ]);
   const refusals = [
     ...s.invalid.map((r) => ({ ...r, what: "invalid" })),

@@ -9,7 +9,7 @@ import { Command } from "commander";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { archiveRewriterFor, sayWhoHoldsTheArchive } from "../analytics/engines";
 import { keyValueLines } from "../cli/format";
-import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { rederiveArchive } from "../ops/archive-repair";
 import { resolveTarget } from "../target";
 
@@ -62,8 +62,8 @@ const program = withTarget(
       "Derive the event time and natural key of archived lines again, after a change of how they are derived",
     )
     .option("--app <appId>", "one app (default: all)")
-    .option("--from <date>", "first archive date, YYYY-MM-DD", isoDate)
-    .option("--to <date>", "last archive date, YYYY-MM-DD", isoDate)
+    .option("--from <date>", "first archive date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
+    .option("--to <date>", "last archive date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--dry-run", "count what would change, write nothing")
     .option("--json", "one JSON object on stdout"),
 ).action((o: RederiveCliOptions) => run(o));

@@ -15,8 +15,8 @@ import { projectionStores } from "../../shared/projector/stores";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { subscriptionCount } from "../../shared/stream/subscriptions";
 import { archiveLeaseFor, sayWhoHoldsTheArchive } from "../analytics/engines";
-import { keyValueLines } from "../cli/format";
-import { isoDate, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { count, keyValueLines } from "../cli/format";
+import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
 import { replayToStream } from "../ops/stream";
@@ -133,7 +133,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
     return;
   }
   console.log(
-    `${o.dryRun ? "would publish" : "published"} ${report.deliveries - report.failed.length} deliveries from ${report.objects} archive objects to the stream in ${report.requests} requests (${report.chunks} billed 64 KiB chunks); ${report.duplicates} duplicate lines and ${report.refused} refused (quarantined) deliveries skipped`,
+    `${o.dryRun ? "would publish" : "published"} ${count(report.deliveries - report.failed.length, "delivery", "deliveries")} from ${count(report.objects, "archive object")} to the stream in ${count(report.requests, "request")} (${count(report.chunks, "billed 64 KiB chunk")}); ${count(report.duplicates, "duplicate line")} and ${count(report.refused, "refused (quarantined) delivery", "refused (quarantined) deliveries")} skipped`,
   );
   if (report.failed.length)
     throw new UserFacingError(
@@ -145,8 +145,8 @@ const program = withTarget(
   new Command("replay")
     .description("Re-project events from the raw archive into the tables (local stack by default)")
     .option("--app <appId>", "one app (default: all)")
-    .option("--from <date>", "first receipt date, YYYY-MM-DD", isoDate)
-    .option("--to <date>", "last receipt date, YYYY-MM-DD", isoDate)
+    .option("--from <date>", "first receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
+    .option("--to <date>", "last receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--trigger <trigger...>", "only these triggers", knownTrigger)
     .option(
       "--quarantine",

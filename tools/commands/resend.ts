@@ -6,7 +6,7 @@
 import { Command } from "commander";
 import { eventIdPrefix, shortId } from "../cli/event-id";
 import { isoTime } from "../cli/format";
-import { isoDate, runProgram, UserFacingError, withTarget } from "../cli/program";
+import { runProgram, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { resendById } from "../ops/inspect";
 import { resolveTarget } from "../target";
 
@@ -54,7 +54,11 @@ const program = withTarget(
       eventIdPrefix,
     )
     .option("--app <appId>", "where to look (faster)")
-    .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
+    .option(
+      "--date <day>",
+      "its receipt day, YYYY-MM-DD, today or yesterday (faster, with --app)",
+      utcDayOption(),
+    )
     .option("--dry-run", "find it and say what would be sent")
     .option("--json", "one JSON object on stdout"),
 ).action((eventId: string, o: ResendOptions) => run(eventId, o));

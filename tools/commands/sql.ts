@@ -6,7 +6,7 @@ import { SqlQueryError } from "../../shared/platform/errors";
 import { sqlEngineFor } from "../analytics/engines";
 import { explainSqlError, readOnlyRefusal } from "../analytics/sql-errors";
 import { sqlOutputLines } from "../analytics/sql-output";
-import { isoDate, runProgram, UsageError, withTarget } from "../cli/program";
+import { runProgram, UsageError, utcDayOption, withTarget } from "../cli/program";
 import { resolveTarget } from "../target";
 
 interface SqlCliOptions {
@@ -82,8 +82,12 @@ const program = withTarget(
       "--app <appId>",
       "locally: the views hold only this app's lines (with --stack, filter on app = '…')",
     )
-    .option("--from <date>", "locally: first receipt day read, YYYY-MM-DD", isoDate)
-    .option("--to <date>", "locally: last receipt day read, YYYY-MM-DD", isoDate)
+    .option(
+      "--from <date>",
+      "locally: first receipt day read, YYYY-MM-DD (or today, yesterday)",
+      utcDayOption(),
+    )
+    .option("--to <date>", "locally: last receipt day read, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--json", "the rows as one JSON array on stdout")
     .option("--csv", "the rows as CSV on stdout"),
 ).action((statement: string, o: SqlCliOptions) => run(statement, o));

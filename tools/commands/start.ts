@@ -69,7 +69,7 @@ Send an event:
        --data @tools/simulate/templates/group_created.json ${webhookUrl}
 
 In another terminal${elsewhere(o)}:
-  npm run simulate -- --events 5000 --rate 200 --seed 7    today's traffic (ending a minute ago), then a check of the tables
+  npm run simulate -- --events 5000 --rate 200    today's traffic (ending a minute ago), then a check of the tables
   npm run query -- group cometchat-guid-1 --app 2598234fa1e3b9c
   npm run query -- stats
   npx webhook query activity --app sim-s7-a1 --from today --to today   its figures (today's recomputed every minute)

@@ -160,6 +160,18 @@ export async function forwardMessage(
   }
 }
 
+/**
+ * What `listen --forward-to` prints of one message's POST: its status, and the attempts when the
+ * endpoint took it only after a retry (its 5xx, 429 or silence is otherwise invisible).
+ *
+ * @example forwardedLine("http://localhost:4000/hooks", { status: 200, attempts: 2, ok: true }) // "  → POST http://localhost:4000/hooks [200] at attempt 2 (retried)"
+ */
+export function forwardedLine(url: string, result: ForwardResult): string {
+  if (result.ok)
+    return `  → POST ${url} [${result.status}]${result.attempts > 1 ? ` at attempt ${result.attempts} (retried)` : ""}`;
+  return `  → POST ${url} failed after ${result.attempts} attempt(s) [${result.status || "no answer"}]: dropped (replay --to-stream sends it again)`;
+}
+
 export interface ListenOptions {
   /** Print each message as its JSON (one line) on stdout, rather than a readable line. */
   json?: boolean;
@@ -226,11 +238,7 @@ export async function receiveUntilAborted(
       options.out(options.json ? JSON.stringify(envelope) : describeMessage(envelope));
       if (options.forwardTo) {
         const result = await forwardMessage(options.forwardTo, text, envelope);
-        options.err(
-          result.ok
-            ? `  → POST ${options.forwardTo} [${result.status}]`
-            : `  → POST ${options.forwardTo} failed after ${result.attempts} attempt(s) [${result.status || "no answer"}]: dropped (replay --to-stream sends it again)`,
-        );
+        options.err(forwardedLine(options.forwardTo, result));
       }
       await sqs.send(
         new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),

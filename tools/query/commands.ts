@@ -10,7 +10,6 @@ import {
   exitCodeOf,
   expectedMessage,
   integer,
-  isoDate,
   oneOf,
   UsageError,
   UserFacingError,
@@ -327,7 +326,11 @@ function addArchiveCommands(program: Command, run: Run): void {
     .description("where an event is and what it did: its outcome, and each item it touches")
     .argument("<eventId>", "its id, or a prefix of 12 or more hex characters", eventIdPrefix)
     .option("--app <appId>", "where to look (faster)")
-    .option("--date <day>", "its receipt day, YYYY-MM-DD (faster, with --app)", isoDate)
+    .option(
+      "--date <day>",
+      "its receipt day, YYYY-MM-DD, today or yesterday (faster, with --app)",
+      utcDayOption(),
+    )
     .option("--json", "one JSON value on stdout")
     .action(
       run(async (_q, o, target) => {
@@ -373,7 +376,7 @@ function addArchiveCommands(program: Command, run: Run): void {
     .command("quarantine")
     .description("the quarantined events, newest first, with why each was refused")
     .option("--app <appId>", "one app")
-    .option("--date <day>", "one receipt day, YYYY-MM-DD (with --app)", isoDate)
+    .option("--date <day>", "one receipt day, YYYY-MM-DD, today or yesterday (with --app)", utcDayOption())
     .option("--json", "one JSON value on stdout")
     .action(
       run(async (_q, o, target) => {

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { basicAuthorization } from "../../shared/ingest/credentials";
+import { UserFacingError } from "../cli/program";
 import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { queueDepth } from "../ops/queues";
@@ -168,7 +169,13 @@ async function settleAndCheck(report: SimulationReport, stack: LocalStackInfo, o
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   let files: FileServer | undefined;
   try {
-    files = await startFileServer({ port: options.filesPort ?? 0 });
+    files = await startFileServer({ port: options.filesPort ?? 0 }).catch((error: NodeJS.ErrnoException) => {
+      // Another simulation still running holds it: say so in one line, not with a stack trace.
+      if (error.code !== "EADDRINUSE") throw error;
+      throw new UserFacingError(
+        `port ${options.filesPort} is already in use: the simulator serves the history's recordings there (another simulation still running?); let it end, or give this one --files-port <port>`,
+      );
+    });
     const history: GeneratedHistory =
       options.replay ??
       generateHistory({

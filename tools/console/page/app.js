@@ -490,6 +490,8 @@ async function refreshActivity() {
     { key: (d) => d.day },
   );
   const seconds = (ms) => (ms === undefined || ms === null ? "" : String(ms / 1000));
+  // A percentile of nothing measured (no reply, delivery or read that day) is blank, not 0 s.
+  const percentile = (count) => (ms, row) => (row[count] ? seconds(ms) : "");
   const ratio = (x) => (x === null || x === undefined ? "" : x.toFixed(2));
   fillTable(
     $("activity-calls"),
@@ -502,14 +504,14 @@ async function refreshActivity() {
       ["per_call", "participants per call ended (of all calls ended)", ratio],
       ["peak_calls", "most at once"],
       ["chat_to_call", "chat then call"],
-      ["first_response_p50_ms", "reply p50 (s)", seconds],
-      ["first_response_p90_ms", "reply p90 (s)", seconds],
-      ["delivery_latency_p50_ms", "delivered p50 (s)", seconds],
-      ["delivery_latency_p90_ms", "delivered p90 (s)", seconds],
-      ["delivery_latency_p99_ms", "delivered p99 (s)", seconds],
-      ["read_latency_p50_ms", "read p50 (s)", seconds],
-      ["read_latency_p90_ms", "read p90 (s)", seconds],
-      ["read_latency_p99_ms", "read p99 (s)", seconds],
+      ["first_response_p50_ms", "reply p50 (s)", percentile("first_responses")],
+      ["first_response_p90_ms", "reply p90 (s)", percentile("first_responses")],
+      ["delivery_latency_p50_ms", "delivered p50 (s)", percentile("delivery_latencies")],
+      ["delivery_latency_p90_ms", "delivered p90 (s)", percentile("delivery_latencies")],
+      ["delivery_latency_p99_ms", "delivered p99 (s)", percentile("delivery_latencies")],
+      ["read_latency_p50_ms", "read p50 (s)", percentile("read_latencies")],
+      ["read_latency_p90_ms", "read p90 (s)", percentile("read_latencies")],
+      ["read_latency_p99_ms", "read p99 (s)", percentile("read_latencies")],
     ],
     days.map((d) => ({
       day: d.day,
