@@ -124,7 +124,11 @@ export interface UserActivity {
 /** One day of an app: its figures, its hours, its busiest groups and users, its messages by kind. */
 export interface DayActivity {
   figures: Figures;
-  /** Hours 0..23, the current day's too: its hours after the computation carry the level online and the calls in progress forward. */
+  /**
+   * Hours from 0, each hour begun when the day was computed (`hoursBegun`): all 24 of a day that
+   * is over; of today, up to the hour of the computation (so far). An hour not begun has no item:
+   * it was not measured, and the level online it would carry forward is no figure of it (#42).
+   */
   hours: Array<{ hour: number; figures: Figures }>;
   /** Most messages first, ties by id. */
   topGroups: GroupActivity[];

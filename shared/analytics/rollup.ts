@@ -14,6 +14,7 @@ import type { DayPass, RollupLedger } from "./store/rollup-ledger";
 import { hasDaySets, mergeAppDaySets, type UserSetStore, writeDaySets } from "./user-sets";
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 export interface RollupDependencies {
   engine: SqlEngine;
@@ -87,6 +88,18 @@ export function dayStart(day: string): number {
   return Date.parse(`${day}T00:00:00Z`);
 }
 
+/**
+ * How many hours of a day had begun at `at` (ms): 24 once the day is over, none before it
+ * begins, else up to the hour `at` falls in (that hour so far). A day computed at `at` has
+ * figures for these hours only: an hour that had not begun was not measured, and its users
+ * online are not the level carried forward from the last transition (#42).
+ *
+ * @example hoursBegun("2026-01-02", Date.parse("2026-01-02T04:07:00Z")) // 5 (00 to 04)
+ */
+export function hoursBegun(day: string, at: number): number {
+  return Math.min(24, Math.max(0, Math.floor((at - dayStart(day)) / HOUR_MS) + 1));
+}
+
 /** Every day from `from` to `to`, inclusive. @example daysInRange("2026-01-30", "2026-02-01") // 3 days */
 export function daysInRange(from: string, to: string): string[] {
   const days: string[] = [];
@@ -134,7 +147,9 @@ export interface DayActivities {
  * Every app's figures of one day (or one app's, with `app`), computed from the archive in one
  * query, `sql/day-activity.sql`, over the day's raw archive and edge (`receiptDaysOf`), with the
  * top lists cut per app in SQL; and the bytes the engine read. An app is there when it has a line
- * on the day.
+ * on the day. Computed `asOf` a time within the day (a pass's `computedAt`), its hours are those
+ * begun by then (`hoursBegun`): a fact timed later (a sender's clock ahead) counts in the day's
+ * figures, and in its hour from the first pass after that hour begins. Default: the whole day.
  *
  * @example (await dayActivities(engine, "2026-01-02")).activities.get("app1")?.figures.messages // 9257
  */
@@ -145,7 +160,8 @@ export async function dayActivities(
     app = "",
     neighbours = false,
     users = false,
-  }: { app?: string; users?: boolean } & Pick<RollupOptions, "neighbours"> = {},
+    asOf = Number.POSITIVE_INFINITY,
+  }: { app?: string; users?: boolean; asOf?: number } & Pick<RollupOptions, "neighbours"> = {},
 ): Promise<DayActivities> {
   const start = dayStart(day);
   const { first, last } = receiptDaysOf(day, { neighbours });
@@ -170,8 +186,9 @@ export async function dayActivities(
     if (rows) rows.push(row);
     else rowsByApp.set(appId, [row]);
   }
+  const hours = hoursBegun(day, asOf);
   const activities = new Map(
-    [...rowsByApp].map(([appId, rows]) => [appId, activityFromRows(rows, { hours: 24, top: TOP_LIMIT })]),
+    [...rowsByApp].map(([appId, rows]) => [appId, activityFromRows(rows, { hours, top: TOP_LIMIT })]),
   );
   const daySets = users
     ? new Map([...rowsByApp].map(([appId, rows]) => [appId, daySetsFromRows(rows)]))
@@ -240,12 +257,14 @@ export async function rollupDay(
     ...options,
     app: whole ? "" : appId,
     users: sets !== undefined,
+    asOf: computedAt,
   });
   await deps.checkpoint?.("read");
   const rollup = await replaceDay(deps, {
     appId,
     day,
-    activity: activities.get(appId) ?? activityFromRows([], { hours: 24, top: TOP_LIMIT }),
+    activity:
+      activities.get(appId) ?? activityFromRows([], { hours: hoursBegun(day, computedAt), top: TOP_LIMIT }),
     computedAt,
     final,
     bytesScanned,
@@ -365,6 +384,7 @@ async function passDay(
   const { activities, daySets, queries, bytesScanned } = await dayActivities(deps.engine, day, {
     ...options,
     users: withUsers,
+    asOf: computedAt,
   });
   await deps.checkpoint?.("read");
   const limit = pLimit(deps.writeConcurrency ?? 16);

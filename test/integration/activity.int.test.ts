@@ -339,6 +339,51 @@ describe("activity figures: SQL over the archive on DuckDB equals what the histo
     expect(skipped.outcome).toBe("skipped");
   });
 
+  it("stores the hours of a day not over only up to the computation's: no level carried into hours not begun (#42, walk-2)", async () => {
+    // Prepare: on the 3rd, one user online at 01:10, another at 02:20; the day computed at 02:30,
+    // then again after its end.
+    const appId = uniqueName("app");
+    const online = (uid: string, h: number, m: number) => {
+      const body = fixture("user_connection_status_changed");
+      body.appId = appId;
+      const at = Date.UTC(2026, 0, 3, h, m);
+      Object.assign(body.data, { timestamp: at, status: "online" });
+      Object.assign(body.data.user, { uid, status: "online" });
+      body.data.currentConnection.action = "connected";
+      return queued({ body: JSON.stringify(body), trigger: body.trigger, appId, at }, at + 500);
+    };
+    await archiveBatch([online("walk-u1", 1, 10), online("walk-u2", 2, 20)], archive);
+    const store = dynamoActivityStore(doc, activityTable);
+    let now = Date.UTC(2026, 0, 3, 2, 30);
+    const deps: RollupDependencies = {
+      engine: duckDbEngine({ s3, bucket }),
+      store,
+      now: () => now,
+      graceMs: 2 * HOUR,
+    };
+    const peaks = async () =>
+      (await store.hours(appId, DAYS[1] as string)).map((h) => [h.hour, h.figures.peak_online]);
+
+    // Act
+    const early = await rollupDay(appId, DAYS[1] as string, deps);
+    const earlyHours = await peaks();
+    now = Date.UTC(2026, 0, 4, 3);
+    await rollupDay(appId, DAYS[1] as string, deps);
+
+    // Assess: at 02:30, hours 00 to 02 (02 so far); hours 03 to 23 had not begun and are not
+    // stored (they read 2 users online before). After the day's end, all 24, the level carried.
+    expect(early).toMatchObject({ outcome: "written", final: false });
+    expect(earlyHours).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ]);
+    const final = await peaks();
+    expect(final).toHaveLength(24);
+    expect(final.slice(3).every(([, peak]) => peak === 2)).toBe(true);
+    expect((await store.day(appId, DAYS[1] as string))?.figures.peak_online).toBe(2);
+  });
+
   it("gives the same figures and day sets whatever the duplicates, order, batch splits, redrives and replays (fast-check)", async () => {
     const appId = uniqueName("app");
     // 250 events from 23:57:30 cross midnight (from 23:54 they end before it since #30's mix).

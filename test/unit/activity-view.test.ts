@@ -61,15 +61,15 @@ function storedDay(day: string, final: boolean, values: Partial<Figures> = {}): 
   };
 }
 
-/** The activity table in memory: these days, each hour with the day's figures. */
-function memoryStore(days: StoredDay[]): ActivityStore {
+/** The activity table in memory: these days, each hour with the day's figures (`begun`: a day's hours stored, 24 unless said). */
+function memoryStore(days: StoredDay[], begun: Record<string, number> = {}): ActivityStore {
   return {
     day: async (_app, day) => days.find((d) => d.day === day),
     days: async (_app, from, to) => days.filter((d) => d.day >= from && d.day <= to),
     hours: async (_app, day) => {
       const d = days.find((x) => x.day === day);
       return d
-        ? Array.from({ length: 24 }, (_, hour) => ({
+        ? Array.from({ length: begun[day] ?? 24 }, (_, hour) => ({
             hour,
             figures: { ...d.figures, peak_online: 100 * hour + 7 },
           }))
@@ -228,6 +228,30 @@ describe("query activity --heatmap's hours (#42 item 3)", () => {
       "Mon",
       ...hours.map((_, h) => String(100 * h + 7)),
     ]);
+  });
+});
+
+describe("query activity --heatmap of today (#42, walk-2)", () => {
+  it("leaves blank the hours today had not begun when computed, where it printed 0 (or the level carried forward)", async () => {
+    // Prepare: Monday the 2nd over; Tuesday the 3rd computed at 04:xx (hours 00 to 04 stored).
+    const store = memoryStore([storedDay("2026-03-02", true), storedDay("2026-03-03", false)], {
+      "2026-03-03": 5,
+    });
+
+    // Act
+    const { lines, view } = await printed(store, { heatmap: true });
+
+    // Assess
+    const row = (hour: string) =>
+      lines
+        .find((l) => l.startsWith(`${hour}  `))
+        ?.trim()
+        .split(/\s+/);
+    expect(row("04")).toEqual(["04", "407", "407"]);
+    expect(row("05")).toEqual(["05", "507"]);
+    expect(
+      (view.json as { peakOnline: Record<string, Array<number | null>> }).peakOnline.Tue?.slice(3, 7),
+    ).toEqual([307, 407, null, null]);
   });
 });
 

@@ -514,7 +514,8 @@ const HOURS = Array.from({ length: 24 }, (_, h) => String(h).padStart(2, "0"));
  * The concurrency heatmaps: per weekday (UTC) and hour, the most users online at once
  * (`peak_online`) and the most calls in progress at once (`peak_calls`) in that hour on any of the
  * days, from each stored hour (the transitions in the order of facts); one Query per day.
- * Weekdays without a computed day are left out. The text: an hour a row, a weekday a column
+ * Weekdays without a computed day are left out; an hour none of a weekday's days had begun when
+ * computed (today's later hours) is blank (null in the JSON), not 0. The text: an hour a row, a weekday a column
  * (it fits whatever the peaks); `wide`, a weekday a row and the hours 00 to 23 as columns.
  */
 async function onlineHeatmap(
@@ -523,7 +524,11 @@ async function onlineHeatmap(
   days: readonly string[],
   notes: Note[],
 ): Promise<ActivityViewResult> {
-  const grids = { online: new Map<number, number[]>(), calls: new Map<number, number[]>() };
+  // An hour no day of the weekday has measured (today's hours not begun when it was computed) stays null: blank, not 0.
+  const grids = {
+    online: new Map<number, Array<number | null>>(),
+    calls: new Map<number, Array<number | null>>(),
+  };
   for (const day of days) {
     const weekday = new Date(`${day}T00:00:00Z`).getUTCDay();
     const hours = await store.hours(o.app, day);
@@ -531,20 +536,20 @@ async function onlineHeatmap(
       ["online", "peak_online"],
       ["calls", "peak_calls"],
     ] as const) {
-      const row = grids[what].get(weekday) ?? Array.from({ length: 24 }, () => 0);
+      const row = grids[what].get(weekday) ?? Array.from({ length: 24 }, () => null);
       for (const h of hours) row[h.hour] = Math.max(row[h.hour] ?? 0, h.figures[figure]);
       grids[what].set(weekday, row);
     }
   }
   const weekdays = [...grids.online.keys()].sort((a, b) => ((a + 6) % 7) - ((b + 6) % 7));
-  const byWeekday = (grid: Map<number, number[]>) =>
+  const byWeekday = (grid: Map<number, Array<number | null>>) =>
     Object.fromEntries(weekdays.map((w) => [WEEKDAYS[w], grid.get(w)]));
   // Hours as keys are integer-like ("10"…"23"): an object lists them first, so the order is given.
   const rows = (["online", "calls"] as const).flatMap((what) =>
     weekdays.map((w) => ({
       peak: what,
       weekday: WEEKDAYS[w],
-      ...Object.fromEntries((grids[what].get(w) ?? []).map((v, hour) => [HOURS[hour], v])),
+      ...Object.fromEntries((grids[what].get(w) ?? []).map((v, hour) => [HOURS[hour], v ?? ""])),
     })),
   );
   const titles = {
@@ -561,7 +566,7 @@ async function onlineHeatmap(
             ? []
             : HOURS.map((hour, h) => ({
                 hour,
-                ...Object.fromEntries(weekdays.map((w) => [weekdayName(w), grids[what].get(w)?.[h] ?? 0])),
+                ...Object.fromEntries(weekdays.map((w) => [weekdayName(w), grids[what].get(w)?.[h] ?? ""])),
               })),
       }));
   return {

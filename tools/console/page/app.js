@@ -609,7 +609,7 @@ function fillHeatmap(table, what, grid) {
     [["weekday", what], ...hours.map((h) => [h, h])],
     Object.entries(grid).map(([weekday, values]) => ({
       weekday,
-      ...Object.fromEntries(values.map((v, h) => [hours[h], v])),
+      ...Object.fromEntries(values.map((v, h) => [hours[h], v ?? ""])),
     })),
     { key: (r) => r.weekday, empty: "no day computed in the range" },
   );
@@ -656,7 +656,8 @@ async function refreshDay(app) {
     api("activity/top", { app, day, what: "users" }),
   ]);
   const byHour = new Map((hours?.hours ?? []).map((h) => [h.hour, h.figures]));
-  const hourly = (name) => Array.from({ length: 24 }, (_, h) => byHour.get(h)?.[name] ?? 0);
+  // An hour not begun when the day was computed (today's later hours) has no figure: a gap, not 0.
+  const hourly = (name) => Array.from({ length: 24 }, (_, h) => byHour.get(h)?.[name] ?? null);
   chart("chart-hours", {
     type: "bar",
     data: {
