@@ -150,10 +150,12 @@ function runner(program: Command, io: Io, outcome: { exitCode: number }): Run {
           target,
         );
         const nothing = !(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)));
+        // Found nothing: what the text says of it (the rollup to run, where it looked) is a note,
+        // on stderr with the message below: stdout holds data only, empty for a pipe; exit code 3.
+        const text = nothing ? io.err : io.out;
         if (o.json) io.out(JSON.stringify(json, null, 2));
-        else if (lines) for (const line of lines) io.out(line);
-        else for (const line of tableLines(rows)) io.out(line);
-        // Found nothing: one message (on stderr, stdout stays empty for a pipe), exit code 3.
+        else if (lines) for (const line of lines) text(line);
+        else for (const line of tableLines(rows)) text(line);
         if (nothing) {
           io.err(
             `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
