@@ -11,7 +11,7 @@ import {
   usersOverTime,
 } from "../../shared/analytics/user-sets";
 import { addDays, dayOfKey, utcDay } from "../../shared/contracts/bucket-layout";
-import { isoTime, tableLines } from "../cli/format";
+import { fittedTableLines, isoTime, leftOutNote, TERMINAL_COLUMNS, tableLines } from "../cli/format";
 
 export interface ActivityViewOptions {
   app: string;
@@ -53,8 +53,7 @@ type Row = Record<string, unknown>;
 
 const DAY_MS = 86_400_000;
 
-/** The width a terminal is taken to have: the default text output fits it (`--wide` does not try). */
-export const TERMINAL_COLUMNS = 100;
+export { TERMINAL_COLUMNS };
 
 /**
  * The rollup's grace period unless a deployment chose another (`activityGraceMinutes`,
@@ -205,20 +204,6 @@ function wrapText(text: string, width = TERMINAL_COLUMNS): string[] {
 }
 
 /**
- * A table that fits `TERMINAL_COLUMNS`: the columns on the right are left out until it does
- * (the first two always stay), and how many were left out.
- */
-function fittedTable(section: Section): { lines: string[]; dropped: number } {
-  let columns = section.columns;
-  for (;;) {
-    const lines = tableLines(section.rows, columns);
-    if (columns.length <= 2 || lines.every((l) => l.length <= TERMINAL_COLUMNS))
-      return { lines, dropped: section.columns.length - columns.length };
-    columns = columns.slice(0, -1);
-  }
-}
-
-/**
  * The text output: each section's title and table, then the notes (why a figure shows `—`, and
  * what to run), every line within `TERMINAL_COLUMNS` unless `wide`. Nothing at all when no
  * section has a row and there is no note (the runner says "nothing found").
@@ -230,18 +215,13 @@ function textLines(sections: Section[], notes: readonly Note[], wide = false): s
   for (const s of shown) {
     if (out.length) out.push("");
     if (s.title) out.push(...(wide ? [s.title] : wrapText(s.title)));
-    const table = wide ? { lines: tableLines(s.rows, s.columns), dropped: 0 } : fittedTable(s);
+    const table = wide
+      ? { lines: tableLines(s.rows, s.columns), dropped: 0 }
+      : fittedTableLines(s.rows, s.columns);
     dropped += table.dropped;
     out.push(...table.lines);
   }
-  const all: readonly Note[] = dropped
-    ? [
-        ...notes,
-        {
-          text: `${dropped} column(s) left out to fit ${TERMINAL_COLUMNS} columns: --wide shows them, --json has every figure.`,
-        },
-      ]
-    : notes;
+  const all: readonly Note[] = dropped ? [...notes, { text: leftOutNote(dropped) }] : notes;
   if (all.length > 0 && out.length > 0) out.push("");
   for (const note of all) {
     out.push(...(wide ? [note.text] : wrapText(note.text)));
