@@ -253,6 +253,28 @@ const shellWord = (value: string) =>
   /^[\w.@:/+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 
 /**
+ * What to say of an app's days the rollup has not computed (sorted): a note per run of days,
+ * with the rollup that computes them for the app (`query activity`'s notes, the console's).
+ *
+ * @example notComputedNotes("a1", ["2026-01-01", "2026-01-02"])[0]
+ *   // { from: "2026-01-01", to: "2026-01-02", text: "2026-01-01 … 2026-01-02: not computed yet; the rollup computes them:", run: "npx webhook rollup --app a1 --from 2026-01-01 --to 2026-01-02" }
+ */
+export function notComputedNotes(
+  app: string,
+  missing: readonly string[],
+  targetArgs = "",
+): Array<Note & { from: string; to: string }> {
+  return dayRanges(missing).map((r) => ({
+    from: r[0],
+    to: r[1],
+    text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
+    // For this app: a day without its events is then written as zeros, where a pass over every
+    // app writes nothing for it, and this note would come back after the command it gave.
+    run: `npx webhook rollup --app ${shellWord(app)} --from ${r[0]} --to ${r[1]}${targetArgs}`,
+  }));
+}
+
+/**
  * `query activity`: an app's days in a range (one Query), or one day's hours or top groups/users
  * per day (one Query each), as `--json`, as the wide table's rows and as text lines that fit
  * `TERMINAL_COLUMNS` (the figures a person reads first; every one with `wide`). Every day says
@@ -268,12 +290,7 @@ export async function activityView(
   const days = await store.days(o.app, o.from, o.to);
   const known = new Set(days.map((d) => d.day));
   const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
-  const notComputed = dayRanges(missing).map((r) => ({
-    text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
-    // For this app: a day without its events is then written as zeros, where a pass over every
-    // app writes nothing for it, and this note would come back after the command it gave.
-    run: `npx webhook rollup --app ${shellWord(o.app)} --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
-  }));
+  const notComputed = notComputedNotes(o.app, missing, o.targetArgs);
   if (o.groups && sets) return groupsView(store, days, sets, o, notComputed);
   if (o.heatmap)
     return onlineHeatmap(
