@@ -48,8 +48,11 @@ async function post(name: string, event: Record<string, unknown>) {
 const card = async (id: string) => Number(await page.locator(`[data-card="${id}"] .value`).textContent());
 
 /** The rows of a table as `data-key` → { column → text }. */
-async function rows(table: string): Promise<Record<string, Record<string, string>>> {
-  return page
+const rows = (table: string) => rowsOf(page, table);
+
+/** The rows of a table of `on` as `data-key` → { column → text }. */
+async function rowsOf(on: Page, table: string): Promise<Record<string, Record<string, string>>> {
+  return on
     .locator(`#${table} tbody tr[data-key]`)
     .evaluateAll((trs) =>
       Object.fromEntries(
@@ -483,6 +486,65 @@ describe("the console in a browser", () => {
     await expect.poll(() => late.textContent("#day-hint")).toBe("");
     expect(await late.inputValue("#day")).toBe(next);
     await late.close();
+  });
+
+  it("days are ISO UTC, typed as such in any browser locale, a day at a time by ◀ ▶; a day not computed says the rollup to run, as the CLI does (#42, walk-4)", async () => {
+    // Prepare: a US-English browser, whose date inputs read 11/26/2026; a range long before the history.
+    const us = await browser.newPage({ locale: "en-US", viewport: { width: 1280, height: 900 } });
+    await us.goto(`${server.url}#activity`);
+    await us.selectOption("#app", SIM);
+    await expect.poll(() => us.inputValue("#to"), { timeout: 20_000 }).toBe(utcDay(Date.now()));
+
+    // Act: each day typed key by key, as a person types it.
+    for (const [id, value] of [
+      ["#from", "2020-01-01"],
+      ["#to", "2020-01-02"],
+    ] as const) {
+      await us.fill(id, "");
+      await us.locator(id).pressSequentially(value);
+      await us.locator(id).press("Tab");
+    }
+
+    // Assess: both days, not computed, and under them the rollup `query activity` prints.
+    await expect
+      .poll(async () => Object.keys(await rowsOf(us, "activity-days")), { timeout: 20_000 })
+      .toEqual(["2020-01-01", "2020-01-02"]);
+    expect((await rowsOf(us, "activity-days"))["2020-01-01"]?.messages).toBe("(not computed)");
+    const printed = await queryIn(dir, [
+      "activity",
+      "--app",
+      SIM,
+      "--from",
+      "2020-01-01",
+      "--to",
+      "2020-01-02",
+    ]);
+    const run = printed.out
+      .split("\n")
+      .find((l) => l.trim().startsWith("npx webhook rollup"))
+      ?.trim();
+    expect(run).toContain(`npx webhook rollup --app ${SIM} --from 2020-01-01 --to 2020-01-02`);
+    expect(await us.locator("#activity-days-note div").allTextContents()).toEqual([
+      `— 2020-01-01 … 2020-01-02: not computed yet; the rollup computes them: ${run}`,
+    ]);
+
+    // The Day picker: typed, then a day after and two before, in UTC.
+    await us.fill("#day", "");
+    await us.locator("#day").pressSequentially("2020-03-01");
+    await us.locator("#day").press("Tab");
+    await us.click("#day-after");
+    expect(await us.inputValue("#day")).toBe("2020-03-02");
+    await us.click("#day-before");
+    await us.click("#day-before");
+    expect(await us.inputValue("#day")).toBe("2020-02-29");
+    // The browser's own form of a day is not one: marked, and nothing asked with it.
+    await us.fill("#day", "03/01/2020");
+    await us.locator("#day").press("Tab");
+    expect(await us.evaluate(() => (document.getElementById("day") as HTMLInputElement).validity.valid)).toBe(
+      false,
+    );
+    expect(await us.textContent("#updated")).not.toMatch(/error/);
+    await us.close();
   });
 
   it("now: users online, sessions in progress and recordings, as the queries print them", async () => {

@@ -381,8 +381,11 @@ describe("recordings locally", () => {
     expect(statSync(archived?.file ?? "").size).toBe(2048);
     expect(json.find((r) => r.sessionId === "op-rec-404")).toMatchObject({ status: "failed" });
     expect(json.find((r) => r.sessionId === "op-rec-404")?.file).toBeUndefined();
+    // Within 100 columns by default, the widest left out and said; every one with --wide (#42, walk-4).
     const text = await query("recordings", "--app", "op-a");
-    expect(text.out).toContain(archived?.file);
+    for (const line of text.out.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    expect(text.out).toMatch(/left out to fit 100 columns: --wide shows them/);
+    expect((await query("recordings", "--app", "op-a", "--wide")).out).toContain(archived?.file);
     expect((await query("session", "op-rec-ok", "--app", "op-a")).out).toContain(archived?.file);
   });
 });

@@ -99,6 +99,22 @@ describe("the query commands print every time one way: ISO 8601 UTC (#42 item 4)
     expect({ code, out }).toEqual({ code: 3, out: "" });
     expect(err).toBe(`nothing found: sessions-of nobody-at-all in app ${APP}`);
   });
+
+  it("what a query says of finding nothing (the rollup to run, where it looked) is on stderr too, stdout empty (#42, walk-4)", async () => {
+    // Prepare: the app has delivered (the stack's counters) but no rollup ever ran here.
+    const today = new Date().toISOString().slice(0, 10);
+
+    // Act
+    const top = await queryIn(dir, ["activity", ...TODAY_OF(APP), "--top", "users"]);
+    const event = await queryIn(dir, ["event", "0123456789abcdef", "--app", APP, "--date", "today"]);
+
+    // Assess: data (none) on stdout, every word about it on stderr, exit 3.
+    expect({ code: top.code, out: top.out }).toEqual({ code: 3, out: "" });
+    expect(top.err).toContain(`npx webhook rollup --app ${APP} --from ${today} --to ${today}`);
+    expect(top.err).toMatch(/nothing found: activity/);
+    expect({ code: event.code, out: event.out }).toEqual({ code: 3, out: "" });
+    expect(event.err).toContain("in neither the archive, the quarantine nor the DLQ");
+  });
 });
 
 /** An app's today, as the README writes it. */

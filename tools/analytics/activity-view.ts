@@ -11,7 +11,7 @@ import {
   usersOverTime,
 } from "../../shared/analytics/user-sets";
 import { addDays, dayOfKey, utcDay } from "../../shared/contracts/bucket-layout";
-import { isoTime, tableLines } from "../cli/format";
+import { fittedTableLines, isoTime, leftOutNote, TERMINAL_COLUMNS, tableLines } from "../cli/format";
 
 export interface ActivityViewOptions {
   app: string;
@@ -53,8 +53,7 @@ type Row = Record<string, unknown>;
 
 const DAY_MS = 86_400_000;
 
-/** The width a terminal is taken to have: the default text output fits it (`--wide` does not try). */
-export const TERMINAL_COLUMNS = 100;
+export { TERMINAL_COLUMNS };
 
 /**
  * The rollup's grace period unless a deployment chose another (`activityGraceMinutes`,
@@ -205,20 +204,6 @@ function wrapText(text: string, width = TERMINAL_COLUMNS): string[] {
 }
 
 /**
- * A table that fits `TERMINAL_COLUMNS`: the columns on the right are left out until it does
- * (the first two always stay), and how many were left out.
- */
-function fittedTable(section: Section): { lines: string[]; dropped: number } {
-  let columns = section.columns;
-  for (;;) {
-    const lines = tableLines(section.rows, columns);
-    if (columns.length <= 2 || lines.every((l) => l.length <= TERMINAL_COLUMNS))
-      return { lines, dropped: section.columns.length - columns.length };
-    columns = columns.slice(0, -1);
-  }
-}
-
-/**
  * The text output: each section's title and table, then the notes (why a figure shows `—`, and
  * what to run), every line within `TERMINAL_COLUMNS` unless `wide`. Nothing at all when no
  * section has a row and there is no note (the runner says "nothing found").
@@ -230,18 +215,13 @@ function textLines(sections: Section[], notes: readonly Note[], wide = false): s
   for (const s of shown) {
     if (out.length) out.push("");
     if (s.title) out.push(...(wide ? [s.title] : wrapText(s.title)));
-    const table = wide ? { lines: tableLines(s.rows, s.columns), dropped: 0 } : fittedTable(s);
+    const table = wide
+      ? { lines: tableLines(s.rows, s.columns), dropped: 0 }
+      : fittedTableLines(s.rows, s.columns);
     dropped += table.dropped;
     out.push(...table.lines);
   }
-  const all: readonly Note[] = dropped
-    ? [
-        ...notes,
-        {
-          text: `${dropped} column(s) left out to fit ${TERMINAL_COLUMNS} columns: --wide shows them, --json has every figure.`,
-        },
-      ]
-    : notes;
+  const all: readonly Note[] = dropped ? [...notes, { text: leftOutNote(dropped) }] : notes;
   if (all.length > 0 && out.length > 0) out.push("");
   for (const note of all) {
     out.push(...(wide ? [note.text] : wrapText(note.text)));
@@ -273,6 +253,28 @@ const shellWord = (value: string) =>
   /^[\w.@:/+-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
 
 /**
+ * What to say of an app's days the rollup has not computed (sorted): a note per run of days,
+ * with the rollup that computes them for the app (`query activity`'s notes, the console's).
+ *
+ * @example notComputedNotes("a1", ["2026-01-01", "2026-01-02"])[0]
+ *   // { from: "2026-01-01", to: "2026-01-02", text: "2026-01-01 … 2026-01-02: not computed yet; the rollup computes them:", run: "npx webhook rollup --app a1 --from 2026-01-01 --to 2026-01-02" }
+ */
+export function notComputedNotes(
+  app: string,
+  missing: readonly string[],
+  targetArgs = "",
+): Array<Note & { from: string; to: string }> {
+  return dayRanges(missing).map((r) => ({
+    from: r[0],
+    to: r[1],
+    text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
+    // For this app: a day without its events is then written as zeros, where a pass over every
+    // app writes nothing for it, and this note would come back after the command it gave.
+    run: `npx webhook rollup --app ${shellWord(app)} --from ${r[0]} --to ${r[1]}${targetArgs}`,
+  }));
+}
+
+/**
  * `query activity`: an app's days in a range (one Query), or one day's hours or top groups/users
  * per day (one Query each), as `--json`, as the wide table's rows and as text lines that fit
  * `TERMINAL_COLUMNS` (the figures a person reads first; every one with `wide`). Every day says
@@ -288,12 +290,7 @@ export async function activityView(
   const days = await store.days(o.app, o.from, o.to);
   const known = new Set(days.map((d) => d.day));
   const missing = daysInRange(o.from, o.to).filter((d) => !known.has(d));
-  const notComputed = dayRanges(missing).map((r) => ({
-    text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
-    // For this app: a day without its events is then written as zeros, where a pass over every
-    // app writes nothing for it, and this note would come back after the command it gave.
-    run: `npx webhook rollup --app ${shellWord(o.app)} --from ${r[0]} --to ${r[1]}${o.targetArgs ?? ""}`,
-  }));
+  const notComputed = notComputedNotes(o.app, missing, o.targetArgs);
   if (o.groups && sets) return groupsView(store, days, sets, o, notComputed);
   if (o.heatmap)
     return onlineHeatmap(

@@ -88,6 +88,52 @@ export function tableLines(
   ];
 }
 
+/** The width a terminal is taken to have: a table printed for a person fits it (`--wide` does not try). */
+export const TERMINAL_COLUMNS = 100;
+
+/**
+ * `tableLines` that fit `TERMINAL_COLUMNS`: the columns on the right are left out until they do
+ * (the first two always stay), so a table lists its widest columns (keys, paths) last; and how
+ * many were left out (`leftOutNote` says so).
+ *
+ * @example fittedTableLines(rows, ["sessionId", "status", "key"]) // { lines: ["sessionId  status", …], dropped: 1 }
+ */
+export function fittedTableLines(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  all: readonly string[] = [...new Set(rows.flatMap((r) => Object.keys(r)))],
+): { lines: string[]; dropped: number } {
+  let columns = all;
+  for (;;) {
+    const lines = tableLines(rows, columns);
+    if (columns.length <= 2 || lines.every((l) => l.length <= TERMINAL_COLUMNS))
+      return { lines, dropped: all.length - columns.length };
+    columns = columns.slice(0, -1);
+  }
+}
+
+/**
+ * What a table says below it when `fittedTableLines` left columns out: how many, and where they are.
+ *
+ * @example leftOutNote(2) // "2 columns left out to fit 100 columns: --wide shows them, --json has every value."
+ */
+export const leftOutNote = (dropped: number) =>
+  `${count(dropped, "column")} left out to fit ${TERMINAL_COLUMNS} columns: --wide shows them, --json has every value.`;
+
+/**
+ * Rows as a table for a person: within `TERMINAL_COLUMNS` (`fittedTableLines`, with `leftOutNote`
+ * after a blank line when columns were left out), or every column with `wide`.
+ *
+ * @example tableText(recordingRows, { wide: false }) // ["sessionId  startTime  …", …, "", "2 columns left out to fit 100 columns: …"]
+ */
+export function tableText(
+  rows: ReadonlyArray<Record<string, unknown>>,
+  { wide = false, columns }: { wide?: boolean; columns?: readonly string[] } = {},
+): string[] {
+  if (wide) return tableLines(rows, columns);
+  const { lines, dropped } = fittedTableLines(rows, columns);
+  return dropped ? [...lines, "", leftOutNote(dropped)] : lines;
+}
+
 /**
  * A count with its noun, singular for one: never "1 apps".
  *

@@ -6,7 +6,7 @@ import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView, DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
+import { activityView, DEFAULT_GRACE_MINUTES, notComputedNotes } from "../analytics/activity-view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
@@ -337,8 +337,15 @@ export async function handleApi(
       );
     }
     case "/api/activity": {
+      // The days, and for those not computed `query activity`'s notes: the rollup to run.
       const o = parse(schemas.range, params);
-      return ok((await activityView(activityStoreFor(target), { ...o, limit: 10 })).json);
+      const json = (await activityView(activityStoreFor(target), { ...o, limit: 10 })).json as {
+        notComputed?: string[];
+      };
+      return ok({
+        ...json,
+        notComputedNotes: notComputedNotes(o.app, json.notComputed ?? [], closing(ctx).targetArgs),
+      });
     }
     case "/api/activity/users": {
       const o = parse(schemas.range, params);

@@ -2,10 +2,18 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView, DEFAULT_GRACE_MINUTES, TERMINAL_COLUMNS } from "../analytics/activity-view";
+import { activityView, DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix, shortId } from "../cli/event-id";
-import { epochTime, isoTime, keyValueLines, tableLines, withIsoTimes } from "../cli/format";
+import {
+  epochTime,
+  isoTime,
+  keyValueLines,
+  TERMINAL_COLUMNS,
+  tableLines,
+  tableText,
+  withIsoTimes,
+} from "../cli/format";
 import {
   exitCodeOf,
   expectedMessage,
@@ -150,10 +158,12 @@ function runner(program: Command, io: Io, outcome: { exitCode: number }): Run {
           target,
         );
         const nothing = !(found ?? (json !== null && !(Array.isArray(json) && json.length === 0)));
+        // Found nothing: what the text says of it (the rollup to run, where it looked) is a note,
+        // on stderr with the message below: stdout holds data only, empty for a pipe; exit code 3.
+        const text = nothing ? io.err : io.out;
         if (o.json) io.out(JSON.stringify(json, null, 2));
-        else if (lines) for (const line of lines) io.out(line);
-        else for (const line of tableLines(rows)) io.out(line);
-        // Found nothing: one message (on stderr, stdout stays empty for a pipe), exit code 3.
+        else if (lines) for (const line of lines) text(line);
+        else for (const line of tableText(rows, { wide: Boolean(o.wide) })) text(line);
         if (nothing) {
           io.err(
             `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
@@ -171,6 +181,36 @@ const app = (o: Record<string, unknown>) => String(o.app);
 const arg = (o: Record<string, unknown>, i = 0) => String((o.args as string[])[i]);
 const withApp = (c: Command) =>
   c.requiredOption("--app <appId>", "the app").option("--json", "one JSON value on stdout");
+/** `--wide`, for a command that prints a table: by default it fits `TERMINAL_COLUMNS` (`tableText`). */
+const withWide = (c: Command) =>
+  c.option("--wide", `every column, however wide (by default the table fits ${TERMINAL_COLUMNS} columns)`);
+
+/**
+ * A recording as a row, in the order a table that fits 100 columns keeps (`tableText`): the
+ * session's id (66 characters on the platform), its status and time, then the rest; the widest
+ * (the object's key, its local file) last, left out first.
+ */
+export function recordingRow(r: {
+  sessionId: string;
+  startTime: number;
+  duration?: unknown;
+  status: string;
+  size?: number;
+  failureReason?: string;
+  key?: string;
+  file?: string;
+}): Row {
+  return {
+    sessionId: r.sessionId,
+    status: r.status,
+    startTime: iso(r.startTime * 1000),
+    duration: r.duration,
+    size: r.size,
+    failureReason: r.failureReason,
+    key: r.key,
+    file: r.file,
+  };
+}
 
 /** Groups, members, a user's groups, presence, who is online. */
 function addItemCommands(program: Command, run: Run): void {
@@ -184,11 +224,13 @@ function addItemCommands(program: Command, run: Run): void {
       };
     }),
   );
-  withApp(
-    program
-      .command("members <guid>")
-      .description("a group's current members")
-      .option("--all", "former members too"),
+  withWide(
+    withApp(
+      program
+        .command("members <guid>")
+        .description("a group's current members")
+        .option("--all", "former members too"),
+    ),
   ).action(
     run(async (q, o) => {
       const m = await q.members(app(o), arg(o), { includeFormer: Boolean(o.all) });
@@ -205,11 +247,13 @@ function addItemCommands(program: Command, run: Run): void {
       };
     }),
   );
-  withApp(
-    program
-      .command("groups-of <uid>")
-      .description("the groups of a user")
-      .option("--all", "former groups too"),
+  withWide(
+    withApp(
+      program
+        .command("groups-of <uid>")
+        .description("the groups of a user")
+        .option("--all", "former groups too"),
+    ),
   ).action(
     run(async (q, o) => {
       const m = await q.groupsOf(app(o), arg(o), { includeFormer: Boolean(o.all) });
@@ -229,7 +273,7 @@ function addItemCommands(program: Command, run: Run): void {
       };
     }),
   );
-  withApp(program.command("online").description("the users online now")).action(
+  withWide(withApp(program.command("online").description("the users online now"))).action(
     run(async (q, o) => {
       const p = await q.online(app(o));
       return {
@@ -267,32 +311,36 @@ function addSessionCommands(program: Command, run: Run): void {
       return { json: s, rows: [], lines: [...lines, ...recordingLines, "", ...tableLines(stints)] };
     }),
   );
-  withApp(
-    program
-      .command("sessions")
-      .description("the sessions in a time range")
-      .requiredOption("--from <time>", "ISO-8601 or epoch seconds", parseTime)
-      .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime)
-      .hook("preAction", (command) => {
-        const { from, to } = command.opts<{ from: number; to: number }>();
-        if (from > to)
-          throw new UsageError(`--from ${iso(from)} is after --to ${iso(to)}: give the earlier time first`);
-      }),
+  withWide(
+    withApp(
+      program
+        .command("sessions")
+        .description("the sessions in a time range")
+        .requiredOption("--from <time>", "ISO-8601 or epoch seconds", parseTime)
+        .requiredOption("--to <time>", "ISO-8601 or epoch seconds", parseTime)
+        .hook("preAction", (command) => {
+          const { from, to } = command.opts<{ from: number; to: number }>();
+          if (from > to)
+            throw new UsageError(`--from ${iso(from)} is after --to ${iso(to)}: give the earlier time first`);
+        }),
+    ),
   ).action(
     run(async (q, o) => {
       const s = await q.sessionsBetween(app(o), Number(o.from), Number(o.to));
       return { json: s, rows: s.map(sessionRow) };
     }),
   );
-  withApp(
-    program.command("sessions-of <uid>").description("the sessions a user initiated or received"),
+  withWide(
+    withApp(program.command("sessions-of <uid>").description("the sessions a user initiated or received")),
   ).action(
     run(async (q, o) => {
       const s = await q.sessionsOf(app(o), arg(o));
       return { json: s, rows: s.map(sessionRow) };
     }),
   );
-  withApp(program.command("recordings").description("the recordings, with their archive status")).action(
+  withWide(
+    withApp(program.command("recordings").description("the recordings, with their archive status")),
+  ).action(
     run(async (q, o, target) => {
       const sessions = await q.recordings(app(o));
       const recordings = sessions.flatMap((s) =>
@@ -304,16 +352,7 @@ function addSessionCommands(program: Command, run: Run): void {
       );
       return {
         json: recordings,
-        rows: recordings.map((r) => ({
-          sessionId: r.sessionId,
-          startTime: iso(r.startTime * 1000),
-          duration: r.duration,
-          status: r.status,
-          key: r.key,
-          size: r.size,
-          failureReason: r.failureReason,
-          file: r.file,
-        })),
+        rows: recordings.map(recordingRow),
       };
     }),
   );
@@ -372,8 +411,7 @@ function addArchiveCommands(program: Command, run: Run): void {
         };
       }),
     );
-  program
-    .command("quarantine")
+  withWide(program.command("quarantine"))
     .description("the quarantined events, newest first, with why each was refused")
     .option("--app <appId>", "one app")
     .option("--date <day>", "one receipt day, YYYY-MM-DD, today or yesterday (with --app)", utcDayOption())
@@ -397,8 +435,7 @@ function addArchiveCommands(program: Command, run: Run): void {
         };
       }),
     );
-  program
-    .command("dlq")
+  withWide(program.command("dlq"))
     .description("the dead-lettered messages, with their attributes and receive counts (not consumed)")
     .option("--queue <name>", "events or recordings", oneOf("events", "recordings"), "events")
     .option("--json", "one JSON value on stdout")
@@ -501,8 +538,7 @@ function addFigureCommands(program: Command, run: Run): void {
       return view;
     }),
   );
-  program
-    .command("stats")
+  withWide(program.command("stats"))
     .description("item counts and projector/recorder outcome counts")
     .option("--app <appId>", "one app")
     .option("--json", "one JSON value on stdout")

@@ -50,6 +50,11 @@ const BLANK = "—";
 const short = (id) => (id ?? "").slice(0, 16);
 const minutes = (seconds) => Math.round(((seconds ?? 0) / 60) * 100) / 100;
 const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+/** Whether `value` is a calendar day as every day on the page is written, YYYY-MM-DD (2026-02-30 is not). */
+const isDay = (value) =>
+  /^\d{4}-\d{2}-\d{2}$/.test(value) && utcDay(Date.parse(`${value}T00:00:00Z`) || 0) === value;
+/** The day `n` days after `day` (UTC). */
+const addDays = (day, n) => utcDay(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000);
 
 /**
  * Fills a table: `columns` are [key, label, format?]; each row gets `data-key` (and is clickable
@@ -411,7 +416,7 @@ async function refreshActivity() {
   if (!app) return;
   const from = $("from").value;
   const to = $("to").value;
-  const { days, notComputed = [] } = await api("activity", { app, from, to });
+  const { days, notComputed = [], notComputedNotes = [] } = await api("activity", { app, from, to });
   // Every day of the range on the charts, oldest first; a day not computed yet is a gap.
   const byDay = new Map(days.map((d) => [d.day, d]));
   const labels = [...days.map((d) => d.day), ...notComputed].sort();
@@ -489,6 +494,8 @@ async function refreshActivity() {
     }),
     { key: (d) => d.day },
   );
+  // A day not computed: `query activity`'s note, with the rollup that computes it.
+  fillNotes($("activity-days-note"), notComputedNotes);
   const seconds = (ms) => (ms === undefined || ms === null ? "" : String(ms / 1000));
   // A percentile of nothing measured (no reply, delivery or read that day) is blank, not 0 s.
   const percentile = (count) => (ms, row) => (row[count] ? seconds(ms) : "");
@@ -789,11 +796,29 @@ function init() {
     state.app = e.target.value;
     void refresh();
   });
-  for (const id of ["from", "to", "day", "trigger"]) $(id).addEventListener("change", () => void refresh());
-  $("day").addEventListener("change", () => {
-    state.dayChosen = true;
-    $("day-hint").textContent = "";
-  });
+  $("trigger").addEventListener("change", () => void refresh());
+  // A day is typed as ISO (YYYY-MM-DD, UTC); one that is not a day is marked, and asks nothing.
+  for (const id of ["from", "to", "day"])
+    $(id).addEventListener("change", () => {
+      const input = $(id);
+      input.value = input.value.trim();
+      input.setCustomValidity(isDay(input.value) ? "" : "a day, YYYY-MM-DD (UTC)");
+      if (!input.reportValidity()) return;
+      if (id === "day") {
+        state.dayChosen = true;
+        $("day-hint").textContent = "";
+      }
+      void refresh();
+    });
+  for (const [id, n] of [
+    ["day-before", -1],
+    ["day-after", 1],
+  ])
+    $(id).addEventListener("click", () => {
+      if (!isDay($("day").value)) return;
+      $("day").value = addDays($("day").value, n);
+      $("day").dispatchEvent(new Event("change"));
+    });
   $("resend").addEventListener("click", () => {
     $("confirm").hidden = false;
     $("resend").hidden = true;
