@@ -138,7 +138,8 @@ async function findApp(deps: ForgetDependencies, appId: string, counting: boolea
  * - the app's side objects that name them (quarantine, oversize, day sets, the old layout);
  * - the table items (`planItems`), the recordings of their sessions;
  * - the days to recompute (those of their lines, and the stored days whose top lists name them,
- *   `topListDays`), of which those without their raw archive are rewritten in place instead.
+ *   `topListDays`) that have their raw archive; the stored days without it whose top lists name
+ *   them are rewritten in place instead (a day of their lines without either: nothing to change).
  */
 async function findUser(
   deps: ForgetDependencies,
@@ -198,13 +199,16 @@ async function findUser(
         if (again) evaluated.set(key, again);
       }
   const items = await planItems(deps, appId, final, learnt);
-  const days = new Set([...learnt.days, ...(await topListDays(deps, appId, redaction.uid))]);
+  const named = await topListDays(deps, appId, redaction.uid);
+  const days = new Set([...learnt.days, ...named]);
   const objects = [...evaluated.keys()].sort();
   const receiptDays = objects.filter((k) => isArchiveObjectKey(k) && k.startsWith(S3_PREFIX.raw));
   const plan: ErasurePlan = {
     objects,
     days: [...days].filter((d) => listing.rawDays.has(d)).sort(),
-    topListDays: [...days].filter((d) => !listing.rawDays.has(d)).sort(),
+    // Only the days whose stored top lists name the user: a day of their lines without its raw
+    // archive (a late event's day, expired) whose lists do not name them has nothing to rewrite.
+    topListDays: named.filter((d) => !listing.rawDays.has(d)),
     compactDays: await compacted(
       deps,
       receiptDays.map((k) => dayOfKey(k) ?? ""),

@@ -187,6 +187,52 @@ describe("forget's edges (#40, item 5)", () => {
     expect(await store.topUsers(neighbour, day, TOP_LIMIT)).not.toEqual([]);
   }, 120_000);
 
+  it.each([
+    { lists: "name the user", rolledUp: "with U1's lines" },
+    { lists: "do not name the user", rolledUp: "before U1's lines came" },
+  ])(
+    "a dry run counts what the run does for a day of the user's lines whose archive has expired and whose top lists $lists (the simulation's template day, 2023-10-10)",
+    async ({ rolledUp }) => {
+      // Prepare: messages received on 2026-05-30 whose event day is the platform's template day
+      // (2023-10-10: its lines are under that day's edge); that day rolled up with U1 as its busiest
+      // sender, or before any line of theirs came (U2's own messages), then its archive expired
+      // (this test's edge objects of the day deleted: the sweep past retainArchiveDays).
+      const world = await site();
+      const appId = uniqueName("template-day");
+      const day = "2023-10-10";
+      const messages = (sender: string, from: number) =>
+        [1, 2, 3].map((n) =>
+          delivery("message_sent", appId, Date.UTC(2026, 4, 30, 9, 0, from + n), (b) => {
+            Object.assign(b.data.message, { id: `${sender}-m${n}`, sender, receiver: U3 });
+            b.data.message.conversationId = `${sender}_user_${U3}`;
+          }),
+        );
+      const written = await archiveAndProject(messages(U2, 0), world.projector);
+      const deps = world.deps();
+      if (rolledUp === "before U1's lines came") await rollupDay(appId, day, deps.rollup);
+      written.push(...(await archiveAndProject(messages(U1, 10), world.projector)));
+      if (rolledUp === "with U1's lines") await rollupDay(appId, day, deps.rollup);
+      const store = dynamoActivityStore(doc, world.activityTable);
+      const named = (await store.topUsers(appId, day, TOP_LIMIT)).some((u) => u.uid === U1);
+      expect(named).toBe(rolledUp === "with U1's lines");
+      const edges = written.filter((k) => k.startsWith(`edge/date=${day}/`));
+      expect(edges.length).toBeGreaterThan(0);
+      for (const key of edges) await env.s3.send(new DeleteObjectCommand({ Bucket: env.bucket, Key: key }));
+
+      // Act
+      const dry = await forget(deps, { appId, uid: U1, dryRun: true, requestedBy: "test" });
+      const report = await forget(deps, { appId, uid: U1, requestedBy: "test" });
+
+      // Assess: the dry run's counts are the run's (before: "1 top lists to rewrite" for a day whose
+      // lists do not name the user, which the run then rewrote none of), and true.
+      expect(dry.counts).toEqual(report.counts);
+      expect(dry.plan.topListDays).toEqual(report.plan.topListDays);
+      expect(report.counts.topListsRewritten).toBe(named ? 1 : 0);
+      expect((await store.topUsers(appId, day, TOP_LIMIT)).some((u) => mentionsUid(u.uid, U1))).toBe(false);
+    },
+    120_000,
+  );
+
   it("rewrites the archive's objects still in the old per-app layout (a user), deletes them (the whole app)", async () => {
     // Prepare: an object of the layout before the batch one, its lines the app's.
     const world = await site();

@@ -7,6 +7,7 @@ import {
   releaseArchiveLease,
 } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { type ForgetReport, forget } from "../../shared/erasure/forget";
 import { mentionsUid } from "../../shared/erasure/redact";
 import { projectBatch } from "../../shared/projector/core";
@@ -15,11 +16,14 @@ import { projectionStores } from "../../shared/projector/stores";
 import type { StreamMessage } from "../../shared/stream/publish-batches";
 import { createActivityTable } from "../../tools/local/provision";
 import { replayQuarantine } from "../../tools/ops/archive-repair";
+import { scanArchive } from "../../tools/ops/archive-scan";
 import { replayArchive } from "../../tools/ops/operations";
+import { recentEvents } from "../../tools/ops/recent";
 import { replayToStream } from "../../tools/ops/stream";
+import { judgeArchived } from "../../tools/ops/trace";
 import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
-import { appItems, erasureDeps, groupJoinedByU1, U1 } from "./forget-support";
+import { appItems, delivery, erasureDeps, groupJoinedByU1, U1 } from "./forget-support";
 
 /**
  * `replay` meets an erasure (the review of #40, item C), on DynamoDB Local, fauxqs and DuckDB. A
@@ -34,12 +38,12 @@ const NOW = Date.UTC(2026, 2, 10);
 const GUID = "climbers";
 
 /** An app's history archived and projected, its tables and activity table (the lease) made. */
-async function world() {
+async function world(more: readonly ReturnType<typeof delivery>[] = []) {
   const appId = uniqueName("replay");
   const tables = await env.tableSet();
   const activityTable = uniqueName("activity");
   await createActivityTable(env.dynamo, activityTable);
-  const deliveries = groupJoinedByU1(appId, GUID, T0);
+  const deliveries = [...groupJoinedByU1(appId, GUID, T0), ...more];
   const deps = env.depsFor(projectionStores(env.dynamo, tables));
   await archiveBatch(deliveries, deps.dataStore);
   await projectBatch(deliveries, deps);
@@ -119,5 +123,73 @@ describe("a replay and an erasure", () => {
     const queued = await env.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
     expect(queued.Messages ?? []).toEqual([]);
     await releaseArchiveLease(table, "erasure e1");
+  }, 120_000);
+});
+
+describe("the lines an erasure redacted (#42: the event story said pending, a replay re-projected them)", () => {
+  /**
+   * U1 joined a group (U3's) and came online; erased. The two lines that name them are redacted:
+   * the erasure deleted their membership and presence, so the pure projections judged those lines
+   * "not yet in every item" (pending), and a replay applied them again (projected 2: a membership
+   * and a presence under the pseudonym, items the erasure had deleted).
+   */
+  async function erased() {
+    const w = await world();
+    const presence = delivery("user_connection_status_changed", w.appId, T0 + 5000);
+    const { deps } = w;
+    await archiveBatch([presence], deps.dataStore);
+    await projectBatch([presence], deps);
+    const report = await forget(erasureDeps(w.site), { appId: w.appId, uid: U1, requestedBy: "test" });
+    const lines: RawArchiveLine[] = [];
+    await scanArchive(env.s3, env.bucket, { appId: w.appId }, "oldest", (line) => {
+      lines.push(line);
+    });
+    return { ...w, report, lines };
+  }
+
+  it("the story of a redacted line says redacted, with its erasure, not pending; every other line as before", async () => {
+    // Prepare
+    const { appId, deps, report, lines } = await erased();
+
+    // Act
+    const stories = await Promise.all(
+      lines.map(async (line) => ({ line, story: await judgeArchived(line, deps.stores) })),
+    );
+    const recent = await recentEvents(env.s3, env.bucket, deps.stores, { appId, limit: 10 });
+
+    // Assess
+    const redacted = stories.filter(({ line }) => line.erasure);
+    expect(redacted.map(({ line }) => line.trigger).sort()).toEqual([
+      "group_member_joined",
+      "user_connection_status_changed",
+    ]);
+    for (const { story } of redacted)
+      expect(story).toMatchObject({ outcome: "redacted", erasure: report.erasureId });
+    for (const { story } of stories.filter(({ line }) => !line.erasure))
+      expect(story.outcome).toBe("projected");
+    expect(recent.map((e) => e.outcome).sort()).toEqual(["projected", "redacted", "redacted"]);
+  }, 120_000);
+
+  it("a replay skips them and says how many: its dry run and its run agree, and the tables stay as the erasure left them", async () => {
+    // Prepare
+    const { appId, tables, deps, lease } = await erased();
+    const before = await appItems(env.dynamo, tables, appId);
+
+    // Act
+    const predicted = await replayArchive(env.s3, deps.dataStore, deps, lease, { appId, dryRun: true });
+    const replayed = await replayArchive(env.s3, deps.dataStore, deps, lease, { appId });
+
+    // Assess
+    expect({ ...predicted, dryRun: undefined }).toEqual({ ...replayed, dryRun: undefined });
+    expect(replayed).toMatchObject({ events: 1, redacted: 2, outcomes: { projected: 0, stale: 1 } });
+    expect(await appItems(env.dynamo, tables, appId)).toEqual(before);
+    // Asked to include them (a rebuild), the dry run says truthfully what they would do: the erased
+    // user's membership and presence back under the pseudonym.
+    const rebuild = await replayArchive(env.s3, deps.dataStore, deps, lease, {
+      appId,
+      dryRun: true,
+      includeRedacted: true,
+    });
+    expect(rebuild).toMatchObject({ events: 3, redacted: 0, outcomes: { projected: 2, stale: 1 } });
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--dry-run] [--json] [--stack <name>]`;
+ * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--include-redacted] [--dry-run] [--json] [--stack <name>]`;
  * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue;
  * with `--to-stream`, the archived deliveries are published to the stream again (same ids), and
  * the tables are left alone. A replay into the tables publishes nothing (docs/stream.md). Each
@@ -34,6 +34,7 @@ interface ReplayCliOptions {
   json?: boolean;
   quarantine?: boolean;
   toStream?: boolean;
+  includeRedacted?: boolean;
 }
 
 /** A trigger the projector knows (commander's parser, repeatable): anything else names the closest one. */
@@ -92,14 +93,21 @@ async function run(o: ReplayCliOptions): Promise<void> {
         now: Date.now,
       },
       archiveLeaseFor(target),
-      { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
+      {
+        appId: o.app,
+        from: o.from,
+        to: o.to,
+        triggers: o.trigger,
+        dryRun: o.dryRun,
+        includeRedacted: o.includeRedacted,
+      },
     ).catch(sayWhoHoldsTheArchive);
     if (o.json) {
       console.log(JSON.stringify(report));
       return;
     }
     console.log(
-      `${o.dryRun ? "would replay" : "replayed"} ${report.events} events from ${report.objects} archive objects (${report.duplicates} duplicate lines skipped)${o.dryRun ? "; predicted against the items as they are, nothing written" : ""}`,
+      `${o.dryRun ? "would replay" : "replayed"} ${report.events} events from ${report.objects} archive objects (${count(report.duplicates, "duplicate line")} and ${count(report.redacted, "redacted line")} skipped${report.redacted ? ": an erasure rewrote their items" : ""})${o.dryRun ? "; predicted against the items as they are, nothing written" : ""}`,
     );
     for (const line of keyValueLines(Object.entries(report.outcomes))) console.log(`  ${line}`);
   } finally {
@@ -161,6 +169,10 @@ const program = withTarget(
       "predict each outcome against the items as they are (--to-stream: count), write nothing",
     )
     .option("--json", "one JSON object on stdout")
+    .option(
+      "--include-redacted",
+      "apply the lines an erasure redacted too (a rebuild into empty tables; default: skipped, counted)",
+    )
     .option(
       "--recordings",
       "re-send recording jobs: the recorder links the recordings already in the bucket (no re-download)",

@@ -71,6 +71,12 @@ export interface ReplayOptions {
   to?: string;
   /** Only these triggers. */
   triggers?: readonly string[];
+  /**
+   * Apply the lines an erasure redacted too (a rebuild into empty tables: what only those lines
+   * carried, a group or a call of the erased user's, comes back, and with it their presence and
+   * memberships under the pseudonym, which the erasure had deleted). Default: skipped, counted.
+   */
+  includeRedacted?: boolean;
   /** Predict each outcome (the projector's core over the items as they are), write nothing. */
   dryRun?: boolean;
   /**
@@ -87,8 +93,15 @@ export interface ReplayReport {
   /** Nothing was written: the outcomes are the ones the replay would have. */
   dryRun?: boolean;
   objects: number;
+  /** Events replayed (each at its first receipt; the redacted ones not among them). */
   events: number;
   duplicates: number;
+  /**
+   * Events whose line an erasure redacted (`erasure` set), skipped: projected before the erasure,
+   * which rewrote their items; applied again they would bring back, under the pseudonym, the
+   * presence and memberships it deleted. With `includeRedacted`: 0 (they are among `events`).
+   */
+  redacted: number;
   outcomes: Record<ProjectionOutcome | "invalid", number>;
 }
 
@@ -99,7 +112,8 @@ export interface ReplayReport {
  * platform retry again, with a later receipt time). The
  * projections are idempotent and order-independent, so replaying over the current tables leaves
  * them as they are, and replaying into empty tables rebuilds them. Recording jobs are not re-sent
- * (pass `deps.recordingJobs` that sends them to re-fetch). Invalid events stay quarantined.
+ * (pass `deps.recordingJobs` that sends them to re-fetch). Invalid events stay quarantined. Lines
+ * an erasure redacted are skipped and counted (`redacted`): the erasure rewrote their items.
  *
  * It reads the range first and projects it for minutes after: a rewriter of stored data, it holds
  * the archive lease throughout (`lease`, renewed every `REPLAY_BATCH` events), so that an erasure
@@ -146,8 +160,14 @@ async function replayLines(
     },
   );
   await options.checkpoint?.("read");
-  const ordered = [...events.values()]
-    .filter((e) => !options.triggers?.length || options.triggers.includes(e.trigger))
+  const wanted = [...events.values()].filter(
+    (e) => !options.triggers?.length || options.triggers.includes(e.trigger),
+  );
+  // A line an erasure redacted was projected before it, and the erasure rewrote its items: not
+  // applied again over them (it would recreate the erased user's presence and memberships under
+  // the pseudonym), unless asked for a rebuild.
+  const ordered = wanted
+    .filter((e) => options.includeRedacted || !e.erasure)
     .sort((a, b) => a.receivedAt - b.receivedAt || a.eventId.localeCompare(b.eventId));
   const outcomes: ReplayReport["outcomes"] = {
     projected: 0,
@@ -176,6 +196,7 @@ async function replayLines(
     objects: extent.objects,
     events: ordered.length,
     duplicates: lines - events.size,
+    redacted: wanted.length - ordered.length,
     outcomes,
     ...(options.dryRun ? { dryRun: true } : {}),
   };

@@ -25,7 +25,7 @@ export interface EventTrace {
   trigger?: string;
   appId?: string;
   receivedAt?: number;
-  outcome: "projected" | "stale" | "archived-only" | "quarantined" | "dead-lettered" | "pending";
+  outcome: "projected" | "stale" | "archived-only" | "quarantined" | "dead-lettered" | "pending" | "redacted";
   /** Where it is kept: the archive or quarantine object. */
   key?: string;
   error?: string;
@@ -172,12 +172,23 @@ export async function traceEvent(
 
 /**
  * What an archived event did, judged by the pure projections against the items as they are:
- * archived-only, projected or stale (with each item it touches), or pending.
+ * archived-only, projected or stale (with each item it touches), or pending. A line an erasure
+ * redacted is `redacted`, not judged: it was projected before the erasure, which then rewrote the
+ * items it had led to (deleting the erased user's presence and memberships), so an item "without
+ * it" is the erasure's doing, not an event still to come; and a replay skips it (`replayArchive`).
+ *
+ * @example await judgeArchived({ …, erasure: "3f9c…" }, stores) // { outcome: "redacted", note: "redacted by erasure 3f9c…: …" }
  */
 export async function judgeArchived(
   line: RawArchiveLine,
   stores: ProjectionStores,
 ): Promise<Omit<EventTrace, "eventId" | "trigger" | "appId" | "receivedAt" | "key">> {
+  if (line.erasure)
+    return {
+      outcome: "redacted",
+      erasure: line.erasure,
+      note: `redacted by erasure ${line.erasure}: projected before it, its items rewritten by it (the erased user a pseudonym); a replay skips it`,
+    };
   const parsed = parseEventBody(line.body);
   const refusal = refusalOf(parsed);
   if (refusal !== undefined)
