@@ -21,13 +21,14 @@ import {
   type ForgetDependencies,
   type ForgetReport,
   type ForgetRequest,
+  type PlannedItem,
   zeroCounts,
 } from "./plan";
 import { recompact, recomputeDays, rewriteTopLists } from "./recompute";
 import type { Redaction } from "./redact";
 import { countAppItems, eraseAppItems, eraseItems } from "./rewrite-items";
 import { rewriteObjects } from "./rewrite-objects";
-import { queueDepths, unreachedQueues } from "./unreached";
+import { queueDepths, unreachedQueues, unreachedSteps } from "./unreached";
 
 /*
  * The erasure (#34): `forget` runs its steps, each in a module of its own under shared/erasure/:
@@ -172,61 +173,12 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     };
     const counts = zeroCounts();
     const queuedAtStart = await queueDepths(deps);
-    const planKey = erasurePlanKey(pending.erasureId);
-    const saved = await getBytes(deps, planKey);
-    const persisted: Partial<ErasurePlan> = saved ? JSON.parse(objectText(saved)) : {};
-    // A re-run searches again (what the projector added since the first search is found too),
-    // with the groups and sessions the first run found: their lines may be redacted already.
-    const found = await findPlan(deps, request, redaction, {
-      known: { groups: persisted.groups ?? [], sessions: persisted.sessions ?? [] },
-    });
-    let plan = saved ? mergePlans(persisted, found.plan) : found.plan;
-    const names = [...new Set([...pending.names, ...found.names])];
-    counts.objectsSearched = found.searched;
-    await deps.checkpoint?.("save plan");
-    await savePendingErasure(deps.state, appId, uid, { ...pending, names });
-    const { items: _items, ...toSave } = plan;
-    await putText(deps, planKey, JSON.stringify(toSave), false);
-    const full = redaction && { ...redaction, names };
-    await rewriteObjects(deps, appId, plan.objects, full, counts);
-    if (full) await eraseItems(deps, plan.items, full, counts);
-    else await eraseAppItems(deps, appId, counts);
-    const added = await findAdded(deps, appId, full, found.listing);
-    await rewriteObjects(deps, appId, added.objects, full, counts);
-    plan = {
-      ...plan,
-      objects: [...plan.objects, ...added.objects],
-      days: [...new Set([...plan.days, ...added.days])].sort(),
-      compactDays: [...new Set([...plan.compactDays, ...added.compactDays])].sort(),
-    };
-    for (const key of plan.recordings) {
-      if (request.keepRecordings) {
-        counts.recordingsKept++;
-        continue;
-      }
-      await deps.checkpoint?.(`recording ${key}`);
-      counts.versionsDeleted += await deleteObject(deps, key);
-      counts.recordingsDeleted++;
-    }
-    const uncompacted = await recompact(deps, plan, counts);
-    await recomputeDays(deps, appId, plan, counts);
-    if (full) await rewriteTopLists(deps, appId, plan.topListDays, full, counts);
-    else await forgetAppInLedger(deps, appId, plan.ledgerDays, counts);
-    // An event in flight that named the user may have been applied after their item's rewrite.
-    const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
-    if (full) await eraseItems(deps, again, full, counts);
+    const { found, plan: searched, full } = await searchAndSave(deps, request, redaction, pending, counts);
+    const { plan, uncompacted, again } = await rewrite(deps, request, searched, found, full, counts);
     counts.bytesScanned = plan.bytesScanned;
     const unreached = [
       ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
-      ...(again.length
-        ? [
-            `${again.length} item(s) named the user again after their rewrite (an event applied meanwhile): erased again`,
-          ]
-        : []),
-      ...uncompacted.map(
-        (day) =>
-          `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --from ${day} --to ${day}`,
-      ),
+      ...unreachedSteps(again, uncompacted),
     ];
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
     await deps.checkpoint?.("record");
@@ -240,8 +192,91 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
       days: [...plan.days].sort(),
       finishedAt: record.finishedAt,
     });
-    await deleteObject(deps, planKey);
+    await deleteObject(deps, erasurePlanKey(pending.erasureId));
     await clearPendingErasure(deps.state, appId, uid);
     return { ...record, dryRun: false, plan };
   });
+}
+
+/**
+ * Steps 2 and 3 (under the lease): the search, merged with the plan an earlier run of the same
+ * erasure saved (a re-run after a crash searches again, with the groups and sessions the first run
+ * found: their lines may be redacted already); the names learnt and the plan saved.
+ */
+async function searchAndSave(
+  deps: ForgetDependencies,
+  request: ForgetRequest,
+  redaction: Redaction | undefined,
+  pending: PendingErasure,
+  counts: ErasureCounts,
+): Promise<{ found: Found; plan: ErasurePlan; full: Redaction | undefined }> {
+  const planKey = erasurePlanKey(pending.erasureId);
+  const saved = await getBytes(deps, planKey);
+  const persisted: Partial<ErasurePlan> = saved ? JSON.parse(objectText(saved)) : {};
+  const found = await findPlan(deps, request, redaction, {
+    known: { groups: persisted.groups ?? [], sessions: persisted.sessions ?? [] },
+  });
+  const plan = saved ? mergePlans(persisted, found.plan) : found.plan;
+  const names = [...new Set([...pending.names, ...found.names])];
+  counts.objectsSearched = found.searched;
+  await deps.checkpoint?.("save plan");
+  await savePendingErasure(deps.state, request.appId, request.uid, { ...pending, names });
+  const { items: _items, ...toSave } = plan;
+  await putText(deps, planKey, JSON.stringify(toSave), false);
+  return { found, plan, full: redaction && { ...redaction, names } };
+}
+
+/**
+ * Steps 4 to 7 (under the lease): the objects and items rewritten, then the objects the projector
+ * added since the search; the recordings deleted; the days recompacted and recomputed, and the top
+ * lists of expired days (or a whole app's ledger entries); last, the user's items looked at again
+ * (an event in flight may have named them after their rewrite). Returns the plan with what was
+ * added, the days left uncompacted and the items erased again.
+ */
+async function rewrite(
+  deps: ForgetDependencies,
+  request: ForgetRequest,
+  searched: ErasurePlan,
+  found: Found,
+  full: Redaction | undefined,
+  counts: ErasureCounts,
+): Promise<{ plan: ErasurePlan; uncompacted: string[]; again: PlannedItem[] }> {
+  const { appId } = request;
+  await rewriteObjects(deps, appId, searched.objects, full, counts);
+  if (full) await eraseItems(deps, searched.items, full, counts);
+  else await eraseAppItems(deps, appId, counts);
+  const added = await findAdded(deps, appId, full, found.listing);
+  await rewriteObjects(deps, appId, added.objects, full, counts);
+  const plan = {
+    ...searched,
+    objects: [...searched.objects, ...added.objects],
+    days: [...new Set([...searched.days, ...added.days])].sort(),
+    compactDays: [...new Set([...searched.compactDays, ...added.compactDays])].sort(),
+  };
+  await deleteRecordings(deps, plan.recordings, request.keepRecordings ?? false, counts);
+  const uncompacted = await recompact(deps, plan, counts);
+  await recomputeDays(deps, appId, plan, counts);
+  if (full) await rewriteTopLists(deps, appId, plan.topListDays, full, counts);
+  else await forgetAppInLedger(deps, appId, plan.ledgerDays, counts);
+  const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
+  if (full) await eraseItems(deps, again, full, counts);
+  return { plan, uncompacted, again };
+}
+
+/** The recordings of the user's sessions deleted, every version (or kept and counted, `--keep-recordings`). */
+async function deleteRecordings(
+  deps: ForgetDependencies,
+  keys: readonly string[],
+  keep: boolean,
+  counts: ErasureCounts,
+): Promise<void> {
+  for (const key of keys) {
+    if (keep) {
+      counts.recordingsKept++;
+      continue;
+    }
+    await deps.checkpoint?.(`recording ${key}`);
+    counts.versionsDeleted += await deleteObject(deps, key);
+    counts.recordingsDeleted++;
+  }
 }

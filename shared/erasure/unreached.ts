@@ -57,3 +57,24 @@ export function unreachedQueues(atStart: QueueDepths, atEnd?: QueueDepths): stri
   }
   return out;
 }
+
+/**
+ * What the erasure's own steps left, in words: the items that named the user again after their
+ * rewrite (an event applied meanwhile: erased again), and the compacted days it could not rewrite
+ * (no compactor given).
+ *
+ * @example unreachedSteps([], ["2026-01-02"]) // ["2026-01-02: its compacted Parquet was not rewritten (no compactor): run webhook compact --from 2026-01-02 --to 2026-01-02"]
+ */
+export function unreachedSteps(again: readonly unknown[], uncompacted: readonly string[]): string[] {
+  return [
+    ...(again.length
+      ? [
+          `${again.length} item(s) named the user again after their rewrite (an event applied meanwhile): erased again`,
+        ]
+      : []),
+    ...uncompacted.map(
+      (day) =>
+        `${day}: its compacted Parquet was not rewritten (no compactor): run webhook compact --from ${day} --to ${day}`,
+    ),
+  ];
+}

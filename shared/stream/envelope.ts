@@ -202,6 +202,17 @@ export function streamMessage(envelope: StreamEnvelope): StreamMessage {
  * @throws ContractViolationError when it is neither
  */
 export function parseStreamMessage(body: string): StreamEnvelope {
+  return parseContract(streamMessageSchema, publishedMessage(body), "stream message");
+}
+
+/**
+ * The message as it was published, every field kept (those a newer `schemaVersion` adds too):
+ * the raw delivery itself, or the `Message` inside SNS's notification JSON.
+ *
+ * @example publishedMessage('{"Type":"Notification","Message":"{\"kind\":\"delivery\"}"}') // { kind: "delivery" }
+ * @throws ContractViolationError when it is not JSON
+ */
+export function publishedMessage(body: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -210,6 +221,6 @@ export function parseStreamMessage(body: string): StreamEnvelope {
   }
   const notification = value as { Type?: unknown; Message?: unknown };
   if (notification?.Type === "Notification" && typeof notification.Message === "string")
-    return parseStreamMessage(notification.Message);
-  return parseContract(streamMessageSchema, value, "stream message");
+    return publishedMessage(notification.Message);
+  return value;
 }

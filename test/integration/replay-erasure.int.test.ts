@@ -13,6 +13,7 @@ import { mentionsUid } from "../../shared/erasure/redact";
 import { projectBatch } from "../../shared/projector/core";
 import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
+import { parseStreamMessage } from "../../shared/stream/envelope";
 import type { StreamMessage } from "../../shared/stream/publish-batches";
 import { createActivityTable } from "../../tools/local/provision";
 import { replayQuarantine } from "../../tools/ops/archive-repair";
@@ -191,5 +192,30 @@ describe("the lines an erasure redacted (#42: the event story said pending, a re
       includeRedacted: true,
     });
     expect(rebuild).toMatchObject({ events: 3, redacted: 0, outcomes: { projected: 2, stale: 1 } });
+  }, 120_000);
+
+  it("replay --to-stream publishes them as they now stand: the redacted body, marked with its erasure, never the uid (#41 item 5)", async () => {
+    // Prepare: a publisher that keeps what it is given.
+    const { appId, deps, lease, report } = await erased();
+    const published: StreamMessage[] = [];
+    const publisher = {
+      publish: async (messages: readonly StreamMessage[]) => {
+        published.push(...messages);
+        return { failed: new Map(), requests: 1, chunks: 1 };
+      },
+    };
+
+    // Act
+    const streamed = await replayToStream(env.s3, deps.dataStore, publisher, lease, { appId });
+
+    // Assess: every delivery of the app, none naming U1; the two the erasure redacted carry its id.
+    expect(streamed.deliveries).toBe(3);
+    const envelopes = published.map((m) => parseStreamMessage(m.body));
+    for (const m of published) expect(mentionsUid(m.body, U1), m.body).toBe(false);
+    expect(
+      envelopes
+        .flatMap((e) => (e.kind === "delivery" && e.erasure === report.erasureId ? [e.trigger] : []))
+        .sort(),
+    ).toEqual(["group_member_joined", "user_connection_status_changed"]);
   }, 120_000);
 });

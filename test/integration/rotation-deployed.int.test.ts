@@ -6,6 +6,8 @@ import { managementApi } from "../../shared/apps/management-api";
 import { rotateCredentials } from "../../shared/apps/rotate";
 import { authenticateBasic } from "../../shared/ingest/credentials";
 import { secretCredentialSource } from "../../shared/ingest/secret-credentials";
+import { rotationLines } from "../../tools/cli/apps-output";
+import { isoTime } from "../../tools/cli/format";
 import { createAppsTable } from "../../tools/local/provision";
 import { secretCredentialStore } from "../../tools/ops/app-connection";
 import { type ManagementApiServer, startManagementApi } from "../../tools/simulate/management-api";
@@ -88,5 +90,52 @@ describe("rotate-credentials against a deployed stack's configuration (the crede
     expect(report.credentials[0]?.refusedAt).toBeGreaterThanOrEqual(
       report.credentials[0]?.acceptedUntil ?? 0,
     );
+  });
+
+  it("reports 'still accepted' (the outcome on which the command exits 1) when the ingest keeps accepting the old pair past its cache: it reads another store", async () => {
+    // Prepare: the secret with the current pair; an ingest that reads a copy of it that nothing
+    // rotates (a stack pointed at another secret), which accepts both pairs.
+    const old = { username: "webhook-old2", password: "old-password-123" };
+    const { client, state } = secretsStub({ credentials: [old] });
+    const secretId = "arn:aws:secretsmanager:us-east-1:000000000000:secret:creds2";
+    const table = uniqueName("apps");
+    await createAppsTable(dynamo, table);
+    const registry = dynamoAppRegistry(documentClient(dynamo), table);
+    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
+    const webhook = {
+      id: "webhook-backend-other",
+      name: "Webhook backend other",
+      url: "https://hooks.example.com/w",
+    };
+    await connectApps({
+      api,
+      registry,
+      appIds: APPS,
+      desired: { ...webhook, ...old, triggers: ["message_sent"] },
+    });
+    const fresh = { username: "webhook-new2", password: "new-password-4567" };
+
+    // Act
+    const report = await rotateCredentials({
+      store: secretCredentialStore(client, secretId),
+      api,
+      registry,
+      apps: APPS.map((appId) => ({ appId, triggers: ["message_sent"], username: old.username })),
+      webhook,
+      fresh: () => fresh,
+      accepts: async () => true,
+      waits: { probeEveryMs: 20, acceptWithinMs: 500, retireAfterMs: 1, cacheMs: 50, refuseWithinMs: 200 },
+    });
+
+    // Assess: the rotation is done in the store, and the report says the old pair is still accepted,
+    // since when it left the store and until when the cache could explain it (what the command prints before it exits 1).
+    expect(JSON.parse(state.value)).toEqual({ credentials: [fresh] });
+    expect(report.outcome).toBe("still-accepted");
+    const [rotation] = report.credentials;
+    expect(rotation).toMatchObject({ outcome: "still-accepted", from: old.username, to: fresh.username });
+    expect(rotation?.refusedAt).toBeUndefined();
+    expect(rotationLines(report, false)).toEqual([
+      `removed, still accepted: ${old.username} → ${fresh.username}; 3 apps switched; ${old.username} left the store at ${isoTime(rotation?.removedAt)} and was still accepted past the ingest's cache (${isoTime(rotation?.acceptedUntil)})`,
+    ]);
   });
 });

@@ -45,6 +45,7 @@ import {
 import { SqsPoller } from "../../tools/local/poller";
 import { createAppsTable, localAppsTableName } from "../../tools/local/provision";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
+import { receiveUntilAborted } from "../../tools/ops/listen";
 import { redriveUnpublished } from "../../tools/ops/stream";
 import { createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
@@ -533,6 +534,49 @@ describe("the worked consumer (example-consumer.ts)", () => {
 });
 
 describe("temporary listeners", () => {
+  it("prints with `listen --json` each message as published, one line, keeping a field this version does not know", async () => {
+    // Prepare: a notice from a newer minor version (an added field), raw and inside SNS's notification JSON.
+    const queueUrl = await createQueue(sqs, uniqueName("listen-json"));
+    const notice = {
+      schemaVersion: 1,
+      kind: "erasure",
+      id: "erasure-1",
+      appId: "app-1",
+      scope: "user",
+      finishedAt: 1_763_000_000_000,
+      addedLater: { x: 1 },
+    };
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(notice) }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify({ Type: "Notification", Message: JSON.stringify(notice, null, 2) }),
+      }),
+    );
+    const lines: string[] = [];
+    const controller = new AbortController();
+
+    // Act
+    await receiveUntilAborted(
+      sqs,
+      { queueUrl, renew: async () => {} },
+      {
+        json: true,
+        waitSeconds: 1,
+        signal: controller.signal,
+        err: () => {},
+        out: (line) => {
+          lines.push(line);
+          if (lines.length === 2) controller.abort();
+        },
+      },
+    );
+
+    // Assess
+    expect(lines.map((line) => JSON.parse(line))).toEqual([notice, notice]);
+    expect(lines.every((line) => !line.includes("\n"))).toBe(true);
+  });
+
   it("removes a crashed listener's queue and subscription once its expiry passed, and keeps a live one", async () => {
     // Prepare
     const topicArn = await topic();

@@ -121,6 +121,8 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
           "events dead-letter queue": target.queues.events.deadLetterUrl,
           "recordings queue": target.queues.recordings.url,
           "recordings dead-letter queue": target.queues.recordings.deadLetterUrl,
+          // Envelopes whose publish kept failing (#41): `redrive --stream` would publish them as they were.
+          ...(target.stream?.unpublishedUrl && { "stream unpublished queue": target.stream.unpublishedUrl }),
         },
       },
       now: Date.now,

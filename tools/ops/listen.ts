@@ -13,7 +13,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { parseStreamMessage, type StreamEnvelope } from "../../shared/stream/envelope";
+import { parseStreamMessage, publishedMessage, type StreamEnvelope } from "../../shared/stream/envelope";
 import { LISTENER_LEASE_MS, LISTENER_RENEW_MS, turnListenersOn } from "../../shared/stream/listener-switch";
 import {
   LISTENER_EXPIRES_TAG,
@@ -186,7 +186,7 @@ export interface ListenOptions {
 
 /**
  * Receives the listener's messages until `signal` aborts, and for each prints it (`--json`: the
- * envelope as one JSON line; else `describeMessage`), forwards it when asked, then deletes it (a
+ * message as published, one JSON line, unknown fields kept; else `describeMessage`), forwards it when asked, then deletes it (a
  * message the endpoint never took is reported and dropped: `replay --to-stream` sends it again).
  * Renews the listener every minute. Returns how many messages it handled.
  *
@@ -235,7 +235,8 @@ export async function receiveUntilAborted(
         );
         continue;
       }
-      options.out(options.json ? JSON.stringify(envelope) : describeMessage(envelope));
+      // --json: the message as published, one line, fields this version does not know kept (the contract: additive).
+      options.out(options.json ? JSON.stringify(publishedMessage(text)) : describeMessage(envelope));
       if (options.forwardTo) {
         const result = await forwardMessage(options.forwardTo, text, envelope);
         options.err(forwardedLine(options.forwardTo, result));

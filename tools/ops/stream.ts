@@ -54,8 +54,8 @@ export interface StreamReplayReport {
 
 /**
  * Publishes the archived deliveries of a window again, object by object (day, hour, batch: nothing
- * is ordered across deliveries, on the stream or here), with bounded memory: each
- * line once per delivery id (`<eventId>@<receivedAt>`, the id the projector published it with),
+ * is ordered across deliveries, on the stream or here), with memory bounded by a day's delivery
+ * ids: each line once per delivery id (`<eventId>@<receivedAt>`, the id the projector published it with),
  * every accepted one (a refused line is skipped: it was quarantined, never published), a redacted
  * line as the erasure left it (`erasure` set). A body over SNS's limit goes as a pointer
  * (`publishableMessage`). The tables are not touched.
@@ -116,6 +116,9 @@ async function publishArchived(
     report.failed.push(...outcome.failed.keys());
   };
   for (const day of await archiveDays(s3, archive.bucket, options)) {
+    // A delivery id holds its receipt time, so both copies of a line are under one receipt day:
+    // the ids seen are a day's at most.
+    seen.clear();
     for (const { key } of await dayObjects(s3, archive.bucket, day)) {
       report.objects++;
       for (const line of await archiveLines(s3, archive.bucket, key)) {
