@@ -137,7 +137,9 @@ describe("errors a person can act on", () => {
     async (...args) => {
       const text = await query(...args);
       expect(text.code).toBe(3);
-      expect(text.err).toMatch(/^nothing found: /);
+      // What it printed of where it looked goes to stderr too (#42): stdout holds data only.
+      expect(text.err).toMatch(/^nothing found: /m);
+      expect(text.out).toBe("");
       const json = await query(...args, "--json");
       expect(json.code).toBe(3);
       expect(() => JSON.parse(json.out)).not.toThrow();
