@@ -366,10 +366,14 @@ describe("the console in a browser", () => {
     ] as const) {
       const shownGrid = await rows(table);
       expect(Object.keys(shownGrid)).toEqual(Object.keys(grid));
-      for (const [weekday, values] of Object.entries(grid as Record<string, number[]>))
-        expect(values.map((_, h) => Number(shownGrid[weekday]?.[String(h).padStart(2, "0")]))).toEqual(
-          values,
-        );
+      // An hour not begun when today was computed is null there and blank here.
+      for (const [weekday, values] of Object.entries(grid as Record<string, Array<number | null>>))
+        expect(
+          values.map((_, h) => {
+            const cell = shownGrid[weekday]?.[String(h).padStart(2, "0")];
+            return cell === "" ? null : Number(cell);
+          }),
+        ).toEqual(values);
     }
     const messagesChart = await page.evaluate(() => {
       const c = (
@@ -400,9 +404,10 @@ describe("the console in a browser", () => {
       ).Chart.getChart("chart-hours");
       return c.data.datasets[0]?.data;
     });
+    // An hour not begun when the day was computed (today's later hours) is a gap (#42, walk-2).
     const expectedHours = Array.from(
       { length: 24 },
-      (_, h) => (hours?.hours ?? []).find((x: { hour: number }) => x.hour === h)?.figures.messages ?? 0,
+      (_, h) => (hours?.hours ?? []).find((x: { hour: number }) => x.hour === h)?.figures.messages ?? null,
     );
     expect(hoursChart).toEqual(expectedHours);
 

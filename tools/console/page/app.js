@@ -648,6 +648,8 @@ async function dayToShow(app) {
       hint = `Today (${today}) has nothing yet: showing yesterday; choose another day.`;
     }
   }
+  // A day typed meanwhile (the answers above took a while) is the person's: keep it.
+  if (state.dayChosen) return { day: $("day").value, hours: undefined };
   $("day").value = shown.day;
   $("day-hint").textContent = hint;
   return shown;
@@ -797,6 +799,10 @@ function init() {
     void refresh();
   });
   $("trigger").addEventListener("change", () => void refresh());
+  // Typing in the Day picker is a choice: no refresh moves it to today (or yesterday) meanwhile.
+  $("day").addEventListener("input", () => {
+    state.dayChosen = true;
+  });
   // A day is typed as ISO (YYYY-MM-DD, UTC); one that is not a day is marked, and asks nothing.
   for (const id of ["from", "to", "day"])
     $(id).addEventListener("change", () => {
