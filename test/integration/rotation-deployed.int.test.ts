@@ -24,29 +24,42 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+/**
+ * A deployment's credentials secret (a stub) holding `old`, and the apps connected with it
+ * through the management API double under `webhookId`: what a rotation is given.
+ */
+async function connectedWith(old: { username: string; password: string }, webhookId: string) {
+  const { client, state } = secretsStub({ credentials: [old] });
+  const secretId = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${webhookId}`;
+  const table = uniqueName("apps");
+  await createAppsTable(dynamo, table);
+  const registry = dynamoAppRegistry(documentClient(dynamo), table);
+  const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
+  const webhook = {
+    id: webhookId,
+    name: `Webhook backend ${webhookId}`,
+    url: "https://hooks.example.com/webhook",
+  };
+  await connectApps({
+    api,
+    registry,
+    appIds: APPS,
+    desired: { ...webhook, ...old, triggers: ["message_sent"] },
+  });
+  const apps = APPS.map((appId) => ({ appId, triggers: ["message_sent"], username: old.username }));
+  return { client, state, secretId, registry, api, webhook, apps };
+}
+
 describe("rotate-credentials against a deployed stack's configuration (the credentials secret by a stub)", () => {
   it("adds the new pair to the secret, switches every app, and leaves only the new one; the ingest's cache accepts each in turn", async () => {
     // Prepare: the secret with the current pair, the ingest's source over it, three connected apps.
     const old = { username: "webhook-old", password: "old-password-123" };
-    const { client, state } = secretsStub({ credentials: [old] });
-    const secretId = "arn:aws:secretsmanager:us-east-1:000000000000:secret:creds";
+    const { client, state, secretId, registry, api, webhook, apps } = await connectedWith(
+      old,
+      "webhook-backend-prod",
+    );
     // The ingest's source over it, its cache 1 s (60 deployed: the rotation waits it out either way).
     const ingest = secretCredentialSource({ secretId, maxAgeSeconds: 1, minRefreshIntervalMs: 0, client });
-    const table = uniqueName("apps");
-    await createAppsTable(dynamo, table);
-    const registry = dynamoAppRegistry(documentClient(dynamo), table);
-    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
-    const webhook = {
-      id: "webhook-backend-prod",
-      name: "Webhook backend prod",
-      url: "https://hooks.example.com/webhook",
-    };
-    await connectApps({
-      api,
-      registry,
-      appIds: APPS,
-      desired: { ...webhook, ...old, triggers: ["message_sent"] },
-    });
     const fresh = { username: "webhook-new", password: "new-password-4567" };
     const accepted = (c: { username: string; password: string }) =>
       authenticateBasic(basic(c.username, c.password), ingest).then((r) => r.ok);
@@ -57,7 +70,7 @@ describe("rotate-credentials against a deployed stack's configuration (the crede
       store: secretCredentialStore(client, secretId),
       api,
       registry,
-      apps: APPS.map((appId) => ({ appId, triggers: ["message_sent"], username: old.username })),
+      apps,
       webhook,
       fresh: () => fresh,
       accepts: accepted,
@@ -96,23 +109,10 @@ describe("rotate-credentials against a deployed stack's configuration (the crede
     // Prepare: the secret with the current pair; an ingest that reads a copy of it that nothing
     // rotates (a stack pointed at another secret), which accepts both pairs.
     const old = { username: "webhook-old2", password: "old-password-123" };
-    const { client, state } = secretsStub({ credentials: [old] });
-    const secretId = "arn:aws:secretsmanager:us-east-1:000000000000:secret:creds2";
-    const table = uniqueName("apps");
-    await createAppsTable(dynamo, table);
-    const registry = dynamoAppRegistry(documentClient(dynamo), table);
-    const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
-    const webhook = {
-      id: "webhook-backend-other",
-      name: "Webhook backend other",
-      url: "https://hooks.example.com/w",
-    };
-    await connectApps({
-      api,
-      registry,
-      appIds: APPS,
-      desired: { ...webhook, ...old, triggers: ["message_sent"] },
-    });
+    const { client, state, secretId, registry, api, webhook, apps } = await connectedWith(
+      old,
+      "webhook-backend-other",
+    );
     const fresh = { username: "webhook-new2", password: "new-password-4567" };
 
     // Act
@@ -120,7 +120,7 @@ describe("rotate-credentials against a deployed stack's configuration (the crede
       store: secretCredentialStore(client, secretId),
       api,
       registry,
-      apps: APPS.map((appId) => ({ appId, triggers: ["message_sent"], username: old.username })),
+      apps,
       webhook,
       fresh: () => fresh,
       accepts: async () => true,
