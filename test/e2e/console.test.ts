@@ -542,6 +542,10 @@ describe("the console in a browser", () => {
     await us.click("#day-before");
     await us.click("#day-before");
     expect(await us.inputValue("#day")).toBe("2020-02-29");
+    // Its top lists, not computed, say the rollup to run for that day, as the CLI's note does.
+    await expect
+      .poll(() => us.textContent("#top-users"), { timeout: 20_000 })
+      .toContain(`the rollup computes it: npx webhook rollup --app ${SIM} --from 2020-02-29 --to 2020-02-29`);
     // The browser's own form of a day is not one: marked, and nothing asked with it.
     await us.fill("#day", "03/01/2020");
     await us.locator("#day").press("Tab");

@@ -231,6 +231,20 @@ describe("query activity --heatmap's hours (#42 item 3)", () => {
   });
 });
 
+describe("query activity --wide with a day not computed (#42)", () => {
+  it("marks the day '— (not computed)' and says under the table the rollup to run for it, with the app and the day", async () => {
+    // Prepare: the 3rd computed, the 2nd not.
+    const store = memoryStore([storedDay("2026-03-03", false)]);
+
+    // Act
+    const { lines } = await printed(store, { wide: true });
+
+    // Assess
+    expect(lines.find((l) => l.startsWith("2026-03-02"))).toContain("— (not computed)");
+    expect(prose(lines)).toContain(`npx webhook rollup --app ${APP} --from 2026-03-02 --to 2026-03-02`);
+  });
+});
+
 describe("query activity --heatmap of today (#42, walk-2)", () => {
   it("leaves blank the hours today had not begun when computed, where it printed 0 (or the level carried forward)", async () => {
     // Prepare: Monday the 2nd over; Tuesday the 3rd computed at 04:xx (hours 00 to 04 stored).

@@ -371,7 +371,8 @@ export async function activityView(
         ...stamp(d),
       };
     }),
-    ...missing.map((day) => ({ day, computedAt: "(not computed: npx webhook rollup)" })),
+    // A day not computed: its note below says the rollup to run.
+    ...missing.map((day) => ({ day, computedAt: "— (not computed)" })),
   ].sort((a, b) => String(a.day).localeCompare(String(b.day)));
   const json = {
     days: days.map((d) => ({ ...d, derived: derivedFigures(d.figures) })),

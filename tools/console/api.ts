@@ -381,7 +381,9 @@ export async function handleApi(
     }
     case "/api/activity/top": {
       const o = parse(schemas.top, params);
-      return ok(await oneDay(target, { app: o.app, day: o.day, top: o.what, limit: o.limit }));
+      const found = await oneDay(target, { app: o.app, day: o.day, top: o.what, limit: o.limit });
+      // A day not computed: the rollup to run, as `query activity` says it.
+      return ok(found ?? { notComputed: notComputedNotes(o.app, [o.day], closing(ctx).targetArgs)[0] });
     }
     case "/api/now":
       return ok(await now(ctx, parse(schemas.app, params).app));

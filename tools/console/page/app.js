@@ -655,6 +655,10 @@ async function dayToShow(app) {
   return shown;
 }
 
+/** A top list's answer for a day not computed: the rollup to run (`/api/activity/top`'s `notComputed`). */
+const notComputedText = (answer) =>
+  answer?.notComputed ? `${answer.notComputed.text} ${answer.notComputed.run}` : "not computed for this day";
+
 async function refreshDay(app) {
   if (!$("day").value) return;
   const shown = await dayToShow(app);
@@ -687,7 +691,10 @@ async function refreshDay(app) {
       ["activeMembers", "active members"],
     ],
     groups?.groups ?? [],
-    { key: (g) => g.groupId, empty: groups ? "no group messages on this day" : "not computed for this day" },
+    {
+      key: (g) => g.groupId,
+      empty: groups?.groups ? "no group messages on this day" : notComputedText(groups),
+    },
   );
   fillTable(
     $("top-users"),
@@ -696,7 +703,7 @@ async function refreshDay(app) {
       ["messages", "messages sent"],
     ],
     users?.users ?? [],
-    { key: (u) => u.uid, empty: users ? "no messages on this day" : "not computed for this day" },
+    { key: (u) => u.uid, empty: users?.users ? "no messages on this day" : notComputedText(users) },
   );
 }
 
