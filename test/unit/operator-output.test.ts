@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
 import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
@@ -304,14 +306,44 @@ describe("mistakes get help (#42 item 5)", () => {
 
 describe("listen --forward-to's line per message (#42, walk)", () => {
   const url = "http://127.0.0.1:4000/hooks";
+  const body = '{"trigger":"group_created","appId":"app1"}';
+  const eventId = createHash("sha256").update(body).digest("hex");
+  const receivedAt = Date.UTC(2026, 10, 25, 23, 59, 59, 900);
+  const delivery = deliveryEnvelope({ eventId, receivedAt, trigger: "group_created", appId: "app1", body });
 
   it("says when the endpoint took a message only after a retry, as the failure says its attempts", () => {
-    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true })).toBe(`  → POST ${url} [200]`);
-    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true })).toBe(
+    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true }, delivery)).toBe(
+      `  → POST ${url} [200]`,
+    );
+    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true }, delivery)).toBe(
       `  → POST ${url} [200] at attempt 2 (retried)`,
     );
-    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false })).toBe(
-      `  → POST ${url} failed after 5 attempt(s) [no answer]: dropped (replay --to-stream sends it again)`,
+  });
+
+  it("names a delivery it dropped and gives the replay of its app and receipt day (UTC) that publishes it again (#41, walk-5)", () => {
+    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false }, delivery).split("\n")).toEqual([
+      `  → POST ${url} failed after 5 attempts [no answer]: dropped ${eventId.slice(0, 16)}@${receivedAt}`,
+      "    to publish it again: npx webhook replay --to-stream --app app1 --from 2026-11-25 --to 2026-11-25",
+    ]);
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toContain(
+      "failed after 1 attempt [400]",
     );
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toMatch(
+      / --stack prod$/,
+    );
+  });
+
+  it("names an erasure notice it dropped, which no replay sends again", () => {
+    const notice = {
+      schemaVersion: 1,
+      kind: "erasure",
+      id: "5ecdb04e580aef21",
+      appId: "app1",
+      scope: "user",
+      finishedAt: receivedAt,
+    } as const;
+    const line = forwardedLine(url, { status: 503, attempts: 5, ok: false }, notice);
+    expect(line).toContain("dropped the erasure notice 5ecdb04e580aef21 (app app1)");
+    expect(line).not.toContain("replay --to-stream");
   });
 });
