@@ -8,6 +8,7 @@ import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
 import { forwardedLine } from "../../tools/ops/listen";
+import { nobodySubscribedLines, streamReplayLines } from "../../tools/ops/stream";
 import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
@@ -345,5 +346,40 @@ describe("listen --forward-to's line per message (#42, walk)", () => {
     const line = forwardedLine(url, { status: 503, attempts: 5, ok: false }, notice);
     expect(line).toContain("dropped the erasure notice 5ecdb04e580aef21 (app app1)");
     expect(line).not.toContain("replay --to-stream");
+  });
+});
+
+describe("replay --to-stream's report and warning (#41, walk-5)", () => {
+  const report = {
+    objects: 16,
+    deliveries: 6,
+    duplicates: 1,
+    refused: 0,
+    failed: [],
+    requests: 1,
+    chunks: 1,
+  };
+
+  it("says what it published, what that billed and what it skipped, each line within 100 columns", () => {
+    const lines = streamReplayLines(report);
+    expect(lines).toEqual([
+      "published 6 deliveries from 16 archive objects to the stream",
+      "  in 1 request (1 billed 64 KiB chunk)",
+      "  skipped: 1 duplicate line, 0 refused (quarantined) deliveries",
+    ]);
+    expect(streamReplayLines({ ...report, dryRun: true, failed: ["x@1"] })[0]).toBe(
+      "would publish 5 deliveries from 16 archive objects to the stream",
+    );
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("warns a dry run too that nothing is subscribed, in the future tense", () => {
+    const arn = "arn:aws:sns:us-east-1:000000000000:stream";
+    expect(nobodySubscribedLines(arn, true)).toEqual([
+      `warning: nothing is subscribed to ${arn}`,
+      "  published now, they would reach no one: start `npx webhook listen` or declare streamSubscribers",
+    ]);
+    expect(nobodySubscribedLines(arn, false)[1]).toMatch(/^ {2}they reached no one: .*then run it again$/);
+    for (const line of nobodySubscribedLines(arn, true)) expect(line.length).toBeLessThanOrEqual(100);
   });
 });
