@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { type ForgetReport, zeroCounts } from "../../shared/erasure/plan";
 import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
+import { forgetNotes, forgetReportLines } from "../../tools/cli/forget-output";
 import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
@@ -381,5 +383,81 @@ describe("replay --to-stream's report and warning (#41, walk-5)", () => {
     ]);
     expect(nobodySubscribedLines(arn, false)[1]).toMatch(/^ {2}they reached no one: .*then run it again$/);
     for (const line of nobodySubscribedLines(arn, true)) expect(line.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("forget's report (#43, walk-5)", () => {
+  const plan = {
+    objects: [],
+    days: [],
+    topListDays: [],
+    compactDays: [],
+    ledgerDays: [],
+    items: [],
+    groups: [],
+    sessions: [],
+    recordings: [],
+    bytesScanned: 438_328,
+  };
+  const nothing: ForgetReport = {
+    erasureId: "5c8637ef7ef2ec2c",
+    appId: "sim-s12-a1",
+    scope: "user",
+    pseudonym: "erased-aa4a147ae39f0151",
+    requestedBy: "dpo",
+    startedAt: 0,
+    keepRecordings: false,
+    counts: zeroCounts(),
+    unreached: [],
+    dryRun: true,
+    plan,
+  };
+  const found: ForgetReport = {
+    ...nothing,
+    dryRun: false,
+    counts: { ...zeroCounts(), objectsRewritten: 11, linesRedacted: 44, daysRecomputed: 1 },
+    plan: { ...plan, objects: ["raw/date=2026-11-26/hour=05/x.ndjson.gz"], days: ["2026-11-26"] },
+  };
+  const value = (lines: string[], key: string) =>
+    lines
+      .find((l) => l.startsWith(`${key} `))
+      ?.slice(key.length)
+      .trim();
+
+  it("says the top lists rewritten in place are those of days whose archive expired, not that the archive expired", () => {
+    const lines = forgetReportLines(found, { notified: false });
+    expect(value(lines, "days")).toBe("1 recomputed, 0 recompacted");
+    expect(value(lines, "top lists")).toBe("0 rewritten in place (days whose archive expired)");
+    expect(lines.join("\n")).not.toContain("(archive expired)");
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("says the stream's erasure notice is published, or would be, where the target has a stream", () => {
+    expect(value(forgetReportLines(found, { notified: true }), "stream")).toBe(
+      "erasure notice published (every subscriber of the app)",
+    );
+    expect(value(forgetReportLines(nothing, { notified: true }), "stream")).toBe(
+      "erasure notice to publish (every subscriber of the app)",
+    );
+    expect(value(forgetReportLines(found, { notified: false }), "stream")).toBeUndefined();
+  });
+
+  it("notes an erasure that found nothing (a mistyped uid reads like a success otherwise), and only that", () => {
+    expect(forgetNotes(nothing, "nobody-here")).toEqual([
+      "note: nothing in app sim-s12-a1 names nobody-here: erased already, or a mistyped uid (matched whole)",
+    ]);
+    expect(forgetNotes({ ...nothing, scope: "app" }, undefined)).toEqual([
+      "note: nothing holds app sim-s12-a1: erased already, or a mistyped app id",
+    ]);
+    expect(forgetNotes(found, "sim-s12-a1-u13")).toEqual([]);
+    expect(
+      forgetNotes(
+        {
+          ...nothing,
+          plan: { ...plan, items: [{ table: "presence", key: { pk: "sim-s12-a1#u1" }, action: "delete" }] },
+        },
+        "u1",
+      ),
+    ).toEqual([]);
   });
 });
