@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { memoryItemStore } from "../../shared/adapters/memory-item-store";
 import { type ForgetReport, zeroCounts } from "../../shared/erasure/plan";
+import { storesByTable } from "../../shared/projector/registry";
 import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
@@ -11,6 +13,7 @@ import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
 import { forwardedLine } from "../../tools/ops/listen";
 import { nobodySubscribedLines, streamReplayLines } from "../../tools/ops/stream";
+import { judgeArchived } from "../../tools/ops/trace";
 import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
@@ -459,5 +462,32 @@ describe("forget's report (#43, walk-5)", () => {
         "u1",
       ),
     ).toEqual([]);
+  });
+});
+
+describe("the story of a line an erasure redacted (#43, walk-5)", () => {
+  it("names the erasure once (its own field, printed on its own line), the note within 100 columns beside its key", async () => {
+    // Prepare: a redacted line is not judged against the items (the erasure rewrote them): empty stores.
+    const body = '{"trigger":"group_member_banned","appId":"app1"}';
+    const line = {
+      eventId: createHash("sha256").update(body).digest("hex"),
+      receivedAt: 1_795_670_502_339,
+      trigger: "group_member_banned",
+      appId: "app1",
+      messageId: "m1",
+      body,
+      erasure: "5ecdb04e580aef21",
+    };
+
+    // Act
+    const story = await judgeArchived(
+      line,
+      storesByTable(() => memoryItemStore()),
+    );
+
+    // Assess
+    expect(story).toMatchObject({ outcome: "redacted", erasure: "5ecdb04e580aef21" });
+    expect(story.note).not.toContain("5ecdb04e580aef21");
+    expect(`note      ${story.note}`.length).toBeLessThanOrEqual(100);
   });
 });
