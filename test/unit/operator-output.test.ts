@@ -8,6 +8,7 @@ import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-erro
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
 import { forgetNotes, forgetReportLines } from "../../tools/cli/forget-output";
 import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
+import { startBanner } from "../../tools/local/banner";
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
@@ -489,5 +490,32 @@ describe("the story of a line an erasure redacted (#43, walk-5)", () => {
     expect(story).toMatchObject({ outcome: "redacted", erasure: "5ecdb04e580aef21" });
     expect(story.note).not.toContain("5ecdb04e580aef21");
     expect(`note      ${story.note}`.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("npm start's banner (#42, walk-5)", () => {
+  const stack = {
+    credentialCount: 1,
+    info: {
+      pid: 27857,
+      webhookUrl: "http://127.0.0.1:3000/webhook",
+      healthUrl: "http://127.0.0.1:3000/health",
+      consoleUrl: "http://127.0.0.1:3001/",
+      credentials: { username: "local-webhook", password: "local-password-change-me" },
+    },
+  };
+
+  it("keeps every line within 100 columns in the default state directory (the log line ran to 134)", () => {
+    for (const options of [{}, { verbose: true }, { inMemory: true }]) {
+      const text = startBanner(stack, { stateDir: ".", retrySeconds: 5, ...options }, 1800, "local");
+      for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it("says where the log is, and what the terminal shows of it", () => {
+    const text = startBanner(stack, { stateDir: "/tmp/s", retrySeconds: 5 }, 1800, "local");
+    expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
+    expect(text).toContain("here: a status line and every warning (--verbose: every line)");
+    expect(text).toContain("In another terminal (first: export LOCAL_STATE_DIR=/tmp/s):");
   });
 });
