@@ -29,7 +29,10 @@ function endpoint(value: string): string {
     throw new InvalidArgumentError("expected a URL, as http://localhost:4000/path.");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new InvalidArgumentError("expected an http:// or https:// URL.");
+    // `localhost:4000/hooks` parses as a URL of scheme `localhost:`: say what was meant.
+    throw new InvalidArgumentError(
+      `expected an http:// or https:// URL${value.includes("://") ? "" : `, as http://${value}`}.`,
+    );
   return url.href;
 }
 
