@@ -59,6 +59,8 @@ describe("the command-line tools", () => {
     [["import", "groups", "groups.json", "--app", "a"], "group import"],
     [["import", "contacts", "c.json", "--app", "a"], "users"],
     [["import", "users", "u.json", "--app", "a", "--batch-size", "0"], "--batch-size"],
+    // #41 (walk-5): a URL without its scheme, as stripe listen takes it, is answered with the one meant.
+    [["listen", "--forward-to", "localhost:4000/hooks"], "as http://localhost:4000/hooks"],
   ])("refuses %j with one line naming %s and exit code 2", async (args, named) => {
     const { code, stderr } = await webhook(...args);
     expect(code).toBe(2);

@@ -1,11 +1,20 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { memoryItemStore } from "../../shared/adapters/memory-item-store";
+import { type ForgetReport, zeroCounts } from "../../shared/erasure/plan";
+import { storesByTable } from "../../shared/projector/registry";
+import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
+import { forgetNotes, forgetReportLines } from "../../tools/cli/forget-output";
 import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
+import { startBanner } from "../../tools/local/banner";
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
 import { forwardedLine } from "../../tools/ops/listen";
+import { nobodySubscribedLines, streamReplayLines } from "../../tools/ops/stream";
+import { judgeArchived } from "../../tools/ops/trace";
 import { nearestApps } from "../../tools/query/known-apps";
 import { summaryLines } from "../../tools/simulate/summary";
 
@@ -304,14 +313,209 @@ describe("mistakes get help (#42 item 5)", () => {
 
 describe("listen --forward-to's line per message (#42, walk)", () => {
   const url = "http://127.0.0.1:4000/hooks";
+  const body = '{"trigger":"group_created","appId":"app1"}';
+  const eventId = createHash("sha256").update(body).digest("hex");
+  const receivedAt = Date.UTC(2026, 10, 25, 23, 59, 59, 900);
+  const delivery = deliveryEnvelope({ eventId, receivedAt, trigger: "group_created", appId: "app1", body });
 
   it("says when the endpoint took a message only after a retry, as the failure says its attempts", () => {
-    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true })).toBe(`  → POST ${url} [200]`);
-    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true })).toBe(
+    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true }, delivery)).toBe(
+      `  → POST ${url} [200]`,
+    );
+    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true }, delivery)).toBe(
       `  → POST ${url} [200] at attempt 2 (retried)`,
     );
-    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false })).toBe(
-      `  → POST ${url} failed after 5 attempt(s) [no answer]: dropped (replay --to-stream sends it again)`,
+  });
+
+  it("names a delivery it dropped and gives the replay of its app and receipt day (UTC) that publishes it again (#41, walk-5)", () => {
+    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false }, delivery).split("\n")).toEqual([
+      `  → POST ${url} failed after 5 attempts [no answer]: dropped ${eventId.slice(0, 16)}@${receivedAt}`,
+      "    to publish it again: npx webhook replay --to-stream --app app1 --from 2026-11-25 --to 2026-11-25",
+    ]);
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toContain(
+      "failed after 1 attempt [400]",
     );
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toMatch(
+      / --stack prod$/,
+    );
+  });
+
+  it("names an erasure notice it dropped, which no replay sends again", () => {
+    const notice = {
+      schemaVersion: 1,
+      kind: "erasure",
+      id: "5ecdb04e580aef21",
+      appId: "app1",
+      scope: "user",
+      finishedAt: receivedAt,
+    } as const;
+    const line = forwardedLine(url, { status: 503, attempts: 5, ok: false }, notice);
+    expect(line).toContain("dropped the erasure notice 5ecdb04e580aef21 (app app1)");
+    expect(line).not.toContain("replay --to-stream");
+  });
+});
+
+describe("replay --to-stream's report and warning (#41, walk-5)", () => {
+  const report = {
+    objects: 16,
+    deliveries: 6,
+    duplicates: 1,
+    refused: 0,
+    failed: [],
+    requests: 1,
+    chunks: 1,
+  };
+
+  it("says what it published, what that billed and what it skipped, each line within 100 columns", () => {
+    const lines = streamReplayLines(report);
+    expect(lines).toEqual([
+      "published 6 deliveries from 16 archive objects to the stream",
+      "  in 1 request (1 billed 64 KiB chunk)",
+      "  skipped: 1 duplicate line, 0 refused (quarantined) deliveries",
+    ]);
+    expect(streamReplayLines({ ...report, dryRun: true, failed: ["x@1"] })[0]).toBe(
+      "would publish 5 deliveries from 16 archive objects to the stream",
+    );
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("warns a dry run too that nothing is subscribed, in the future tense", () => {
+    const arn = "arn:aws:sns:us-east-1:000000000000:stream";
+    expect(nobodySubscribedLines(arn, true)).toEqual([
+      `warning: nothing is subscribed to ${arn}`,
+      "  published now, they would reach no one: start `npx webhook listen` or declare streamSubscribers",
+    ]);
+    expect(nobodySubscribedLines(arn, false)[1]).toMatch(/^ {2}they reached no one: .*then run it again$/);
+    for (const line of nobodySubscribedLines(arn, true)) expect(line.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("forget's report (#43, walk-5)", () => {
+  const plan = {
+    objects: [],
+    days: [],
+    topListDays: [],
+    compactDays: [],
+    ledgerDays: [],
+    items: [],
+    groups: [],
+    sessions: [],
+    recordings: [],
+    bytesScanned: 438_328,
+  };
+  const nothing: ForgetReport = {
+    erasureId: "5c8637ef7ef2ec2c",
+    appId: "sim-s12-a1",
+    scope: "user",
+    pseudonym: "erased-aa4a147ae39f0151",
+    requestedBy: "dpo",
+    startedAt: 0,
+    keepRecordings: false,
+    counts: zeroCounts(),
+    unreached: [],
+    dryRun: true,
+    plan,
+  };
+  const found: ForgetReport = {
+    ...nothing,
+    dryRun: false,
+    counts: { ...zeroCounts(), objectsRewritten: 11, linesRedacted: 44, daysRecomputed: 1 },
+    plan: { ...plan, objects: ["raw/date=2026-11-26/hour=05/x.ndjson.gz"], days: ["2026-11-26"] },
+  };
+  const value = (lines: string[], key: string) =>
+    lines
+      .find((l) => l.startsWith(`${key} `))
+      ?.slice(key.length)
+      .trim();
+
+  it("says the top lists rewritten in place are those of days whose archive expired, not that the archive expired", () => {
+    const lines = forgetReportLines(found, { notified: false });
+    expect(value(lines, "days")).toBe("1 recomputed, 0 recompacted");
+    expect(value(lines, "top lists")).toBe("0 rewritten in place (days whose archive expired)");
+    expect(lines.join("\n")).not.toContain("(archive expired)");
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("says the stream's erasure notice is published, or would be, where the target has a stream", () => {
+    expect(value(forgetReportLines(found, { notified: true }), "stream")).toBe(
+      "erasure notice published (every subscriber of the app)",
+    );
+    expect(value(forgetReportLines(nothing, { notified: true }), "stream")).toBe(
+      "erasure notice to publish (every subscriber of the app)",
+    );
+    expect(value(forgetReportLines(found, { notified: false }), "stream")).toBeUndefined();
+  });
+
+  it("notes an erasure that found nothing (a mistyped uid reads like a success otherwise), and only that", () => {
+    expect(forgetNotes(nothing, "nobody-here")).toEqual([
+      "note: nothing in app sim-s12-a1 names nobody-here: erased already, or a mistyped uid (matched whole)",
+    ]);
+    expect(forgetNotes({ ...nothing, scope: "app" }, undefined)).toEqual([
+      "note: nothing holds app sim-s12-a1: erased already, or a mistyped app id",
+    ]);
+    expect(forgetNotes(found, "sim-s12-a1-u13")).toEqual([]);
+    expect(
+      forgetNotes(
+        {
+          ...nothing,
+          plan: { ...plan, items: [{ table: "presence", key: { pk: "sim-s12-a1#u1" }, action: "delete" }] },
+        },
+        "u1",
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe("the story of a line an erasure redacted (#43, walk-5)", () => {
+  it("names the erasure once (its own field, printed on its own line), the note within 100 columns beside its key", async () => {
+    // Prepare: a redacted line is not judged against the items (the erasure rewrote them): empty stores.
+    const body = '{"trigger":"group_member_banned","appId":"app1"}';
+    const line = {
+      eventId: createHash("sha256").update(body).digest("hex"),
+      receivedAt: 1_795_670_502_339,
+      trigger: "group_member_banned",
+      appId: "app1",
+      messageId: "m1",
+      body,
+      erasure: "5ecdb04e580aef21",
+    };
+
+    // Act
+    const story = await judgeArchived(
+      line,
+      storesByTable(() => memoryItemStore()),
+    );
+
+    // Assess
+    expect(story).toMatchObject({ outcome: "redacted", erasure: "5ecdb04e580aef21" });
+    expect(story.note).not.toContain("5ecdb04e580aef21");
+    expect(`note      ${story.note}`.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("npm start's banner (#42, walk-5)", () => {
+  const stack = {
+    credentialCount: 1,
+    info: {
+      pid: 27857,
+      webhookUrl: "http://127.0.0.1:3000/webhook",
+      healthUrl: "http://127.0.0.1:3000/health",
+      consoleUrl: "http://127.0.0.1:3001/",
+      credentials: { username: "local-webhook", password: "local-password-change-me" },
+    },
+  };
+
+  it("keeps every line within 100 columns in the default state directory (the log line ran to 134)", () => {
+    for (const options of [{}, { verbose: true }, { inMemory: true }]) {
+      const text = startBanner(stack, { stateDir: ".", retrySeconds: 5, ...options }, 1800, "local");
+      for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it("says where the log is, and what the terminal shows of it", () => {
+    const text = startBanner(stack, { stateDir: "/tmp/s", retrySeconds: 5 }, 1800, "local");
+    expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
+    expect(text).toContain("here: a status line and every warning (--verbose: every line)");
+    expect(text).toContain("In another terminal (first: export LOCAL_STATE_DIR=/tmp/s):");
   });
 });

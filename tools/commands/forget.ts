@@ -12,12 +12,12 @@ import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
-import { type ForgetDependencies, type ForgetReport, forget } from "../../shared/erasure/forget";
+import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { activityStoreFor, commandLeaseWait, compactorFor, sqlEngineFor } from "../analytics/engines";
-import { keyValueLines } from "../cli/format";
+import { forgetNotes, forgetReportLines } from "../cli/forget-output";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
@@ -48,45 +48,6 @@ function archiveParts(target: Target): Pick<ForgetDependencies, "search" | "vers
   const search: SqlEngine = athenaEngine({ client: new AthenaClient({}), ...target.athena });
   const compactor: ArchiveCompactor = compactorFor(target);
   return { search, versions: s3ObjectVersions(s3, bucket), compactor };
-}
-
-function reportLines(report: ForgetReport): string[] {
-  const c = report.counts;
-  // A dry run's counts are what the run would do (found and evaluated, nothing written).
-  const VERBS: Record<string, string> = {
-    rewritten: "rewrite",
-    deleted: "delete",
-    redacted: "redact",
-    removed: "remove",
-    recomputed: "recompute",
-    recompacted: "recompact",
-  };
-  const done = (past: string) => (report.dryRun ? `to ${VERBS[past] ?? past}` : past);
-  const lines = keyValueLines([
-    ["erasure", `${report.erasureId}${report.dryRun ? " (dry run: nothing was changed)" : ""}`],
-    ["app", report.appId],
-    ["scope", report.scope === "app" ? "the whole app" : "one user"],
-    ["pseudonym", report.pseudonym],
-    ["objects", `${c.objectsRewritten} ${done("rewritten")}, ${c.objectsDeleted} ${done("deleted")}`],
-    ["lines", `${c.linesRedacted} ${done("redacted")}, ${c.linesRemoved} ${done("removed")}`],
-    ["old versions", report.dryRun ? "" : `${c.versionsDeleted} deleted`],
-    ["items", `${c.itemsDeleted} ${done("deleted")}, ${c.itemsRedacted} ${done("redacted")}`],
-    [
-      "recordings",
-      report.keepRecordings
-        ? `${report.plan.recordings.length} kept (--keep-recordings)`
-        : `${report.plan.recordings.length} ${done("deleted")}`,
-    ],
-    [
-      "days",
-      `${c.daysRecomputed} ${done("recomputed")}, ${c.daysRecompacted} ${done("recompacted")}, ${c.topListsRewritten} top lists ${done("rewritten")} (archive expired)`,
-    ],
-    ["rollup ledger", report.scope === "app" ? `${c.ledgerPassesRewritten} days ${done("rewritten")}` : ""],
-    ["bytes scanned", report.plan.bytesScanned],
-  ]);
-  for (const key of report.plan.recordings) lines.push(`  recording ${key}`);
-  for (const note of report.unreached) lines.push(`not reached: ${note}`);
-  return lines;
 }
 
 async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> {
@@ -139,7 +100,10 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
       requestedBy: o.by ?? userInfo().username,
     });
     if (o.json) console.log(JSON.stringify(report, null, 2));
-    else for (const line of reportLines(report)) console.log(line);
+    else
+      for (const line of forgetReportLines(report, { notified: target.stream !== undefined }))
+        console.log(line);
+    for (const note of forgetNotes(report, uid)) console.error(note);
   } finally {
     target.destroy();
   }

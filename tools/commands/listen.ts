@@ -29,7 +29,10 @@ function endpoint(value: string): string {
     throw new InvalidArgumentError("expected a URL, as http://localhost:4000/path.");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new InvalidArgumentError("expected an http:// or https:// URL.");
+    // `localhost:4000/hooks` parses as a URL of scheme `localhost:`: say what was meant.
+    throw new InvalidArgumentError(
+      `expected an http:// or https:// URL${value.includes("://") ? "" : `, as http://${value}`}.`,
+    );
   return url.href;
 }
 
@@ -58,8 +61,9 @@ async function run(o: ListenCliOptions): Promise<void> {
       `Listening to ${target.stream.topicArn} (${[
         o.app?.length ? `apps ${o.app.join(", ")}` : "every app",
         o.trigger?.length ? `triggers ${o.trigger.join(", ")}` : "every trigger",
-      ].join("; ")})${o.forwardTo ? `, forwarding to ${o.forwardTo}` : ""}.`,
+      ].join("; ")}).`,
     );
+    if (o.forwardTo) err(`Forwarding each message to ${o.forwardTo}.`);
     err(
       `${target.kind === "local" ? "Deliveries come as they are projected" : "Deliveries come within a minute (the projector reads the listener switch once a minute)"}; Ctrl-C stops and removes the queue ${listener.queueUrl.split("/").pop()}.${listener.cleaned ? ` (Removed ${listener.cleaned} left by an earlier listen.)` : ""}`,
     );
@@ -67,6 +71,7 @@ async function run(o: ListenCliOptions): Promise<void> {
       await receiveUntilAborted(target.sqs, listener, {
         json: o.json,
         forwardTo: o.forwardTo,
+        stack: o.stack,
         waitSeconds: target.kind === "local" ? 1 : 10,
         out: (line) => process.stdout.write(`${line}\n`),
         err,
@@ -74,9 +79,7 @@ async function run(o: ListenCliOptions): Promise<void> {
       });
     } finally {
       await listener.close();
-      err(
-        "Stopped: the queue and its subscription are removed (the projector stops publishing within minutes).",
-      );
+      err("Stopped: the queue and its subscription are removed (publishing stops within minutes).");
     }
   } finally {
     target.destroy();

@@ -19,7 +19,7 @@ import { count, keyValueLines } from "../cli/format";
 import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
 import { replayArchive } from "../ops/operations";
-import { replayToStream } from "../ops/stream";
+import { nobodySubscribedLines, replayToStream, streamReplayLines } from "../ops/stream";
 import { resolveTarget, type Target } from "../target";
 
 interface ReplayCliOptions {
@@ -119,10 +119,8 @@ async function run(o: ReplayCliOptions): Promise<void> {
 async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCliOptions): Promise<void> {
   if (!target.stream) throw new UserFacingError("the target has no stream topic (deployed before #41?)");
   const { topicArn } = target.stream;
-  if (!o.dryRun && (await subscriptionCount(target.sns, topicArn)) === 0)
-    console.error(
-      `warning: nothing is subscribed to ${topicArn}: start \`npx webhook listen\` or declare streamSubscribers first`,
-    );
+  if ((await subscriptionCount(target.sns, topicArn)) === 0)
+    for (const line of nobodySubscribedLines(topicArn, o.dryRun)) console.error(line);
   const report = await replayToStream(
     target.s3,
     s3BlobStore(target.s3, bucket),
@@ -140,9 +138,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
     console.log(JSON.stringify(report));
     return;
   }
-  console.log(
-    `${o.dryRun ? "would publish" : "published"} ${count(report.deliveries - report.failed.length, "delivery", "deliveries")} from ${count(report.objects, "archive object")} to the stream in ${count(report.requests, "request")} (${count(report.chunks, "billed 64 KiB chunk")}); ${count(report.duplicates, "duplicate line")} and ${count(report.refused, "refused (quarantined) delivery", "refused (quarantined) deliveries")} skipped`,
-  );
+  for (const line of streamReplayLines(report)) console.log(line);
   if (report.failed.length)
     throw new UserFacingError(
       `${report.failed.length} deliveries could not be published: run it again (ids are stable)`,

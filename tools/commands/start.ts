@@ -2,21 +2,13 @@
  * `npm start`: the whole backend on this machine. See the README's quick start.
  *   PORT=3000 WEBHOOK_USERNAME=… WEBHOOK_PASSWORD=… LOCAL_STATE_DIR=.local npm start [-- --in-memory|--clean|--verbose|--json-logs]
  */
-import { join } from "node:path";
 import { Command } from "commander";
 import { expectedMessage, integer, runProgram, UsageError } from "../cli/program";
 import { localConsoleContext } from "../console/context";
 import { type ConsoleServer, startConsole } from "../console/server";
-import { credentialsFilePath } from "../local/credentials-store";
-import { STACK_LOG_FILE } from "../local/log-tap";
+import { startBanner } from "../local/banner";
 import { cdkJsonWindows } from "../local/retention";
-import {
-  DEFAULT_LOCAL_RETRY_SECONDS,
-  DEV_PASSWORD,
-  DEV_USERNAME,
-  type LocalStack,
-  startLocalStack,
-} from "../local/stack";
+import { DEFAULT_LOCAL_RETRY_SECONDS, type LocalStack, startLocalStack } from "../local/stack";
 import { stateDir, writeStackInfo } from "../local/state";
 import { statusLine } from "../local/status-line";
 import { localStreamSubscribers } from "../local/stream";
@@ -35,49 +27,6 @@ interface StartOptions {
   deployedRecordingPolicy?: boolean;
   activityEvery: number;
   consolePort: number;
-}
-
-/** The commands below find the stack by its state directory: say how when it is not the default. */
-function elsewhere(o: StartOptions): string {
-  const dir = stateDir(o.stateDir);
-  return dir === stateDir(".local") ? "" : ` (first: export LOCAL_STATE_DIR=${dir})`;
-}
-
-function banner(stack: LocalStack, o: StartOptions, startedAt: number, recordingPolicy: string) {
-  const { webhookUrl, credentials } = stack.info;
-  const { username, password } = credentials;
-  const others = stack.credentialCount - 1;
-  const note =
-    others > 0
-      ? ` (the current pair; ${others} more accepted: ${credentialsFilePath(stateDir(o.stateDir))})`
-      : username === DEV_USERNAME && password === DEV_PASSWORD
-        ? " (development defaults)"
-        : ` (rotated or given: ${credentialsFilePath(stateDir(o.stateDir))})`;
-  return `
-Webhook backend is running (ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s; data in ${o.inMemory ? "memory" : stateDir(o.stateDir)})
-
-  Webhook URL   ${webhookUrl}
-  Credentials   ${username} / ${password}${note}
-  Recordings    ${recordingPolicy === "deployed" ? "deployed policy: https and public addresses only" : "local policy: http and loopback allowed (--deployed-recording-policy for AWS's)"}
-  Retries       a failed event is retried every ${o.retrySeconds} s, then dead-lettered (npm run redrive)
-  Health        ${stack.info.healthUrl}
-  Console       ${stack.info.consoleUrl ?? "off (--console-port 0)"}
-  Log           ${o.inMemory ? "none in memory" : join(stateDir(o.stateDir), STACK_LOG_FILE)}: every line of the functions${o.verbose || o.jsonLogs ? ", printed here too" : "; here, a status line and every warning (--verbose: every line)"}
-
-Send an event:
-  curl -u '${username}:${password}' -H 'content-type: application/json' \\
-       --data @tools/simulate/templates/group_created.json ${webhookUrl}
-
-In another terminal${elsewhere(o)}:
-  npm run simulate -- --events 5000 --rate 200    today's traffic (ending a minute ago), then a check of the tables
-  npm run query -- group cometchat-guid-1 --app 2598234fa1e3b9c
-  npm run query -- stats
-  npx webhook query activity --app sim-s7-a1 --from today --to today   its figures (today's recomputed every minute)
-  npx webhook sql "SELECT trigger, count(*) AS n FROM archive_events GROUP BY trigger"
-
-Ctrl-C stops everything (in-flight batches are finished first); from elsewhere: kill ${stack.info.pid}
-(the stack's own pid: a signal to npm's does not reach it).
-`;
 }
 
 /**
@@ -155,7 +104,7 @@ async function run(o: StartOptions): Promise<void> {
     streamSubscribers: localStreamSubscribers(),
   });
   const console_ = o.consolePort ? await serveConsole(stack, o) : undefined;
-  console.log(banner(stack, o, startedAt, recordingPolicy));
+  console.log(startBanner(stack, o, Date.now() - startedAt, recordingPolicy));
   status?.start(() => queueDepth(stack.clients.sqs, stack.info.queues.events.url));
   let signals = 0;
   const shutdown = async (signal: string) => {

@@ -26,7 +26,7 @@ import {
   subscribeQueue,
 } from "../../shared/stream/subscriptions";
 import { shortId } from "../cli/event-id";
-import { isoTime } from "../cli/format";
+import { count, isoTime } from "../cli/format";
 
 export interface ListenerClients {
   sns: SNSClient;
@@ -162,14 +162,32 @@ export async function forwardMessage(
 
 /**
  * What `listen --forward-to` prints of one message's POST: its status, and the attempts when the
- * endpoint took it only after a retry (its 5xx, 429 or silence is otherwise invisible).
+ * endpoint took it only after a retry (its 5xx, 429 or silence is otherwise invisible). A message
+ * the endpoint never took is named, with what publishes it again: a delivery, the `replay
+ * --to-stream` of its app and receipt day (every delivery of that day, with their ids: consumers
+ * deduplicate); an erasure notice, which no replay sends, the erasure's id.
  *
- * @example forwardedLine("http://localhost:4000/hooks", { status: 200, attempts: 2, ok: true }) // "  → POST http://localhost:4000/hooks [200] at attempt 2 (retried)"
+ * @example forwardedLine("http://localhost:4000/hooks", { status: 200, attempts: 2, ok: true }, envelope) // "  → POST http://localhost:4000/hooks [200] at attempt 2 (retried)"
  */
-export function forwardedLine(url: string, result: ForwardResult): string {
+export function forwardedLine(
+  url: string,
+  result: ForwardResult,
+  envelope: StreamEnvelope,
+  stack?: string,
+): string {
   if (result.ok)
     return `  → POST ${url} [${result.status}]${result.attempts > 1 ? ` at attempt ${result.attempts} (retried)` : ""}`;
-  return `  → POST ${url} failed after ${result.attempts} attempt(s) [${result.status || "no answer"}]: dropped (replay --to-stream sends it again)`;
+  const failed = `  → POST ${url} failed after ${count(result.attempts, "attempt")} [${result.status || "no answer"}]: dropped`;
+  if (envelope.kind === "erasure")
+    return `${failed} the erasure notice ${envelope.id} (app ${envelope.appId})\n    no replay sends a notice again: stdout shows it`;
+  const day = isoTime(envelope.receivedAt).slice(0, 10);
+  const replay = [
+    "npx webhook replay --to-stream",
+    ...(envelope.appId ? [`--app ${envelope.appId}`] : []),
+    `--from ${day} --to ${day}`,
+    ...(stack ? [`--stack ${stack}`] : []),
+  ].join(" ");
+  return `${failed} ${shortId(envelope.eventId)}@${envelope.receivedAt}\n    to publish it again: ${replay}`;
 }
 
 export interface ListenOptions {
@@ -177,6 +195,8 @@ export interface ListenOptions {
   json?: boolean;
   /** POST each message here. */
   forwardTo?: string;
+  /** The deployed stack listened to, for the command a dropped message's line gives. */
+  stack?: string;
   /** Seconds a receive waits for messages (long polling). @default 5 */
   waitSeconds?: number;
   out: (line: string) => void;
@@ -239,7 +259,7 @@ export async function receiveUntilAborted(
       options.out(options.json ? JSON.stringify(publishedMessage(text)) : describeMessage(envelope));
       if (options.forwardTo) {
         const result = await forwardMessage(options.forwardTo, text, envelope);
-        options.err(forwardedLine(options.forwardTo, result));
+        options.err(forwardedLine(options.forwardTo, result, envelope, options.stack));
       }
       await sqs.send(
         new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),

@@ -22,6 +22,7 @@ import {
   type StreamMessage,
   type StreamPublisher,
 } from "../../shared/stream/publish-batches";
+import { count } from "../cli/format";
 import { archiveDays, archiveLines, dayObjects } from "./archive-scan";
 
 /** Messages published at once by a replay: bounded memory, full `PublishBatch` requests. */
@@ -50,6 +51,37 @@ export interface StreamReplayReport {
   failed: string[];
   requests: number;
   chunks: number;
+}
+
+/**
+ * What `replay --to-stream` prints of its report: what it published (or would), the requests and
+ * chunks they bill, and what it skipped, one thing a line (a single line ran to 150 columns).
+ *
+ * @example streamReplayLines({ objects: 16, deliveries: 6, duplicates: 0, refused: 0, failed: [], requests: 1, chunks: 1 })
+ * // ["published 6 deliveries from 16 archive objects to the stream", "  in 1 request (1 billed 64 KiB chunk)", "  skipped: 0 duplicate lines, 0 refused (quarantined) deliveries"]
+ */
+export function streamReplayLines(report: StreamReplayReport): string[] {
+  const published = report.deliveries - report.failed.length;
+  return [
+    `${report.dryRun ? "would publish" : "published"} ${count(published, "delivery", "deliveries")} from ${count(report.objects, "archive object")} to the stream`,
+    `  in ${count(report.requests, "request")} (${count(report.chunks, "billed 64 KiB chunk")})`,
+    `  skipped: ${count(report.duplicates, "duplicate line")}, ${count(report.refused, "refused (quarantined) delivery", "refused (quarantined) deliveries")}`,
+  ];
+}
+
+/**
+ * The warning of a replay or redrive to a topic nothing is subscribed to: what it publishes
+ * reaches no one (a dry run says so before the run does it).
+ *
+ * @example nobodySubscribedLines("arn:aws:sns:…:stream", true)[1] // "  published now, they would reach no one: start `npx webhook listen` or …"
+ */
+export function nobodySubscribedLines(topicArn: string, dryRun: boolean | undefined): string[] {
+  return [
+    `warning: nothing is subscribed to ${topicArn}`,
+    dryRun
+      ? "  published now, they would reach no one: start `npx webhook listen` or declare streamSubscribers"
+      : "  they reached no one: start `npx webhook listen` or declare streamSubscribers, then run it again",
+  ];
 }
 
 /**

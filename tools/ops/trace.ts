@@ -177,7 +177,7 @@ export async function traceEvent(
  * items it had led to (deleting the erased user's presence and memberships), so an item "without
  * it" is the erasure's doing, not an event still to come; and a replay skips it (`replayArchive`).
  *
- * @example await judgeArchived({ …, erasure: "3f9c…" }, stores) // { outcome: "redacted", note: "redacted by erasure 3f9c…: …" }
+ * @example await judgeArchived({ …, erasure: "3f9c…" }, stores) // { outcome: "redacted", erasure: "3f9c…", note: "projected before the erasure, …" }
  */
 export async function judgeArchived(
   line: RawArchiveLine,
@@ -187,7 +187,8 @@ export async function judgeArchived(
     return {
       outcome: "redacted",
       erasure: line.erasure,
-      note: `redacted by erasure ${line.erasure}: projected before it, its items rewritten by it (the erased user a pseudonym); a replay skips it`,
+      // The erasure's id is in \`erasure\` (which \`query event\` and the console print on their own line): not repeated.
+      note: "projected before the erasure, which then rewrote its items; a replay skips it",
     };
   const parsed = parseEventBody(line.body);
   const refusal = refusalOf(parsed);

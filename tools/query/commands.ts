@@ -398,7 +398,7 @@ function addArchiveCommands(program: Command, run: Run): void {
             [
               "erased",
               trace.erasure &&
-                `redacted by erasure ${trace.erasure}: the erased user is a pseudonym, their free text removed`,
+                `redacted by erasure ${trace.erasure}: the erased user is a pseudonym, free text removed`,
             ],
             ["object", trace.key],
             ["recording", r && recordingStatus(r)],
