@@ -2,12 +2,14 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { memoryItemStore } from "../../shared/adapters/memory-item-store";
 import { type ForgetReport, zeroCounts } from "../../shared/erasure/plan";
+import type { ImportSummary } from "../../shared/imports/run-import";
 import { storesByTable } from "../../shared/projector/registry";
 import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { explainSqlError, readOnlyRefusal } from "../../tools/analytics/sql-errors";
 import { connectLines, rotationLines } from "../../tools/cli/apps-output";
 import { forgetNotes, forgetReportLines } from "../../tools/cli/forget-output";
 import { epochTime, keyValueLines, tableLines, withIsoTimes } from "../../tools/cli/format";
+import { importFailureNotes, importReportLines } from "../../tools/cli/import-output";
 import { startBanner } from "../../tools/local/banner";
 import { readableLine } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
@@ -517,5 +519,56 @@ describe("npm start's banner (#42, walk-5)", () => {
     expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
     expect(text).toContain("here: a status line and every warning (--verbose: every line)");
     expect(text).toContain("In another terminal (first: export LOCAL_STATE_DIR=/tmp/s):");
+  });
+});
+
+describe("import's report (#43, walk-5)", () => {
+  const summary = (over: Partial<ImportSummary> = {}): ImportSummary => ({
+    app: "app1",
+    kind: "users",
+    dryRun: false,
+    read: 5,
+    invalid: [],
+    duplicates: 0,
+    alreadyImported: 0,
+    toSend: 5,
+    imported: 5,
+    existed: 0,
+    refused: [],
+    unsent: 0,
+    batches: 1,
+    requests: 1,
+    ...over,
+  });
+  const bad = { at: "line 3", reason: "uid: required" };
+
+  it("a dry run shows what it can know: no imported, already-on-the-platform, refused or requests rows", () => {
+    // Act
+    const lines = importReportLines(summary({ dryRun: true, imported: 0 }), "users.ndjson");
+
+    // Assess
+    const keys = lines.map((l) => l.split(/\s{2,}/)[0]);
+    expect(keys).toEqual([
+      "import",
+      "read",
+      "would send",
+      "already imported (skipped)",
+      "repeated in the file (skipped)",
+      "invalid (not sent)",
+    ]);
+    expect(lines[0]).toContain("(dry run: nothing was sent)");
+  });
+
+  it("a run that exits 1 says why on stderr; one that imported everything says nothing there", () => {
+    expect(importFailureNotes(summary())).toEqual([]);
+    expect(importFailureNotes(summary({ invalid: [bad, bad], imported: 3 }))).toEqual([
+      "not everything imported: 2 invalid lines (listed above); fix the file and run the same command again",
+    ]);
+    expect(importFailureNotes(summary({ refused: [{ id: "u1", ...bad }], unsent: 2, imported: 2 }))).toEqual([
+      "not everything imported: 1 user refused by the platform, 2 users not sent yet (listed above); run the same command again",
+    ]);
+    expect(importFailureNotes(summary({ dryRun: true, invalid: [bad] }))[0]).toMatch(
+      /^not everything would be imported: 1 invalid line /,
+    );
   });
 });

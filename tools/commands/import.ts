@@ -17,10 +17,10 @@ import {
   importSettingsFor,
 } from "../../shared/imports/import-keys";
 import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
-import { type ImportSummary, runImport } from "../../shared/imports/run-import";
+import { runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
 import { archiveLeaseFor } from "../analytics/engines";
-import { count, keyValueLines } from "../cli/format";
+import { importFailureNotes, importReportLines } from "../cli/import-output";
 import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
@@ -33,9 +33,6 @@ interface ImportCliOptions {
   stack?: string;
   stateDir?: string;
 }
-
-/** The refusals a text report lists before "… and N more". */
-const SHOWN_REFUSALS = 20;
 
 /** Where the app's import settings are: the stack's import secret, or `IMPORT_API_KEYS` locally. */
 function keySource(target: Target, stack: string | undefined): ImportKeySource {
@@ -58,35 +55,6 @@ async function fold(records: ImportRecords, target: Target): Promise<string | un
       return `${error.message}: the batch records stay as they are (read as well as folded); the next import folds them`;
     throw error;
   }
-}
-
-function reportLines(s: ImportSummary, file: string): string[] {
-  const lines = keyValueLines([
-    ["import", `${s.kind} of ${file} into ${s.app}${s.dryRun ? " (dry run: nothing was sent)" : ""}`],
-    ["read", s.read],
-    [s.dryRun ? "would send" : "sent", s.toSend - s.unsent],
-    ["imported", s.imported],
-    ["already on the platform", s.existed],
-    ["already imported (skipped)", s.alreadyImported],
-    ["repeated in the file (skipped)", s.duplicates],
-    ["invalid (not sent)", s.invalid.length],
-    ["refused by the platform", s.refused.length],
-    ...(s.unsent
-      ? ([["not sent yet", `${s.unsent} (run the same command again to send them)`]] as const)
-      : []),
-    ...(s.dryRun
-      ? []
-      : ([["requests", `${s.requests} in ${count(s.batches, "batch", "batches")}`]] as const)),
-  ]);
-  const refusals = [
-    ...s.invalid.map((r) => ({ ...r, what: "invalid" })),
-    ...s.refused.map((r) => ({ ...r, what: "refused" })),
-  ];
-  for (const r of refusals.slice(0, SHOWN_REFUSALS))
-    lines.push(`${r.what} ${r.id ?? "(no uid)"} (${r.at}): ${r.reason}`);
-  if (refusals.length > SHOWN_REFUSALS)
-    lines.push(`… and ${refusals.length - SHOWN_REFUSALS} more (--json lists every one)`);
-  return lines;
 }
 
 async function run(kindName: ImportKindName, file: string, o: ImportCliOptions): Promise<void> {
@@ -126,8 +94,9 @@ async function run(kindName: ImportKindName, file: string, o: ImportCliOptions):
     const warning = o.dryRun ? undefined : await fold(records, target);
     if (o.json) console.log(JSON.stringify({ ...summary, ...(warning ? { warning } : {}) }));
     else {
-      for (const line of reportLines(summary, file)) console.log(line);
+      for (const line of importReportLines(summary, file)) console.log(line);
       if (summary.error) console.error(`stopped: ${summary.error}`);
+      for (const line of importFailureNotes(summary)) console.error(line);
       if (warning) console.error(`warning: ${warning}`);
     }
     // Anything not imported (invalid, refused, or left unsent) makes the run a failure for a script.
