@@ -64,7 +64,7 @@ async function run(o: ReplayCliOptions): Promise<void> {
         target,
         { bucket: target.bucket, queueUrl: target.queues.events.url },
         archiveLeaseFor(target),
-        { appId: o.app, from: o.from, to: o.to, triggers: o.trigger, dryRun: o.dryRun },
+        windowOf(o),
       ).catch(sayWhoHoldsTheArchive);
       if (o.json) {
         console.log(JSON.stringify(report));
@@ -93,14 +93,7 @@ async function run(o: ReplayCliOptions): Promise<void> {
         now: Date.now,
       },
       archiveLeaseFor(target),
-      {
-        appId: o.app,
-        from: o.from,
-        to: o.to,
-        triggers: o.trigger,
-        dryRun: o.dryRun,
-        includeRedacted: o.includeRedacted,
-      },
+      { ...windowOf(o), includeRedacted: o.includeRedacted },
     ).catch(sayWhoHoldsTheArchive);
     if (o.json) {
       console.log(JSON.stringify(report));
@@ -115,6 +108,15 @@ async function run(o: ReplayCliOptions): Promise<void> {
   }
 }
 
+/** The archive window the options name, as every kind of replay takes it. */
+const windowOf = (o: ReplayCliOptions) => ({
+  appId: o.app,
+  from: o.from,
+  to: o.to,
+  triggers: o.trigger,
+  dryRun: o.dryRun,
+});
+
 /** `--to-stream`: the window's archived deliveries published again, with a word when nobody receives them. */
 async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCliOptions): Promise<void> {
   if (!target.stream) throw new UserFacingError("the target has no stream topic (deployed before #41?)");
@@ -126,13 +128,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
     s3BlobStore(target.s3, bucket),
     snsStreamPublisher(target.sns, topicArn),
     archiveLeaseFor(target),
-    {
-      appId: o.app,
-      from: o.from,
-      to: o.to,
-      triggers: o.trigger,
-      dryRun: o.dryRun,
-    },
+    windowOf(o),
   ).catch(sayWhoHoldsTheArchive);
   if (o.json) {
     console.log(JSON.stringify(report));

@@ -187,7 +187,7 @@ export async function judgeArchived(
     return {
       outcome: "redacted",
       erasure: line.erasure,
-      // The erasure's id is in \`erasure\` (which \`query event\` and the console print on their own line): not repeated.
+      // The erasure's id is in `erasure` (which `query event` and the console print on their own line): not repeated.
       note: "projected before the erasure, which then rewrote its items; a replay skips it",
     };
   const parsed = parseEventBody(line.body);
