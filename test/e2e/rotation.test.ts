@@ -5,8 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
+import { ingestProbe } from "../../shared/apps/ingest-probe";
 import { type ManagementApi, managementApi } from "../../shared/apps/management-api";
 import { rotateCredentials } from "../../shared/apps/rotate";
+import { dynamoRotationLock } from "../../shared/apps/rotation-lock";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
@@ -117,7 +119,8 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       apps: APPS.map((appId) => ({ appId, triggers: TRIGGERS, username: old.username })),
       webhook,
       fresh: () => ({ username: "rotated-1", password: "a-new-password-of-thirty-chars" }),
-      accepts,
+      probe: ingestProbe(stack.info.webhookUrl),
+      lock: dynamoRotationLock(documentClient(stack.clients.dynamo), stack.info.appsTable ?? ""),
       waits: WAITS,
     };
     const load = traffic();
@@ -276,7 +279,8 @@ describe("rotate-credentials on the local stack, against the simulated managemen
         username: `${old.username.slice(0, 40)}-r${++made}`,
         password: `new-password-${made}-0123456789`,
       }),
-      accepts,
+      probe: ingestProbe(stack.info.webhookUrl),
+      lock: dynamoRotationLock(documentClient(stack.clients.dynamo), stack.info.appsTable ?? ""),
       waits: WAITS,
     };
     const load = traffic(owners.flatMap(([, ids]) => ids));

@@ -272,7 +272,11 @@ describe("the Athena compactor (against a stub Athena client: no Athena emulator
     // Prepare: the schedule's CTAS left running at its deadline (the lease then released).
     const { athena, withDeadline, compactor, keys, bucket } = await setUp(["run", "succeed"]);
     const pending = await withDeadline.compactDay(DAY).catch((e: unknown) => e);
-    const lease = { acquire: async () => undefined, release: async () => undefined };
+    const lease = {
+      acquire: async () => undefined,
+      renew: async () => undefined,
+      release: async () => undefined,
+    };
 
     // Act: a rewrite in place of one of the day's objects (an erasure's or a repair's).
     const { recompacted } = await rewriteArchive(

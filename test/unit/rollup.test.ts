@@ -152,6 +152,7 @@ describe("the rollup core", () => {
         holder = who;
         taken.push(who);
       },
+      async renew() {},
       async release(who) {
         if (holder === who) holder = undefined;
       },
@@ -267,6 +268,7 @@ describe("the rollup core", () => {
           passes.set(day, { ...pass, apps, totals });
         }
       },
+      renew: async () => undefined,
       release: async () => undefined,
     };
     const compactor = {
