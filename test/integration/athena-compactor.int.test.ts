@@ -164,7 +164,7 @@ describe("the Athena compactor (against a stub Athena client: no Athena emulator
     // Assess
     expect(athena.statements).toHaveLength(2);
     expect(athena.statements[0]).toMatch(
-      /^CREATE TABLE compact_2026_01_02_[0-9a-f]{8} WITH \(format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY\['app'\],\s+bucket_count = 16, external_location = 's3:\/\/[^/]+\/compact\/date=2026-01-02\/[0-9a-f]{32}\/'\) AS SELECT app, date/,
+      /^CREATE TABLE compact_2026_01_02_[0-9a-f]{8}_[0-9a-f]{8} WITH \(format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY\['app'\],\s+bucket_count = 16, external_location = 's3:\/\/[^/]+\/compact\/date=2026-01-02\/[0-9a-f]{32}-[0-9a-f]{8}\/'\) AS SELECT app, date/,
     );
     expect(athena.statements[0]).toContain(`WHERE "date" = '2026-01-02'`);
     expect(athena.statements[0]).toContain("ORDER BY app, event_time, received_at, event_id");
