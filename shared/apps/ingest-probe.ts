@@ -1,5 +1,4 @@
 import type { WebhookCredential } from "../contracts/secrets";
-import { basicAuthorization } from "../ingest/credentials";
 import { CredentialRotationError } from "../platform/errors";
 
 /*
@@ -8,6 +7,7 @@ import { CredentialRotationError } from "../platform/errors";
  * a throttle or a network fault says nothing about the credential (the ingest may be down, or
  * behind a gateway that failed), so it is probed again, and a rotation that cannot tell says so
  * and fails rather than calling an old credential refused while the ingest still accepts it.
+ * The probe itself (an HTTP request to the ingest) is the command's: `tools/ops/ingest-probe.ts`.
  */
 
 /**
@@ -27,36 +27,6 @@ export function probeAnswer(status: number): ProbeAnswer {
   if (status === 401) return "refused";
   if (status === 400 || (status >= 200 && status < 300)) return "accepted";
   return { unclear: String(status) };
-}
-
-/**
- * The probe of a deployment's ingest at `webhookUrl`: a POST with the credential and an empty
- * body (refused as a bad request once authenticated, with 401 before; nothing is stored either
- * way). A request that gets no answer is unclear, with why.
- *
- * @example const probe = ingestProbe("https://abc.execute-api.eu-west-1.amazonaws.com/webhook"); await probe(credential) // "accepted"
- */
-export function ingestProbe(
-  webhookUrl: string,
-  fetchImpl: typeof fetch = fetch,
-): (credential: WebhookCredential) => Promise<ProbeAnswer> {
-  return async (credential) => {
-    try {
-      const response = await fetchImpl(webhookUrl, {
-        method: "POST",
-        headers: {
-          authorization: basicAuthorization(credential.username, credential.password),
-          "content-type": "application/json",
-        },
-        body: "",
-      });
-      await response.body?.cancel();
-      return probeAnswer(response.status);
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      return { unclear: `no answer (${cause ?? (error instanceof Error ? error.message : String(error))})` };
-    }
-  };
 }
 
 /** How an answer reads in a message: `503`, `no answer (ECONNREFUSED)`, `accepted`, `refused (401)`. */

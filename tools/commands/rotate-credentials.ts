@@ -16,7 +16,6 @@ import { randomBytes } from "node:crypto";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
-import { ingestProbe } from "../../shared/apps/ingest-probe";
 import { managementApi } from "../../shared/apps/management-api";
 import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
 import { dynamoRotationLock } from "../../shared/apps/rotation-lock";
@@ -25,6 +24,7 @@ import { preview, rotationLines } from "../cli/apps-output";
 import { count } from "../cli/format";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
+import { ingestProbe } from "../ops/ingest-probe";
 
 interface RotateOptions {
   credential?: string[];
