@@ -2,14 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
-import {
-  type AthenaClient,
-  GetQueryExecutionCommand,
-  type QueryExecutionState,
-  StartQueryExecutionCommand,
-  StopQueryExecutionCommand,
-} from "@aws-sdk/client-athena";
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { describe, expect, it } from "vitest";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
@@ -22,7 +16,7 @@ import { duckDbArchiveViews } from "../../shared/analytics/dialect";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { objectText } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
-import { trinoSyntaxErrors } from "../../tools/analytics/trino-statement";
+import { athenaStubClient, type StubQuery } from "../support/athena-stub";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 import { delivery } from "./forget-support";
 
@@ -38,53 +32,49 @@ const DAY = "2026-01-02";
 const BEFORE = "said-before-the-rewrite";
 const AFTER = "redacted-by-the-rewrite";
 
-interface StubQuery {
-  sql: string;
-  token?: string;
-  state: QueryExecutionState;
-  location?: string;
-  /** The day's NDJSON objects as the query read them at its start. */
-  read: Array<{ key: string; bytes: Uint8Array }>;
+/** A CTAS of the stub, and the day's NDJSON objects as it read them at its start. */
+interface ReadingQuery extends StubQuery {
+  read?: Array<{ key: string; bytes: Uint8Array }>;
 }
 
 /**
- * Athena on DuckDB for a compaction: a CTAS reads the day's objects at its start, and at its end
- * (at once, or `finish` for one started to run on) writes its SELECT's rows as Parquet into its
- * `external_location` and its data manifest; a start with a ClientRequestToken seen before
- * answers that query (Athena's idempotency); a stop cancels one that has not ended; every
- * statement is checked against Trino's grammar (Athena engine 3).
+ * Athena on DuckDB for a compaction (`athenaStubClient`): a CTAS reads the day's objects at its
+ * start, and at its end (at once, or `finish` for one started to run on) writes its SELECT's rows
+ * as Parquet into its `external_location` (`<id>_bucket-00000.parquet`) and its data manifest;
+ * while `tokens.kept`, a start with a ClientRequestToken seen before answers that query.
  */
 function athenaOnDuckDb(bucket: string, behaviours: Array<"run" | "succeed">) {
-  const queries = new Map<string, StubQuery>();
-  /** Whether a token seen before still answers its query (Athena keeps them for a while only). */
-  const tokens = { kept: true };
+  const stub = athenaStubClient(bucket, async (id, q: ReadingQuery) => {
+    q.read = [];
+    for (const { key } of await listObjects(s3, bucket, `raw/date=${DAY}/`)) {
+      const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      q.read.push({ key, bytes: (await out.Body?.transformToByteArray()) ?? new Uint8Array() });
+    }
+    q.state = "RUNNING";
+    if ((behaviours.shift() ?? "succeed") === "succeed") await finish(id);
+  });
+  /** The CTAS ends: its rows written (a stopped one may have written them too), SUCCEEDED if it ran. */
   const finish = async (id: string) => {
-    const q = queries.get(id);
+    const q: ReadingQuery | undefined = stub.queries.get(id);
     if (!q?.location) return;
     const dir = mkdtempSync(join(tmpdir(), "athena-stub-"));
     try {
-      const files = q.read.map(({ key, bytes }) => {
+      const files = (q.read ?? []).map(({ key, bytes }) => {
         const path = join(dir, key);
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, bytes);
         return path;
       });
       const target = join(dir, "out.parquet");
-      const { DuckDBInstance } = await import("@duckdb/node-api");
-      const instance = await DuckDBInstance.create(":memory:");
-      const connection = await instance.connect();
-      try {
+      const select = q.sql.slice(q.sql.indexOf(") AS ") + ") AS ".length);
+      await withDuckDb(async (connection) => {
         for (const view of duckDbArchiveViews({
           archive_events: { ndjson: files },
           archive_edges: { ndjson: [] },
         }))
           await connection.run(view);
-        const select = q.sql.slice(q.sql.indexOf(") AS ") + ") AS ".length);
         await connection.run(`COPY (${select}) TO '${target}' (FORMAT parquet)`);
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
-      }
+      });
       const file = `${q.location}${id}_bucket-00000.parquet`;
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: file, Body: readFileSync(target) }));
       await s3.send(
@@ -99,53 +89,20 @@ function athenaOnDuckDb(bucket: string, behaviours: Array<"run" | "succeed">) {
       rmSync(dir, { recursive: true, force: true });
     }
   };
-  const client = {
-    async send(command: { input: Record<string, unknown> }) {
-      if (command instanceof StartQueryExecutionCommand) {
-        const token = command.input.ClientRequestToken as string | undefined;
-        const again = tokens.kept && token && [...queries].find(([, q]) => q.token === token);
-        if (again) return { QueryExecutionId: again[0] };
-        const sql = String(command.input.QueryString);
-        expect(trinoSyntaxErrors(sql)).toEqual([]);
-        const id = `q-${queries.size + 1}`;
-        const location = /external_location = 's3:\/\/[^/]+\/([^']+)'/.exec(sql)?.[1];
-        const read = [];
-        if (location)
-          for (const { key } of await listObjects(s3, bucket, `raw/date=${DAY}/`)) {
-            const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-            read.push({ key, bytes: (await out.Body?.transformToByteArray()) ?? new Uint8Array() });
-          }
-        queries.set(id, { sql, token, state: "RUNNING", location, read });
-        if (!location) queries.set(id, { sql, token, state: "SUCCEEDED", read });
-        else if ((behaviours.shift() ?? "succeed") === "succeed") await finish(id);
-        return { QueryExecutionId: id };
-      }
-      if (command instanceof StopQueryExecutionCommand) {
-        const q = queries.get(String(command.input.QueryExecutionId));
-        if (q?.state === "RUNNING") q.state = "CANCELLED";
-        return {};
-      }
-      if (command instanceof GetQueryExecutionCommand) {
-        const id = String(command.input.QueryExecutionId);
-        const q = queries.get(id);
-        return {
-          QueryExecution: {
-            QueryExecutionId: id,
-            Status: { State: q?.state },
-            StatementType: "DDL",
-            Statistics: {
-              DataScannedInBytes: 1,
-              ...(q?.location
-                ? { DataManifestLocation: `s3://${bucket}/athena-results/${id}-manifest.csv` }
-                : {}),
-            },
-          },
-        };
-      }
-      throw new Error(`unexpected ${command.constructor.name}`);
-    },
-  };
-  return { client: client as unknown as AthenaClient, queries, finish, tokens };
+  return { ...stub, finish };
+}
+
+/** Runs `work` on a DuckDB connection of its own, closed after. */
+async function withDuckDb<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  const { DuckDBInstance } = await import("@duckdb/node-api");
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  try {
+    return await work(connection);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
 }
 
 /** The S3 client with the marker's PUT that records a started query's id refused once (a fault the emulator cannot produce). */
@@ -180,17 +137,12 @@ async function bodiesIn(bucket: string, folder: string): Promise<string[]> {
       files.push(path);
     }
     if (!files.length) return [];
-    const { DuckDBInstance } = await import("@duckdb/node-api");
-    const instance = await DuckDBInstance.create(":memory:");
-    const connection = await instance.connect();
-    try {
-      const list = files.map((f) => `'${f}'`).join(", ");
-      const rows = await connection.runAndReadAll(`SELECT body FROM read_parquet([${list}])`);
-      return rows.getRowObjectsJS().map((r) => String(r.body));
-    } finally {
-      connection.closeSync();
-      instance.closeSync();
-    }
+    const list = files.map((f) => `'${f}'`).join(", ");
+    return await withDuckDb(async (connection) =>
+      (await connection.runAndReadAll(`SELECT body FROM read_parquet([${list}])`))
+        .getRowObjectsJS()
+        .map((r) => String(r.body)),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
