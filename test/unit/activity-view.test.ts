@@ -102,6 +102,7 @@ function memorySets(): UserSetStore {
       if (!bytes) throw missing(key);
       return new TextDecoder().decode(bytes);
     },
+    getBytesIfPresent: async (key) => objects.get(key),
   };
   return { blobs, list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)).sort() };
 }
