@@ -19,7 +19,14 @@ import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/pla
 import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
 import { STREAM_OUTPUTS, subscriberOutputs } from "../shared/stream/subscribers";
 import { FUNCTION_ENTRIES } from "./bundling";
-import { type DeploymentConfig, itemExpiryDays, restrictsApps, tableCapacity } from "./config";
+import {
+  type DeploymentConfig,
+  itemExpiryDays,
+  restrictsApps,
+  SOURCE_QUEUE_RETENTION_DAYS,
+  streamFactsRetentionDays,
+  tableCapacity,
+} from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { AppSettings } from "./constructs/app-settings";
 import { BackendFunction } from "./constructs/backend-function";
@@ -115,11 +122,13 @@ export class WebhookBackendStack extends Stack {
           TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR + config.projectorBatchingWindowSeconds,
         ),
         maxReceiveCount: config.eventsMaxReceiveCount,
+        retentionPeriod: Duration.days(SOURCE_QUEUE_RETENTION_DAYS),
         deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
       recordings: new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
         visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
         maxReceiveCount: config.recordingsMaxReceiveCount,
+        retentionPeriod: Duration.days(SOURCE_QUEUE_RETENTION_DAYS),
         deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
       apps: new AppSettings(this, "Apps", { seedAllowedAppIds: config.allowedAppIds }),
@@ -294,6 +303,7 @@ export class WebhookBackendStack extends Stack {
     const stream = new EventStream(this, "Stream", {
       key: monitoring.key,
       subscribers: config.streamSubscribers,
+      subscriberRetentionPeriod: Duration.days(streamFactsRetentionDays(config)),
       deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
     });
     stream.grantPublish(projector.function, apps.table);

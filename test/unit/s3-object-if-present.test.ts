@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { AthenaClient } from "@aws-sdk/client-athena";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -148,13 +149,16 @@ describe("the reads that take a missing object as absent, on a role S3 answers 4
     const marker = `compact/date=2026-01-02/${"a".repeat(32)}.ctas.json`;
     const { client } = s3As({ objects: { [marker]: "{}" }, denied: [marker] });
     const compactor = athenaCompactor({
-      client: { send: async () => ({}) } as never,
+      client: new AthenaClient({
+        region: "eu-west-1",
+        credentials: { accessKeyId: "k", secretAccessKey: "s" },
+      }),
       workGroup: "wg",
       database: "db",
       s3: client,
       bucket: "bucket",
     });
 
-    await expect(compactor.stopDay("2026-01-02")).rejects.toMatchObject({ name: "AccessDenied" });
+    await expect(compactor.stopDay?.("2026-01-02")).rejects.toMatchObject({ name: "AccessDenied" });
   });
 });
