@@ -169,7 +169,7 @@ export class WebhookBackendStack extends Stack {
       alarmTopic: monitoring.topic,
     });
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the
-    // archive) is an Errors alarm; a throttled tick (reserved concurrency 1) a Throttles one.
+    // archive) is an Errors alarm; a throttled tick (the account's concurrency exhausted) a Throttles one.
     monitoring.watchFunction("Rollup", analytics.rollup.function);
     this.outputs(resources, edge, credentials, monitoring);
     new CfnOutput(this, "ActivityTable", {

@@ -112,7 +112,14 @@ export class ActivityAnalytics extends Construct {
     rollupSchedule(this, this.rollup, props);
   }
 
-  /** The rollup function: every app's days in one pass a day, one run at a time. */
+  /**
+   * The rollup function: every app's days in one pass a day. No reserved concurrency: Lambda keeps
+   * 100 of the account's concurrency unreserved, so a reservation fails stack creation on an account
+   * whose quota is below 101 (new accounts start lower). Two runs that overlap (a slow run and the
+   * next tick, or an asynchronous invocation delivered twice) are serialised by the archive lease:
+   * each day's pass that writes holds it, and the schedule never waits for it, so the second run
+   * defers the day (`passesDeferred`, not a failure) and the next tick passes it.
+   */
   private rollupFunction(props: ActivityAnalyticsProps, databaseName: string): BackendFunction {
     const bucket = props.data.bucket;
     return new BackendFunction(this, "Rollup", {
@@ -124,8 +131,6 @@ export class ActivityAnalytics extends Construct {
       memorySize: 256,
       timeout: Duration.minutes(10),
       logRetention: props.logRetention,
-      // One run at a time: a slow run is not overtaken by the next tick.
-      reservedConcurrentExecutions: 1,
       bundledFiles: { from: SQL_DIR, to: "sql" },
       environment: rollupEnvironment({
         activityTable: this.table.tableName,
