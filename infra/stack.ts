@@ -131,7 +131,10 @@ export class WebhookBackendStack extends Stack {
         retentionPeriod: Duration.days(SOURCE_QUEUE_RETENTION_DAYS),
         deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
-      apps: new AppSettings(this, "Apps", { seedAllowedAppIds: config.allowedAppIds }),
+      apps: new AppSettings(this, "Apps", {
+        seedAllowedAppIds: config.allowedAppIds,
+        logRetention: retention(config.logRetentionDays),
+      }),
     };
     const credentials = webhookCredentials(this, config.credentialsSecretArn);
     const ingest = this.ingest(resources, credentials);
@@ -281,7 +284,8 @@ export class WebhookBackendStack extends Stack {
         maxConcurrency: config.recorderMaxConcurrency,
       }),
     );
-    tables.grantItemReadWrite(recorder.function, ["Sessions"]);
+    // One session at a time (GetItem, then a conditional PutItem): no batch reads.
+    tables.grantItemReadWrite(recorder.function, ["Sessions"], { batchReads: false });
     // Multipart upload, the in-place copy that adds size and checksum, and HEAD for idempotency.
     data.grantObjects(
       recorder,

@@ -6,8 +6,16 @@ import { conversationsKey, firstSeenKey, membersKey, userSetKey } from "../../sh
 import { addDays, utcDay } from "../../shared/contracts/bucket-layout";
 import { importBatchKey, importDayKey } from "../../shared/contracts/import-records";
 import { archiveBatch } from "../../shared/projector/raw-archive";
+import { logRetentionProblems, pinnedEnvironmentProblems } from "../support/deployed/checks-basics";
 import { glueProblems, glueTables, type WrittenObject } from "../support/deployed/checks-glue";
-import { copyOf, EVERY_OPTION, synthesizedTemplate, type TemplateJson } from "../support/deployed/template";
+import {
+  CLI_DEFAULTS,
+  copyOf,
+  EVERY_OPTION,
+  resourcesOf,
+  synthesizedTemplate,
+  type TemplateJson,
+} from "../support/deployed/template";
 import { fixture } from "../support/fixtures";
 import { memoryStore } from "../support/ingest";
 import { queuedAt } from "../support/queued";
@@ -136,5 +144,44 @@ describe("the Glue tables read what the writers write (#48 item 4)", () => {
   it("dates edges and day sets from EARLIEST_EVENT_DAY, receipts from 2024", () => {
     expect(PROJECTION_RANGES.archive_edges).toBe(`${EARLIEST_EVENT_DAY},NOW`);
     expect(PROJECTION_RANGES.daySets).toBe(`${EARLIEST_EVENT_DAY},NOW`);
+  });
+});
+
+describe("the smaller findings of #48 (item 5)", () => {
+  it("names no account or region of the synthesizing machine (the CLI's us-east-1): AWS::Region everywhere", () => {
+    expect(pinnedEnvironmentProblems(template)).toEqual([]);
+
+    const broken = copyOf(template);
+    const [id, topic] = resourcesOf(broken, "AWS::SNS::Topic")[0] ?? [];
+    if (topic)
+      topic.Properties = { ...topic.Properties, DisplayName: `arn:aws:sns:${CLI_DEFAULTS.region}:x` };
+    expect(pinnedEnvironmentProblems(broken)).toEqual([
+      `${id} (AWS::SNS::Topic) names us-east-1, the synthesizing CLI's default`,
+    ]);
+  });
+
+  it("gives every function's log group a retention, the allowed apps' seed provider's included", () => {
+    const provider = resourcesOf(template, "AWS::Lambda::Function").find(([id]) =>
+      id.startsWith("AWS679f53fac"),
+    );
+    expect(provider).toBeDefined();
+    expect(logRetentionProblems(template)).toEqual([]);
+
+    const broken = copyOf(template);
+    const [id, fn] = provider ?? [];
+    if (id && broken.Resources[id])
+      broken.Resources[id].Properties = { ...fn?.Properties, LoggingConfig: undefined };
+    expect(logRetentionProblems(broken)).toEqual([
+      `${id}: logs to Lambda's default log group (no retention)`,
+    ]);
+  });
+
+  it("grants the recorder no BatchGetItem (it reads one session at a time)", () => {
+    const [, policy] =
+      resourcesOf(template, "AWS::IAM::Policy").find(([id]) =>
+        id.startsWith("RecorderFunctionServiceRoleDefaultPolicy"),
+      ) ?? [];
+    expect(JSON.stringify(policy?.Properties)).toContain("dynamodb:GetItem");
+    expect(JSON.stringify(policy?.Properties)).not.toContain("dynamodb:BatchGetItem");
   });
 });

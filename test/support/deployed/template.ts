@@ -42,11 +42,28 @@ export const EVERY_OPTION = {
 /** The template of a stack synthesized with `context` (bundles prebuilt: a synth only copies them). */
 export async function synthesizedTemplate(context: Record<string, unknown>): Promise<TemplateJson> {
   await prebundleStackFunctions();
-  const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-deployed-")), context });
-  const { stack } = buildApp(app);
-  app.synth();
-  return Template.fromStack(stack).toJSON() as TemplateJson;
+  // As `cdk synth` runs the app on a machine without an AWS configuration: the CLI sets its
+  // defaults, us-east-1 among them (#48 item 5: the template must not take them).
+  const saved = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  process.env.CDK_DEFAULT_ACCOUNT = CLI_DEFAULTS.account;
+  process.env.CDK_DEFAULT_REGION = CLI_DEFAULTS.region;
+  try {
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-deployed-")), context });
+    const { stack } = buildApp(app);
+    app.synth();
+    return Template.fromStack(stack).toJSON() as TemplateJson;
+  } finally {
+    for (const [name, value] of [
+      ["CDK_DEFAULT_ACCOUNT", saved.account],
+      ["CDK_DEFAULT_REGION", saved.region],
+    ] as const)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  }
 }
+
+/** What the CDK CLI puts in the environment of the app it synthesizes, when nothing configures it. */
+export const CLI_DEFAULTS = { account: "111122223333", region: "us-east-1" } as const;
 
 /** A copy of a template to inject a defect into (the checks must then find it). */
 export function copyOf(template: TemplateJson): TemplateJson {
