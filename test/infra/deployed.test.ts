@@ -6,8 +6,11 @@ import { conversationsKey, firstSeenKey, membersKey, userSetKey } from "../../sh
 import { addDays, utcDay } from "../../shared/contracts/bucket-layout";
 import { importBatchKey, importDayKey } from "../../shared/contracts/import-records";
 import { archiveBatch } from "../../shared/projector/raw-archive";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { logRetentionProblems, pinnedEnvironmentProblems } from "../support/deployed/checks-basics";
 import { glueProblems, glueTables, type WrittenObject } from "../support/deployed/checks-glue";
+import { functionIds, iamProblems, keptCommands } from "../support/deployed/checks-iam";
+import { environmentProblems, queueProblems, subscriptionProblems } from "../support/deployed/checks-wiring";
 import {
   CLI_DEFAULTS,
   copyOf,
@@ -16,6 +19,7 @@ import {
   synthesizedTemplate,
   type TemplateJson,
 } from "../support/deployed/template";
+import { usageOf } from "../support/deployed/usage";
 import { fixture } from "../support/fixtures";
 import { memoryStore } from "../support/ingest";
 import { queuedAt } from "../support/queued";
@@ -27,10 +31,37 @@ import { queuedAt } from "../support/queued";
  * each is proven able to fail on a copy of the template with one defect injected.
  */
 let template: TemplateJson;
+/** The SDK commands each function's bundle keeps, by service name. */
+let kept: Record<string, string[]>;
 
 beforeAll(async () => {
   template = await synthesizedTemplate(EVERY_OPTION);
+  kept = Object.fromEntries(
+    (["ingest", "projector", "recorder", "reconciler", "rollup"] as const).map((s) => [s, keptCommands(s)]),
+  );
 }, 180_000);
+
+const SECRETS = {
+  credentials: EVERY_OPTION.credentialsSecretArn,
+  apiKeys: EVERY_OPTION.recordingApiKeysSecretArn,
+  kmsKey: EVERY_OPTION.secretsKmsKeyArn,
+};
+
+/** The resources of a copy of the template, by logical id prefix (to inject a defect). */
+function firstOf(copy: TemplateJson, type: string, prefix: string) {
+  const found = resourcesOf(copy, type).find(([id]) => id.startsWith(prefix));
+  if (!found) throw new Error(`no ${type} ${prefix}`);
+  return found;
+}
+
+/** The statements of a function's policy in a copy of the template, to change. */
+function policyStatements(copy: TemplateJson, prefix: string): Array<Record<string, unknown>> {
+  const [, policy] = firstOf(copy, "AWS::IAM::Policy", prefix);
+  const document = policy.Properties?.PolicyDocument as
+    | { Statement: Array<Record<string, unknown>> }
+    | undefined;
+  return document?.Statement ?? [];
+}
 
 /** A delivery of `trigger` whose payload's time is `eventTime` (ms), received at `receivedAt`. */
 function delivery(trigger: string, eventTime: number, receivedAt: number) {
@@ -65,7 +96,7 @@ async function writtenObjects(): Promise<WrittenObject[]> {
   const objects = [...store.objects].map(([key, bytes]) => ({
     key,
     bytes,
-    readOn: dayOf(key) > receipt ? dayOf(key) : receipt,
+    readOn: [dayOf(key), receipt].sort()[1] ?? receipt,
   }));
   const gz = new Uint8Array([0x1f, 0x8b, 0]);
   const parquet = new TextEncoder().encode("PAR1");
@@ -183,5 +214,128 @@ describe("the smaller findings of #48 (item 5)", () => {
       ) ?? [];
     expect(JSON.stringify(policy?.Properties)).toContain("dynamodb:GetItem");
     expect(JSON.stringify(policy?.Properties)).not.toContain("dynamodb:BatchGetItem");
+  });
+});
+
+describe("each function may do what its code does, and no more (#48: the checks)", () => {
+  it("finds the five functions, each with its bundle's commands", () => {
+    expect([...functionIds(template).keys()].sort()).toEqual([
+      "ingest",
+      "projector",
+      "reconciler",
+      "recorder",
+      "rollup",
+    ]);
+    expect(kept.recorder).toEqual(expect.arrayContaining(["CreateMultipartUpload", "BatchGetItem"]));
+  });
+
+  it("grants every request of each function's model, conditions evaluated, and nothing no path uses", () => {
+    expect(iamProblems(template, usageOf(template, SECRETS), kept)).toEqual([]);
+  });
+
+  it("fails on a grant missing: the rollup's ListBucket of an exact ledger key (its missing ledger would read as AccessDenied)", () => {
+    const broken = copyOf(template);
+    const statements = policyStatements(broken, "AnalyticsRollupFunctionServiceRoleDefaultPolicy");
+    const at = statements.findIndex((s) => JSON.stringify(s.Condition ?? {}).includes('"rollup/*"'));
+    statements.splice(at, 1);
+
+    expect(iamProblems(broken, usageOf(broken, SECRETS), kept)).toEqual([
+      expect.stringMatching(
+        /^rollup: not granted s3:ListBucket on arn:DataBucket\w+ \(\{"s3:prefix":"rollup\/date=2026-01-02.json"\}\); without it S3 answers a GetObject of a missing key 403, .* undocumented/,
+      ),
+    ]);
+  });
+
+  it("fails on a condition that no longer admits the request: KMS through another service", () => {
+    const broken = copyOf(template);
+    for (const s of policyStatements(broken, "ProjectorFunctionServiceRoleDefaultPolicy"))
+      if (JSON.stringify(s.Action).includes("kms:GenerateDataKey"))
+        s.Condition = { StringEquals: { "kms:ViaService": "sqs.eu-west-1.amazonaws.com" } };
+
+    expect(iamProblems(broken, usageOf(broken, SECRETS), kept)).toEqual([
+      expect.stringMatching(/^projector: not granted kms:GenerateDataKey on arn:MonitoringTopicKey/),
+      expect.stringMatching(/^projector: not granted kms:Decrypt on arn:MonitoringTopicKey/),
+    ]);
+  });
+
+  it("fails on a grant no path uses (main's BatchGetItem on the recorder), and on a kept command the model does not send", () => {
+    const broken = copyOf(template);
+    for (const s of policyStatements(broken, "RecorderFunctionServiceRoleDefaultPolicy"))
+      if (JSON.stringify(s.Action).includes("dynamodb:GetItem"))
+        s.Action = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"];
+    const withSend = { ...kept, rollup: [...(kept.rollup ?? []), "SendMessage"] };
+
+    expect(iamProblems(broken, usageOf(broken, SECRETS), withSend)).toEqual([
+      expect.stringMatching(
+        /^recorder: granted dynamodb:BatchGetItem on arn:TablesSessions\w+, which no path uses$/,
+      ),
+      "rollup: its bundle keeps SendMessage (sqs:SendMessage), which its model neither sends nor lists as unsent",
+    ]);
+  });
+
+  it("starts each function with the environment the template gives it (its config loader accepts it)", () => {
+    expect(environmentProblems(template)).toEqual([]);
+
+    const broken = copyOf(template);
+    const [, ingest] = firstOf(broken, "AWS::Lambda::Function", "IngestFunction");
+    const env = (ingest.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)
+      ?.Variables;
+    delete env?.EVENTS_QUEUE_URL;
+    expect(environmentProblems(broken)).toEqual([expect.stringMatching(/^ingest: .*EVENTS_QUEUE_URL/)]);
+  });
+
+  it("keeps event source mappings, visibility timeouts, receives and DLQ retention consistent", () => {
+    expect(queueProblems(template)).toEqual([]);
+
+    const broken = copyOf(template);
+    const [eventsId, events] = firstOf(broken, "AWS::SQS::Queue", "EventsQueue");
+    events.Properties = { ...events.Properties, VisibilityTimeout: 60, MessageRetentionPeriod: 1_209_600 };
+    const [recordingsId, recordings] = firstOf(broken, "AWS::SQS::Queue", "RecordingsQueue");
+    const redrive = recordings.Properties?.RedrivePolicy as Record<string, unknown>;
+    recordings.Properties = { ...recordings.Properties, RedrivePolicy: { ...redrive, maxReceiveCount: 3 } };
+    expect(queueProblems(broken)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(
+            `${eventsId}'s visibility timeout 60 s is under 6 × ProjectorFunction\\w+'s timeout \\+ its window \\(182 s\\)`,
+          ),
+        ),
+        expect.stringMatching(new RegExp(`${recordingsId} dead-letters after 3 receives`)),
+        expect.stringMatching(
+          new RegExp(`^${eventsId}: its dead-letter queue .* not longer than its 1209600 s`),
+        ),
+      ]),
+    );
+  });
+
+  it("subscribes each subscriber's queue so that SNS may send to it, filtered on attributes the publisher sets", () => {
+    const delivery = queuedAt(
+      { trigger: "group_created", appId: "app1", body: JSON.stringify(fixture("group_created")) },
+      1,
+    );
+    const attributes = Object.keys(streamMessage(deliveryEnvelope(delivery)).attributes);
+    expect(subscriptionProblems(template, attributes)).toEqual([]);
+
+    const broken = copyOf(template);
+    const [subscriptionId, subscription] = firstOf(
+      broken,
+      "AWS::SNS::Subscription",
+      "StreamSubscribercrmQueue",
+    );
+    subscription.Properties = { ...subscription.Properties, FilterPolicy: { app: ["app1"] } };
+    const [, policy] =
+      resourcesOf(broken, "AWS::SQS::QueuePolicy").find(([id]) =>
+        id.startsWith("StreamSubscribercrmQueuePolicy"),
+      ) ?? [];
+    const document = policy?.Properties?.PolicyDocument as
+      | { Statement?: Array<Record<string, unknown>> }
+      | undefined;
+    for (const s of document?.Statement ?? [])
+      if (s.Condition)
+        s.Condition = { ArnEquals: { "aws:SourceArn": "arn:aws:sns:eu-west-1:123456789012:another" } };
+    expect(subscriptionProblems(broken, attributes)).toEqual([
+      expect.stringMatching(new RegExp(`^${subscriptionId}: .*'s policy does not let .* send to it`)),
+      `${subscriptionId}: filters on "app", an attribute the publisher never sets (appId, trigger, kind)`,
+    ]);
   });
 });
