@@ -4,14 +4,11 @@ import type { ActivityStore, StoredDay } from "../../shared/analytics/store/acti
 import { type UserSetStore, writeDaySets } from "../../shared/analytics/user-sets";
 import { encodeImportedUsers, importDayKey } from "../../shared/contracts/import-records";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import {
-  type ActivityViewOptions,
-  activityView,
-  BLANK,
-  type BlankNote,
-  TERMINAL_COLUMNS,
-} from "../../tools/analytics/activity-view";
-import { tableLines } from "../../tools/cli/format";
+import type { BlankNote } from "../../tools/analytics/activity-view/blank-days";
+import type { ActivityViewOptions } from "../../tools/analytics/activity-view/options";
+import { BLANK } from "../../tools/analytics/activity-view/text";
+import { activityView } from "../../tools/analytics/activity-view/view";
+import { TERMINAL_COLUMNS, tableLines } from "../../tools/cli/format";
 
 // `query activity`'s output as a person reads it: its text, from stored days in memory (the
 // DynamoDB adapter and the day sets on S3 are read by test/e2e/activity and

@@ -2,7 +2,8 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView, DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view/options";
+import { activityView } from "../analytics/activity-view/view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix, shortId } from "../cli/event-id";
 import {
