@@ -41,7 +41,7 @@ export interface RollupDependencies {
    */
   archiveLock?: ArchiveLease;
   /**
-   * Where a final pass writes each closed day's sets (`user-sets.ts`: users over time, the
+   * Where a final pass writes each closed day's sets (`user-sets/`: users over time, the
    * conversations started, the membership history). None: not written.
    *
    * The sets, like the figures, are rewritten by an erasure too, so they are written only under
