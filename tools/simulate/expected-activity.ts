@@ -19,7 +19,7 @@ import type { GeneratedEvent } from "./generator";
 
 /**
  * The activity figures a generated history implies, computed here in TypeScript, fact by fact,
- * independently of the SQL that the rollup runs (`shared/analytics/sql/day-activity.sql`): the
+ * independently of the SQL that the rollup runs (`shared/analytics/sql/day-activity/`): the
  * simulator's check and the tests compare the two. A fact is an event by its natural key
  * (`dedupeKey`), counted once, at the event time of its first receipt.
  */

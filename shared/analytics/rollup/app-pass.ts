@@ -12,7 +12,7 @@ import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencie
 
 /**
  * Recomputes one day of an app from the raw archive and replaces it in the activity table: the
- * query counts each fact once by its natural key, at its event time (`sql/day-activity.sql`), so
+ * query counts each fact once by its natural key, at its event time (`sql/day-activity/`), so
  * any number of redeliveries, redrives, replays or duplicated lines give the same figures. It
  * reads the day's raw archive and edge (`receiptDaysOf`), whether the day is over or not. The
  * day is final when computed after its end plus the grace period; `skipFinal` leaves a final

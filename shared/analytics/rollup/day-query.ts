@@ -1,5 +1,5 @@
 /**
- * The rollup's read of a day: one engine query (`sql/day-activity.sql`) over the day's raw archive
+ * The rollup's read of a day: one engine query (`sql/day-activity/`) over the day's raw archive
  * and edge gives every app's figures (or one app's) and, on a final pass, each app's day sets,
  * with the bytes the engine read. Every pass reads a day through it.
  */
@@ -23,7 +23,7 @@ export interface DayActivities {
 
 /**
  * Every app's figures of one day (or one app's, with `app`), computed from the archive in one
- * query, `sql/day-activity.sql`, over the day's raw archive and edge (`receiptDaysOf`), with the
+ * query, `sql/day-activity/`, over the day's raw archive and edge (`receiptDaysOf`), with the
  * top lists cut per app in SQL; and the bytes the engine read. An app is there when it has a line
  * on the day. Computed `asOf` a time within the day (a pass's `computedAt`), its hours are those
  * begun by then (`hoursBegun`): a fact timed later (a sender's clock ahead) counts in the day's
