@@ -19,6 +19,7 @@ import {
   DAY_SET_TABLES,
   type DaySetTable,
 } from "../../shared/analytics/dialect";
+import { EARLIEST_EVENT_DAY } from "../../shared/analytics/edge-days";
 import { rollupEnvironment } from "../../shared/config/function-environment";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
@@ -112,7 +113,14 @@ export class ActivityAnalytics extends Construct {
     rollupSchedule(this, this.rollup, props);
   }
 
-  /** The rollup function: every app's days in one pass a day, one run at a time. */
+  /**
+   * The rollup function: every app's days in one pass a day. No reserved concurrency: Lambda keeps
+   * 100 of the account's concurrency unreserved, so a reservation fails stack creation on an account
+   * whose quota is below 101 (new accounts start lower). Two runs that overlap (a slow run and the
+   * next tick, or an asynchronous invocation delivered twice) are serialised by the archive lease:
+   * each day's pass that writes holds it, and the schedule never waits for it, so the second run
+   * defers the day (`passesDeferred`, not a failure) and the next tick passes it.
+   */
   private rollupFunction(props: ActivityAnalyticsProps, databaseName: string): BackendFunction {
     const bucket = props.data.bucket;
     return new BackendFunction(this, "Rollup", {
@@ -124,8 +132,6 @@ export class ActivityAnalytics extends Construct {
       memorySize: 256,
       timeout: Duration.minutes(10),
       logRetention: props.logRetention,
-      // One run at a time: a slow run is not overtaken by the next tick.
-      reservedConcurrentExecutions: 1,
       bundledFiles: { from: SQL_DIR, to: "sql" },
       environment: rollupEnvironment({
         activityTable: this.table.tableName,
@@ -243,15 +249,38 @@ function activityTable(scope: Construct): Table {
   return declaredTable(scope, "Activity", ACTIVITY_TABLE);
 }
 
-/** Partition projection over a `date` partition of days (YYYY-MM-DD) since 2024: no crawler, no partitions to add. */
-const DATE_PROJECTION = {
-  "projection.enabled": "true",
-  "projection.date.type": "date",
-  "projection.date.format": "yyyy-MM-dd",
-  "projection.date.range": "2024-01-01,NOW",
-  "projection.date.interval": "1",
-  "projection.date.interval.unit": "DAYS",
+/**
+ * The first receipt day a projection covers: the raw archive and its Parquet are dated by receipt
+ * (the ingest's clock), which no deployment of this backend precedes.
+ */
+export const FIRST_RECEIPT_DAY = "2024-01-01";
+
+/**
+ * The date projection's range of each table (`date` partitions, YYYY-MM-DD, to `NOW`: the day a
+ * query runs). Receipt-dated tables start at `FIRST_RECEIPT_DAY`; the edge copies and the day sets
+ * are dated by event time (a published example of 2023, a client's clock behind), so from
+ * `EARLIEST_EVENT_DAY`, before which the writers date nothing. A day after today (a client's clock
+ * ahead) is read when it is recomputed, on that day: `NOW` covers it then. Athena generates only
+ * the days a query's filter names (every query of the rollup names its day), so the longer range
+ * costs only a query without a date filter.
+ */
+export const PROJECTION_RANGES = {
+  archive_events: `${FIRST_RECEIPT_DAY},NOW`,
+  archive_edges: `${EARLIEST_EVENT_DAY},NOW`,
+  [ATHENA_COMPACT_TABLE]: `${FIRST_RECEIPT_DAY},NOW`,
+  daySets: `${EARLIEST_EVENT_DAY},NOW`,
 } as const;
+
+/** Partition projection over a `date` partition of days from `range`: no crawler, no partitions to add. */
+const dateProjection = (range: string) =>
+  ({
+    "projection.enabled": "true",
+    "projection.date.type": "date",
+    "projection.date.format": "yyyy-MM-dd",
+    "projection.date.range": range,
+    "projection.date.interval": "1",
+    "projection.date.interval.unit": "DAYS",
+  }) as const;
 
 /** Text files of JSON lines (gzip read by its suffix). */
 const JSON_LINES = {
@@ -287,7 +316,7 @@ function archiveGlueTable(
       ],
       parameters: {
         classification: "json",
-        ...DATE_PROJECTION,
+        ...dateProjection(PROJECTION_RANGES[name]),
         ...(name === "archive_events"
           ? {
               "projection.hour.type": "integer",
@@ -343,7 +372,7 @@ function compactGlueTable(scope: Construct, databaseName: string, bucketName: st
         "projection.enabled": "true",
         "projection.day.type": "date",
         "projection.day.format": "yyyy-MM-dd",
-        "projection.day.range": "2024-01-01,NOW",
+        "projection.day.range": PROJECTION_RANGES[ATHENA_COMPACT_TABLE],
         "projection.day.interval": "1",
         "projection.day.interval.unit": "DAYS",
         "projection.compaction.type": "injected",
@@ -453,7 +482,7 @@ function daySetGlueTable(
       partitionKeys: [{ name: "date", type: "string", comment: "the closed day, YYYY-MM-DD" }],
       parameters: {
         classification: "json",
-        ...DATE_PROJECTION,
+        ...dateProjection(PROJECTION_RANGES.daySets),
         "storage.location.template": `${days}\${date}/`,
       },
       storageDescriptor: {

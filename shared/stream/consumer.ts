@@ -70,7 +70,7 @@ function foldDeps(stores: ProjectionStores): ProjectorDependencies {
   };
   return {
     stores,
-    dataStore: { bucket: "", put: unused, getText: unused, getBytes: unused },
+    dataStore: { bucket: "", put: unused, getText: unused, getBytes: unused, getBytesIfPresent: unused },
     recordingJobs: { send: async () => undefined },
     now: () => 0,
   };
