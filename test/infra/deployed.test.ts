@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { PROJECTION_RANGES } from "../../infra/constructs/activity-analytics";
+import { PROJECTION_RANGES } from "../../infra/constructs/archive-glue-tables";
 import { compactDayPrefix } from "../../shared/analytics/compaction";
 import { EARLIEST_EVENT_DAY } from "../../shared/analytics/edge-days";
 import { conversationsKey, firstSeenKey, membersKey, userSetKey } from "../../shared/analytics/user-sets";
