@@ -1,14 +1,9 @@
 import { CreateTopicCommand, PublishBatchCommand, SNSClient, SubscribeCommand } from "@aws-sdk/client-sns";
-import {
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { filterPolicyOf, type StreamSubscriber } from "../../shared/stream/subscribers";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
-import { createQueue, testClients, uniqueName } from "../support/aws";
+import { createQueue, drainBodies, testClients, uniqueName } from "../support/aws";
 
 /**
  * The policies `filterPolicyOf` builds, on the engine the laptop runs (fauxqs's SNS): it takes
@@ -57,23 +52,6 @@ const MESSAGES = [
 
 const label = (m: { appId: string; trigger: string; kind: string }) => `${m.kind}:${m.appId}:${m.trigger}`;
 
-async function drain(queueUrl: string): Promise<string[]> {
-  const bodies: string[] = [];
-  for (;;) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
-    );
-    if (Messages.length === 0) return bodies;
-    bodies.push(...Messages.map((m) => m.Body ?? ""));
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "" })),
-      }),
-    );
-  }
-}
-
 describe("subscribers' filter policies on fauxqs (#41 item 4)", () => {
   it("are accepted, and deliver each subscriber its apps' triggers and every erasure notice of its apps", async () => {
     // Prepare: a topic and, per subscriber, a queue subscribed with its policy and raw delivery.
@@ -119,7 +97,9 @@ describe("subscribers' filter policies on fauxqs (#41 item 4)", () => {
     // Assess: each queue holds exactly what its subscriber asked for.
     const received = Object.fromEntries(
       await Promise.all(
-        SUBSCRIBERS.map(async (s) => [s.name, (await drain(queues.get(s.name) ?? "")).sort()] as const),
+        SUBSCRIBERS.map(
+          async (s) => [s.name, (await drainBodies(sqs, queues.get(s.name) ?? "")).sort()] as const,
+        ),
       ),
     );
     expect(received["groups-of-app1"]).toEqual(

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
-import { CreateQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SNSClient } from "@aws-sdk/client-sns";
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import { inject } from "vitest";
 import { emulatorClients } from "../../tools/local/clients";
 
@@ -15,9 +21,13 @@ export function testClients(endpoint = inject("fauxqsEndpoint")) {
  * runs once, just before the client's next command whose name matches `command` (another writer
  * between this one's read and its write).
  */
-export function beforeCommand(client: DynamoDBClient, command: RegExp): (run: () => Promise<void>) => void {
+export function beforeCommand(
+  client: DynamoDBClient | SQSClient | SNSClient,
+  command: RegExp,
+): (run: () => Promise<void>) => void {
   let armed: (() => Promise<void>) | undefined;
-  client.middlewareStack.add(
+  // Every client's stack takes the same middleware; TypeScript sees three unrelated stacks.
+  (client.middlewareStack as DynamoDBClient["middlewareStack"]).add(
     (next, context) => async (args) => {
       if (armed && command.test(context.commandName ?? "")) {
         const run = armed;
@@ -68,4 +78,25 @@ export function recordMessageGroups(sqs: SQSClient): Array<string | undefined> {
     { step: "initialize", name: "recordMessageGroups" },
   );
   return groups;
+}
+
+/**
+ * Every message body a queue holds now, received and deleted batch by batch (a receive that finds
+ * nothing ends it).
+ */
+export async function drainBodies(sqs: SQSClient, queueUrl: string): Promise<string[]> {
+  const bodies: string[] = [];
+  for (;;) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    if (Messages.length === 0) return bodies;
+    bodies.push(...Messages.map((m) => m.Body ?? ""));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? "" })),
+      }),
+    );
+  }
 }
