@@ -68,6 +68,11 @@ export function subscriberQueues(outputs: Readonly<Record<string, string>>): Rec
     const name = id.replace(/(?<=.)([A-Z])/g, "-$1").toLowerCase();
     if (subscriberOutputs(name).queueUrl === key) queues[name] = url;
   }
+  // `…DeadLetterQueueUrl` reads as a subscriber named `<name>-dead-letter`: it is `<name>`'s DLQ.
+  for (const name of Object.keys(queues)) {
+    const owner = name.replace(/-dead-letter$/, "");
+    if (owner !== name && queues[owner] !== undefined) delete queues[name];
+  }
   return queues;
 }
 

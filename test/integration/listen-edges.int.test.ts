@@ -1,19 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CreateTopicCommand, PublishCommand } from "@aws-sdk/client-sns";
 import { ListQueuesCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
-import { afterAll, afterEach, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { LISTENER_RENEW_MS } from "../../shared/stream/listener-switch";
 import { LISTENER_QUEUE_PREFIX, subscriptionOf } from "../../shared/stream/subscriptions";
-import { createAppsTable, localTableNames } from "../../tools/local/provision";
-import type { LocalStackInfo } from "../../tools/local/state";
+import { createAppsTable } from "../../tools/local/provision";
 import { type Listener, openListener, receiveUntilAborted } from "../../tools/ops/listen";
-import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
+import { beforeCommand, createQueue, emulatorStackDir, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 
 /**
@@ -142,26 +139,13 @@ describe("listen --forward-to and its switch (#51 item 4)", () => {
   it("a second Ctrl-C while it stops does not kill it before its queue and subscription are removed", async () => {
     // Prepare: a local stack's state file naming the emulators, a topic and an apps table; an
     // endpoint that never answers.
-    const dir = mkdtempSync(join(tmpdir(), "listen-"));
     const topicArn = (await sns.send(new CreateTopicCommand({ Name: uniqueName("stream") }))).TopicArn ?? "";
     const appsTable = uniqueName("apps");
     await createAppsTable(dynamo, appsTable);
-    const info: LocalStackInfo = {
-      pid: process.pid,
-      region: "us-east-1",
-      endpoints: { aws: inject("fauxqsEndpoint"), dynamodb: inject("dynamoEndpoint") },
-      tables: localTableNames("listen"),
+    const dir = emulatorStackDir({
       appsTable,
-      bucket: "none",
-      queues: {
-        events: { url: "", arn: "", deadLetterUrl: "" },
-        recordings: { url: "", arn: "", deadLetterUrl: "" },
-      },
       stream: { topicArn, unpublished: { url: "" }, subscribers: {} },
-      credentials: { username: "u", password: "p" },
-      startedAt: new Date().toISOString(),
-    } as LocalStackInfo;
-    writeFileSync(join(dir, "stack.json"), JSON.stringify(info));
+    });
     const endpoint = heldEndpoint();
     endpoints.push(endpoint);
     const url = await endpoint.listen();
