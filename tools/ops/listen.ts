@@ -141,11 +141,13 @@ export async function forwardMessage(
     signal,
     sleep = (ms: number) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        signal?.addEventListener("abort", () => {
+        const done = () => {
           clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
           resolve();
-        });
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener("abort", done, { once: true });
       }),
   }: {
     attempts?: number;
