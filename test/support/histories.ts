@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
+import { RETRY_SPREAD_MS } from "../../shared/projector/fold";
 import { deliveryPlan, type GeneratedHistory, generateHistory } from "../../tools/simulate/generator";
 import { fixture, type Loose } from "./fixtures";
 
@@ -27,42 +28,148 @@ function delivery(body: string, receivedAt: number): Delivery {
   return { body, receivedAt, eventId: createHash("sha256").update(body).digest("hex") };
 }
 
+/** What the platform does to a simulated history's deliveries besides sending them (`platformDraw`). */
+export interface PlatformDraw {
+  /** Per retried fact (a delivery index, taken modulo the count): its retries' delays after it, ms. */
+  retries: Array<{ of: number; after: readonly number[] }>;
+  /** Per payload (index modulo the count), the optional fields it leaves out (indexes into `OPTIONAL_FIELDS`). */
+  omits: Array<{ of: number; fields: number[] }>;
+  /** Whether users' payloads carry an avatar (the simulator sends none): one that changes with each payload. */
+  avatars: boolean;
+}
+
+/** As the simulator sends it: no retry, every field, no avatar. */
+export const SIMULATED: PlatformDraw = { retries: [], omits: [], avatars: false };
+
 /**
- * A simulated history of one app with `events` events (a few more: sessions end whole), received
- * in the simulator's delivery order: a share of neighbours swapped in transit (never two that the
- * receipt must order), each at least 300 ms after it happened, receipts strictly increasing.
+ * The fields the spec (section 2) or the published examples mark optional that a projection reads,
+ * by where they sit in a payload: a user's profile (presence's `data.user`, a member in
+ * `data.members`), and a group's `onlineMembersCount`, `conversationId` and `updatedBy`. A group's
+ * `updatedAt` (its event time) is left as the simulator sends it: its model orders renames by it.
  */
-export function simulatedHistory(appId: string, seed: number, events: number): History {
-  const generated = generateHistory({ events, seed, apps: [appId] });
+export const OPTIONAL_FIELDS = [
+  "user.name",
+  "user.avatar",
+  "user.role",
+  "user.lastActiveAt",
+  "group.onlineMembersCount",
+  "group.conversationId",
+  "group.updatedBy",
+] as const;
+
+/** The users a payload carries a profile of: presence's user, every member. */
+function usersOf(data: Loose): Loose[] {
+  return [data.user, ...Object.values((data.members ?? {}) as Record<string, Loose>)].filter(
+    (u): u is Loose => typeof u === "object" && u !== null,
+  );
+}
+
+/** A body as the platform may send it: with an avatar that changes, without the fields drawn. */
+function varied(body: string, index: number, draw: PlatformDraw): string {
+  const omitted = new Set(
+    draw.omits
+      .filter((o) => o.of === index)
+      .flatMap((o) => o.fields.map((f) => OPTIONAL_FIELDS[f % OPTIONAL_FIELDS.length] ?? "")),
+  );
+  if (!draw.avatars && omitted.size === 0) return body;
+  const e = JSON.parse(body) as Loose;
+  for (const user of usersOf(e.data ?? {})) {
+    if (draw.avatars) user.avatar = `https://avatars.example/${user.uid}/${index % 3}.png`;
+    for (const field of omitted) if (field.startsWith("user.")) delete user[field.slice(5)];
+  }
+  for (const field of omitted)
+    if (field.startsWith("group.") && e.data?.group) delete e.data.group[field.slice(6)];
+  return JSON.stringify(e);
+}
+
+/**
+ * A simulated history of `appIds` with `events` events (a few more: sessions end whole), received
+ * in the simulator's delivery order: a share of neighbours swapped in transit (never two that the
+ * receipt must order), each at least 300 ms after it happened, receipts strictly increasing; then
+ * what the platform does besides (`draw`): optional fields left out, avatars, and platform retries
+ * (the same bytes received again, each within `RETRY_SPREAD_MS` of the first unless drawn beyond).
+ * The deliveries are in receipt order.
+ */
+export function simulatedHistory(
+  appIds: string | readonly string[],
+  seed: number,
+  events: number,
+  draw: PlatformDraw = SIMULATED,
+): History {
+  const apps = typeof appIds === "string" ? [appIds] : [...appIds];
+  const generated = generateHistory({ events, seed, apps });
   const received = deliveryPlan(generated.events, { seed, duplicateShare: 0, reorderShare: 0.3 });
   let last = 0;
+  const firsts = received.map((e, i) => {
+    last = Math.max(last + 1, e.at + 300);
+    return delivery(varied(e.body, i, draw), last);
+  });
+  const retries = draw.retries.flatMap(({ of, after }) => {
+    const original = firsts[of % firsts.length] as Delivery;
+    return after.map((ms) => ({ ...original, receivedAt: original.receivedAt + ms }));
+  });
   return {
-    appId,
+    appId: apps[0] ?? "",
     generated,
-    deliveries: received.map((e) => {
-      last = Math.max(last + 1, e.at + 300);
-      return delivery(e.body, last);
-    }),
+    deliveries: [...firsts, ...retries].sort((a, b) => a.receivedAt - b.receivedAt),
   };
 }
 
-/** A history and, for the same deliveries, a shuffled order with duplicates. */
-export const historyArbitrary = (appId: fc.Arbitrary<string>, maxEvents = 30) =>
+/**
+ * What the platform does to a history, drawn: up to `maxRetried` facts retried once or twice (the
+ * platform's ~10 s and ~30 s, or anywhere up to `spreadMs` after the first receipt), optional
+ * fields left out of some payloads, avatars or none.
+ */
+export const platformDraw = (spreadMs: number, maxRetried = 6): fc.Arbitrary<PlatformDraw> =>
+  fc.record({
+    retries: fc.array(
+      fc.record({
+        of: fc.nat(),
+        after: fc.oneof(
+          fc.constant([10_000, 30_000]),
+          fc.constant([10_000]),
+          fc.uniqueArray(fc.integer({ min: 1, max: spreadMs }), { minLength: 1, maxLength: 2 }),
+        ),
+      }),
+      { maxLength: maxRetried },
+    ),
+    omits: fc.array(
+      fc.record({ of: fc.nat({ max: 60 }), fields: fc.array(fc.nat({ max: 6 }), { maxLength: 4 }) }),
+      { maxLength: 12 },
+    ),
+    avatars: fc.boolean(),
+  });
+
+/**
+ * A history as the platform sends it (`simulatedHistory` with `platformDraw`), and, for the same
+ * deliveries, any processing order with SQS repeats (a redelivery: same delivery, same receipt).
+ */
+export const historyArbitrary = (
+  appId: fc.Arbitrary<string>,
+  maxEvents = 30,
+  draw: fc.Arbitrary<PlatformDraw> = platformDraw(RETRY_SPREAD_MS),
+) =>
   fc
     .record({
       appId,
       seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
       events: fc.integer({ min: 5, max: maxEvents }),
+      draw,
     })
-    .map(({ appId, seed, events }) => simulatedHistory(appId, seed, events))
-    .chain((history) => fc.subarray(history.deliveries).map((duplicates) => ({ history, duplicates })))
-    .chain(({ history, duplicates }) =>
-      fc
-        .shuffledSubarray([...history.deliveries, ...duplicates], {
-          minLength: history.deliveries.length + duplicates.length,
-        })
-        .map((shuffled) => ({ history, shuffled })),
-    );
+    .map(({ appId, seed, events, draw }) => simulatedHistory(appId, seed, events, draw))
+    .chain((history) => processedAnyhow(history));
+
+/** Any processing order of a history's deliveries, with SQS repeats of some. */
+export function processedAnyhow(history: History) {
+  return fc
+    .subarray(history.deliveries)
+    .chain((duplicates) =>
+      fc.shuffledSubarray([...history.deliveries, ...duplicates], {
+        minLength: history.deliveries.length + duplicates.length,
+      }),
+    )
+    .map((shuffled) => ({ history, shuffled }));
+}
 
 /**
  * Fixed histories, as (seed, events), that the property tests check on every run (delivered in
