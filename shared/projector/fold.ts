@@ -302,8 +302,9 @@ function keptRunnerUps(pool: readonly Entry[], holder: Version | undefined): Ent
  * - a copy of a fact the item knows (`knownReceipt`) is applied at the earliest receipt known, so
  *   a platform retry (same bytes, later receipt) ranks where its first delivery did;
  * - a copy earlier than the one the item knows (the retry was folded first, the original waited
- *   in a queue) releases the fact (`releaseFact`): each part it held falls back to its runner-up;
- *   then the fact is applied at this earlier receipt;
+ *   in a queue), by at most `RETRY_SPREAD_MS`, releases the fact (`releaseFact`): each part it
+ *   held falls back to its runner-up; then the fact is applied at this earlier receipt. One
+ *   earlier by more than that is applied at the copy the item knows;
  * - the runner-ups are kept up to date (`runnerUpsAfter`), and the field parts' versions stored
  *   only where they differ from their owner's.
  *
@@ -318,13 +319,17 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
   return (stored) => {
     const state = stored && expandFieldParts(generic, stored);
     const prior = knownReceipt(state, input.eventId);
-    const effective = atFirstReceipt(input, prior);
+    // An earlier copy lowers the fact, within the spread only: one more than W earlier than the
+    // copy the item knows is applied at that copy (the fact counts at the later receipt).
+    const lowers =
+      prior !== undefined && prior > input.receivedAt && prior - input.receivedAt <= RETRY_SPREAD_MS;
+    const effective =
+      prior === undefined || lowers || prior === input.receivedAt
+        ? input
+        : (projectionInput(input.event, input.eventId, prior) as ProjectionInput<E>);
     const parts = projection.parts;
     const lists = state && parts ? decodeRunnerUps(state, parts) : new Map<string, Entry[]>();
-    const base =
-      state && prior !== undefined && prior > input.receivedAt
-        ? releaseFact(state, versionFactId(input.version), lists, parts)
-        : state;
+    const base = state && lowers ? releaseFact(state, versionFactId(input.version), lists, parts) : state;
     const evolved = projection.evolve(base, effective, key);
     const { seen: _forgotten, fallback: _old, ...next } = evolved;
     const fallback = parts

@@ -124,3 +124,51 @@ describe("the projections' fold over drawn histories", () => {
     );
   });
 });
+
+describe("beyond the bound W (a copy received more than RETRY_SPREAD_MS after its fact's first)", () => {
+  it("each item shows the fact as if it had been received only at one of its copies' receipts, nothing else (pure, many runs)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .record({
+            seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+            events: fc.integer({ min: 5, max: 25 }),
+            draw: platformDraw(RETRY_SPREAD_MS, 3),
+            late: fc.nat(),
+            after: fc.integer({ min: RETRY_SPREAD_MS + 1, max: 600_000 }),
+          })
+          .map(({ seed, events, draw, late, after }) => {
+            const history = simulatedHistory(APP, seed, events, draw);
+            const original = history.deliveries[late % history.deliveries.length] as Delivery;
+            const copy = { ...original, receivedAt: original.receivedAt + after };
+            const deliveries = [...history.deliveries, copy].sort((a, b) => a.receivedAt - b.receivedAt);
+            // What the documented behaviour allows: the fact received at one of its copies' receipts only.
+            const copies = deliveries.filter((d) => d.eventId === original.eventId);
+            const others = deliveries.filter((d) => d.eventId !== original.eventId);
+            const allowed = copies.map((c) => [...others, c].sort((a, b) => a.receivedAt - b.receivedAt));
+            return { history: { ...history, deliveries }, allowed };
+          })
+          .chain(({ history, allowed }) =>
+            processedAnyhow(history).map(({ shuffled }) => ({ shuffled, allowed })),
+          ),
+        async ({ shuffled, allowed }) => {
+          const got = memoryStores();
+          await projectAll(shuffled, memoryDeps(got));
+          const references = await Promise.all(
+            allowed.map(async (deliveries) => {
+              const stores = memoryStores();
+              await projectAll(deliveries, memoryDeps(stores));
+              return stores;
+            }),
+          );
+          // An item is explained when it is as one of the references has it.
+          const differing = (r: Stores) => new Set(factDifferences(got, r).map((d) => d.split(":")[0]));
+          const [first, ...rest] = references.map(differing);
+          const unexplained = [...(first ?? [])].filter((item) => rest.every((r) => r.has(item)));
+          expect(unexplained).toEqual([]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
