@@ -36,10 +36,17 @@ export interface PlatformDraw {
   omits: Array<{ of: number; fields: number[] }>;
   /** Whether users' payloads carry an avatar (the simulator sends none): one that changes with each payload. */
   avatars: boolean;
+  /**
+   * Outages of the edge: every delivery from index `from` (modulo the count) on, `length` of them,
+   * is retried by the platform at each of `after` (ms), as it does when no answer came.
+   */
+  outages: Array<{ from: number; length: number; after: readonly number[] }>;
+  /** Quiet spells: from delivery `at` (modulo the count) on, every receipt comes `ms` later (minutes to hours). */
+  gaps: Array<{ at: number; ms: number }>;
 }
 
 /** As the simulator sends it: no retry, every field, no avatar. */
-export const SIMULATED: PlatformDraw = { retries: [], omits: [], avatars: false };
+export const SIMULATED: PlatformDraw = { retries: [], omits: [], avatars: false, outages: [], gaps: [] };
 
 /**
  * The fields the spec (section 2) or the published examples mark optional that a projection reads,
@@ -100,12 +107,20 @@ export function simulatedHistory(
   const generated = generateHistory({ events, seed, apps });
   const received = deliveryPlan(generated.events, { seed, duplicateShare: 0, reorderShare: 0.3 });
   let last = 0;
+  let quiet = 0;
   const firsts = received.map((e, i) => {
-    last = Math.max(last + 1, e.at + 300);
+    quiet += draw.gaps.filter((g) => g.at % received.length === i).reduce((sum, g) => sum + g.ms, 0);
+    last = Math.max(last + 1, e.at + 300 + quiet);
     return delivery(varied(e.body, i, draw), last);
   });
-  const retries = draw.retries.flatMap(({ of, after }) => {
-    const original = firsts[of % firsts.length] as Delivery;
+  const retried = [
+    ...draw.retries.map(({ of, after }) => ({ of: of % firsts.length, after })),
+    ...draw.outages.flatMap(({ from, length, after }) =>
+      Array.from({ length }, (_, k) => ({ of: (from + k) % firsts.length, after })),
+    ),
+  ];
+  const retries = retried.flatMap(({ of, after }) => {
+    const original = firsts[of] as Delivery;
     return after.map((ms) => ({ ...original, receivedAt: original.receivedAt + ms }));
   });
   return {
@@ -138,6 +153,17 @@ export const platformDraw = (spreadMs: number, maxRetried = 6): fc.Arbitrary<Pla
       { maxLength: 12 },
     ),
     avatars: fc.boolean(),
+    outages: fc.array(
+      fc.record({
+        from: fc.nat(),
+        length: fc.integer({ min: 1, max: 12 }),
+        after: fc.constantFrom([10_000, 30_000], [10_000], [12_000, 44_000]),
+      }),
+      { maxLength: 2 },
+    ),
+    gaps: fc.array(fc.record({ at: fc.nat(), ms: fc.integer({ min: 60_000, max: 6 * 3_600_000 }) }), {
+      maxLength: 3,
+    }),
   });
 
 /**
@@ -159,14 +185,35 @@ export const historyArbitrary = (
     .map(({ appId, seed, events, draw }) => simulatedHistory(appId, seed, events, draw))
     .chain((history) => processedAnyhow(history));
 
-/** Any processing order of a history's deliveries, with SQS repeats of some. */
+/**
+ * Any processing order of a history's deliveries, with SQS repeats of some: shuffled whole, or in
+ * receipt order but for some originals of platform retries, which wait in a queue (a throttled
+ * batch, a DLQ redriven hours later) and are processed last, in any order, after their retries.
+ */
 export function processedAnyhow(history: History) {
+  const retried = history.deliveries.filter((d) =>
+    history.deliveries.some((e) => e.eventId === d.eventId && e.receivedAt > d.receivedAt),
+  );
+  const delayed = fc
+    .subarray(retried)
+    .chain((late) =>
+      fc
+        .shuffledSubarray(late, { minLength: late.length })
+        .map((last) => [...history.deliveries.filter((d) => !late.includes(d)), ...last]),
+    );
+  const shuffled = fc
+    .constant(history.deliveries)
+    .chain((all) => fc.shuffledSubarray([...all], { minLength: all.length }));
   return fc
-    .subarray(history.deliveries)
-    .chain((duplicates) =>
-      fc.shuffledSubarray([...history.deliveries, ...duplicates], {
-        minLength: history.deliveries.length + duplicates.length,
-      }),
+    .tuple(fc.oneof(shuffled, delayed), fc.subarray(history.deliveries))
+    .chain(([order, duplicates]) =>
+      fc
+        .array(fc.nat({ max: order.length }), { minLength: duplicates.length, maxLength: duplicates.length })
+        .map((at) => {
+          const out = [...order];
+          duplicates.forEach((d, i) => out.splice(at[i] ?? 0, 0, d));
+          return out;
+        }),
     )
     .map((shuffled) => ({ history, shuffled }));
 }
