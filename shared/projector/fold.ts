@@ -335,8 +335,25 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
     const fallback = parts
       ? encodeRunnerUps(evolved, runnerUpsAfter(projection, base, evolved, effective, key, lists), parts)
       : undefined;
-    return compactFieldParts(generic, (fallback ? { ...next, fallback } : next) as S);
+    const result = compactFieldParts(generic, (fallback ? { ...next, fallback } : next) as S);
+    // Nothing learnt (a replay, a repeat of a fact it knows, or a fact that changes nothing it
+    // keeps): the item as stored, old shapes and memory included, so no write.
+    if (stored && withoutSeen(stored) === withoutSeen(result)) {
+      if (prior !== undefined && !lowers) return stored;
+      if (sameRunnerUps(stored, result, parts)) return stored;
+    }
+    return result;
   };
+}
+
+/** Whether `next` keeps the runner-ups `stored` keeps (however `stored` stores them). */
+function sameRunnerUps(
+  stored: VersionedItem,
+  next: VersionedItem,
+  parts: Readonly<Record<string, readonly string[]>> | undefined,
+): boolean {
+  const before = parts ? encodeRunnerUps(stored, decodeRunnerUps(stored, parts), parts) : undefined;
+  return canonicalJson(before ?? null) === canonicalJson(next.fallback ?? null);
 }
 
 /** The state, as comparable text, without the bookkeeping that no reader sees (runner-ups, legacy memory). */

@@ -211,7 +211,7 @@ export function processedAnyhow(history: History) {
         .array(fc.nat({ max: order.length }), { minLength: duplicates.length, maxLength: duplicates.length })
         .map((at) => {
           const out = [...order];
-          duplicates.forEach((d, i) => out.splice(at[i] ?? 0, 0, d));
+          for (const [i, d] of duplicates.entries()) out.splice(at[i] ?? 0, 0, d);
           return out;
         }),
     )

@@ -1,6 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RETRY_SPREAD_MS } from "../../shared/projector/fold";
+import type { MembershipEvent } from "../../shared/events/accessors";
+import { parseEventBody } from "../../shared/events/parse-body";
+import { type MembershipState, membershipsProjection } from "../../shared/projections/memberships";
+import type { ProjectionInput } from "../../shared/projections/types";
+import { evolveOnce, projectionInput, RETRY_SPREAD_MS } from "../../shared/projector/fold";
 import { checkTables } from "../../tools/simulate/check";
 import {
   type Delivery,
@@ -170,5 +174,49 @@ describe("beyond the bound W (a copy received more than RETRY_SPREAD_MS after it
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("items written before #49 (a lazy read rule, no rebuild)", () => {
+  const [join, , kick] = namedHistories(APP)[0]?.deliveries ?? [];
+  const key = { pk: `${APP}#g1`, sk: "u1" };
+  const inputOfDelivery = (d: Delivery) => {
+    const parsed = parseEventBody(d.body);
+    if (parsed.kind !== "known") throw new Error("not a known event");
+    return projectionInput(parsed.event, d.eventId, d.receivedAt) as ProjectionInput<MembershipEvent>;
+  };
+  const fold = (state: MembershipState | null, d: Delivery) =>
+    evolveOnce(membershipsProjection, inputOfDelivery(d), key)(state);
+
+  it("a fact the old memory of event ids (`seen`) names is applied at the receipt it remembers", () => {
+    // Prepare: the item as the old code left it after the join and the kick, its `seen` naming both.
+    const now = fold(fold(null, join as Delivery), kick as Delivery);
+    const { fallback: _none, ...legacy } = now;
+    const old: MembershipState = {
+      ...legacy,
+      versions: { status: now.versions.status },
+      seen: { [(join as Delivery).eventId.slice(0, 16)]: (join as Delivery).receivedAt },
+    };
+
+    // Act: the join's platform retry, 20 s later.
+    const after = fold(old, { ...(join as Delivery), receivedAt: (join as Delivery).receivedAt + 20_000 });
+
+    // Assess: joined at the join's own receipt, as the old memory said.
+    expect(after.joinedAt).toBe((join as Delivery).receivedAt);
+  });
+
+  it("a replay of what an old item holds returns it as stored: its legacy runner-up and memory kept, nothing to write", () => {
+    // Prepare: the join and the kick as the old code stored them: the join as the status's one
+    // runner-up (`{ v, f }`, every field it wrote), a `seen` memory.
+    const joined = fold(null, join as Delivery);
+    const now = fold(joined, kick as Delivery);
+    const runnerUp = { status: joined.status, statusAt: joined.statusAt, by: joined.by };
+    const old: MembershipState = {
+      ...now,
+      fallback: { status: { v: joined.versions.status ?? "", f: runnerUp } },
+      seen: { abc: 1 },
+    };
+    expect(fold(old, kick as Delivery)).toBe(old);
+    expect(fold(old, join as Delivery)).toBe(old);
   });
 });
