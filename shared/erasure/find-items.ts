@@ -2,9 +2,9 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 import { batchGetAll, queryAll } from "../adapters/dynamo-reads";
 import { TOP_LIMIT } from "../analytics/figures";
+import { RUNNER_UPS_KEPT } from "../platform/constants";
 import { appKey, keyOfItem, PROJECTION_TABLES, type TableNames } from "../platform/tables";
 import { canonicalJson } from "../projections/canonical-json";
-import { RUNNER_UPS_KEPT } from "../projector/fold";
 import type { ForgetDependencies, PlannedItem } from "./plan";
 import { itemErasure, mentionsUid, type Redaction } from "./redact";
 
