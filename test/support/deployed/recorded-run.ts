@@ -6,7 +6,7 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
 } from "@aws-sdk/client-sqs";
-import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { inject, vi } from "vitest";
 import { APP_RECORD } from "../../../shared/apps/records";
 import {
@@ -21,6 +21,7 @@ import { S3_PREFIX } from "../../../shared/platform/constants";
 import { APPS_TABLE } from "../../../shared/platform/tables";
 import { turnListenersOn } from "../../../shared/stream/listener-switch";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../../tools/local/emulators";
+import { webhookPostEvent } from "../../../tools/local/http-gateway";
 import {
   createActivityTable,
   createAppsTable,
@@ -219,7 +220,12 @@ export async function recordedRun(): Promise<Record<FunctionName, FunctionRun>> 
         recording,
         quarantined,
       ].entries()) {
-        const response = await handler(apiEvent(JSON.stringify({ ...body, appId: "app1" }), yesterday + i));
+        const response = await handler(
+          webhookPostEvent(JSON.stringify({ ...body, appId: "app1" }), yesterday + i, {
+            username: "req",
+            password: "req-password",
+          }),
+        );
         if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
       }
     });
@@ -275,26 +281,6 @@ export async function recordedRun(): Promise<Record<FunctionName, FunctionRun>> 
     if (call.service === "athena" && call.params.QueryExecutionId)
       call.params.WorkGroup = athena.workGroupOf(String(call.params.QueryExecutionId));
   return runs;
-}
-
-/** A delivery as API Gateway hands it to the ingest, received at `receivedAt`. */
-function apiEvent(body: string, receivedAt: number): APIGatewayProxyEventV2 {
-  return {
-    version: "2.0",
-    routeKey: "POST /webhook",
-    rawPath: "/webhook",
-    rawQueryString: "",
-    headers: {
-      authorization: `Basic ${Buffer.from("req:req-password").toString("base64")}`,
-      "content-type": "application/json",
-    },
-    body,
-    isBase64Encoded: false,
-    requestContext: {
-      http: { method: "POST" },
-      timeEpoch: receivedAt,
-    } as APIGatewayProxyEventV2["requestContext"],
-  };
 }
 
 /**
