@@ -109,7 +109,8 @@ export function iamProblems(
           if (!used) problems.push(`${service}: granted ${action} on ${resource}, which no path uses`);
         }
   }
-  return problems;
+  // A request recorded more than once (a ledger read each pass) is named once.
+  return [...new Set(problems)];
 }
 
 function describe(request: IamRequest): string {
