@@ -118,3 +118,10 @@ export const HOST_NAME_PATTERN =
  * above what a healthy trigger shows (0) and far below a shape change (100%).
  */
 export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;
+
+/**
+ * The refused-deliveries alarm (#52): more than `sharePercent` of at least `minRequests` requests
+ * answered 401 within `windowMinutes`. A rotation refuses none (both credentials are valid at
+ * once); a credential changed by hand refuses every delivery of its apps.
+ */
+export const REFUSALS = { windowMinutes: 5, minRequests: 10, sharePercent: 5 } as const;
