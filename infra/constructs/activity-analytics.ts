@@ -448,7 +448,7 @@ function daySetGlueTable(
     databaseName,
     tableInput: {
       name,
-      description: `${table.description} (shared/analytics/user-sets.ts)`,
+      description: `${table.description} (shared/analytics/user-sets/)`,
       tableType: "EXTERNAL_TABLE",
       partitionKeys: [{ name: "date", type: "string", comment: "the closed day, YYYY-MM-DD" }],
       parameters: {

@@ -65,7 +65,7 @@ export interface ImportRecordSource {
 /**
  * Every user recorded as imported into `app`, by uid (each once: the earliest confirmation), from
  * the days' objects and the batches not folded yet: what an import skips, and what the figures
- * count from each user's `createdAt` (`analytics/user-sets.ts`). Reads every import record object,
+ * count from each user's `createdAt` (`analytics/user-sets/`). Reads every import record object,
  * 16 at once: one a day on which something was imported, and the batches of an unfinished import.
  *
  * @example const imported = await importedUsersOf(s3UserSets(s3, bucket), "app1") // Map { "u1" => { uid: "u1", createdAt: … } }

@@ -60,7 +60,7 @@ export const S3_PREFIX = {
   compact: "compact/",
   /** Athena's query results (the activity rollup and `webhook sql --stack`), expired after a week. */
   athenaResults: "athena-results/",
-  /** Each closed day's active users and first sightings per app (`analytics/user-sets.ts`). */
+  /** Each closed day's active users and first sightings per app (`analytics/user-sets/`). */
   users: "users/",
   /** An erasure's plan while it runs (`erasures/<erasureId>/plan.json`: keys and days, no personal data). */
   erasures: "erasures/",
