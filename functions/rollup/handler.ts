@@ -14,8 +14,9 @@ import { loadRollupConfig } from "../../shared/config/function-config";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
-import { countOutcome, observability } from "../../shared/platform/observability";
+import { countOutcome, observability, putSilentApps } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
+import { silenceLogFields } from "../../shared/watchdog/log-fields";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadRollupConfig(process.env);
@@ -44,7 +45,8 @@ const expirySweep =
  * Errors metric shows it. A failure around the days (reading the archive or the ledger) is counted
  * the same way. No query runs past the invocation's remaining time less a margin (the Athena
  * engine stops it): a slow cycle fails its last days, counted, instead of being killed by the
- * timeout with nothing said.
+ * timeout with nothing said. Then the apps silent now: the `SilentApps` metric (alarmed) and a
+ * WARN line 'apps silent' naming them, since when and for how long.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
   const athenaOptions = {
@@ -81,6 +83,11 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       countOutcome(metrics, "rollup", r.outcome);
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
+  }
+  // The watchdog (#52): one value a tick (0 clears the alarm), which apps and since when in one line.
+  if (report.silence) {
+    putSilentApps(metrics, report.silence.silent.length);
+    if (report.silence.silent.length) logger.warn("apps silent", silenceLogFields(report.silence));
   }
   // An erasure, a repair or a replay held the archive: those days wait for a later tick (not a failure).
   for (const day of report.passesDeferred)

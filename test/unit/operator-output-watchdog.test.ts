@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { duration } from "../../shared/watchdog/log-fields";
 import type { SilenceReport } from "../../shared/watchdog/silence";
-import { checkSummary, duration, findingLines, silenceLines } from "../../tools/cli/watchdog-output";
+import { checkSummary, findingLines, silenceLines } from "../../tools/cli/watchdog-output";
 
 const AT = Date.UTC(2026, 0, 2, 12);
 const MIN = 60_000;

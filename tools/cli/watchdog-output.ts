@@ -4,18 +4,10 @@
  * run and what was lost and cannot be recovered from this side.
  */
 
+import { duration } from "../../shared/watchdog/log-fields";
 import type { CheckCounts, WebhookFinding } from "../../shared/watchdog/platform-check";
 import type { SilenceReport } from "../../shared/watchdog/silence";
 import { count, isoTime, tableLines } from "./format";
-
-/** A duration for a person: `45 min`, `3 h 05 min`, `2 d 4 h`. @example duration(2_700_000) // "45 min" */
-export function duration(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} h ${String(minutes % 60).padStart(2, "0")} min`;
-  return `${Math.floor(hours / 24)} d ${hours % 24} h`;
-}
 
 /** ` --stack <name>` when the command pointed at one: every command it names points at the same. */
 const at = (stack: string | undefined) => (stack ? ` --stack ${stack}` : "");
@@ -41,19 +33,6 @@ export function silenceLines(report: SilenceReport, stack: string | undefined): 
     "",
     `${count(report.silent.length, "app")} silent of ${judged}: their webhooks on the platform side: npx webhook apps --check${at(stack)}`,
   ];
-}
-
-/** The rollup's WARN line's fields (and the status line's): which apps, since when, for how long. */
-export function silenceLogFields(report: SilenceReport): Record<string, unknown> {
-  return {
-    silent: report.silent.length,
-    judged: report.judged,
-    apps: report.silent.slice(0, 20).map((s) => ({
-      appId: s.appId,
-      lastSeenAt: new Date(s.lastSeenAt).toISOString(),
-      silentFor: duration(s.silentForMs),
-    })),
-  };
 }
 
 const PROBLEM: Record<Exclude<WebhookFinding["state"], "ok" | "unchecked">, string> = {
