@@ -1,15 +1,15 @@
 /**
- * The silence rule's input read from the rollup's ledger (#52): the passes of today and of the 7
- * days before (eight GETs of `rollup/date=<day>.json`, whatever the number of apps), each app's
- * hours and the pass that last saw it grow. No read or write per app.
+ * The silence rule's input read from the rollup's ledger (#52): the passes of today and of the 14
+ * days before (fifteen GETs of `rollup/date=<day>.json`, whatever the number of apps: an app
+ * silent for up to 7 days keeps the 7 days before its silence as its history), each app's hours
+ * and the pass that last saw it grow. No read or write per app.
  */
 
 import type { RollupLedger } from "../analytics/store/rollup-ledger";
 import { utcDay } from "../contracts/bucket-layout";
 import { SILENCE_RULE, type SilenceReport, silentApps } from "./silence";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+const DAY_MS = 86_400_000;
 
 /**
  * Which apps are silent at `now`, from the ledger alone.
@@ -19,11 +19,11 @@ const DAY_MS = 24 * HOUR_MS;
 export async function silenceFromLedger(ledger: RollupLedger, now: number): Promise<SilenceReport> {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const dayStarts = Array.from(
-    { length: SILENCE_RULE.historyDays + 1 },
-    (_, i) => today - (SILENCE_RULE.historyDays - i) * DAY_MS,
+    { length: 2 * SILENCE_RULE.historyDays + 1 },
+    (_, i) => today - (2 * SILENCE_RULE.historyDays - i) * DAY_MS,
   );
   const passes = await Promise.all(dayStarts.map((d) => ledger.pass(utcDay(d))));
-  const apps = new Map<string, { hourly: Map<number, number>; lastSeenAt?: number }>();
+  const apps = new Map<string, { days: Map<number, readonly number[]>; lastSeenAt?: number }>();
   const known: number[] = [];
   passes.forEach((pass, i) => {
     const dayStart = dayStarts[i] as number;
@@ -32,12 +32,10 @@ export async function silenceFromLedger(ledger: RollupLedger, now: number): Prom
     for (const [appId, hours] of Object.entries(pass.hourly)) {
       let app = apps.get(appId);
       if (!app) {
-        app = { hourly: new Map() };
+        app = { days: new Map() };
         apps.set(appId, app);
       }
-      hours.forEach((count, h) => {
-        if (count > 0) app.hourly.set(dayStart + h * HOUR_MS, count);
-      });
+      app.days.set(dayStart, hours);
       const seen = pass.seenAt?.[appId];
       if (seen !== undefined && (app.lastSeenAt === undefined || seen > app.lastSeenAt))
         app.lastSeenAt = seen;

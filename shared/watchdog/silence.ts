@@ -7,7 +7,7 @@
  * sent nothing for at least 30 minutes and its own history says it would have sent at least 10
  * deliveries meanwhile. What it would have sent is read per hour of the day: for each UTC hour the
  * silence covers (in part: pro rata), the median of that hour's deliveries over the 7 days before
- * today. A quiet night, a quiet hour of any day, expects nothing and alarms nothing; a busy app
+ * the day of its last delivery (so a silence never becomes its usual while it lasts). A quiet night, a quiet hour of any day, expects nothing and alarms nothing; a busy app
  * that stops is silent 30 minutes later; a sparse one after long enough to expect 10 (were
  * deliveries a Poisson process at those rates, a silence is called wrongly once in e^10 ≈ 22,000
  * judgements). An app needs 3 days of passes in the window to be judged.
@@ -19,7 +19,7 @@ export const SILENCE_RULE = {
   minSilenceMs: 30 * 60_000,
   /** Deliveries the app's history expects over the silence before it is called silent. */
   expectedDeliveries: 10,
-  /** The days before today whose hours make the history. */
+  /** The days before the day of an app's last delivery whose hours make its history. */
   historyDays: 7,
   /** Days of the window with a pass needed before an app is judged (a new deployment learns first). */
   minKnownDays: 3,
@@ -30,8 +30,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 /** What the ledger tells of one app. */
 export interface AppDeliveries {
-  /** Deliveries per UTC hour, by the hour's start (ms); an hour absent had none. */
-  hourly: ReadonlyMap<number, number>;
+  /** Deliveries per UTC hour (0 to 23) of each day, by the day's start (ms); a day or hour absent had none. */
+  days: ReadonlyMap<number, readonly number[]>;
   /** When the rollup last saw the app's figures grow (a pass's start, ms), when known. */
   lastSeenAt?: number;
 }
@@ -70,15 +70,14 @@ function median(values: number[]): number {
  * The deliveries an app usually sends in each hour of the UTC day: the median over the known days
  * of the window (a day with no pass is not known: it is left out, not taken for zero).
  *
- * @example usualHourly(hourly, [Date.UTC(2026, 0, 1), …])[10] // 42
+ * @example usualHourly(days, [Date.UTC(2026, 0, 1), …])[10] // 42
  */
 export function usualHourly(
-  hourly: ReadonlyMap<number, number>,
+  days: ReadonlyMap<number, readonly number[]>,
   knownDayStarts: readonly number[],
 ): number[] {
-  return Array.from({ length: 24 }, (_, h) =>
-    median(knownDayStarts.map((d) => hourly.get(d + h * HOUR_MS) ?? 0)),
-  );
+  const known = knownDayStarts.map((d) => days.get(d));
+  return Array.from({ length: 24 }, (_, h) => median(known.map((hours) => hours?.[h] ?? 0)));
 }
 
 /**
@@ -88,8 +87,14 @@ export function usualHourly(
  */
 export function lastSeen(app: AppDeliveries, now: number): number | undefined {
   let lastHour: number | undefined;
-  for (const [hour, count] of app.hourly)
-    if (count > 0 && hour <= now && (lastHour === undefined || hour > lastHour)) lastHour = hour;
+  for (const [day, hours] of app.days)
+    for (let h = hours.length - 1; h >= 0; h--) {
+      const hour = day + h * HOUR_MS;
+      if ((hours[h] ?? 0) > 0 && hour <= now) {
+        if (lastHour === undefined || hour > lastHour) lastHour = hour;
+        break;
+      }
+    }
   // The pass that saw the figures grow is the finer clock, unless an hour with deliveries began after it.
   if (app.lastSeenAt !== undefined && (lastHour === undefined || lastHour <= app.lastSeenAt))
     return Math.min(now, app.lastSeenAt);
@@ -124,11 +129,14 @@ export function silentApps(
   now: number,
 ): SilenceReport {
   const report: SilenceReport = { at: now, silent: [], judged: 0, learning: 0 };
-  const historyFrom = Math.floor(now / DAY_MS) * DAY_MS - SILENCE_RULE.historyDays * DAY_MS;
-  const known = knownDayStarts.filter((d) => d >= historyFrom && d + DAY_MS <= now);
   for (const [appId, app] of apps) {
     const seen = lastSeen(app, now);
     if (seen === undefined) continue;
+    // The history is the 7 days before the day of the last delivery: the silence never becomes
+    // the app's usual (judging stays the same as it lasts), until it is older than the window.
+    const seenDay = Math.floor(seen / DAY_MS) * DAY_MS;
+    const historyFrom = seenDay - SILENCE_RULE.historyDays * DAY_MS;
+    const known = knownDayStarts.filter((d) => d >= historyFrom && d < seenDay);
     if (known.length < SILENCE_RULE.minKnownDays) {
       report.learning++;
       continue;
@@ -136,7 +144,7 @@ export function silentApps(
     report.judged++;
     const silentForMs = now - seen;
     if (silentForMs < SILENCE_RULE.minSilenceMs) continue;
-    const expected = expectedBetween(usualHourly(app.hourly, known), seen, now);
+    const expected = expectedBetween(usualHourly(app.days, known), seen, now);
     if (expected >= SILENCE_RULE.expectedDeliveries)
       report.silent.push({ appId, lastSeenAt: seen, silentForMs, expected: Math.round(expected * 10) / 10 });
   }

@@ -66,17 +66,20 @@ export function drawQuarters(profile: RateProfile, seed: number, days = 8, stopA
  * far, and the pass that last saw the app grow (the end of its last quarter with any).
  */
 export function ledgerView(quarters: readonly number[], now: number): AppDeliveries {
-  const hourly = new Map<number, number>();
+  const days = new Map<number, number[]>();
   let lastSeenAt: number | undefined;
   for (let q = 0; q < quarters.length; q++) {
     const start = EPOCH + q * QUARTER_MS;
     const count = quarters[q] ?? 0;
     if (start + QUARTER_MS > now || count === 0) continue;
-    const hour = Math.floor(start / HOUR_MS) * HOUR_MS;
-    hourly.set(hour, (hourly.get(hour) ?? 0) + count);
+    const day = Math.floor(start / DAY_MS) * DAY_MS;
+    const hours = days.get(day) ?? Array<number>(24).fill(0);
+    const h = Math.floor((start - day) / HOUR_MS);
+    hours[h] = (hours[h] ?? 0) + count;
+    days.set(day, hours);
     lastSeenAt = start + QUARTER_MS;
   }
-  return { hourly, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) };
+  return { days, ...(lastSeenAt === undefined ? {} : { lastSeenAt }) };
 }
 
 /** The 7 days before day 7 (today), each with a pass. */

@@ -2,7 +2,7 @@
  * `npx webhook apps --silent | --check [--after <appId>] [--concurrency <n>] | --refused <username>
  * [--json] [--stack <name> | --state-dir <dir>]`: the watchdog over every app (#52).
  * - `--silent`: the apps silent now, by the rule of `shared/watchdog/silence.ts`, from the rollup's
- *   ledger alone (eight reads, whatever the number of apps);
+ *   ledger alone (fifteen reads, whatever the number of apps);
  * - `--check`: each connected app's webhook read back from the platform (management API), each
  *   finding with what to run and what was lost; streamed, resumable with `--after`;
  * - `--refused <username>`: the apps a refused username belongs to (a 'delivery refused' line).

@@ -305,7 +305,7 @@ export async function handleApi(
       return ok({
         target: target.kind,
         stack: target.stackName,
-        // The apps silent now (#52), as `apps --silent` finds them: eight ledger reads a minute at most.
+        // The apps silent now (#52), as `apps --silent` finds them: fifteen ledger reads a minute at most.
         silent: (await silentNow(ctx))?.silent ?? [],
         // Deployed, each refresh is billed (GetMetricData, SQS, S3 and DynamoDB requests) and the
         // metrics move a minute at a time: every 30 s; locally every 2 s.

@@ -41,7 +41,7 @@ export interface ScheduledRollupReport {
   sweepsDeferred: string[];
   /**
    * The apps silent after this run's passes (#52, `shared/watchdog/silence.ts`), from the ledger
-   * alone: eight reads, whatever the number of apps. Absent without a ledger.
+   * alone: fifteen reads, whatever the number of apps. Absent without a ledger.
    */
   silence?: SilenceReport;
   failures: Array<{ appId?: string; day: string; error: unknown }>;
