@@ -343,7 +343,7 @@ const program = new Command("simulate")
   )
   .option(
     "--serve-platform",
-    "serve the platform's GET /v3/users and data import for the apps afterwards, for npm run reconcile and npx webhook import",
+    "after playing the history (2,000 events: ~25 s), serve the platform's GET /v3/users and data import for the apps until Ctrl-C, and print the reconcile and import commands (npm run reconcile, npx webhook import)",
   )
   .option("--platform-port <port>", "port of that API (default: any)", integer(0, 65535))
   .option(
