@@ -127,6 +127,7 @@ async function simulateDay(apps: string[], dir: string) {
     },
     getText: async () => "",
     getBytes: async () => new Uint8Array(),
+    getBytesIfPresent: async () => undefined,
   };
   let batches = 0;
   for (let i = 0; i < deliveries.length; i += 100) {

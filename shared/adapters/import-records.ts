@@ -12,7 +12,6 @@ import {
   isImportBatchKey,
   type RecordedImportKind,
 } from "../contracts/import-records";
-import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import { type ArchiveLease, withArchiveLease } from "./archive-lease";
 import { s3BlobStore } from "./s3-blob-store";
@@ -48,12 +47,8 @@ function earlier(a: ImportedUser | undefined, b: ImportedUser): ImportedUser {
 
 /** An import record object's users; none when it is gone (folded and deleted since the listing). */
 async function readRecord(blobs: BlobStore, key: string): Promise<ImportedUser[]> {
-  try {
-    return decodeImportedUsers(await blobs.getBytes(key), key);
-  } catch (error) {
-    if (isMissingObject(error)) return [];
-    throw error;
-  }
+  const bytes = await blobs.getBytesIfPresent(key);
+  return bytes ? decodeImportedUsers(bytes, key) : [];
 }
 
 /** Where the import records are read from: the data bucket as a blob store and a listing (the day sets' store is one). */

@@ -94,6 +94,7 @@ export function memorySets(): UserSetStore {
       if (!bytes) throw missing(key);
       return new TextDecoder().decode(bytes);
     },
+    getBytesIfPresent: async (key) => objects.get(key),
   };
   return { blobs, list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)).sort() };
 }

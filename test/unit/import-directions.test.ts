@@ -33,7 +33,7 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
 /** `tools/` from top to bottom (`.` is tools/target.ts: where the commands point). */
 const TOOLS_LAYERS: readonly (readonly string[])[] = [
   ["commands"], // one entry file per command
-  ["console"],
+  ["console", "contract"], // contract: the stream's published contract, generated (#51)
   ["simulate"],
   ["query"],
   ["ops"],

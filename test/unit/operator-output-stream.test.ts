@@ -14,24 +14,29 @@ describe("listen --forward-to's line per message (#42, walk)", () => {
   const receivedAt = Date.UTC(2026, 10, 25, 23, 59, 59, 900);
   const delivery = deliveryEnvelope({ eventId, receivedAt, trigger: "group_created", appId: "app1", body });
 
+  const listener = { queueName: "webhook-listen-3f2a9c1b" };
+
   it("says when the endpoint took a message only after a retry, as the failure says its attempts", () => {
-    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true }, delivery)).toBe(
+    expect(forwardedLine(url, { status: 200, attempts: 1, ok: true }, delivery, listener)).toBe(
       `  → POST ${url} [200]`,
     );
-    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true }, delivery)).toBe(
+    expect(forwardedLine(url, { status: 200, attempts: 2, ok: true }, delivery, listener)).toBe(
       `  → POST ${url} [200] at attempt 2 (retried)`,
     );
   });
 
-  it("names a delivery it dropped and gives the replay of its app and receipt day (UTC) that publishes it again (#41, walk-5)", () => {
-    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false }, delivery).split("\n")).toEqual([
-      `  → POST ${url} failed after 5 attempts [no answer]: dropped ${eventId.slice(0, 16)}@${receivedAt}`,
-      "    to publish it again: npx webhook replay --to-stream --app app1 --from 2026-11-25 --to 2026-11-25",
-    ]);
-    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toContain(
+  it("names a delivery it dropped and gives the replay of that one delivery to this listener alone (#51 item 5: it gave the app-day to every subscriber)", () => {
+    expect(forwardedLine(url, { status: 0, attempts: 5, ok: false }, delivery, listener).split("\n")).toEqual(
+      [
+        `  → POST ${url} failed after 5 attempts [no answer]: dropped ${eventId.slice(0, 16)}@${receivedAt}`,
+        `    to send it to this listener again: npx webhook replay --to-subscriber webhook-listen-3f2a9c1b --delivery ${eventId.slice(0, 16)}@${receivedAt}`,
+      ],
+    );
+    const deployed = { ...listener, stack: "prod" };
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, deployed)).toContain(
       "failed after 1 attempt [400]",
     );
-    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, "prod")).toMatch(
+    expect(forwardedLine(url, { status: 400, attempts: 1, ok: false }, delivery, deployed)).toMatch(
       / --stack prod$/,
     );
   });
@@ -45,7 +50,7 @@ describe("listen --forward-to's line per message (#42, walk)", () => {
       scope: "user",
       finishedAt: receivedAt,
     } as const;
-    const line = forwardedLine(url, { status: 503, attempts: 5, ok: false }, notice);
+    const line = forwardedLine(url, { status: 503, attempts: 5, ok: false }, notice, listener);
     expect(line).toContain("dropped the erasure notice 5ecdb04e580aef21 (app app1)");
     expect(line).not.toContain("replay --to-stream");
   });
@@ -72,6 +77,15 @@ describe("replay --to-stream's report and warning (#41, walk-5)", () => {
     expect(streamReplayLines({ ...report, dryRun: true, failed: ["x@1"] })[0]).toBe(
       "would publish 5 deliveries from 16 archive objects to the stream",
     );
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("to one subscriber, says it went to that queue only and what its filter policy kept from it (#51 item 3)", () => {
+    const lines = streamReplayLines({ ...report, filtered: 9, dryRun: true }, "crm-sync");
+    expect(lines[0]).toBe(
+      "would send 6 deliveries from 16 archive objects to subscriber crm-sync's queue only",
+    );
+    expect(lines.at(-1)).toBe("  not for it: 9 deliveries its filter policy keeps from it");
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
   });
 

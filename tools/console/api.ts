@@ -6,6 +6,7 @@ import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
+import { triggerFormProblem } from "../../shared/stream/subscribers";
 import { silenceFromLedger } from "../../shared/watchdog/ledger-history";
 import type { SilenceReport } from "../../shared/watchdog/silence";
 import { notComputedNotes } from "../analytics/activity-view/notes";
@@ -79,9 +80,14 @@ const schemas = {
   app: z.object({ app }),
   events: z.object({
     app: app.optional(),
+    // One vocabulary with every command's --trigger: a name, a family (group:*) or a prefix (group_member_*).
     trigger: z
       .string()
-      .regex(/^[a-z_]{1,64}$/, "expected a trigger name")
+      .max(64)
+      .superRefine((form, ctx) => {
+        const problem = triggerFormProblem(form);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
       .optional(),
     limit: z.coerce.number().int().min(1).max(200).default(25),
   }),

@@ -7,7 +7,6 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { s3BlobStore } from "../../adapters/s3-blob-store";
 import { listObjects } from "../../adapters/s3-listing";
 import { dayOfKey } from "../../contracts/bucket-layout";
-import { isMissingObject } from "../../platform/errors";
 import type { BlobStore } from "../../ports/blob-store";
 import { USER_SETS_PREFIX, userSetKey } from "./layout";
 
@@ -26,18 +25,17 @@ export function s3UserSets(s3: S3Client, bucket: string): UserSetStore {
   };
 }
 
-/** An object of the sets, decoded; undefined when it does not exist. */
+/**
+ * An object of the sets, decoded; undefined when it does not exist (`getBytesIfPresent`: S3's
+ * 404, or a 403 that a listing of that key confirms, #48).
+ */
 export async function read<T>(
   store: UserSetStore,
   key: string,
   decode: (bytes: Uint8Array) => T,
 ): Promise<T | undefined> {
-  try {
-    return decode(await store.blobs.getBytes(key));
-  } catch (error) {
-    if (isMissingObject(error)) return undefined;
-    throw error;
-  }
+  const bytes = await store.blobs.getBytesIfPresent(key);
+  return bytes && decode(bytes);
 }
 
 /**
