@@ -6,7 +6,6 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
-import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
@@ -17,6 +16,7 @@ import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability, putSilentApps } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { silenceLogFields } from "../../shared/watchdog/log-fields";
+import { type WatchedRollupReport, watchedRollup } from "../../shared/watchdog/scheduled";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadRollupConfig(process.env);
@@ -68,9 +68,9 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     userSets: s3UserSets(s3, config.dataBucket),
     ...(expirySweep ? { expirySweep } : {}),
   };
-  let report: ScheduledRollupReport;
+  let report: WatchedRollupReport;
   try {
-    report = await scheduledRollup(deps);
+    report = await watchedRollup(deps);
   } catch (error) {
     countOutcome(metrics, "rollup", "failed");
     logger.error("rollup failed", { outcome: "failed", error: errorSummary(error) });

@@ -6,6 +6,7 @@ import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/
 import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { type UserSetStore, userSetKey } from "../../shared/analytics/user-sets";
 import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
+import { watchedRollup } from "../../shared/watchdog/scheduled";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
 function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
@@ -342,11 +343,11 @@ describe("the watchdog on the rollup's pass (#52)", () => {
     const deps = { engine, store, ledger, now: () => now, graceMs: 7_200_000 };
 
     // Act: a pass at 10:00 (the busy app's last deliveries), then at 10:15, 10:29 and 10:45 (nothing new)
-    const first = await scheduledRollup(deps);
+    const first = await watchedRollup(deps);
     const reports = [first];
     for (const minutes of [15, 29, 45]) {
       now = today + 10 * 3_600_000 + minutes * 60_000;
-      reports.push(await scheduledRollup(deps));
+      reports.push(await watchedRollup(deps));
     }
 
     // Assess: the ledger keeps the hours and the pass that saw the app grow (not the later ones)

@@ -5,12 +5,12 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
 import { errorSummary } from "../../shared/platform/errors";
 import { duration, silenceLogFields } from "../../shared/watchdog/log-fields";
+import { watchedRollup } from "../../shared/watchdog/scheduled";
 import type { SilenceReport } from "../../shared/watchdog/silence";
 
 export interface LocalRollupOptions {
@@ -71,7 +71,7 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
   const tick = () => {
     running = running.then(async () => {
       try {
-        const report = await scheduledRollup(deps);
+        const report = await watchedRollup(deps);
         // The watchdog (#52): a WARN line when the silent apps change (as the deployed rollup's
         // 'apps silent' line), and one when none is silent any more; the status line shows how many.
         if (report.silence) {

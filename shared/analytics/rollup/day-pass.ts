@@ -4,7 +4,7 @@
  * day's sets written, and the pass recorded in the ledger when every write succeeded.
  */
 import pLimit from "p-limit";
-import { hourlyDeliveries } from "../../watchdog/deliveries";
+import { hourlyDeliveries } from "../deliveries";
 import type { DayPass } from "../store/rollup-ledger";
 import { writeDaySets } from "../user-sets";
 import { replaceDay } from "./app-pass";

@@ -1,14 +1,11 @@
 /**
  * The scheduled rollup (`scheduledRollup`, the rollup function's tick): yesterday's pass (final
  * once the grace period is over) and today's, each under the archive lease, then the steps run
- * once a day after yesterday's final pass: its compaction to Parquet and the expiry sweep; and,
- * after the passes, the apps silent now (the watchdog, #52).
+ * once a day after yesterday's final pass: its compaction to Parquet and the expiry sweep.
  */
 import { ArchiveLockedError, withArchiveLease } from "../../adapters/archive-lease";
 import { utcDay } from "../../contracts/bucket-layout";
 import { CompactionPendingError } from "../../platform/errors";
-import { silenceFromLedger } from "../../watchdog/ledger-history";
-import type { SilenceReport } from "../../watchdog/silence";
 import type { ExpirySweepReport } from "../archive-expiry";
 import type { CompactionManifest } from "../compaction";
 import { type DayPassReport, passDay, rollupDayAllApps } from "./day-pass";
@@ -39,11 +36,6 @@ export interface ScheduledRollupReport {
   sweep?: ExpirySweepReport;
   /** Days whose sweep waited for another rewrite of the archive to release the lease: swept at a later tick. */
   sweepsDeferred: string[];
-  /**
-   * The apps silent after this run's passes (#52, `shared/watchdog/silence.ts`), from the ledger
-   * alone: fifteen reads, whatever the number of apps. Absent without a ledger.
-   */
-  silence?: SilenceReport;
   failures: Array<{ appId?: string; day: string; error: unknown }>;
 }
 
@@ -73,12 +65,6 @@ export async function scheduledRollup(deps: RollupDependencies): Promise<Schedul
       else report.failures.push({ day, error });
     }
   }
-  if (deps.ledger)
-    try {
-      report.silence = await silenceFromLedger(deps.ledger, deps.now());
-    } catch (error) {
-      report.failures.push({ day: days[1] as string, error });
-    }
   const yesterday = days[0] as string;
   const { compactor, expirySweep } = deps;
   if (compactor)

@@ -1,12 +1,12 @@
 /**
- * An hour's deliveries as the watchdog counts them (#52), from the figures the rollup computes
+ * An hour's deliveries as the watchdog (`shared/watchdog/`) counts them (#52), from the figures the rollup computes
  * anyway (no new figure, no new query): the facts the figures count one by one (messages, edits,
  * receipts, reactions, group and member events, calls, recordings…), or, for an hour of presence
  * or other facts only, its distinct active users. Levels (users online, calls in progress), sums
  * of seconds and percentiles are no count of facts and are left out. An approximation from below
  * (a trigger no figure counts adds nothing): what the rule needs is the app's usual rhythm.
  */
-import type { DayActivity, FigureName, Figures } from "../analytics/figures";
+import type { DayActivity, FigureName, Figures } from "./figures";
 
 /** The figures that count facts, each fact once. */
 export const FACT_COUNTS: readonly FigureName[] = [
