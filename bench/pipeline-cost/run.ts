@@ -8,11 +8,11 @@
 import { DeleteItemCommand } from "@aws-sdk/client-dynamodb";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
-import type { APIGatewayProxyEventV2 } from "aws-lambda";
 import { INGEST_SYSTEM_LOG_LEVEL } from "../../infra/stack";
 import { LISTENER_SWITCH_KEY, turnListenersOn } from "../../shared/stream/listener-switch";
 import { emulatorClients } from "../../tools/local/clients";
 import { LOCAL_REGION } from "../../tools/local/emulators";
+import { webhookPostEvent } from "../../tools/local/http-gateway";
 import { SqsPoller } from "../../tools/local/poller";
 import { deliveryPlan, generateHistory, zipfWeights } from "../../tools/simulate/generator";
 import { costLines, EVENTS, platformShare, type RunCounts, sumPerMillion } from "./model";
@@ -47,25 +47,6 @@ async function capturingLogs<T>(run: () => Promise<T>) {
   }
 }
 
-function apiEvent(body: string, receivedAt: number): APIGatewayProxyEventV2 {
-  return {
-    version: "2.0",
-    routeKey: "POST /webhook",
-    rawPath: "/webhook",
-    rawQueryString: "",
-    headers: {
-      authorization: `Basic ${Buffer.from("bench:bench-password").toString("base64")}`,
-      "content-type": "application/json",
-    },
-    body,
-    isBase64Encoded: false,
-    requestContext: {
-      http: { method: "POST" },
-      timeEpoch: receivedAt,
-    } as APIGatewayProxyEventV2["requestContext"],
-  };
-}
-
 /** The simulator's mix in one app (`app`), or spread over `appCount` apps with Zipf-like weights. */
 function mixOver(appCount: number, events: number, app = "cost-app") {
   return appCount === 1
@@ -87,7 +68,12 @@ async function deliverAndDrain(bench: Bench, plan: readonly { body: string; at: 
   let projectorInvocations = 0;
   const run = await capturingLogs(async () => {
     for (const [i, delivery] of plan.entries()) {
-      const response = await bench.ingest(apiEvent(delivery.body, delivery.at + 200 + i));
+      const response = await bench.ingest(
+        webhookPostEvent(delivery.body, delivery.at + 200 + i, {
+          username: "bench",
+          password: "bench-password",
+        }),
+      );
       if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
     }
     const poller = new SqsPoller({

@@ -9,8 +9,17 @@ import { archiveBatch } from "../../shared/projector/raw-archive";
 import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { logRetentionProblems, pinnedEnvironmentProblems } from "../support/deployed/checks-basics";
 import { glueProblems, glueTables, type WrittenObject } from "../support/deployed/checks-glue";
-import { functionIds, iamProblems, keptCommands } from "../support/deployed/checks-iam";
+import {
+  functionIds,
+  grantCoverage,
+  iamProblems,
+  keptCommands,
+  withRecorded,
+} from "../support/deployed/checks-iam";
 import { environmentProblems, queueProblems, subscriptionProblems } from "../support/deployed/checks-wiring";
+import type { IamRequest } from "../support/deployed/iam";
+import { recordedRequests } from "../support/deployed/recorded-requests";
+import { type FunctionRun, recordedRun } from "../support/deployed/recorded-run";
 import {
   CLI_DEFAULTS,
   copyOf,
@@ -29,17 +38,54 @@ import { queuedAt } from "../support/queued";
  * (one synth, every option on: `EVERY_OPTION`), the functions' bundles and the requests the code
  * makes. Each check is a function of `test/support/deployed/` that returns the problems it finds;
  * each is proven able to fail on a copy of the template with one defect injected.
+ *
+ * The requests each function makes are recorded (`recordedRun`): one short run of the pipeline
+ * through the five functions' real handlers on DynamoDB Local and fauxqs, each behind a recording
+ * proxy (the ingest's deliveries, the projector with the stream on, the recorder's multipart
+ * upload, the reconciler, the rollup's passes, compaction, absent-object reads and expiry sweep),
+ * each request checked against that function's policy in the template, its conditions evaluated
+ * on what it carried (a listing's `s3:prefix`, a key's `dynamodb:LeadingKeys`). The reviewed model
+ * (`usageOf`) keeps only what the run cannot drive, each with why: what AWS sends with a
+ * function's credentials (Lambda's polling of its queue, Athena's reads and writes; no emulator
+ * does either), and the paths the run does not provoke (a write that lost a race re-reading its
+ * item, SNS refusing a publish, a failed multipart upload, a query stopped at its deadline, what
+ * needs Athena's rows: its stand-in answers none). Secrets Manager and Athena are answered by the
+ * proxy (no emulator).
  */
 let template: TemplateJson;
 /** The SDK commands each function's bundle keeps, by service name. */
 let kept: Record<string, string[]>;
+/** What each function did in the run. */
+let runs: Record<string, FunctionRun>;
+/** How long the run took (printed: the suite's cost of recording). */
+let runMs = 0;
 
 beforeAll(async () => {
   template = await synthesizedTemplate(EVERY_OPTION);
   kept = Object.fromEntries(
     (["ingest", "projector", "recorder", "reconciler", "rollup"] as const).map((s) => [s, keptCommands(s)]),
   );
-}, 180_000);
+  // After the synth (the run sets each function's environment in this process).
+  const started = performance.now();
+  runs = await recordedRun();
+  runMs = performance.now() - started;
+}, 240_000);
+
+/** The recorded requests of each function, on a template's (or a broken copy's) resources. */
+function recordedOn(t: TemplateJson): Record<string, IamRequest[]> {
+  const ids = functionIds(t);
+  return Object.fromEntries(
+    Object.entries(runs).map(([service, run]) => [
+      service,
+      recordedRequests(t, ids.get(service) ?? "", run.environment, run.calls, SECRETS.kmsKey),
+    ]),
+  );
+}
+
+/** Each function's usage on a template: what it was recorded sending, beside the model. */
+function usageOn(t: TemplateJson) {
+  return withRecorded(usageOf(t), recordedOn(t));
+}
 
 const SECRETS = {
   credentials: EVERY_OPTION.credentialsSecretArn,
@@ -229,8 +275,35 @@ describe("each function may do what its code does, and no more (#48: the checks)
     expect(kept.recorder).toEqual(expect.arrayContaining(["CreateMultipartUpload", "BatchGetItem"]));
   });
 
-  it("grants every request of each function's model, conditions evaluated, and nothing no path uses", () => {
-    expect(iamProblems(template, usageOf(template, SECRETS), kept)).toEqual([]);
+  it("grants every request the run recorded and every modelled one, conditions evaluated, and nothing no path uses", () => {
+    const recorded = recordedOn(template);
+    // The run drove each function: every one sent requests, the rollup its absent-object reads.
+    for (const service of functionIds(template).keys()) expect(recorded[service]?.length).toBeGreaterThan(0);
+    expect(recorded.rollup).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          action: "s3:ListBucket",
+          context: { "s3:prefix": expect.stringMatching(/^rollup\/date=/) },
+        }),
+      ]),
+    );
+    expect(recorded.projector).toEqual(
+      expect.arrayContaining([expect.objectContaining({ action: "sns:Publish", via: "PublishBatch" })]),
+    );
+
+    const usage = usageOn(template);
+    expect(iamProblems(template, usage, kept)).toEqual([]);
+
+    // The report: which grants the run's requests use, which only the model does (nothing unused:
+    // the check above fails on a grant no path uses).
+    const coverage = grantCoverage(template, usage);
+    const count = (by: string) => coverage.filter((c) => c.usedBy === by).length;
+    console.log(
+      `deployed requests: ${Object.values(recorded).flat().length} recorded in ${Math.round(runMs)} ms; ` +
+        `grants used by a recorded request ${count("recorded")}, by the model only ${count("model")}, by nothing ${count("nothing")}`,
+    );
+    for (const c of coverage.filter((r) => r.usedBy === "model"))
+      console.log(`  model only: ${c.service} ${c.action} on ${c.resource}`);
   });
 
   it("fails on a grant missing: the rollup's ListBucket of an exact ledger key (its missing ledger would read as AccessDenied)", () => {
@@ -239,9 +312,26 @@ describe("each function may do what its code does, and no more (#48: the checks)
     const at = statements.findIndex((s) => JSON.stringify(s.Condition ?? {}).includes('"rollup/*"'));
     statements.splice(at, 1);
 
-    expect(iamProblems(broken, usageOf(broken, SECRETS), kept)).toEqual([
+    const problems = iamProblems(broken, usageOn(broken), kept);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^rollup: not granted s3:ListBucket on arn:DataBucket\w+ \(\{"s3:prefix":"rollup\/date=\d{4}-\d{2}-\d{2}.json"\}\), recorded: its GetObject of an absent key; without it S3 answers a GetObject of a missing key 403, .* undocumented/,
+        ),
+      ]),
+    );
+    expect(problems.every((p) => p.startsWith("rollup: not granted s3:ListBucket"))).toBe(true);
+  });
+
+  it("fails on a recorded request its function may not send: the projector's publish to the stream", () => {
+    const broken = copyOf(template);
+    const statements = policyStatements(broken, "ProjectorFunctionServiceRoleDefaultPolicy");
+    const at = statements.findIndex((s) => JSON.stringify(s.Action).includes("sns:Publish"));
+    statements.splice(at, 1);
+
+    expect(iamProblems(broken, usageOn(broken), kept)).toEqual([
       expect.stringMatching(
-        /^rollup: not granted s3:ListBucket on arn:DataBucket\w+ \(\{"s3:prefix":"rollup\/date=2026-01-02.json"\}\); without it S3 answers a GetObject of a missing key 403, .* undocumented/,
+        /^projector: not granted sns:Publish on ref:StreamTopic\w+, recorded: its PublishBatch$/,
       ),
     ]);
   });
@@ -252,9 +342,13 @@ describe("each function may do what its code does, and no more (#48: the checks)
       if (JSON.stringify(s.Action).includes("kms:GenerateDataKey"))
         s.Condition = { StringEquals: { "kms:ViaService": "sqs.eu-west-1.amazonaws.com" } };
 
-    expect(iamProblems(broken, usageOf(broken, SECRETS), kept)).toEqual([
-      expect.stringMatching(/^projector: not granted kms:GenerateDataKey on arn:MonitoringTopicKey/),
-      expect.stringMatching(/^projector: not granted kms:Decrypt on arn:MonitoringTopicKey/),
+    expect(iamProblems(broken, usageOn(broken), kept)).toEqual([
+      expect.stringMatching(
+        /^projector: not granted kms:GenerateDataKey on arn:MonitoringTopicKey\w+ .*recorded: its PublishBatch$/,
+      ),
+      expect.stringMatching(
+        /^projector: not granted kms:Decrypt on arn:MonitoringTopicKey\w+ .*recorded: its PublishBatch$/,
+      ),
     ]);
   });
 
@@ -265,7 +359,7 @@ describe("each function may do what its code does, and no more (#48: the checks)
         s.Action = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"];
     const withSend = { ...kept, rollup: [...(kept.rollup ?? []), "SendMessage"] };
 
-    expect(iamProblems(broken, usageOf(broken, SECRETS), withSend)).toEqual([
+    expect(iamProblems(broken, usageOn(broken), withSend)).toEqual([
       expect.stringMatching(
         /^recorder: granted dynamodb:BatchGetItem on arn:TablesSessions\w+, which no path uses$/,
       ),

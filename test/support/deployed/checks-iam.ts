@@ -109,10 +109,59 @@ export function iamProblems(
           if (!used) problems.push(`${service}: granted ${action} on ${resource}, which no path uses`);
         }
   }
-  return problems;
+  // A request recorded more than once (a ledger read each pass) is named once.
+  return [...new Set(problems)];
 }
 
 function describe(request: IamRequest): string {
   const context = request.context ? ` (${JSON.stringify(request.context)})` : "";
-  return `${request.action} on ${request.resource}${context}`;
+  const via = request.via ? `, recorded: its ${request.via}` : "";
+  return `${request.action} on ${request.resource}${context}${via}`;
+}
+
+/**
+ * Each function's usage: what the run recorded it sending (`recorded`, as IAM requests on the
+ * template's resources) beside the reviewed model of what the run cannot drive (`model`).
+ */
+export function withRecorded(
+  model: Record<string, FunctionUsage>,
+  recorded: Record<string, IamRequest[]>,
+): Record<string, FunctionUsage> {
+  return Object.fromEntries(
+    Object.entries(model).map(([service, usage]) => [
+      service,
+      { ...usage, requests: [...(recorded[service] ?? []), ...usage.requests] },
+    ]),
+  );
+}
+
+/**
+ * Each grant (function, action, resource) with what uses it: a recorded request, only the model,
+ * or nothing (the report the deployed test prints).
+ */
+export function grantCoverage(template: TemplateJson, usage: Record<string, FunctionUsage>) {
+  const rows: Array<{
+    service: string;
+    action: string;
+    resource: string;
+    usedBy: "recorded" | "model" | "nothing";
+  }> = [];
+  for (const [service, functionId] of functionIds(template)) {
+    const requests = usage[service]?.requests ?? [];
+    for (const statement of statementsOf(template, roleOf(template, functionId)))
+      for (const action of statement.actions)
+        for (const resource of statement.resources) {
+          if (TRACING.includes(action)) continue;
+          const users = requests.filter(
+            (r) => wildcard(action, r.action, true) && wildcard(resource, r.resource),
+          );
+          rows.push({
+            service,
+            action,
+            resource,
+            usedBy: users.some((r) => r.via) ? "recorded" : users.length ? "model" : "nothing",
+          });
+        }
+  }
+  return rows;
 }

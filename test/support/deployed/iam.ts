@@ -24,6 +24,8 @@ export interface IamRequest {
   action: string;
   resource: string;
   context?: Record<string, string | string[]>;
+  /** The SDK command a recorded request was (absent: a modelled request). */
+  via?: string;
 }
 
 /** A template value as a canonical string. */
