@@ -30,6 +30,7 @@ const COMMANDS = Object.fromEntries(
     "import",
     "listen",
     "verify",
+    "apps",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

@@ -120,6 +120,13 @@ export const HOST_NAME_PATTERN =
 export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;
 
 /**
+ * The refused-deliveries alarm (#52): more than `sharePercent` of at least `minRequests` requests
+ * answered 401 within `windowMinutes`. A rotation refuses none (both credentials are valid at
+ * once); a credential changed by hand refuses every delivery of its apps.
+ */
+export const REFUSALS = { windowMinutes: 5, minRequests: 10, sharePercent: 5 } as const;
+
+/**
  * W: how much later than its fact's earliest receipt a copy may be received for the projections'
  * fold (`projector/fold.ts`) to stay exact. The platform retries at most twice, 10 s and 30 s after a failed delivery, each waiting up
  * to 2 s for an answer (~45 s); a minute leaves room for the edge's clock.

@@ -63,6 +63,13 @@ export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 export const STREAM_OUTCOMES = ["published", "unpublished"] as const;
 export type StreamOutcome = (typeof STREAM_OUTCOMES)[number];
 
+/**
+ * The watchdog's one metric (#52): how many apps are silent now (`shared/watchdog/silence.ts`),
+ * put by every scheduled rollup with the dimension `service: rollup`; one alarm on it, never a
+ * metric per app.
+ */
+export const SILENT_APPS_METRIC = "SilentApps";
+
 /** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */
 export const METRICS_NAMESPACE = "WebhookBackend";
 

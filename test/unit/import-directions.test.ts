@@ -19,7 +19,7 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
   // the capabilities: the projector publishes through its own port (`projector/fact-stream.ts`),
   // which the handler fills with the stream's, and the consumers' fold is the projector's core.
   ["stream"],
-  ["ingest", "projector", "recorder", "reconcile", "erasure", "imports"], // erasure: forget, over the archive and the tables; imports: the platform's data import
+  ["ingest", "projector", "recorder", "reconcile", "erasure", "imports", "watchdog"], // erasure: forget, over the archive and the tables; imports: the platform's data import; watchdog: the edge watched (#52)
   ["apps"], // per-app settings: the allowlist the ingest reads, the platform's management API
   ["analytics"], // the activity figures: their SQL, engines and store (the projector archives for it)
   ["adapters"],

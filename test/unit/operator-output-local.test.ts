@@ -50,6 +50,13 @@ describe("npm start's status line (#42 item 1)", () => {
     );
   });
 
+  it("shows the apps the rollup found silent (#52), the first two by name", () => {
+    const counts = { ...emptyCounts(), silent: ["sim-s7-a2", "sim-s7-a1", "other"] };
+    expect(statusText(counts, 0, AT)).toBe(
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued 0  failed 0  silent 3 (sim-s7-a2, sim-s7-a1, …)",
+    );
+  });
+
   it("off a terminal, prints a plain line only when something moved", async () => {
     const written: string[] = [];
     const status = statusLine({ stream: { write: (t) => written.push(t) }, now: () => AT });

@@ -28,7 +28,7 @@ export interface LocalStackOptions {
   /** What the terminal shows of the functions' lines (`LogMode`). @default "readable" */
   logMode?: LogMode;
   /** The live status line (`npm start`'s default), fed with every outcome and stepped around other output. */
-  status?: Pick<StatusLine, "count" | "terminal">;
+  status?: Pick<StatusLine, "count" | "terminal" | "silent">;
   /**
    * Seconds before a failed event is received again (the queue's visibility timeout); recording
    * jobs wait six times as long. The receive counts before the DLQ are the deployed ones.

@@ -60,5 +60,7 @@ export function startRollupTimer(
     graceMs: 2 * 3_600_000,
     // The archive's window: swept by the day in its keys once a day, as the deployed schedule does.
     archiveDays: options.retention?.archiveDays,
+    // The silent apps on the status line (#52).
+    onSilence: (report) => options.status?.silent(report.silent.map((s) => s.appId)),
   });
 }

@@ -4,13 +4,14 @@
  * day's sets written, and the pass recorded in the ledger when every write succeeded.
  */
 import pLimit from "p-limit";
+import { hourlyDeliveries } from "../deliveries";
 import type { DayPass } from "../store/rollup-ledger";
 import { writeDaySets } from "../user-sets";
 import { replaceDay } from "./app-pass";
 import { dayActivities } from "./day-query";
 import { isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
-import { activityDigest, headlineTotals } from "./ledger";
+import { activityDigest, headlineTotals, lastSeenAt } from "./ledger";
 
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
@@ -76,6 +77,8 @@ export async function passDay(
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
+  const hourly: Record<string, number[]> = {};
+  const seenAt: Record<string, number> = {};
   const report: DayPassReport = {
     day,
     outcome: "passed",
@@ -92,6 +95,9 @@ export async function passDay(
         const digest = activityDigest(activity, final);
         digests[appId] = digest;
         totals[appId] = headlineTotals(activity);
+        hourly[appId] = hourlyDeliveries(activity);
+        const seen = lastSeenAt(appId, hourly[appId], previous, computedAt);
+        if (seen !== undefined) seenAt[appId] = seen;
         if (previous?.apps[appId] === digest) {
           report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
           return;
@@ -126,6 +132,8 @@ export async function passDay(
       bytesScanned,
       apps: digests,
       totals,
+      hourly,
+      seenAt,
     } satisfies DayPass);
   return report;
 }

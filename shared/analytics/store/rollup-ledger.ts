@@ -21,6 +21,17 @@ export const dayPassSchema = z.object({
    * before it existed.
    */
   totals: z.optional(z.record(z.string(), z.array(z.number()))),
+  /**
+   * Each app's deliveries per hour of the day (hours begun; `hourlyDeliveries`): what the watchdog
+   * reads an app's usual hours and last hour from (#52, `shared/watchdog/`). Absent in passes
+   * written before it existed.
+   */
+  hourly: z.optional(z.record(z.string(), z.array(z.number()))),
+  /**
+   * When a pass last saw each app's day grow (that pass's `computedAt`; carried from the previous
+   * pass while it does not): when the app was last seen delivering, to the schedule's tick.
+   */
+  seenAt: z.optional(z.record(z.string(), z.number())),
   /** When the day, final, was compacted to Parquet (`scheduledRollup`): absent, not yet. */
   compactedAt: z.optional(z.number()),
   /**

@@ -1,7 +1,7 @@
 // The app selector and the app the per-app views show: "All apps" only where a view shows all
 // apps; the per-app views (activity, now) open on the busiest app of the last 7 days.
 
-import { utcDay } from "./format.js";
+import { isoSeconds, utcDay } from "./format.js";
 import { api, state } from "./state.js";
 import { $ } from "./widgets.js";
 
@@ -21,6 +21,7 @@ export function renderAppSelect() {
 export function updateApps(overview) {
   $("target").textContent = overview.target === "local" ? "local stack" : `stack ${overview.stack ?? ""}`;
   state.refreshMs = overview.refreshSeconds * 1000;
+  showSilent(overview.silent ?? []);
   if (JSON.stringify(overview.apps) === JSON.stringify(state.apps)) return;
   state.apps = overview.apps;
   renderAppSelect();
@@ -50,3 +51,24 @@ export async function appForViews(hint) {
   renderAppSelect();
   return app;
 }
+
+/** The apps silent now (#52) under the header, on every view, as `npx webhook apps --silent` lists them. */
+function showSilent(silent) {
+  const banner = $("silent");
+  banner.hidden = silent.length === 0;
+  banner.textContent = silent.length
+    ? `Silent: ${silent
+        .slice(0, 5)
+        .map(
+          (s) => `${s.appId} (no delivery for ${minutes(s.silentForMs)}, since ${isoSeconds(s.lastSeenAt)})`,
+        )
+        .join(
+          "; ",
+        )}${silent.length > 5 ? ` and ${silent.length - 5} more` : ""}: npx webhook apps --check says why`
+    : "";
+}
+
+const minutes = (ms) => {
+  const m = Math.floor(ms / 60_000);
+  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
+};

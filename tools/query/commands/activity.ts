@@ -25,7 +25,11 @@ export function addActivityCommand(program: Command, run: Run): void {
       .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
       .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
       .option("--hourly", "each day's hours")
-      .option("--top <what>", "each day's busiest groups or users", oneOf("groups", "users"))
+      .option(
+        "--top <what>",
+        "each day's busiest: groups (by messages, with active members) or users (by messages sent)",
+        oneOf("groups", "users"),
+      )
       .option("--calls", "the calls and meetings that ended: by duration, and participants per session")
       .option("--latency", "first-response, delivery and read times: counts and percentiles (seconds)")
       .option("--heatmap", "the most users online, and calls in progress, at once per weekday and hour")
