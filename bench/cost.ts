@@ -24,8 +24,13 @@
  * A third run of the one-app mix has the stream of facts on (#41), with one subscriber: its
  * `PublishBatch` requests and billed 64 KiB chunks per event and the entries per request, next
  * to the $0 of the first two (nothing listens: no SNS request is made).
+ * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month.
  */
-import { APPS, measure, printSideBySide, startBench } from "./pipeline-cost";
+import { APPS } from "./pipeline-cost/model";
+import { measure } from "./pipeline-cost/run";
+import { printSideBySide } from "./pipeline-cost/side-by-side";
+import { startBench } from "./pipeline-cost/start";
+import { printWatchdogCost } from "./pipeline-cost/watchdog";
 
 async function main() {
   const bench = await startBench();
@@ -34,6 +39,7 @@ async function main() {
     const many = await measure(bench, APPS);
     const streamed = await measure(bench, 1, { stream: true });
     printSideBySide(one, many, streamed);
+    await printWatchdogCost();
   } finally {
     await bench.stop();
   }

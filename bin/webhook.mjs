@@ -29,6 +29,8 @@ const COMMANDS = Object.fromEntries(
     "forget",
     "import",
     "listen",
+    "verify",
+    "apps",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

@@ -72,10 +72,13 @@ function allowedApps(): IngestDependencies["allowedApps"] {
  */
 export const handler = async (event: APIGatewayProxyEventV2) => {
   const result = await ingestWebhook(fromHttpApiEvent(event), deps);
-  const { outcome, detail, eventId, trigger, appId, error } = result;
+  const { outcome, detail, eventId, trigger, appId, error, username } = result;
   const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
   if (outcome === "enqueue-failed")
     logger.error("event not stored", { ...fields, error: errorSummary(error) });
+  // A refused credential names no app (the body is not read): its username says whose it is
+  // (`npx webhook apps --refused`). A WARN line per refusal only, never per accepted event.
+  else if (username !== undefined) logger.warn("delivery refused", { ...fields, username });
   else logger.debug("webhook", fields);
   // An accepted event is counted by the events queue's NumberOfMessagesSent (free): a metric line
   // per accepted request would be ~250 billed log bytes per event.

@@ -6,7 +6,6 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
-import { type ScheduledRollupReport, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
@@ -14,8 +13,10 @@ import { loadRollupConfig } from "../../shared/config/function-config";
 import { ROLLUP_DEADLINE_MARGIN_MS } from "../../shared/platform/constants";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
-import { countOutcome, observability } from "../../shared/platform/observability";
+import { countOutcome, observability, putSilentApps } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
+import { silenceLogFields } from "../../shared/watchdog/log-fields";
+import { type WatchedRollupReport, watchedRollup } from "../../shared/watchdog/scheduled";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadRollupConfig(process.env);
@@ -44,7 +45,8 @@ const expirySweep =
  * Errors metric shows it. A failure around the days (reading the archive or the ledger) is counted
  * the same way. No query runs past the invocation's remaining time less a margin (the Athena
  * engine stops it): a slow cycle fails its last days, counted, instead of being killed by the
- * timeout with nothing said.
+ * timeout with nothing said. Then the apps silent now: the `SilentApps` metric (alarmed) and a
+ * WARN line 'apps silent' naming them, since when and for how long.
  */
 export const handler = async (_event: unknown, context: Pick<Context, "getRemainingTimeInMillis">) => {
   const athenaOptions = {
@@ -66,9 +68,9 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     userSets: s3UserSets(s3, config.dataBucket),
     ...(expirySweep ? { expirySweep } : {}),
   };
-  let report: ScheduledRollupReport;
+  let report: WatchedRollupReport;
   try {
-    report = await scheduledRollup(deps);
+    report = await watchedRollup(deps);
   } catch (error) {
     countOutcome(metrics, "rollup", "failed");
     logger.error("rollup failed", { outcome: "failed", error: errorSummary(error) });
@@ -81,6 +83,11 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
       countOutcome(metrics, "rollup", r.outcome);
       if (r.outcome !== "unchanged") logger.info("rollup", { ...r });
     }
+  }
+  // The watchdog (#52): one value a tick (0 clears the alarm), which apps and since when in one line.
+  if (report.silence) {
+    putSilentApps(metrics, report.silence.silent.length);
+    if (report.silence.silent.length) logger.warn("apps silent", silenceLogFields(report.silence));
   }
   // An erasure, a repair or a replay held the archive: those days wait for a later tick (not a failure).
   for (const day of report.passesDeferred)

@@ -19,12 +19,13 @@ import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
-import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
+import { QUARANTINE_SPIKE, REFUSALS } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 import {
   OUTCOME_METRICS,
   RECORDER_OUTCOMES,
   type ServiceName,
+  SILENT_APPS_METRIC,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
 import type { EventStream } from "./event-stream";
@@ -308,6 +309,7 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
     }
+    this.alarmOnTheEdge(props.api, outcomeSum);
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
     alarm("Api5xxRate", {
@@ -320,6 +322,49 @@ export class Monitoring extends Construct {
         label: "5xx %",
       }),
       threshold: props.api5xxAlarmPercent ?? 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+  }
+
+  /**
+   * The edge is watched (#52): one alarm on the apps silent now (the rollup's `SilentApps`, one
+   * value a tick: never a metric or alarm per app), and one on the share of deliveries refused
+   * with 401 (the ingest's existing `unauthorized` outcome over its requests: a credential
+   * changed by hand on the platform's side). Which apps, and since when: the rollup's WARN line
+   * 'apps silent', the ingest's 'delivery refused' lines, `npx webhook apps --silent|--refused`.
+   */
+  private alarmOnTheEdge(
+    api: HttpApi,
+    outcomeSum: (service: ServiceName, outcome: string, period: Duration) => Metric,
+  ): void {
+    this.alarm("SilentApps", {
+      alarmDescription:
+        "Apps stopped sending: no delivery for longer than their own history makes likely (docs/operating.md, 'Silent apps'). npx webhook apps --silent --stack <stack> says which and since when; npx webhook apps --check --stack <stack> reads their webhooks on the platform (disabled, repointed, a username refused) and says what to run.",
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: SILENT_APPS_METRIC,
+        dimensionsMap: { service: "rollup" },
+        statistic: "Maximum",
+        period: Duration.minutes(15),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    const window = Duration.minutes(REFUSALS.windowMinutes);
+    this.alarm("RefusedDeliveries", {
+      alarmDescription: `More than ${REFUSALS.sharePercent}% of at least ${REFUSALS.minRequests} deliveries refused with 401 within ${REFUSALS.windowMinutes} minutes: a webhook delivers with a credential the ingest no longer accepts, and the platform drops each delivery after its retries (~40 s). npx webhook apps --refused --stack <stack> names the usernames and their apps; npx webhook connect --stack <stack> --app <appId> sets the webhook's credential again.`,
+      metric: new MathExpression({
+        expression: `IF(requests >= ${REFUSALS.minRequests}, 100 * refused / requests, 0)`,
+        usingMetrics: {
+          requests: api.metricCount({ period: window, statistic: "Sum" }),
+          refused: outcomeSum("ingest", "unauthorized", window),
+        },
+        period: window,
+        label: "401 %",
+      }),
+      threshold: REFUSALS.sharePercent,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     });

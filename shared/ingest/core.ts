@@ -52,6 +52,11 @@ export interface IngestResult {
   outcome: IngestOutcome;
   /** Why 401 or 400: a short machine-readable reason, for logs and metrics. */
   detail?: string;
+  /**
+   * A 401's username as presented (never the password; at most 50 characters of the platform's):
+   * the apps table maps it to the apps that deliver with it (`apps --refused`, #52).
+   */
+  username?: string;
   eventId?: string;
   trigger?: string;
   appId?: string;
@@ -136,10 +141,14 @@ function readEnvelope(text: string, limits: IngestLimits): Envelope | { problem:
 
 type Rejection = IngestResult;
 
-function unauthorized(reason: "missing" | "malformed" | "invalid"): Rejection {
+/** A presented username is logged up to this length (the platform's own are at most 50). */
+const USERNAME_LOGGED_MAX = 64;
+
+function unauthorized(reason: "missing" | "malformed" | "invalid", username?: string): Rejection {
   return {
     outcome: "unauthorized",
     detail: reason,
+    ...(username === undefined ? {} : { username: username.slice(0, USERNAME_LOGGED_MAX) }),
     response: errorResponse(
       401,
       "unauthorized",
@@ -261,7 +270,7 @@ async function isAppAllowed(
  */
 export async function ingestWebhook(request: IngestRequest, deps: IngestDependencies): Promise<IngestResult> {
   const auth = await authenticateBasic(request.headers.authorization, deps.credentials);
-  if (!auth.ok) return unauthorized(auth.reason);
+  if (!auth.ok) return unauthorized(auth.reason, auth.reason === "invalid" ? auth.username : undefined);
   if (request.method.toUpperCase() !== "POST") {
     return {
       outcome: "method-not-allowed",

@@ -26,7 +26,9 @@ export function staticCredentialSource(credentials: WebhookCredential[]): Creden
 
 export type BasicAuthOutcome =
   | { ok: true; credential: WebhookCredential }
-  | { ok: false; reason: "missing" | "malformed" | "invalid" };
+  | { ok: false; reason: "missing" | "malformed" }
+  /** `username`: the one presented (never the password), to attribute refusals to apps (#52). */
+  | { ok: false; reason: "invalid"; username: string };
 
 interface DecodedBasic {
   username: string;
@@ -102,7 +104,9 @@ export async function authenticateBasic(
   if (match) return { ok: true, credential: match };
   const refreshed = await source.refresh();
   const retry = refreshed ? matchCredential(decoded, refreshed) : undefined;
-  return retry ? { ok: true, credential: retry } : { ok: false, reason: "invalid" };
+  return retry
+    ? { ok: true, credential: retry }
+    : { ok: false, reason: "invalid", username: decoded.username };
 }
 
 /** Whether the credential may deliver events of `appId` (unrestricted pairs may deliver any). */

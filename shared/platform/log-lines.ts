@@ -3,7 +3,7 @@ import { METRICS_NAMESPACE, OUTCOME_METRICS, type ServiceName } from "./outcomes
 /**
  * The ingest's log and metric lines without Powertools: the same JSON log line as Powertools'
  * Logger and the same EMF line as its Metrics (`countOutcome`), for the two things the ingest
- * does (a log line at ERROR or DEBUG, a count per outcome). Logger and Metrics are ~34 KB and
+ * does (a log line at ERROR, WARN or DEBUG, a count per outcome). Logger and Metrics are ~34 KB and
  * ~4 ms of the ingest's cold start (`bench:ingest`), which made it miss both of its targets; every
  * other function keeps Powertools (`observability.ts`). The tests compare these lines with
  * Powertools' own.
@@ -27,6 +27,8 @@ export interface LineObservability<S extends ServiceName> {
   logger: {
     /** An ERROR line, on stderr. */
     error(message: string, fields: Record<string, unknown>): void;
+    /** A WARN line, on stderr (Powertools writes WARN there too): a refused delivery's username (#52). */
+    warn(message: string, fields: Record<string, unknown>): void;
     /** A DEBUG line, on stdout, when the level lets it through. */
     debug(message: string, fields: Record<string, unknown>): void;
   };
@@ -49,7 +51,7 @@ export function lineObservability<S extends ServiceName>(
   const name = (env.AWS_LAMBDA_LOG_LEVEL ?? env.POWERTOOLS_LOG_LEVEL ?? "INFO").toUpperCase();
   const level = LEVELS[name as keyof typeof LEVELS] ?? LEVELS.INFO;
   const metricsOff = env.POWERTOOLS_METRICS_DISABLED?.toLowerCase() === "true";
-  const line = (severity: "ERROR" | "DEBUG", message: string, fields: Record<string, unknown>) => {
+  const line = (severity: "ERROR" | "WARN" | "DEBUG", message: string, fields: Record<string, unknown>) => {
     // Lambda sets the trace header per invocation: read it at each line, as Powertools does.
     const traceRoot = /(?:^|;)Root=([^;]+)/.exec(env._X_AMZN_TRACE_ID ?? "")?.[1];
     return `${JSON.stringify({
@@ -66,6 +68,9 @@ export function lineObservability<S extends ServiceName>(
     logger: {
       error: (message, fields) => {
         if (level <= LEVELS.ERROR) sinks.stderr(line("ERROR", message, fields));
+      },
+      warn: (message, fields) => {
+        if (level <= LEVELS.WARN) sinks.stderr(line("WARN", message, fields));
       },
       debug: (message, fields) => {
         if (level <= LEVELS.DEBUG) sinks.stdout(line("DEBUG", message, fields));

@@ -1,6 +1,6 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { METRICS_NAMESPACE, OUTCOME_METRICS, type ServiceName } from "./outcomes";
+import { METRICS_NAMESPACE, OUTCOME_METRICS, type ServiceName, SILENT_APPS_METRIC } from "./outcomes";
 
 export { METRICS_NAMESPACE };
 
@@ -42,4 +42,14 @@ export function countOutcome<S extends ServiceName>(
   const single = metrics.singleMetric();
   single.addDimension("outcome", outcome);
   single.addMetric(OUTCOME_METRICS[service].metric, MetricUnit.Count, value);
+}
+
+/**
+ * Puts the number of apps silent now (#52): one value a scheduled run, 0 included, so that the
+ * alarm clears when they send again.
+ *
+ * @example putSilentApps(metrics, report.silence.silent.length)
+ */
+export function putSilentApps(metrics: Metrics, silent: number): void {
+  metrics.singleMetric().addMetric(SILENT_APPS_METRIC, MetricUnit.Count, silent);
 }

@@ -50,7 +50,7 @@ export const RECONCILER_OUTCOMES = [
 ] as const;
 export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 
-/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup.ts`; unchanged: the same figures as its last pass). */
+/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup/day-pass.ts`; unchanged: the same figures as its last pass). */
 export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "unchanged", "failed"] as const;
 export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 
@@ -62,6 +62,13 @@ export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
  */
 export const STREAM_OUTCOMES = ["published", "unpublished"] as const;
 export type StreamOutcome = (typeof STREAM_OUTCOMES)[number];
+
+/**
+ * The watchdog's one metric (#52): how many apps are silent now (`shared/watchdog/silence.ts`),
+ * put by every scheduled rollup with the dimension `service: rollup`; one alarm on it, never a
+ * metric per app.
+ */
+export const SILENT_APPS_METRIC = "SilentApps";
 
 /** CloudWatch namespace of every metric the backend emits (dashboards and alarms use it). */
 export const METRICS_NAMESPACE = "WebhookBackend";

@@ -6,8 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
-import { platformsText } from "../../tools/analytics/activity-view";
+import { platformsText } from "../../tools/analytics/activity-view/days";
 import { localConsoleContext } from "../../tools/console/context";
 import { API_HEADER, type ConsoleServer, startConsole } from "../../tools/console/server";
 import { freePort } from "../../tools/local/emulators";
@@ -591,6 +593,47 @@ describe("the console in a browser", () => {
     );
     expect(await card("in-progress")).toBe(inProgress.length);
     await shot("now");
+  });
+});
+
+describe("the watchdog in the console (#52)", () => {
+  it("shows a silent app under the header, since when and for how long, as `apps --silent` lists it", async () => {
+    // Prepare: a week of passes in which console-silent sent 120 deliveries an hour, last seen 3 h ago
+    const ledger = blobRollupLedger(s3BlobStore(target.s3, target.bucket ?? ""));
+    const app = "console-silent";
+    const lastSeenAt = Date.now() - 3 * 3_600_000;
+    for (let d = 0; d <= 7; d++) {
+      const day = utcDay(Date.now() - d * 86_400_000);
+      const pass = (await ledger.pass(day)) ?? {
+        ...{ day, computedAt: Date.now(), final: d > 1, queries: 0, bytesScanned: 0, apps: {} },
+      };
+      await ledger.record({
+        ...pass,
+        hourly: { ...pass.hourly, [app]: Array(24).fill(d === 0 ? 0 : 120) },
+        seenAt: { ...pass.seenAt, [app]: lastSeenAt },
+      });
+    }
+    const listed = await webhookCli(["apps", "--silent", "--json", "--state-dir", dir]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const silent = JSON.parse(listed.stdout).silent as Array<{ appId: string; lastSeenAt: number }>;
+    expect(silent.map((s) => s.appId)).toContain(app);
+
+    // Act: a console of its own (the page's overview reads the ledger at most once a minute)
+    const own = await startConsole({ port: 0, context: localConsoleContext(target, dir) });
+    const on = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await on.goto(`${own.url}#events`);
+
+      // Assess
+      const banner = on.locator("#silent");
+      await expect.poll(() => banner.textContent(), { timeout: 20_000 }).toContain(app);
+      expect(await banner.textContent()).toContain(
+        `${app} (no delivery for 3 h 00 min, since ${new Date(lastSeenAt).toISOString().slice(0, 19)}Z)`,
+      );
+    } finally {
+      await on.close();
+      await own.close();
+    }
   });
 });
 

@@ -254,7 +254,10 @@ describe("fire one event, see recent events", () => {
     expect(sent.code).toBe(0);
     const id = /event ([0-9a-f]{16})\b/.exec(sent.stdout)?.[1];
     expect(id).toBeDefined();
-    await waitForDrain(stack.info, 60);
+    // trigger returns once its event is projected (#52): `events` typed right after lists it.
+    const listed = await cli("events", "--app", "op-t", "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(listed.stdout))).toContain(id ?? "");
     const group = JSON.parse((await query("group", "cometchat-guid-1", "--app", "op-t", "--json")).out);
     expect(group).toMatchObject({ name: "Climbers", membersCount: 3 });
     expect(JSON.parse((await query("event", id ?? "", "--json")).out)).toMatchObject({

@@ -44,6 +44,19 @@ describe("authentication", () => {
     expect(queue.sent).toHaveLength(0);
   });
 
+  it("names the username a refused delivery presented, never its password (#52: refusals by app)", async () => {
+    const { deps } = ingestDeps();
+    const refused = await ingestWebhook(
+      request({ headers: { authorization: basic("old-user", "pw9") } }),
+      deps,
+    );
+    expect(refused.response.statusCode).toBe(401);
+    expect(refused.username).toBe("old-user");
+    expect(JSON.stringify(refused)).not.toContain("pw9");
+    // A header that is missing or malformed presents no username.
+    expect((await ingestWebhook(request({ headers: {} }), deps)).username).toBeUndefined();
+  });
+
   it("does not parse the body of an unauthenticated request", async () => {
     const { deps } = ingestDeps();
     const result = await ingestWebhook(request({ headers: {}, body: "not json" }), deps);

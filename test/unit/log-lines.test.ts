@@ -64,6 +64,20 @@ describe("the ingest's log and metric lines", () => {
     expect(actual).toEqual(expected);
   });
 
+  it("writes Powertools' WARN line (a refused delivery's username, #52), and none at ERROR", () => {
+    const refused = { outcome: "unauthorized", detail: "invalid", status: 401, username: "old-user" };
+    vi.stubEnv("POWERTOOLS_LOG_LEVEL", "INFO");
+    const expected = written(() => observability("ingest").logger.warn("delivery refused", refused));
+    const actual = written(() => lineObservability("ingest").logger.warn("delivery refused", refused));
+    expect(expected.stderr).toContain('"level":"WARN"');
+    expect(actual).toEqual(expected);
+    vi.stubEnv("POWERTOOLS_LOG_LEVEL", "ERROR");
+    expect(written(() => lineObservability("ingest").logger.warn("delivery refused", refused))).toEqual({
+      stdout: "",
+      stderr: "",
+    });
+  });
+
   it("writes Powertools' DEBUG line when the level is DEBUG", () => {
     vi.stubEnv("POWERTOOLS_LOG_LEVEL", "DEBUG");
     const powertools = observability("ingest").logger;

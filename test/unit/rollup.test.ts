@@ -6,6 +6,7 @@ import type { ActivityStore, DayWrite, StoredDay } from "../../shared/analytics/
 import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { type UserSetStore, userSetKey } from "../../shared/analytics/user-sets";
 import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
+import { watchedRollup } from "../../shared/watchdog/scheduled";
 
 /** An activity store in memory: enough to see what a rollup wrote (DynamoDB's is tested against DynamoDB Local). */
 function memoryActivityStore(): ActivityStore & { writes: DayWrite[] } {
@@ -171,6 +172,7 @@ describe("the rollup core", () => {
         getBytes: async () => {
           throw Object.assign(new Error("NoSuchKey"), { name: "NoSuchKey" });
         },
+        getBytesIfPresent: async () => undefined,
       },
       list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)),
     };
@@ -303,5 +305,61 @@ describe("the rollup core", () => {
     expect(passes.get(day)?.compactedAt).toBe(now());
     expect(passes.get(day)?.apps).toEqual({ a2: "d2" });
     expect(passes.get(day)?.totals).toEqual({ a2: [3, 1, 4] });
+  });
+});
+
+describe("the watchdog on the rollup's pass (#52)", () => {
+  it("records each app's hourly deliveries and when a pass last saw it grow, and finds a busy app silent 30 minutes after", async () => {
+    // Prepare: a week of passes in the ledger (busy: 120 deliveries an hour; sparse: 1 at 03:00)
+    const store = memoryActivityStore();
+    const { passes, ledger } = memoryLedger();
+    const today = Date.UTC(2026, 0, 9);
+    for (let d = 1; d <= 7; d++) {
+      const day = new Date(today - d * 86_400_000).toISOString().slice(0, 10);
+      passes.set(day, {
+        ...{ day, computedAt: today, final: true, queries: 1, bytesScanned: 0, apps: {} },
+        hourly: {
+          busy: Array(24).fill(120),
+          sparse: Array.from({ length: 24 }, (_, h) => (h === 3 ? 1 : 0)),
+        },
+      });
+    }
+    // Today the busy app sends until 10:00 and stops; the sparse app sent at 03:00.
+    const engine: SqlEngine = {
+      name: "duckdb",
+      async query(_sql, params) {
+        if (params?.day !== "2026-01-09") return { columns: [], rows: [], bytesScanned: 0 };
+        const rows = [
+          ...Array.from({ length: 10 }, (_, hour) => ({
+            app: "busy",
+            grouping_set: 31,
+            hour,
+            messages: 120,
+          })),
+          { app: "sparse", grouping_set: 31, hour: 3, messages: 1 },
+        ];
+        return { columns: [], rows, bytesScanned: 10 };
+      },
+    };
+    let now = today + 10 * 3_600_000;
+    const deps = { engine, store, ledger, now: () => now, graceMs: 7_200_000 };
+
+    // Act: a pass at 10:00 (the busy app's last deliveries), then at 10:15, 10:29 and 10:45 (nothing new)
+    const first = await watchedRollup(deps);
+    const reports = [first];
+    for (const minutes of [15, 29, 45]) {
+      now = today + 10 * 3_600_000 + minutes * 60_000;
+      reports.push(await watchedRollup(deps));
+    }
+
+    // Assess: the ledger keeps the hours and the pass that saw the app grow (not the later ones)
+    const pass = passes.get("2026-01-09");
+    expect(pass?.hourly?.busy?.slice(0, 11)).toEqual([...Array(10).fill(120), 0]);
+    expect(pass?.seenAt).toEqual({ busy: today + 10 * 3_600_000, sparse: today + 10 * 3_600_000 });
+    expect(reports.map((r) => r.silence?.silent.map((s) => s.appId))).toEqual([[], [], [], ["busy"]]);
+    expect(reports[3]?.silence).toMatchObject({
+      judged: 2,
+      silent: [{ appId: "busy", lastSeenAt: today + 10 * 3_600_000, silentForMs: 45 * 60_000, expected: 90 }],
+    });
   });
 });

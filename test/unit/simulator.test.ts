@@ -6,7 +6,7 @@ import { parseWebhookEvent } from "../../shared/events/schemas";
 import { lifecycleRank } from "../../shared/projections/version";
 import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";
-import { runSimulation } from "../../tools/simulate/run";
+import { runSimulation, stopAppHalfway } from "../../tools/simulate/run";
 import { summaryLines } from "../../tools/simulate/summary";
 
 /** The simulator plays the platform: what it sends must be what the platform could send. */
@@ -23,6 +23,24 @@ describe("the simulator's histories", () => {
         expect(new Set(bodies).size).toBe(bodies.length);
       }),
       { numRuns: 300, examples: [[{ seed: 1227024019, events: 24 }]] },
+    );
+  });
+
+  it("--stop-app stops one app's deliveries half-way and sends every other app's (#52)", () => {
+    fc.assert(
+      fc.property(histories, ({ seed, events }) => {
+        const plan = deliveryPlan(generateHistory({ events, seed, apps: ["a1", "a2"] }).events, {
+          seed,
+          duplicateShare: 0.05,
+          reorderShare: 0.1,
+        });
+        const kept = stopAppHalfway(plan, "a2");
+        const own = plan.filter((e) => e.appId === "a2");
+        expect(kept.filter((e) => e.appId === "a1")).toEqual(plan.filter((e) => e.appId === "a1"));
+        // The first half of its own deliveries, then none: what the platform sent before it stopped.
+        expect(kept.filter((e) => e.appId === "a2")).toEqual(own.slice(0, Math.ceil(own.length / 2)));
+      }),
+      { numRuns: 50 },
     );
   });
 

@@ -8,11 +8,15 @@ import { closest } from "fastest-levenshtein";
 import { basicAuthorization } from "../../shared/ingest/credentials";
 import { shortId } from "../cli/event-id";
 import { runProgram, UserFacingError } from "../cli/program";
+import { emulatorClients } from "../local/clients";
 import { readStackInfo, stateDir } from "../local/state";
+import { queueDepth } from "../ops/queues";
 import { type Template, template, templateTriggers } from "../simulate/templates";
 
 interface TriggerOptions {
   app?: string;
+  /** commander's --no-wait: false when given. */
+  wait: boolean;
   set: Array<[string, unknown]>;
   url?: string;
   stateDir?: string;
@@ -81,13 +85,46 @@ async function run(trigger: string, o: TriggerOptions): Promise<void> {
   if (!response.ok)
     throw new UserFacingError(`${url} answered ${response.status}: ${answer.message ?? response.statusText}`);
   const eventId = answer.eventId ?? "";
+  // The local stack: return once the event is projected (its queue empty), so that the `events`
+  // and `query` typed next find it; a queue still busy after WAIT_MS says it is still in flight.
+  const projected =
+    local && o.wait ? await queueEmptied(local.endpoints, local.queues.events.url) : undefined;
   if (o.json) {
-    console.log(JSON.stringify({ status: response.status, eventId, trigger, appId: event.appId }));
+    console.log(
+      JSON.stringify({
+        status: response.status,
+        eventId,
+        trigger,
+        appId: event.appId,
+        ...(projected === undefined ? {} : { inFlight: !projected }),
+      }),
+    );
     return;
   }
   console.log(
     `accepted ${trigger} of ${event.appId ?? "(no app)"}: event ${shortId(eventId)}  (npx webhook query event ${shortId(eventId)})`,
   );
+  if (projected === false)
+    console.log(
+      `still in flight after ${WAIT_MS / 1000} s (the queue is busy): npx webhook events may not list it for a moment`,
+    );
+}
+
+/** How long `trigger` waits for the local stack to project its event. */
+const WAIT_MS = 10_000;
+
+/** Whether the events queue empties (every event taken, projected and deleted) within WAIT_MS. */
+async function queueEmptied(endpoints: { aws?: string; dynamodb?: string }, url: string): Promise<boolean> {
+  const clients = emulatorClients(endpoints);
+  try {
+    for (const until = Date.now() + WAIT_MS; Date.now() < until; ) {
+      if ((await queueDepth(clients.sqs, url)) === 0) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  } finally {
+    clients.destroy();
+  }
 }
 
 const program = new Command("trigger")
@@ -104,6 +141,7 @@ const program = new Command("trigger")
     "the local stack's state directory (env LOCAL_STATE_DIR)",
     process.env.LOCAL_STATE_DIR,
   )
+  .option("--no-wait", "return once accepted, without waiting for the local stack to project it")
   .option("--json", "one JSON object on stdout")
   .action((trigger: string, o: TriggerOptions) => run(trigger, o));
 

@@ -6,7 +6,12 @@ import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView, DEFAULT_GRACE_MINUTES, notComputedNotes } from "../analytics/activity-view";
+import { triggerFormProblem } from "../../shared/stream/subscribers";
+import { silenceFromLedger } from "../../shared/watchdog/ledger-history";
+import type { SilenceReport } from "../../shared/watchdog/silence";
+import { notComputedNotes } from "../analytics/activity-view/notes";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view/options";
+import { activityView } from "../analytics/activity-view/view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
@@ -75,9 +80,14 @@ const schemas = {
   app: z.object({ app }),
   events: z.object({
     app: app.optional(),
+    // One vocabulary with every command's --trigger: a name, a family (group:*) or a prefix (group_member_*).
     trigger: z
       .string()
-      .regex(/^[a-z_]{1,64}$/, "expected a trigger name")
+      .max(64)
+      .superRefine((form, ctx) => {
+        const problem = triggerFormProblem(form);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
       .optional(),
     limit: z.coerce.number().int().min(1).max(200).default(25),
   }),
@@ -301,6 +311,8 @@ export async function handleApi(
       return ok({
         target: target.kind,
         stack: target.stackName,
+        // The apps silent now (#52), as `apps --silent` finds them: fifteen ledger reads a minute at most.
+        silent: (await silentNow(ctx))?.silent ?? [],
         // Deployed, each refresh is billed (GetMetricData, SQS, S3 and DynamoDB requests) and the
         // metrics move a minute at a time: every 30 s; locally every 2 s.
         refreshSeconds: target.kind === "local" ? 2 : 30,
@@ -390,6 +402,24 @@ export async function handleApi(
     default:
       throw new ApiError(404, `no such endpoint: ${path}`);
   }
+}
+
+const silenceCache = new WeakMap<
+  ConsoleContext,
+  { at: number; report: Promise<SilenceReport | undefined> }
+>();
+
+/** The watchdog's report (`silenceFromLedger`), read again at most once a minute; none without a bucket. */
+function silentNow(ctx: ConsoleContext): Promise<SilenceReport | undefined> {
+  const now = (ctx.now ?? Date.now)();
+  const cached = silenceCache.get(ctx);
+  if (cached && now - cached.at < 60_000) return cached.report;
+  const { target } = ctx;
+  const report = target.bucket
+    ? silenceFromLedger(blobRollupLedger(s3BlobStore(target.s3, target.bucket)), now).catch(() => undefined)
+    : Promise.resolve(undefined);
+  silenceCache.set(ctx, { at: now, report });
+  return report;
 }
 
 /** The answer for an error: a 4xx for what the request got wrong, else a 500 with the message. */

@@ -5,11 +5,13 @@ import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { s3UserSets } from "../../shared/analytics/user-sets";
 import { errorSummary } from "../../shared/platform/errors";
+import { duration, silenceLogFields } from "../../shared/watchdog/log-fields";
+import { watchedRollup } from "../../shared/watchdog/scheduled";
+import type { SilenceReport } from "../../shared/watchdog/silence";
 
 export interface LocalRollupOptions {
   s3: S3Client;
@@ -21,6 +23,25 @@ export interface LocalRollupOptions {
   /** Days the archive is kept (`retainArchiveDays`): swept by the day in its keys once a day. None: kept. */
   archiveDays?: number;
   now?: () => number;
+  /** Each run's silent apps (the status line's `silent N`). */
+  onSilence?: (report: SilenceReport) => void;
+}
+
+/** The local rollup's line of the silent apps, in the functions' JSON form (the log tap shows its `detail`). */
+export function silenceLine(report: SilenceReport): Record<string, unknown> {
+  const [first, ...rest] = report.silent;
+  return {
+    level: first ? "WARN" : "INFO",
+    service: "rollup",
+    message: first ? "apps silent" : "no app is silent any more",
+    timestamp: new Date(report.at).toISOString(),
+    ...silenceLogFields(report),
+    ...(first
+      ? {
+          detail: `${first.appId} silent for ${duration(first.silentForMs)} (since ${new Date(first.lastSeenAt).toISOString().slice(11, 16)}Z)${rest.length ? ` and ${rest.length} more` : ""}: npx webhook apps --silent`,
+        }
+      : {}),
+  };
 }
 
 /**
@@ -46,10 +67,19 @@ export function startLocalRollups(options: LocalRollupOptions): () => Promise<vo
       : { expirySweep: archiveExpirySweep(options.s3, options.bucket, options.archiveDays) }),
   };
   let running: Promise<void> = Promise.resolve();
+  let silentBefore = "";
   const tick = () => {
     running = running.then(async () => {
       try {
-        const report = await scheduledRollup(deps);
+        const report = await watchedRollup(deps);
+        // The watchdog (#52): a WARN line when the silent apps change (as the deployed rollup's
+        // 'apps silent' line), and one when none is silent any more; the status line shows how many.
+        if (report.silence) {
+          const silent = report.silence.silent.map((s) => s.appId).join(",");
+          if (silent !== silentBefore) console.error(JSON.stringify(silenceLine(report.silence)));
+          silentBefore = silent;
+          options.onSilence?.(report.silence);
+        }
         if (report.failures[0]) throw report.failures[0].error;
       } catch (error) {
         console.error(

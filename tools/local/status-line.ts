@@ -21,6 +21,8 @@ export interface StatusCounts {
   failed: number;
   /** Recordings archived. */
   recordings: number;
+  /** The apps silent at the rollup's last run (#52, `shared/watchdog/silence.ts`). */
+  silent: string[];
 }
 
 const HANDLED: ReadonlySet<string> = new Set(
@@ -29,7 +31,7 @@ const HANDLED: ReadonlySet<string> = new Set(
 
 /** Zero of everything. */
 export function emptyCounts(): StatusCounts {
-  return { accepted: 0, refused: 0, projected: 0, quarantined: 0, failed: 0, recordings: 0 };
+  return { accepted: 0, refused: 0, projected: 0, quarantined: 0, failed: 0, recordings: 0, silent: [] };
 }
 
 /**
@@ -53,8 +55,8 @@ export function countOutcome(counts: StatusCounts, entry: LedgerEntry): void {
 const n = (value: number) => value.toLocaleString("en-US");
 
 /**
- * The status line: the time (UTC), then the counts; refused deliveries and recordings only once
- * there are some, and queued as unknown ("?") while the queue could not be read.
+ * The status line: the time (UTC), then the counts; refused deliveries, recordings and the silent
+ * apps (the first two named) only once there are some, and queued as unknown ("?") while the queue could not be read.
  *
  * @example statusText(counts, 7, Date.UTC(2026, 0, 2, 3, 4, 5)) // "03:04:05Z  accepted 5,270  projected 5,262  quarantined 3  queued 7  failed 0"
  */
@@ -67,6 +69,11 @@ export function statusText(counts: StatusCounts, queued: number | undefined, at:
     `queued ${queued === undefined ? "?" : n(queued)}`,
     `failed ${n(counts.failed)}`,
     ...(counts.recordings ? [`recordings ${n(counts.recordings)}`] : []),
+    ...(counts.silent.length
+      ? [
+          `silent ${counts.silent.length} (${counts.silent.slice(0, 2).join(", ")}${counts.silent.length > 2 ? ", …" : ""})`,
+        ]
+      : []),
   ];
   return `${new Date(at).toISOString().slice(11, 19)}Z  ${parts.join("  ")}`;
 }
@@ -134,6 +141,10 @@ export function statusLine(options: StatusLineOptions) {
   return {
     terminal,
     count: (entry: LedgerEntry) => countOutcome(counts, entry),
+    /** The apps the rollup's last run found silent (#52): drawn at the next refresh. */
+    silent: (appIds: readonly string[]) => {
+      counts.silent = [...appIds];
+    },
     /** Reads the queue's depth (undefined while unreadable) and draws. */
     refresh(readQueued: () => Promise<number>): Promise<void> {
       reading = readQueued()

@@ -40,6 +40,8 @@ export interface SimulationOptions {
   signal?: AbortSignal;
   /** Share of the presence events not delivered: a stretch in the middle (a receiver that was down). */
   dropPresence?: number;
+  /** Stop this app's traffic half-way through its deliveries (#52: the platform stops sending). */
+  stopApp?: string;
   /** Serve the platform's `GET /v3/users` for the apps (on this port, 0 for any): see `report.platform`. */
   platformPort?: number;
   /** Send nothing: only wait for the queues and check the tables against the history. */
@@ -75,7 +77,7 @@ export interface SimulationReport {
   history: GeneratedHistory;
   /** The deliveries were stopped before the end. */
   interrupted: boolean;
-  /** Presence events left out (`dropPresence`). */
+  /** Deliveries left out (`dropPresence`, `stopApp`). */
   dropped: number;
   /** The simulated platform's API, still serving: the caller closes it. */
   platform?: PlatformApi;
@@ -102,6 +104,18 @@ function dropPresenceStretch(plan: GeneratedEvent[], share: number): GeneratedEv
   const start = Math.floor((presence.length - count) / 2);
   const dropped = new Set(presence.slice(start, start + count));
   return plan.filter((_, i) => !dropped.has(i));
+}
+
+/**
+ * The plan once the platform stops sending one app's events half-way (#52, `--stop-app`): the
+ * app's deliveries from the middle of its own on are left out, the other apps' are all sent.
+ *
+ * @example stopAppHalfway(plan, "sim-s7-a2").length // plan.length - half of sim-s7-a2's deliveries
+ */
+export function stopAppHalfway(plan: GeneratedEvent[], appId: string): GeneratedEvent[] {
+  const own = plan.flatMap((e, i) => (e.appId === appId ? [i] : []));
+  const from = own[Math.ceil(own.length / 2)] ?? plan.length;
+  return plan.filter((e, i) => e.appId !== appId || i < from);
 }
 
 /** Sends one delivery; returns the HTTP status (0 for a network failure). */
@@ -192,7 +206,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         duplicateShare: options.duplicateShare,
         reorderShare: options.reorderShare,
       });
-    const plan = options.dropPresence ? dropPresenceStretch(fullPlan, options.dropPresence) : fullPlan;
+    const kept = options.dropPresence ? dropPresenceStretch(fullPlan, options.dropPresence) : fullPlan;
+    const plan = options.stopApp ? stopAppHalfway(kept, options.stopApp) : kept;
     const platform =
       options.platformPort === undefined
         ? undefined

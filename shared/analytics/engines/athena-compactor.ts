@@ -7,8 +7,9 @@ import {
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
 import { listObjects } from "../../adapters/s3-listing";
+import { getObjectIfPresent } from "../../adapters/s3-object-if-present";
 import { parseJsonContract } from "../../contracts/queue-messages";
-import { CompactionPendingError, isMissingObject, SqlQueryError } from "../../platform/errors";
+import { CompactionPendingError, SqlQueryError } from "../../platform/errors";
 import {
   type ArchiveCompactor,
   type CompactionManifest,
@@ -139,7 +140,7 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
     async stopDay(day) {
       for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
         const hash = CTAS_MARKER.exec(key)?.[1];
-        const marker = hash && (await readMarker(getText, bucket, key));
+        const marker = hash && (await readMarker(s3, bucket, key));
         if (!hash || !marker) continue;
         // Its id never kept: the same start (statement and token) answers the query it started.
         const queryId =
@@ -179,15 +180,8 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         if (dropTable || left.length) await statement(`DROP TABLE IF EXISTS ${tableOf(day, hash, attempt)}`);
       };
       const readManifest = async (d: string) => {
-        try {
-          return parseCompactionManifest(
-            await getText({ bucket, key: compactManifestKey(d) }),
-            compactManifestKey(d),
-          );
-        } catch (error) {
-          if (isMissingObject(error)) return undefined;
-          throw error;
-        }
+        const text = await textIfPresent(s3, bucket, compactManifestKey(d));
+        return text === undefined ? undefined : parseCompactionManifest(text, compactManifestKey(d));
       };
       const fresh = async (attempt: number): Promise<CtasMarker> => {
         const nonce = newNonce();
@@ -196,7 +190,7 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         return marker;
       };
 
-      let marker = await readMarker(getText, bucket, markerKey);
+      let marker = await readMarker(s3, bucket, markerKey);
       // Adopted already (a re-run after a crash before the ledger noted it): nothing to do. A
       // manifest of the same sources with no attempt recorded is not trusted (an earlier version
       // adopted any folder): compacted again.
@@ -299,16 +293,14 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
 /** `compact/date=<day>/<hash>.ctas.json`: a CTAS's marker, the hash of its sources. */
 const CTAS_MARKER = /\/([0-9a-f]{32})\.ctas\.json$/;
 
+/** An object's text, or undefined where there is none (`getObjectIfPresent`). */
+async function textIfPresent(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
+  const bytes = await getObjectIfPresent(s3, bucket, key);
+  return bytes && new TextDecoder().decode(bytes);
+}
+
 /** A CTAS marker, or undefined where there is none. */
-async function readMarker(
-  getText: (at: { bucket: string; key: string }) => Promise<string>,
-  bucket: string,
-  key: string,
-): Promise<CtasMarker | undefined> {
-  try {
-    return parseJsonContract(ctasMarkerSchema, await getText({ bucket, key }), key);
-  } catch (error) {
-    if (isMissingObject(error)) return undefined;
-    throw error;
-  }
+async function readMarker(s3: S3Client, bucket: string, key: string): Promise<CtasMarker | undefined> {
+  const text = await textIfPresent(s3, bucket, key);
+  return text === undefined ? undefined : parseJsonContract(ctasMarkerSchema, text, key);
 }

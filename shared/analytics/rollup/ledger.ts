@@ -1,0 +1,50 @@
+/**
+ * What the rollup ledger keeps of an app's day (`store/rollup-ledger.ts`): a digest of what its
+ * write stored, so that a pass over every app rewrites only the apps whose figures moved, and its
+ * headline totals, so that the console ranks apps without a query per app; and its deliveries per
+ * hour and when a pass last saw them grow, what the watchdog judges silence from (#52).
+ */
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../../projections/canonical-json";
+import type { DayActivity } from "../figures";
+import type { DayPass } from "../store/rollup-ledger";
+
+/** A digest of what a day's write stores for an app: a pass rewrites the app when it differs. */
+export function activityDigest(activity: DayActivity, final: boolean): string {
+  return createHash("sha256").update(canonicalJson({ activity, final })).digest("base64url").slice(0, 16);
+}
+
+/**
+ * An app's day in three numbers, `[messages, active users, every figure summed]`, kept in the
+ * ledger (`DayPass.totals`) so that the console ranks apps without a query per app.
+ *
+ * @example headlineTotals(activity) // [9257, 30, 48211]
+ */
+export function headlineTotals(activity: Pick<DayActivity, "figures">): number[] {
+  const figures = activity.figures as Record<string, number>;
+  return [
+    figures.messages ?? 0,
+    figures.active_users ?? 0,
+    Object.values(figures).reduce((a, b) => a + b, 0),
+  ];
+}
+
+/**
+ * When an app was last seen delivering on a day, as this pass records it: this pass's start when
+ * its deliveries grew since the previous pass of the day (or it had none), else what the previous
+ * pass recorded. Undefined for an app with no delivery in the day.
+ *
+ * @example lastSeenAt("app1", [0, 4], { hourly: { app1: [0, 3] }, … }, 1000) // 1000
+ */
+export function lastSeenAt(
+  appId: string,
+  hourly: readonly number[],
+  previous: Pick<DayPass, "hourly" | "seenAt"> | undefined,
+  computedAt: number,
+): number | undefined {
+  const sum = (hours: readonly number[] | undefined) => (hours ?? []).reduce((a, b) => a + b, 0);
+  const now = sum(hourly);
+  if (now === 0) return undefined;
+  const before = previous?.seenAt?.[appId];
+  return before !== undefined && sum(previous?.hourly?.[appId]) >= now ? before : computedAt;
+}

@@ -1,0 +1,79 @@
+/**
+ * What the watchdog's commands print for a person (#52): the silent apps (`apps --silent`, the
+ * rollup's WARN line, `npm start`'s status line) and each finding of `apps --check`, with what to
+ * run and what was lost and cannot be recovered from this side.
+ */
+
+import { duration } from "../../shared/watchdog/log-fields";
+import type { CheckCounts, WebhookFinding } from "../../shared/watchdog/platform-check";
+import type { SilenceReport } from "../../shared/watchdog/silence";
+import { count, isoTime, tableLines } from "./format";
+
+/** ` --stack <name>` when the command pointed at one: every command it names points at the same. */
+const at = (stack: string | undefined) => (stack ? ` --stack ${stack}` : "");
+
+/**
+ * `apps --silent`: a row per silent app (since when, for how long, what its hours expected
+ * meanwhile), then what to run; nothing silent is one line.
+ *
+ * @example silenceLines(report, undefined)[0] // "app        last seen             silent for  expected"
+ */
+export function silenceLines(report: SilenceReport, stack: string | undefined): string[] {
+  const judged = `${count(report.judged, "app")} judged${report.learning ? `, ${report.learning} still learning (under 3 days of passes)` : ""}`;
+  if (report.silent.length === 0) return [`no app is silent (${judged}, ${isoTime(report.at)})`];
+  return [
+    ...tableLines(
+      report.silent.map((s) => ({
+        app: s.appId,
+        "last seen": isoTime(s.lastSeenAt),
+        "silent for": duration(s.silentForMs),
+        expected: `${s.expected} deliveries`,
+      })),
+    ),
+    "",
+    `${count(report.silent.length, "app")} silent of ${judged}: their webhooks on the platform side: npx webhook apps --check${at(stack)}`,
+  ];
+}
+
+const PROBLEM: Record<Exclude<WebhookFinding["state"], "ok" | "unchecked">, string> = {
+  missing: "its webhook is gone",
+  disabled: "its webhook is disabled",
+  "points-elsewhere": "its webhook points elsewhere",
+  "no-basic-auth": "its webhook sends no credentials",
+  "username-refused": "its webhook's credential is refused",
+};
+
+/**
+ * A finding of `apps --check` in three lines: what is wrong, what to run, what was lost. Nothing
+ * for an app whose webhook is right.
+ *
+ * @example findingLines({ appId: "a1", state: "disabled", detail: "webhook w is disabled" }, { stack: undefined, lastSeenAt: undefined })
+ */
+export function findingLines(
+  finding: WebhookFinding,
+  context: { stack: string | undefined; lastSeenAt?: number },
+): string[] {
+  if (finding.state === "ok") return [];
+  if (finding.state === "unchecked")
+    return [
+      `${finding.appId}: not checked: ${finding.detail} (run again: --after <the last app reported> resumes)`,
+    ];
+  const since =
+    context.lastSeenAt === undefined
+      ? "since the change"
+      : `since ${isoTime(context.lastSeenAt)} (its last delivery seen)`;
+  return [
+    `${finding.appId}: ${PROBLEM[finding.state]}: ${finding.detail}`,
+    `  run: npx webhook connect --app ${finding.appId}${at(context.stack)} (re-creates, re-enables, repoints it with an accepted credential), then npx webhook reconcile --app ${finding.appId} --region <us|eu|in>${at(context.stack)} (presence and users)`,
+    `  lost: every delivery ${since}: the platform retries for ~40 s only; messages, calls and group events of that window cannot be recovered from this side`,
+  ];
+}
+
+/** The check's last line. @example checkSummary(counts, 12.3) // "1,000 apps checked: 996 ok, 1 disabled, … in 12.3 s" */
+export function checkSummary(counts: CheckCounts, seconds: number): string {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const problems = Object.entries(counts)
+    .filter(([state, n]) => state !== "ok" && n > 0)
+    .map(([state, n]) => `${n} ${state}`);
+  return `${count(total, "app")} checked: ${counts.ok} ok${problems.length ? `, ${problems.join(", ")}` : ""} in ${seconds.toFixed(1)} s`;
+}
