@@ -100,6 +100,7 @@ export const handler = async (_event: unknown, context: Pick<Context, "getRemain
     logger.info("expiry sweep", {
       swept: report.sweep.swept.length,
       objectsDeleted: report.sweep.objectsDeleted,
+      importRecordsCarried: report.sweep.carried,
       requests: report.sweep.requests,
     });
   for (const c of report.compactions)

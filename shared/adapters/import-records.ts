@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { DeleteObjectsCommand, type S3Client } from "@aws-sdk/client-s3";
 import pLimit from "p-limit";
 import { dayOfKey } from "../contracts/bucket-layout";
@@ -10,6 +9,7 @@ import {
   importDayKey,
   importsPrefix,
   isImportBatchKey,
+  newImportBatchId,
   type RecordedImportKind,
 } from "../contracts/import-records";
 import type { BlobStore } from "../ports/blob-store";
@@ -25,8 +25,8 @@ export interface ImportRecords {
   /** Every user recorded as imported into `app`, by uid (`importedUsersOf`). */
   users(app: string): Promise<Map<string, ImportedUser>>;
   /**
-   * Records a batch the platform confirmed, under its import day (only ever adds an object: its
-   * key is the digest of the app and the uids, so recording it again overwrites it with itself).
+   * Records a batch the platform confirmed, under its import day (only ever adds an object, under
+   * a random key that says nothing of who is in it: #50). Returns its key.
    */
   addBatch(app: string, users: readonly ImportedUser[]): Promise<string>;
   /**
@@ -80,11 +80,16 @@ export async function importedUsersOf(
 }
 
 /**
- * The import records of a bucket. Takes its client.
+ * The import records of a bucket. Takes its client; `newId` makes a batch's id (a test passes
+ * seeded ones).
  *
  * @example const records = s3ImportRecords(s3, bucket); const done = await records.users("app1")
  */
-export function s3ImportRecords(s3: S3Client, bucket: string): ImportRecords {
+export function s3ImportRecords(
+  s3: S3Client,
+  bucket: string,
+  newId: () => string = newImportBatchId,
+): ImportRecords {
   const blobs = s3BlobStore(s3, bucket);
   const read = (key: string) => readRecord(blobs, key);
   const list = async (prefix: string) => (await listObjects(s3, bucket, prefix)).map((o) => o.key);
@@ -95,14 +100,10 @@ export function s3ImportRecords(s3: S3Client, bucket: string): ImportRecords {
   return {
     users: (app) => importedUsersOf({ blobs, list }, app),
 
-    async addBatch(app, users) {
+    async addBatch(_app, users) {
       const first = users[0];
       if (!first) return "";
-      const digest = createHash("sha256")
-        .update(JSON.stringify([app, ...users.map((u) => u.uid).sort()]))
-        .digest("hex")
-        .slice(0, 32);
-      const key = importBatchKey(KIND, new Date(first.importedAt * 1000).toISOString().slice(0, 10), digest);
+      const key = importBatchKey(KIND, new Date(first.importedAt * 1000).toISOString().slice(0, 10), newId());
       await put(key, users);
       return key;
     },

@@ -127,8 +127,10 @@ export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
  * lines under `prefix`, `date` the closed day (the partition, from the path). Columns are lower
  * case, as Glue has them; `fields` names the JSON field of a column named otherwise (`group` and
  * `at` are reserved words). `imported_users` is the import records beside them (#43,
- * `contracts/import-records.ts`): `date` the import day; a query needs every day of them, whatever
- * days of sets it reads (`everyDay`: an imported user exists from their `createdAt`).
+ * `contracts/import-records.ts`): `date` the import day (a line a retained day's figures depend on
+ * is carried by the expiry sweep to that day when its import day expires: `archive-expiry.ts`); a
+ * query needs every day of them, whatever days of sets it reads (`everyDay`: an imported user
+ * exists from their `createdAt`).
  */
 export const DAY_SET_TABLES = {
   day_users: {
@@ -151,7 +153,8 @@ export const DAY_SET_TABLES = {
   },
   imported_users: {
     prefix: `${S3_PREFIX.imports}users/date=`,
-    description: "The users an import brought into each app, as the platform confirmed them, by import day",
+    description:
+      "The users an import brought into each app, as the platform confirmed them, by import day (or, once that day expired, the latest kept day whose figures depend on them)",
     columns: {
       app: "VARCHAR",
       uid: "VARCHAR",

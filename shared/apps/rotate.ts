@@ -2,7 +2,9 @@ import type { WebhookCredential } from "../contracts/secrets";
 import { CredentialRotationError } from "../platform/errors";
 import { type ConnectReport, connectApps, type DesiredWebhook, findOurWebhook } from "./connect";
 import type { AppRegistry } from "./dynamo-app-registry";
+import { type ProbeAnswer, probeUntilAccepted, probeUntilRefused } from "./ingest-probe";
 import type { ManagementApi } from "./management-api";
+import { type RotationLock, withRotationLock } from "./rotation-lock";
 
 /**
  * Where the deployment's accepted credentials live, as a whole list (the secret's shape): the
@@ -29,7 +31,11 @@ export interface RotationWaits {
    * store within this long, so a credential removed at T is refused everywhere from T + this.
    */
   cacheMs: number;
-  /** How long past that bound the old credential may still be accepted before the rotation says so and fails. */
+  /**
+   * How long past that bound the old credential may still be accepted (or the ingest's answers
+   * unclear: a 5xx, a throttle, a network fault, each probed again) before the rotation says so
+   * and fails.
+   */
   refuseWithinMs: number;
 }
 
@@ -65,8 +71,13 @@ export interface RotationOptions {
   credentials?: readonly string[];
   /** A new pair for an old credential (it keeps the old one's `appIds`); usernames must differ. */
   fresh: (old: WebhookCredential) => Pick<WebhookCredential, "username" | "password">;
-  /** Whether the ingest accepts a credential now (a request that authenticates, stores nothing). */
-  accepts: (credential: WebhookCredential) => Promise<boolean>;
+  /** What the ingest answers a credential now (a request that authenticates, stores nothing): `ingest-probe.ts`. */
+  probe: (credential: WebhookCredential) => Promise<ProbeAnswer>;
+  /**
+   * One rotation at a time (`rotation-lock.ts`: the apps table's lease): held while the store is
+   * read and written; another rotation holding it refuses this one (`RotationLockedError`).
+   */
+  lock: RotationLock;
   waits?: RotationWaits;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
@@ -78,9 +89,10 @@ export interface RotationOptions {
 /**
  * What became of one credential: `rotated` (every app switched, the old one removed and refused
  * by the ingest), `incomplete` (an app not switched: both stay valid), `still-accepted` (removed,
- * but the ingest still accepted it past its cache), `dry-run`.
+ * but the ingest still accepted it past its cache), `unconfirmed` (removed, but the ingest's
+ * answers never told whether it refuses it: 5xx, throttled, unreachable), `dry-run`.
  */
-export type RotationOutcome = "rotated" | "incomplete" | "still-accepted" | "dry-run";
+export type RotationOutcome = "rotated" | "incomplete" | "still-accepted" | "unconfirmed" | "dry-run";
 
 export interface CredentialRotation {
   outcome: RotationOutcome;
@@ -104,10 +116,12 @@ export interface CredentialRotation {
   acceptedUntil?: number;
   /** When a probe with the old credential was first refused at or after `acceptedUntil`. */
   refusedAt?: number;
+  /** `unconfirmed`: what the ingest answered instead of a 401 (`503`, a network fault). */
+  unclear?: string;
 }
 
 export interface RotationReport {
-  /** The worst of the credentials' outcomes (`incomplete`, then `still-accepted`). */
+  /** The worst of the credentials' outcomes (`incomplete`, then `still-accepted`, then `unconfirmed`). */
   outcome: RotationOutcome;
   credentials: CredentialRotation[];
   /** The per-app updates (`connect`'s reports, merged). */
@@ -190,20 +204,28 @@ export function planRotation(
  * the management API (`connectApps`) and reads each back, then, for each credential whose every
  * app is confirmed, (4) waits for the platform's retries of deliveries made with the old one,
  * (5) removes it (one write), and (6) waits for the ingest's cache, probing with the old one
- * until it is refused. A credential with an app not switched stays valid beside its new one, and
- * the report names the app: run again. The report says when each old credential was refused.
+ * until it is refused (a 401: a 5xx or a network fault is probed again, never taken for a
+ * refusal; `unconfirmed` if the ingest never tells). A credential with an app not switched stays
+ * valid beside its new one, and the report names the app: run again. The report says when each
+ * old credential was refused. The whole run holds the rotation lease (`lock`): one rotation of
+ * the deployment's credentials at a time, since each writes the whole list it read.
  *
- * @example await rotateCredentials({ store, api, registry, apps, webhook, fresh, accepts }) // { outcome: "rotated", … }
+ * @example await rotateCredentials({ store, api, registry, apps, webhook, fresh, probe, lock }) // { outcome: "rotated", … }
+ * @throws RotationLockedError, with nothing changed, when another rotation holds the lease
  * @throws CredentialRotationError when a new credential is not accepted in time (both stay valid)
  */
 export async function rotateCredentials(options: RotationOptions): Promise<RotationReport> {
-  const waits = options.waits ?? DEFAULT_ROTATION_WAITS;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = options.now ?? Date.now;
-  const step = options.onStep ?? (() => undefined);
-  const stored = await options.store.list();
-  const plans = planRotation(stored, options.apps, options.credentials, options.fresh);
-  const rotations: CredentialRotation[] = plans.map((p) => ({
+  if (options.dryRun) {
+    const plans = planRotation(await options.store.list(), options.apps, options.credentials, options.fresh);
+    return reportOf(plans.map((p) => rotationOf(p)));
+  }
+  return withRotationLock(options.lock, "rotate-credentials", now, (renew) => rotateHolding(options, renew));
+}
+
+/** A credential's rotation as planned, before anything is done (a dry run's). */
+function rotationOf(p: RotationPlan): CredentialRotation {
+  return {
     outcome: "dry-run",
     from: p.old.username,
     to: p.next.username,
@@ -213,22 +235,39 @@ export async function rotateCredentials(options: RotationOptions): Promise<Rotat
     confirmed: [],
     stillOld: [],
     unconnected: p.unconnected,
-  }));
-  if (options.dryRun) return reportOf(rotations);
+  };
+}
+
+/** `rotateCredentials` holding the rotation lease: `renew` before each write of the store and as it waits. */
+async function rotateHolding(options: RotationOptions, renew: () => Promise<void>): Promise<RotationReport> {
+  const waits = options.waits ?? DEFAULT_ROTATION_WAITS;
+  const rest = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = async (ms: number) => {
+    await rest(ms);
+    await renew();
+  };
+  const now = options.now ?? Date.now;
+  const step = options.onStep ?? (() => undefined);
+  const stored = await options.store.list();
+  const plans = planRotation(stored, options.apps, options.credentials, options.fresh);
+  const rotations = plans.map((p) => rotationOf(p));
 
   const added = plans.filter((p) => !p.resumed).map((p) => p.next);
   if (added.length) {
+    await renew();
     await options.store.write([...stored, ...added]);
     for (const p of plans)
       if (!p.resumed) step(`added ${p.next.username} beside ${p.old.username}: both are accepted`);
   }
   for (const p of plans)
     if (p.resumed) step(`resuming: ${p.old.username} and ${p.next.username} are both accepted`);
-  for (const p of plans) await probeUntil(options, waits, sleep, now, p.next, true);
+  const probing = { probe: options.probe, everyMs: waits.probeEveryMs, sleep, now };
+  for (const p of plans) await probeUntilAccepted({ ...probing, withinMs: waits.acceptWithinMs }, p.next);
 
   const connect: ConnectReport = { apps: [], calls: { list: 0, write: 0 }, dryRun: false };
   for (const [i, p] of plans.entries()) {
     const rotation = rotations[i] as CredentialRotation;
+    await renew();
     const part = await switchApps(options, p.apps, p.next);
     mergeReport(connect, part);
     for (const { appId } of p.apps) {
@@ -256,6 +295,7 @@ export async function rotateCredentials(options: RotationOptions): Promise<Rotat
       `waiting ${Math.round(waits.retireAfterMs / 1000)} s (the platform's retries of deliveries made with ${done.map((p) => p.old.username).join(", ")})`,
     );
     await sleep(waits.retireAfterMs);
+    await renew();
     await retire(options.store, done);
     const removedAt = now();
     const acceptedUntil = removedAt + waits.cacheMs;
@@ -266,41 +306,19 @@ export async function rotateCredentials(options: RotationOptions): Promise<Rotat
     for (const p of done) {
       const rotation = rotations[plans.indexOf(p)] as CredentialRotation;
       Object.assign(rotation, { removedAt, acceptedUntil });
-      const refusedAt = await probeUntil(options, waits, sleep, now, p.old, false);
-      if (refusedAt === undefined) rotation.outcome = "still-accepted";
-      else {
-        rotation.refusedAt = refusedAt;
+      const refused = await probeUntilRefused({ ...probing, withinMs: waits.refuseWithinMs }, p.old);
+      if ("refusedAt" in refused) {
+        rotation.refusedAt = refused.refusedAt;
         step(`the ingest refuses ${p.old.username}`);
+      } else if (refused.accepted) rotation.outcome = "still-accepted";
+      else {
+        rotation.outcome = "unconfirmed";
+        rotation.unclear = refused.unclear;
+        step(`cannot tell whether the ingest refuses ${p.old.username}: it answered ${refused.unclear}`);
       }
     }
   }
   return { ...reportOf(rotations), connect };
-}
-
-/**
- * Probes the ingest with `credential` until it answers as wanted (accepted, or refused): the time
- * it did. Accepted is waited for `acceptWithinMs` (then a `CredentialRotationError`: both stay
- * valid); refused for `refuseWithinMs` (then undefined).
- */
-async function probeUntil(
-  options: Pick<RotationOptions, "accepts">,
-  waits: RotationWaits,
-  sleep: (ms: number) => Promise<void>,
-  now: () => number,
-  credential: WebhookCredential,
-  accepted: boolean,
-): Promise<number | undefined> {
-  const deadline = now() + (accepted ? waits.acceptWithinMs : waits.refuseWithinMs);
-  while ((await options.accepts(credential)) !== accepted) {
-    if (now() >= deadline) {
-      if (!accepted) return undefined;
-      throw new CredentialRotationError(
-        `the ingest does not accept ${credential.username} after ${waits.acceptWithinMs / 1000} s: both credentials stay valid; run again`,
-      );
-    }
-    await sleep(waits.probeEveryMs);
-  }
-  return now();
 }
 
 /** The store without the old credentials of `done`, their new ones kept as plain credentials (re-read: another change since is kept). */
@@ -319,7 +337,13 @@ async function retire(store: CredentialStore, done: readonly RotationPlan[]): Pr
   );
 }
 
-const OUTCOME_ORDER: readonly RotationOutcome[] = ["incomplete", "still-accepted", "rotated", "dry-run"];
+const OUTCOME_ORDER: readonly RotationOutcome[] = [
+  "incomplete",
+  "still-accepted",
+  "unconfirmed",
+  "rotated",
+  "dry-run",
+];
 
 function reportOf(credentials: CredentialRotation[]): RotationReport {
   const outcome = OUTCOME_ORDER.find((o) => credentials.some((c) => c.outcome === o)) ?? "rotated";
@@ -370,14 +394,26 @@ async function switchApps(
 /**
  * The way back from rotations left half-way (a new credential beside its old one, `replaces`):
  * for each (those of `credentials`, or all), every app delivering with either pointed at the old
- * credential again, then the new one removed (one write). After a completed rotation the old
- * credential is gone: the way back is another rotation.
+ * credential again, then the new one removed (one write), holding the rotation lease as a
+ * rotation does. After a completed rotation the old credential is gone: the way back is another
+ * rotation.
  *
- * @example await restoreCredentials({ store, api, registry, apps, webhook, accepts })
+ * @example await restoreCredentials({ store, api, registry, apps, webhook, probe, lock })
+ * @throws RotationLockedError, with nothing changed, when a rotation holds the lease
  * @throws CredentialRotationError when there is no rotation to undo
  */
-export async function restoreCredentials(
+export function restoreCredentials(
   options: Omit<RotationOptions, "fresh" | "dryRun">,
+): Promise<RotationReport> {
+  return withRotationLock(options.lock, "restore-credentials", options.now ?? Date.now, (renew) =>
+    restoreHolding(options, renew),
+  );
+}
+
+/** `restoreCredentials` holding the rotation lease (`renew` before the store's write). */
+async function restoreHolding(
+  options: Omit<RotationOptions, "fresh" | "dryRun">,
+  renew: () => Promise<void>,
 ): Promise<RotationReport> {
   const stored = await options.store.list();
   const pending = stored.filter(
@@ -409,6 +445,9 @@ export async function restoreCredentials(
     });
   }
   const undone = new Set(rotations.filter((r) => r.outcome === "rotated").map((r) => r.from));
-  if (undone.size) await options.store.write(stored.filter((c) => !undone.has(c.username)));
+  if (undone.size) {
+    await renew();
+    await options.store.write(stored.filter((c) => !undone.has(c.username)));
+  }
   return { ...reportOf(rotations), connect };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import * as z from "zod/mini";
 import { S3_PREFIX } from "../platform/constants";
@@ -11,9 +12,12 @@ import { parseNdjsonObject } from "./bucket-layout";
  *
  * Per kind and import day (UTC), every app together, the app a field of each line (as the
  * archive and the day sets):
- * - `imports/<kind>/date=<day>/batch-<digest>.ndjson.gz`: one per batch the platform confirmed,
- *   written as the import goes (only ever added; its key is the digest of the app and the batch's
- *   ids, so a batch recorded twice overwrites itself): what a re-run after a crash skips;
+ * - `imports/<kind>/date=<day>/batch-<id>.ndjson.gz`: one per batch the platform confirmed,
+ *   written as the import goes (only ever added): what a re-run after a crash skips. Its id is
+ *   random (`newImportBatchId`, #50): a key made from the batch's ids (the digest of the app and
+ *   its uids, before #50) would let anyone who can list the bucket test candidate uids against it,
+ *   and so recover a uid an erasure replaced inside the object. Keys of that older form are read
+ *   as any other; an erasure that rewrites one moves its lines to a random key;
  * - `imports/<kind>/date=<day>/<kind>.ndjson.gz`: the day's batches folded into one object when an
  *   import ends (`foldImportBatches`, under the archive lease), so that a reader makes one GET a
  *   day on which something was imported, not one a batch.
@@ -43,8 +47,13 @@ export function importsPrefix(kind: RecordedImportKind): string {
 }
 
 /** @example importBatchKey("users", "2026-01-02", "ab12") // "imports/users/date=2026-01-02/batch-ab12.ndjson.gz" */
-export function importBatchKey(kind: RecordedImportKind, day: string, digest: string): string {
-  return `${importsPrefix(kind)}date=${day}/batch-${digest}.ndjson.gz`;
+export function importBatchKey(kind: RecordedImportKind, day: string, id: string): string {
+  return `${importsPrefix(kind)}date=${day}/batch-${id}.ndjson.gz`;
+}
+
+/** A batch record's id: 32 random hex digits, nothing of who is in the batch. */
+export function newImportBatchId(): string {
+  return randomBytes(16).toString("hex");
 }
 
 /** @example importDayKey("users", "2026-01-02") // "imports/users/date=2026-01-02/users.ndjson.gz" */

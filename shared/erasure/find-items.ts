@@ -78,6 +78,8 @@ export async function sweep(
     const items: Item[] = [];
     let ExclusiveStartKey: Item | undefined;
     do {
+      // A Scan of a large table takes minutes: the lease is renewed page by page.
+      await deps.checkpoint?.(`scan ${table}`);
       const out = await deps.doc.send(
         new ScanCommand({
           TableName: deps.tables[table],

@@ -152,6 +152,8 @@ export async function searchArchive(
   const keys = new Set<string>();
   let bytesScanned = 0;
   for (const chunk of chunks) {
+    // A query reads up to 4 GB (minutes on Athena): the lease is renewed between them.
+    await deps.checkpoint?.(`search ${chunk.from}..${chunk.to}`);
     const result = await deps.search.query(sql, { ...params, ...chunk }, { ...chunk, edges: chunk });
     bytesScanned += result.bytesScanned;
     for (const row of result.rows) {

@@ -175,6 +175,7 @@ async function findUser(
     bytesScanned += found.bytesScanned;
     for (const key of found.keys) {
       if (evaluated.has(key)) continue;
+      await deps.checkpoint?.(`read ${key}`);
       const bytes = await getBytes(deps, key);
       if (!bytes) continue;
       searched++;
@@ -188,6 +189,7 @@ async function findUser(
   const final = current();
   for (const key of listing.side) {
     searched++;
+    await deps.checkpoint?.(`read ${key}`);
     const e = await evaluate(deps, appId, key, final);
     if (e) evaluated.set(key, e);
   }

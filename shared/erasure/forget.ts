@@ -96,11 +96,32 @@ async function expectedCounts(
   };
 }
 
+/** An erasure's redaction (none: a whole app) and the fields of its record, from the erasure under way. */
+function described(pending: PendingErasure, request: ForgetRequest) {
+  const { uid } = request;
+  const scope: ErasureRecord["scope"] = uid === undefined ? "app" : "user";
+  const redaction: Redaction | undefined =
+    uid === undefined
+      ? undefined
+      : { uid, names: pending.names, pseudonym: pending.pseudonym, erasureId: pending.erasureId };
+  const base = {
+    erasureId: pending.erasureId,
+    appId: request.appId,
+    scope,
+    ...(redaction ? { pseudonym: pending.pseudonym } : {}),
+    requestedBy: request.requestedBy,
+    startedAt: pending.startedAt,
+    keepRecordings: request.keepRecordings ?? false,
+  } as const;
+  return { redaction, base, scope };
+}
+
 /**
  * Erases one user of an app (or, without `uid`, the whole app) from everything the deployment
  * keeps, leaving every figure exact (docs/personal-data.md). The steps, each in its module:
- * 1. the erasure under way is written (a re-run resumes it: same id and pseudonym), then the
- *    archive lease taken (`withArchiveLease`), and the queues' messages counted;
+ * 1. the archive lease taken (`withArchiveLease`, as this run: a second run of the same erasure
+ *    waits for it), then the erasure under way read and written (a re-run resumes it: same id and
+ *    pseudonym), and the queues' messages counted;
  * 2. find (`find.ts`): the archive by SQL, the side objects, the tables on their own, the stored
  *    top lists; the plan is saved before the first change (a re-run searches again and adds what
  *    it finds to the saved plan);
@@ -127,43 +148,28 @@ async function expectedCounts(
 export async function forget(deps: ForgetDependencies, request: ForgetRequest): Promise<ForgetReport> {
   const newId = deps.newId ?? randomId;
   const { appId, uid } = request;
-  const scope = uid === undefined ? "app" : "user";
-  const existing = await pendingErasure(deps.state, appId, uid);
-  const pending: PendingErasure = existing ?? {
+  const fresh = (): PendingErasure => ({
     erasureId: newId(),
     pseudonym: `erased-${newId()}`,
     startedAt: deps.now(),
     names: [],
-  };
-  const redaction: Redaction | undefined =
-    uid === undefined
-      ? undefined
-      : { uid, names: pending.names, pseudonym: pending.pseudonym, erasureId: pending.erasureId };
-  const base = {
-    erasureId: pending.erasureId,
-    appId,
-    scope,
-    ...(redaction ? { pseudonym: pending.pseudonym } : {}),
-    requestedBy: request.requestedBy,
-    startedAt: pending.startedAt,
-    keepRecordings: request.keepRecordings ?? false,
-  } as const;
+  });
+  const existing = await pendingErasure(deps.state, appId, uid);
+  const planned = existing ?? fresh();
   if (request.dryRun) {
+    const { redaction, base } = described(planned, request);
     const depths = await queueDepths(deps);
     const found = await findPlan(deps, request, redaction, { countObjects: true });
     const counts = await expectedCounts(deps, request, found);
     return { ...base, dryRun: true, counts, unreached: unreachedQueues(depths), plan: found.plan };
   }
-  // The erasure under way first: a crash after it leaves the lease to this erasure's re-run.
-  if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
-  const holder = `erasure ${pending.erasureId}`;
   const outer = deps;
-  // Every step runs under the archive lease, renewed before a step once a third of it has passed.
-  // Resumable: the holder is the erasure's own name, so that a re-run after a crash resumes it.
+  // Every step runs under the archive lease, renewed before a step (and as the search goes) once
+  // a third of it has passed, only as this run: one run of an erasure at a time (a second run of
+  // it waits, a re-run after a crash waits for the crashed run's lease to lapse), and a run whose
+  // lease lapsed and was taken meanwhile stops before its next change.
   const lease = archiveLease(outer.state, outer.now, outer.leaseWait);
-  const underLease = <T>(work: (renew: () => Promise<void>) => Promise<T>) =>
-    withArchiveLease(lease, holder, outer.now, work, { resumable: true });
-  return underLease(async (renew) => {
+  return withArchiveLease(lease, `erasure ${planned.erasureId}`, outer.now, async (renew) => {
     const deps: ForgetDependencies = {
       ...outer,
       checkpoint: async (step) => {
@@ -171,6 +177,13 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
         await outer.checkpoint?.(step);
       },
     };
+    // The erasure under way as it stands under the lease (a re-run after a crash resumes it: same
+    // id and pseudonym); one that a run this one waited for ended meanwhile: a new erasure, which
+    // finds what is left (a second run after the first ends finds nothing).
+    const current = await pendingErasure(deps.state, appId, uid);
+    const pending = current ?? (existing ? fresh() : planned);
+    if (!current) await savePendingErasure(deps.state, appId, uid, pending);
+    const { redaction, base, scope } = described(pending, request);
     const counts = zeroCounts();
     const queuedAtStart = await queueDepths(deps);
     const { found, plan: searched, full } = await searchAndSave(deps, request, redaction, pending, counts);

@@ -48,7 +48,10 @@ export interface ForgetDependencies {
   newId?: () => string;
   /** The most archive bytes one search query reads. @default SEARCH_CHUNK_BYTES */
   searchChunkBytes?: number;
-  /** Called before each change (a test's kill point: a throw there is a crash). */
+  /**
+   * Called before each change, and between the search's queries and reads (a test's kill point: a
+   * throw there is a crash); under the lease, `forget` renews the lease there first.
+   */
   checkpoint?: (step: string) => void | Promise<void>;
   /**
    * Called once the erasure record is written (the stream publishes the erasure notice to the

@@ -1,4 +1,16 @@
-import { isArchiveObjectKey, isGzip, objectText, type RawArchiveLine } from "../contracts/bucket-layout";
+import {
+  dayOfKey,
+  isArchiveObjectKey,
+  isGzip,
+  objectText,
+  type RawArchiveLine,
+} from "../contracts/bucket-layout";
+import {
+  importBatchKey,
+  importsPrefix,
+  isImportBatchKey,
+  newImportBatchId,
+} from "../contracts/import-records";
 import { S3_PREFIX } from "../platform/constants";
 import { deleteObject, getBytes, putText } from "./bucket";
 import type { ErasureCounts } from "./erasure-state";
@@ -126,9 +138,18 @@ export async function rewriteObjects(
       const rewrite = rewriteText(kind, objectText(bytes), appId, redaction);
       if (rewrite.changed > 0) {
         await deps.checkpoint?.(`rewrite ${key}`);
+        const day = dayOfKey(key);
         if (rewrite.text === undefined) {
           counts.versionsDeleted += await deleteObject(deps, key);
           counts.objectsDeleted++;
+        } else if (redaction && key.startsWith(importsPrefix("users")) && isImportBatchKey(key) && day) {
+          // An import batch's key may be of the form before #50, the digest of its app and uids:
+          // with the pseudonym inside, trying candidate uids against the key would recover the
+          // user. Its lines move to a random key (a re-run after a crash between the two moves
+          // it again: a reader keeps each uid once).
+          await putText(deps, importBatchKey("users", day, newImportBatchId()), rewrite.text, isGzip(bytes));
+          counts.versionsDeleted += await deleteObject(deps, key);
+          counts.objectsRewritten++;
         } else {
           await putText(deps, key, rewrite.text, isGzip(bytes));
           counts.objectsRewritten++;

@@ -7,11 +7,13 @@ import { connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { type ManagementApi, managementApi } from "../../shared/apps/management-api";
 import { rotateCredentials } from "../../shared/apps/rotate";
+import { dynamoRotationLock } from "../../shared/apps/rotation-lock";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";
+import { ingestProbe } from "../../tools/ops/ingest-probe";
 import { type ManagementApiServer, startManagementApi } from "../../tools/simulate/management-api";
 import { runSimulation } from "../../tools/simulate/run";
 import { runProcess } from "../support/cli";
@@ -117,7 +119,8 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       apps: APPS.map((appId) => ({ appId, triggers: TRIGGERS, username: old.username })),
       webhook,
       fresh: () => ({ username: "rotated-1", password: "a-new-password-of-thirty-chars" }),
-      accepts,
+      probe: ingestProbe(stack.info.webhookUrl),
+      lock: dynamoRotationLock(documentClient(stack.clients.dynamo), stack.info.appsTable ?? ""),
       waits: WAITS,
     };
     const load = traffic();
@@ -276,7 +279,8 @@ describe("rotate-credentials on the local stack, against the simulated managemen
         username: `${old.username.slice(0, 40)}-r${++made}`,
         password: `new-password-${made}-0123456789`,
       }),
-      accepts,
+      probe: ingestProbe(stack.info.webhookUrl),
+      lock: dynamoRotationLock(documentClient(stack.clients.dynamo), stack.info.appsTable ?? ""),
       waits: WAITS,
     };
     const load = traffic(owners.flatMap(([, ids]) => ids));

@@ -1,12 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   ARCHIVE_LEASE_MS,
+  ArchiveLeaseLostError,
   ArchiveLockedError,
   acquireArchiveLease,
   archiveLease,
   COMMAND_LEASE_WAIT,
   type LeaseTable,
   releaseArchiveLease,
+  renewArchiveLease,
   withArchiveLease,
 } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
@@ -78,7 +80,7 @@ describe("two runs of the same command", () => {
     expect(second).toBeInstanceOf(ArchiveLockedError);
     const holder = (second as ArchiveLockedError).holder;
     expect(holder).toMatch(/^rollup 2026-01-02\.\.2026-01-02 [0-9a-f]{8}$/);
-    expect(third).toEqual(new ArchiveLockedError(holder));
+    expect(third).toEqual(new ArchiveLockedError(holder, undefined, now() + ARCHIVE_LEASE_MS));
     expect(first.rollups.map((r) => `${r.appId} ${r.outcome}`)).toEqual(["a1 written"]);
     await acquireArchiveLease(table, "erasure e1", now());
     await freeLease("erasure e1");
@@ -120,26 +122,117 @@ describe("two runs of the same command", () => {
     await freeLease("erasure e2");
   });
 
-  it("an erasure keeps its name (resumable): its re-run after a crash resumes the lease its first run left", async () => {
-    // Prepare: a crashed erasure's lease (taken, never released).
-    const now = () => Date.UTC(2026, 0, 6);
-    await acquireArchiveLease(table, "erasure e3", now());
+  it("two runs of one erasure: the second waits while the first holds it (one run at a time), saying who and until when, and runs once the first ends", async () => {
+    // Prepare: the first run holds the lease; the second (same name: an erasure's re-run) is a
+    // command's, whose sleeps move the clock on; at its third sleep the first ends.
+    let clock = Date.UTC(2026, 0, 6);
+    const now = () => clock;
+    const told: Array<[string, number | undefined]> = [];
+    let sleeps = 0;
+    let endFirst!: () => void;
+    const firstEnds = new Promise<void>((resolve) => {
+      endFirst = resolve;
+    });
+    const waiting = archiveLease(table, now, {
+      ...COMMAND_LEASE_WAIT,
+      onHeld: (holder, until) => told.push([holder, until]),
+      sleep: async (ms) => {
+        clock += ms;
+        if (++sleeps === 3) endFirst();
+        await new Promise((resolve) => setImmediate(resolve));
+      },
+    });
+    const order: string[] = [];
 
     // Act
-    const resumed = await withArchiveLease(
-      archiveLease(table, now),
-      "erasure e3",
-      now,
-      async () => "resumed",
-      {
-        resumable: true,
-      },
-    );
+    const first = withArchiveLease(archiveLease(table, now), "erasure e3", now, async () => {
+      order.push("first starts");
+      await firstEnds;
+      order.push("first ends");
+    });
+    const second = withArchiveLease(waiting, "erasure e3", now, async () => {
+      order.push("second runs");
+    });
+    await Promise.all([first, second]);
 
-    // Assess: it ran, and released the lease (free for anyone).
-    expect(resumed).toBe("resumed");
-    await acquireArchiveLease(table, "erasure e4", now());
-    await freeLease("erasure e4");
+    // Assess: never both at once; the second was told the first's own run and its lease's end.
+    expect(order).toEqual(["first starts", "first ends", "second runs"]);
+    expect(told).toEqual([
+      [expect.stringMatching(/^erasure e3 [0-9a-f]{8}$/), Date.UTC(2026, 0, 6) + ARCHIVE_LEASE_MS],
+    ]);
+  });
+});
+
+describe("renewing is not taking (#50, defect 4)", () => {
+  it("a run whose lease lapsed and was taken and released by another: its renewal throws (it never takes the lease back) and its next change is not made", async () => {
+    // Prepare
+    let clock = Date.UTC(2026, 0, 10);
+    const now = () => clock;
+    const lease = archiveLease(table, now);
+    const changes: string[] = [];
+
+    // Act: the first run's step outlasts the lease; an import's fold takes it, works, releases it;
+    // then the first run renews before its next change.
+    const first = await withArchiveLease(lease, "erasure e9", now, async (renew) => {
+      clock += ARCHIVE_LEASE_MS + 1;
+      await withArchiveLease(lease, "import fold (users)", now, async () => {
+        changes.push("fold");
+      });
+      await renew();
+      changes.push("erasure's next change");
+    }).catch((error: unknown) => error);
+
+    // Assess
+    expect(first).toBeInstanceOf(Error);
+    expect(first).toBeInstanceOf(ArchiveLeaseLostError);
+    expect((first as ArchiveLeaseLostError).now).toBeUndefined();
+    expect(changes).toEqual(["fold"]);
+    // The lease is free (the first run released nothing of another's, and held nothing).
+    await acquireArchiveLease(table, "erasure e10", now());
+    await freeLease("erasure e10");
+  });
+
+  it("a lease that lapsed and is held by another now: the renewal names who holds it, and leaves it to them", async () => {
+    // Prepare
+    let clock = Date.UTC(2026, 0, 11);
+    const now = () => clock;
+    const lease = archiveLease(table, now);
+    const other = "compaction 2026-01-10 0000abcd";
+
+    // Act
+    const first = await withArchiveLease(lease, "erasure e11", now, async (renew) => {
+      clock += ARCHIVE_LEASE_MS + 1;
+      await acquireArchiveLease(table, other, now());
+      await renew();
+    }).catch((error: unknown) => error);
+
+    // Assess: refused, naming the holder; the other's lease left as it was.
+    expect(first).toBeInstanceOf(ArchiveLeaseLostError);
+    expect((first as ArchiveLeaseLostError).now).toBe(other);
+    expect((first as Error).message).toMatch(
+      /^the archive lease of erasure e11 [0-9a-f]{8} lapsed \(not renewed for 15 minutes\) and is held by compaction 2026-01-10 0000abcd: stopped before its next change; run it again$/,
+    );
+    const refused = await acquireArchiveLease(table, "erasure e12", now()).catch((error: unknown) => error);
+    expect((refused as ArchiveLockedError).holder).toBe(other);
+    await freeLease(other);
+  });
+
+  it("a lease that lapsed while no one took it is still its holder's: the renewal keeps it", async () => {
+    // Prepare
+    let clock = Date.UTC(2026, 0, 12);
+    const now = () => clock;
+    const lease = archiveLease(table, now);
+
+    // Act
+    const result = await withArchiveLease(lease, "erasure e13", now, async (renew) => {
+      clock += ARCHIVE_LEASE_MS + 1;
+      await renew();
+      return acquireArchiveLease(table, "pass 2026-01-12", now()).catch((error: unknown) => error);
+    });
+
+    // Assess: renewed (another is refused after the renewal, until 15 minutes from it).
+    expect(result).toBeInstanceOf(ArchiveLockedError);
+    expect((result as ArchiveLockedError).until).toBe(clock + ARCHIVE_LEASE_MS);
   });
 });
 
@@ -170,18 +263,19 @@ describe("a command waits for the lease", () => {
     expect(told).toEqual(["erasure e5"]);
   });
 
-  it("held past the bound: the clear error (who holds it, how long it waited), and nothing run", async () => {
-    // Prepare: an erasure holds the lease and never ends.
+  it("held by a holder that renews it: the command gives up after 5 minutes (the lease it found would have lapsed sooner), naming it and until when, and runs nothing", async () => {
+    // Prepare: an erasure took the lease 12 minutes ago (it runs 3 more) and renews it as it
+    // works (every minute of the command's wait).
     let clock = Date.UTC(2026, 0, 8);
     const now = () => clock;
-    await acquireArchiveLease(table, "erasure e6", now());
+    await acquireArchiveLease(table, "erasure e6", now() - 12 * 60_000);
     let sleeps = 0;
     let ran = false;
     const lease = archiveLease(table, now, {
       ...COMMAND_LEASE_WAIT,
       sleep: async (ms) => {
         clock += ms;
-        sleeps++;
+        if (++sleeps % 30 === 0) await renewArchiveLease(table, "erasure e6", now());
       },
     });
 
@@ -193,11 +287,37 @@ describe("a command waits for the lease", () => {
     // Assess: five minutes of tries every two seconds, then the error a command shows.
     expect(ran).toBe(false);
     expect(sleeps).toBe(COMMAND_LEASE_WAIT.forMs / COMMAND_LEASE_WAIT.everyMs);
-    expect(refused).toEqual(new ArchiveLockedError("erasure e6", COMMAND_LEASE_WAIT.forMs));
+    const until = Date.UTC(2026, 0, 8) + COMMAND_LEASE_WAIT.forMs + ARCHIVE_LEASE_MS;
+    expect(refused).toEqual(new ArchiveLockedError("erasure e6", COMMAND_LEASE_WAIT.forMs, until));
     expect((refused as Error).message).toBe(
-      "the archive is still being rewritten by erasure e6 after 300 s of waiting: try again when it ends",
+      "the archive is still being rewritten by erasure e6 after 300 s of waiting, whose lease runs until 2026-01-08T00:20:00Z unless renewed: try again when it ends",
     );
     await freeLease("erasure e6");
+  });
+
+  it("held by a holder that was killed: the command says until when its lease runs, waits it out (15 minutes, not 5) and runs", async () => {
+    // Prepare: a run killed just after taking the lease (never renewed, never released).
+    let clock = Date.UTC(2026, 0, 13);
+    const now = () => clock;
+    await acquireArchiveLease(table, "erasure e14 0badc0de", now());
+    const told: Array<[string, number | undefined]> = [];
+    let sleeps = 0;
+    const lease = archiveLease(table, now, {
+      ...COMMAND_LEASE_WAIT,
+      onHeld: (holder, until) => told.push([holder, until]),
+      sleep: async (ms) => {
+        clock += ms;
+        sleeps++;
+      },
+    });
+
+    // Act
+    const result = await withArchiveLease(lease, "erasure e14", now, async () => "ran");
+
+    // Assess: told once, with the lease's end; it ran at the first try after that end.
+    expect(result).toBe("ran");
+    expect(told).toEqual([["erasure e14 0badc0de", Date.UTC(2026, 0, 13) + ARCHIVE_LEASE_MS]]);
+    expect(sleeps).toBe(ARCHIVE_LEASE_MS / COMMAND_LEASE_WAIT.everyMs + 1);
   });
 
   it("the schedule's lease (no wait) is refused at once", async () => {
@@ -214,7 +334,7 @@ describe("a command waits for the lease", () => {
     ).catch((error: unknown) => error);
 
     // Assess
-    expect(refused).toEqual(new ArchiveLockedError("erasure e7"));
+    expect(refused).toEqual(new ArchiveLockedError("erasure e7", undefined, now() + ARCHIVE_LEASE_MS));
     await freeLease("erasure e7");
   });
 });

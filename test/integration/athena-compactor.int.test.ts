@@ -1,10 +1,4 @@
-import {
-  type AthenaClient,
-  GetQueryExecutionCommand,
-  type QueryExecutionState,
-  StartQueryExecutionCommand,
-  StopQueryExecutionCommand,
-} from "@aws-sdk/client-athena";
+import type { AthenaClient } from "@aws-sdk/client-athena";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
 import { listObjects } from "../../shared/adapters/s3-listing";
@@ -16,7 +10,7 @@ import {
 } from "../../shared/analytics/compaction";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { CompactionPendingError, SqlQueryError } from "../../shared/platform/errors";
-import { trinoSyntaxErrors } from "../../tools/analytics/trino-statement";
+import { athenaStubClient, type StubQuery } from "../support/athena-stub";
 import { createBucket, testClients, uniqueName } from "../support/aws";
 
 const { s3 } = testClients();
@@ -25,25 +19,16 @@ const DAY = "2026-01-02";
 /** What a CTAS does when started: succeed, run on (part of its files written), or fail (part written). */
 type Behaviour = "succeed" | "run" | "fail";
 
-interface StubQuery {
-  sql: string;
-  token?: string;
-  state: QueryExecutionState;
-  location?: string;
-}
-
 /**
  * No Athena emulator exists: the SDK client is a stub that plays Athena's part for these
- * statements on fauxqs's S3. A CTAS checks that its location is empty (failing as Athena does when
- * it is not), writes its two Parquet files (`bucket-00000`, `bucket-00001`) and its data manifest
- * (`athena-results/<id>-manifest.csv`, the files it wrote; for a failed query, also the ones it
- * meant to), and ends as `behaviours` says; a start with a ClientRequestToken already seen returns
- * that query's id (Athena's idempotency). Every statement is checked against Trino's grammar
- * (Athena engine 3); the CTAS's SELECT runs on DuckDB in compaction.int. A stop cancels a query
- * that has not ended.
+ * statements on fauxqs's S3 (`athenaStubClient`). A CTAS checks that its location is empty
+ * (failing as Athena does when it is not), writes its two Parquet files (`bucket-00000`,
+ * `bucket-00001`) and its data manifest (`athena-results/<id>-manifest.csv`, the files it wrote;
+ * for a failed query, also the ones it meant to), and ends as `behaviours` says. Every statement is
+ * checked against Trino's grammar (Athena engine 3); the CTAS's SELECT runs on DuckDB in
+ * compaction.int and athena-orphan-ctas.int.
  */
 function stubAthena(bucket: string, behaviours: Behaviour[] = []) {
-  const queries = new Map<string, StubQuery>();
   const statements: string[] = [];
   const put = (key: string, body: string) =>
     s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
@@ -53,70 +38,38 @@ function stubAthena(bucket: string, behaviours: Behaviour[] = []) {
       `athena-results/${id}-manifest.csv`,
       Array.from({ length: n }, (_, i) => `s3://${bucket}/${file(q, i)}`).join("\n"),
     );
+  const stub = athenaStubClient(bucket, async (id, q) => {
+    if ((await listObjects(s3, bucket, q.location ?? "")).length) {
+      q.state = "FAILED";
+      return;
+    }
+    const behaviour = behaviours.shift() ?? "succeed";
+    await put(file(q, 0), "PAR1");
+    if (behaviour === "succeed") await finish(id);
+    else if (behaviour === "run") q.state = "RUNNING";
+    else {
+      await manifest(id, q, 2);
+      q.state = "FAILED";
+    }
+  });
   /** A query left running writes its second file and its data manifest, and succeeds. */
   const finish = async (id: string) => {
-    const q = queries.get(id) as StubQuery;
+    const q = stub.queries.get(id) as StubQuery;
     await put(file(q, 1), "PAR1");
     await manifest(id, q, 2);
     q.state = "SUCCEEDED";
   };
+  const send = stub.client.send.bind(stub.client);
+  // Every statement the compactor sent, in order (a start answered from its token is not a new one).
   const client = {
-    async send(command: { input: Record<string, unknown> }) {
-      if (command instanceof StartQueryExecutionCommand) {
-        const token = command.input.ClientRequestToken as string | undefined;
-        const again = token && [...queries].find(([, q]) => q.token === token);
-        if (again) return { QueryExecutionId: again[0] };
-        const sql = String(command.input.QueryString);
-        expect(trinoSyntaxErrors(sql)).toEqual([]);
-        statements.push(sql);
-        const id = `q-${queries.size + 1}`;
-        const location = /external_location = 's3:\/\/[^/]+\/([^']+)'/.exec(sql)?.[1];
-        const q: StubQuery = { sql, token, state: "SUCCEEDED", location };
-        queries.set(id, q);
-        if (!location) return { QueryExecutionId: id };
-        if ((await listObjects(s3, bucket, location)).length) {
-          q.state = "FAILED";
-          return { QueryExecutionId: id };
-        }
-        const behaviour = behaviours.shift() ?? "succeed";
-        await put(file(q, 0), "PAR1");
-        if (behaviour === "succeed") await finish(id);
-        else if (behaviour === "run") q.state = "RUNNING";
-        else {
-          await manifest(id, q, 2);
-          q.state = "FAILED";
-        }
-        return { QueryExecutionId: id };
-      }
-      if (command instanceof StopQueryExecutionCommand) {
-        const q = queries.get(String(command.input.QueryExecutionId));
-        if (q && (q.state === "RUNNING" || q.state === "QUEUED")) q.state = "CANCELLED";
-        return {};
-      }
-      if (command instanceof GetQueryExecutionCommand) {
-        const id = String(command.input.QueryExecutionId);
-        const q = queries.get(id);
-        return {
-          QueryExecution: {
-            QueryExecutionId: id,
-            Status: {
-              State: q?.state,
-              StateChangeReason: q?.state === "FAILED" ? "HIVE_PATH_ALREADY_EXISTS or a fault" : undefined,
-            },
-            StatementType: "DDL",
-            Statistics: {
-              DataScannedInBytes: q?.location ? 4096 : 0,
-              ...(q?.location
-                ? { DataManifestLocation: `s3://${bucket}/athena-results/${id}-manifest.csv` }
-                : {}),
-            },
-          },
-        };
-      }
-      throw new Error(`unexpected ${command.constructor.name}`);
+    send: async (command: { input: Record<string, unknown> }) => {
+      const before = stub.queries.size;
+      const out = await send(command as never);
+      if (stub.queries.size > before) statements.push([...stub.queries.values()].at(-1)?.sql ?? "");
+      return out;
     },
-  };
-  return { client: client as unknown as AthenaClient, statements, queries, finish };
+  } as unknown as AthenaClient;
+  return { client, statements, queries: stub.queries, finish };
 }
 
 async function setUp(behaviours: Behaviour[] = []) {
@@ -164,7 +117,7 @@ describe("the Athena compactor (against a stub Athena client: no Athena emulator
     // Assess
     expect(athena.statements).toHaveLength(2);
     expect(athena.statements[0]).toMatch(
-      /^CREATE TABLE compact_2026_01_02_[0-9a-f]{8} WITH \(format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY\['app'\],\s+bucket_count = 16, external_location = 's3:\/\/[^/]+\/compact\/date=2026-01-02\/[0-9a-f]{32}\/'\) AS SELECT app, date/,
+      /^CREATE TABLE compact_2026_01_02_[0-9a-f]{8}_[0-9a-f]{8} WITH \(format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY\['app'\],\s+bucket_count = 16, external_location = 's3:\/\/[^/]+\/compact\/date=2026-01-02\/[0-9a-f]{32}-[0-9a-f]{8}\/'\) AS SELECT app, date/,
     );
     expect(athena.statements[0]).toContain(`WHERE "date" = '2026-01-02'`);
     expect(athena.statements[0]).toContain("ORDER BY app, event_time, received_at, event_id");
@@ -272,7 +225,11 @@ describe("the Athena compactor (against a stub Athena client: no Athena emulator
     // Prepare: the schedule's CTAS left running at its deadline (the lease then released).
     const { athena, withDeadline, compactor, keys, bucket } = await setUp(["run", "succeed"]);
     const pending = await withDeadline.compactDay(DAY).catch((e: unknown) => e);
-    const lease = { acquire: async () => undefined, release: async () => undefined };
+    const lease = {
+      acquire: async () => undefined,
+      renew: async () => undefined,
+      release: async () => undefined,
+    };
 
     // Act: a rewrite in place of one of the day's objects (an erasure's or a repair's).
     const { recompacted } = await rewriteArchive(

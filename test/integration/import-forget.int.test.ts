@@ -1,7 +1,15 @@
+import { createHash } from "node:crypto";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
 import { archiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3ImportRecords } from "../../shared/adapters/import-records";
+import { listObjects } from "../../shared/adapters/s3-listing";
+import {
+  decodeImportedUsers,
+  encodeImportedUsers,
+  importBatchKey,
+} from "../../shared/contracts/import-records";
 import { forget } from "../../shared/erasure/forget";
 import { createActivityTable } from "../../tools/local/provision";
 import { uniqueName } from "../support/aws";
@@ -73,5 +81,71 @@ describe("forget and the import records", () => {
 
     expect((await records.users(a)).size).toBe(0);
     expect([...(await records.users(b)).keys()]).toEqual([U2]);
+  });
+});
+
+describe("an import batch's key says nothing of who is in it (#50, defect 9)", () => {
+  /** The key an import batch had before #50: the digest of its app and its sorted uids. */
+  const digestKey = (app: string, uids: string[], day: string) =>
+    importBatchKey(
+      "users",
+      day,
+      createHash("sha256")
+        .update(JSON.stringify([app, ...[...uids].sort()]))
+        .digest("hex")
+        .slice(0, 32),
+    );
+
+  it("a batch is recorded under a random key: the same users twice, two keys, neither their digest", async () => {
+    // Prepare
+    const records = s3ImportRecords(env.s3, env.bucket);
+    const app = uniqueName("imp-key");
+    const users = [U1, U2].map((uid) => ({ app, uid, importedAt: DAY1 }));
+
+    // Act
+    const first = await records.addBatch(app, users);
+    const second = await records.addBatch(app, users);
+
+    // Assess: keys of the batch layout, random; read as one user each.
+    expect(first).toMatch(/^imports\/users\/date=2026-05-02\/batch-[0-9a-f]{32}\.ndjson\.gz$/);
+    expect(second).not.toBe(first);
+    expect([first, second]).not.toContain(digestKey(app, [U1, U2], "2026-05-02"));
+    expect([...(await records.users(app)).keys()].sort()).toEqual([U1, U2]);
+  });
+
+  it("forget rewrites a batch kept under its old digest key (still read as any other) to a random key: no key left from which a candidate uid can be tried", async () => {
+    // Prepare: a batch written before #50, under the digest of its app and uids.
+    const { deps } = await site();
+    const records = s3ImportRecords(env.s3, env.bucket);
+    const app = uniqueName("imp-old");
+    const old = digestKey(app, [U1, U2], "2026-05-02");
+    await env.s3.send(
+      new PutObjectCommand({
+        Bucket: env.bucket,
+        Key: old,
+        Body: encodeImportedUsers([U1, U2].map((uid) => ({ app, uid, importedAt: DAY1 }))),
+      }),
+    );
+    const before = [...(await records.users(app)).keys()].sort();
+
+    // Act
+    const report = await forget(deps, { appId: app, uid: U1, requestedBy: "test" });
+
+    // Assess: the old key read before, gone after; the users read from a random key; no key of
+    // the prefix is the digest of the app with U1 and the others.
+    expect(before).toEqual([U1, U2]);
+    const keys = (await listObjects(env.s3, env.bucket, "imports/users/date=2026-05-02/")).map((o) => o.key);
+    expect(keys).not.toContain(old);
+    const mine = [];
+    for (const key of keys) {
+      const out = await env.s3.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+      const lines = decodeImportedUsers((await out.Body?.transformToByteArray()) ?? new Uint8Array(), key);
+      if (lines.some((l) => l.app === app)) mine.push({ key, uids: lines.map((l) => l.uid).sort() });
+    }
+    expect(mine).toEqual([
+      { key: expect.stringMatching(/batch-[0-9a-f]{32}\.ndjson\.gz$/), uids: [U2, report.pseudonym].sort() },
+    ]);
+    expect(mine[0]?.key).not.toBe(digestKey(app, [U1, U2], "2026-05-02"));
+    expect([...(await records.users(app)).keys()].sort()).toEqual([U2, report.pseudonym].sort());
   });
 });

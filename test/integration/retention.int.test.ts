@@ -4,14 +4,18 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { acquireArchiveLease, archiveLease, releaseArchiveLease } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { s3ImportRecords } from "../../shared/adapters/import-records";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import { archiveExpirySweep } from "../../shared/analytics/archive-expiry";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
+import { readQuery } from "../../shared/analytics/queries";
 import { type RollupDependencies, scheduledRollup } from "../../shared/analytics/rollup";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
+import { s3UserSets, usersOverTime, writeDayUsers } from "../../shared/analytics/user-sets";
 import { addDays, isExpired, keyDay, utcDay } from "../../shared/contracts/bucket-layout";
+import { encodeImportedUsers, importDayKey } from "../../shared/contracts/import-records";
 import { projectBatch } from "../../shared/projector/core";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { projectionStores } from "../../shared/projector/stores";
@@ -246,5 +250,60 @@ describe("the schedule's expiry sweep", () => {
     expect(kept).toEqual([key]);
     expect(after.sweep?.objectsDeleted).toBe(1);
     expect(await listObjects(env.s3, bucket, "raw/")).toEqual([]);
+  });
+});
+
+describe("the sweep keeps every retained day's figures (#50, defect 8)", () => {
+  it("a user imported on 03-01 as created in 2020, first active on 03-06, a 30-day window: the sweep of 04-02 keeps 03-06's newUsers at 1 (the record carried to 03-06), and the sweep after 03-06 expires removes it", async () => {
+    // Prepare: the import records of 03-01 (one user active later, one never), and 03-06's sets:
+    // the imported user and a new one, first seen that day.
+    const bucket = await createBucket(env.s3, uniqueName("sweep-imports"));
+    const app = "r8";
+    const importedAt = Date.UTC(2026, 2, 1, 12) / 1000;
+    const imported = [
+      { app, uid: "imported", createdAt: Date.UTC(2020, 0, 1) / 1000, importedAt },
+      { app, uid: "never-active", createdAt: Date.UTC(2020, 0, 1) / 1000, importedAt },
+    ];
+    await env.s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: importDayKey("users", "2026-03-01"),
+        Body: encodeImportedUsers(imported),
+      }),
+    );
+    const sets = s3UserSets(env.s3, bucket);
+    await writeDayUsers(sets, "2026-03-06", new Map([[app, [{ uid: "fresh" }, { uid: "imported" }]]]));
+    const day = "2026-03-06";
+    const figures = async () => (await usersOverTime(sets, app, day, day, day)).days[0];
+    const bySql = async () =>
+      (
+        await duckDbEngine({ s3: env.s3, bucket }).query(
+          readQuery("users-over-time"),
+          { app, from: day, to: day },
+          { sets: { from: addDays(day, -30), to: day } },
+        )
+      ).rows[0]?.new_users;
+    const before = { ts: (await figures())?.newUsers, sql: await bySql() };
+    const sweep = archiveExpirySweep(env.s3, bucket, 30);
+
+    // Act: the sweep of 04-02 (03-01 expired, 03-06 kept), then the one of 04-08 (03-06 expired).
+    const first = await sweep(Date.UTC(2026, 3, 2, 1), async () => {});
+    const after = { ts: (await figures())?.newUsers, sql: await bySql() };
+    const importsAfterFirst = (await listObjects(env.s3, bucket, "imports/")).map((o) => o.key);
+    const carried = await s3ImportRecords(env.s3, bucket).users(app);
+    const second = await sweep(Date.UTC(2026, 3, 8, 1), async () => {});
+
+    // Assess: 03-06's figure unchanged by the first sweep, by TypeScript and by SQL; the record the
+    // figure depends on moved to 03-06 (the one no kept day depends on gone); nothing left after
+    // 03-06 expired.
+    expect(before).toEqual({ ts: 1, sql: 1 });
+    expect(after).toEqual(before);
+    expect(first.swept).toContain("imports/users/date=2026-03-01/");
+    expect(first.carried).toBe(1);
+    expect(importsAfterFirst).toEqual([importDayKey("users", day)]);
+    expect([...carried.values()]).toEqual([imported[0]]);
+    expect(second.swept).toContain(`imports/users/date=${day}/`);
+    expect(second.carried).toBe(0);
+    expect(await listObjects(env.s3, bucket, "imports/")).toEqual([]);
   });
 });

@@ -153,6 +153,7 @@ describe("the rollup core", () => {
         holder = who;
         taken.push(who);
       },
+      async renew() {},
       async release(who) {
         if (holder === who) holder = undefined;
       },
@@ -269,6 +270,7 @@ describe("the rollup core", () => {
           passes.set(day, { ...pass, apps, totals });
         }
       },
+      renew: async () => undefined,
       release: async () => undefined,
     };
     const compactor = {

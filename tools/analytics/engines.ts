@@ -1,12 +1,14 @@
 import { AthenaClient } from "@aws-sdk/client-athena";
 import {
   type ArchiveLease,
+  ArchiveLeaseLostError,
   ArchiveLockedError,
   archiveLease,
   COMMAND_LEASE_WAIT,
   type LeaseWait,
 } from "../../shared/adapters/archive-lease";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { leaseEnd } from "../../shared/adapters/table-lease";
 import type { ArchiveCompactor, ArchiveRewriter } from "../../shared/analytics/compaction";
 import { athenaCompactor } from "../../shared/analytics/engines/athena-compactor";
 import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
@@ -43,20 +45,31 @@ export function userSetsFor(target: Target): UserSetStore {
 }
 
 /**
- * How a command waits for the archive lease (`COMMAND_LEASE_WAIT`: every 2 s, up to 5 minutes),
- * saying once on stderr who holds it: the schedule holds it for seconds every tick, so a command
- * never fails for that alone.
+ * How a command waits for the archive lease (`COMMAND_LEASE_WAIT`: every 2 s, for 5 minutes or
+ * until the lease it found lapses, whichever is later), saying once on stderr who holds it and
+ * until when: the schedule holds it for seconds every tick, so a command never fails for that
+ * alone, and a holder that was killed is waited out.
  *
  * @example await forget({ ...deps, leaseWait: commandLeaseWait() }, request)
  */
 export function commandLeaseWait(): LeaseWait {
   return {
     ...COMMAND_LEASE_WAIT,
-    onHeld: (holder) =>
-      console.error(
-        `waiting for the archive: ${holder} holds it (trying every ${COMMAND_LEASE_WAIT.everyMs / 1000} s for up to ${COMMAND_LEASE_WAIT.forMs / 60_000} minutes)`,
-      ),
+    onHeld: (holder, until) => console.error(leaseWaitNote(holder, until)),
   };
+}
+
+/**
+ * What a command says when it finds the archive lease held: who holds it, until when unless
+ * renewed, and how long it waits.
+ *
+ * @example leaseWaitNote("erasure 3f… 1a2b3c4d", Date.parse("2026-01-02T10:15:00Z")) // "waiting for the archive: erasure 3f… 1a2b3c4d holds it until 2026-01-02T10:15:00Z unless it renews it (…)"
+ */
+export function leaseWaitNote(holder: string, until: number | undefined): string {
+  const every = `trying every ${COMMAND_LEASE_WAIT.everyMs / 1000} s`;
+  return until === undefined
+    ? `waiting for the archive: ${holder} holds it (${every} for up to ${COMMAND_LEASE_WAIT.forMs / 60_000} minutes)`
+    : `waiting for the archive: ${holder} holds it until ${leaseEnd(until)} unless it renews it (${every} for ${COMMAND_LEASE_WAIT.forMs / 60_000} minutes, or until then if later: a run that was stopped lets its lease lapse then)`;
 }
 
 /**
@@ -108,6 +121,7 @@ export function archiveRewriterFor(target: Target): ArchiveRewriter {
  * @example await rederiveArchive(…).catch(sayWhoHoldsTheArchive)
  */
 export function sayWhoHoldsTheArchive(error: unknown): never {
-  if (error instanceof ArchiveLockedError) throw new UserFacingError(error.message);
+  if (error instanceof ArchiveLockedError || error instanceof ArchiveLeaseLostError)
+    throw new UserFacingError(error.message);
   throw error;
 }

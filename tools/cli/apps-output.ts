@@ -77,6 +77,8 @@ export function rotationLines(report: RotationReport, restore: boolean): string[
       return `rotated: ${switched}; ${c.from} refused since ${isoTime(c.refusedAt)}`;
     if (c.outcome === "still-accepted")
       return `removed, still accepted: ${switched}; ${c.from} left the store at ${isoTime(c.removedAt)} and was still accepted past the ingest's cache (${isoTime(c.acceptedUntil)})`;
+    if (c.outcome === "unconfirmed")
+      return `removed, refusal unconfirmed: ${switched}; ${c.from} left the store at ${isoTime(c.removedAt)}, and the ingest answered ${c.unclear} instead of 401 past its cache (${isoTime(c.acceptedUntil)})`;
     return `incomplete: ${switched}, ${c.stillOld.length} not (${preview(c.stillOld)}): both stay valid`;
   });
 }

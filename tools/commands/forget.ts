@@ -67,7 +67,8 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
       doc,
       tables: target.tables,
       state: { doc, tableName: target.activityTable },
-      // The schedule's passes hold the lease for seconds every tick: wait for it (up to 5 minutes).
+      // The schedule's passes hold the lease for seconds every tick: wait for it (5 minutes, or
+      // until the lease found lapses: a run of this erasure that was killed is waited out).
       leaseWait: commandLeaseWait(),
       rollup: {
         engine: sqlEngineFor(target),

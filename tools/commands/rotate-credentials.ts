@@ -5,10 +5,12 @@
  * (`shared/apps/rotate.ts`): a new credential beside each old one (keeping its `appIds`), the
  * ingest probed until it accepts it, each app that delivers with the old one switched through the
  * management API and read back, the old one removed after the platform's retries, and the ingest
- * probed with it until it refuses it (its cache). Exit 0 only when every old credential is
- * refused; 1 when an app could not be switched (both stay valid: run again to resume, or
- * `--restore`) or an old one is still accepted past the cache. The management API's url, key and
- * secret come from configuration as `connect`'s do.
+ * probed with it until it refuses it (its cache: only a 401 is a refusal, a 5xx or a network
+ * fault is probed again). Exit 0 only when every old credential is refused; 1 when an app could
+ * not be switched (both stay valid: run again to resume, or `--restore`), an old one is still
+ * accepted past the cache, the ingest never told (5xx, unreachable), or another rotation of the
+ * deployment is under way (one at a time: the apps table's lease). The management API's url, key
+ * and secret come from configuration as `connect`'s do.
  */
 import { randomBytes } from "node:crypto";
 import { Command } from "commander";
@@ -16,12 +18,13 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
+import { dynamoRotationLock } from "../../shared/apps/rotation-lock";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
-import { basicAuthorization } from "../../shared/ingest/credentials";
 import { preview, rotationLines } from "../cli/apps-output";
 import { count } from "../cli/format";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { resolveDeployment } from "../ops/app-connection";
+import { ingestProbe } from "../ops/ingest-probe";
 
 interface RotateOptions {
   credential?: string[];
@@ -46,24 +49,6 @@ function freshCredential(): Pick<WebhookCredential, "username" | "password"> {
   };
 }
 
-/**
- * Whether the ingest accepts a credential: an empty body sent with it is refused as a bad request
- * (400) once authenticated, and 401 before; nothing is stored either way.
- */
-function probe(webhookUrl: string) {
-  return async (credential: WebhookCredential): Promise<boolean> => {
-    const response = await fetch(webhookUrl, {
-      method: "POST",
-      headers: {
-        authorization: basicAuthorization(credential.username, credential.password),
-        "content-type": "application/json",
-      },
-      body: "",
-    }).catch(() => undefined);
-    return response !== undefined && response.status !== 401 && response.status < 500;
-  };
-}
-
 async function run(o: RotateOptions): Promise<void> {
   const deployment = await resolveDeployment(o);
   try {
@@ -84,7 +69,9 @@ async function run(o: RotateOptions): Promise<void> {
         name: `Webhook backend ${suffix}`,
         url: deployment.webhookUrl,
       },
-      accepts: probe(deployment.webhookUrl),
+      probe: ingestProbe(deployment.webhookUrl),
+      // One rotation at a time: the apps table's lease (a second one is refused, naming the first).
+      lock: dynamoRotationLock(documentClient(deployment.dynamo), deployment.appsTable),
       waits: {
         ...DEFAULT_ROTATION_WAITS,
         ...(o.retireAfterSeconds === undefined ? {} : { retireAfterMs: o.retireAfterSeconds * 1000 }),
@@ -99,6 +86,11 @@ async function run(o: RotateOptions): Promise<void> {
     if (report.outcome === "incomplete")
       throw new UserFacingError(
         `${count(report.stillOld.length, "app")} not switched (${preview(report.stillOld)}): their credentials stay valid beside the new ones; run again to resume${o.restore ? "" : ", or --restore"}`,
+      );
+    const unconfirmed = report.credentials.filter((c) => c.outcome === "unconfirmed");
+    if (report.outcome === "unconfirmed")
+      throw new UserFacingError(
+        `cannot tell whether the ingest refuses ${unconfirmed.map((c) => `${c.from} (it answered ${c.unclear})`).join(", ")}: only a 401 says so. ${unconfirmed.length === 1 ? "It has" : "They have"} left the store, and every app delivers with ${unconfirmed.length === 1 ? "its" : "their"} new credential; check that the ingest answers (npx webhook stats${deployment.kind === "aws" ? ` --stack ${deployment.name}` : ""})`,
       );
     if (report.outcome === "still-accepted")
       throw new UserFacingError(

@@ -35,16 +35,31 @@ export interface AthenaCompactorOptions
 }
 
 /**
- * The CTAS of one set of sources, as a day's compaction keeps track of it beside its folder
- * (`compact/date=<day>/<hash>.ctas.json`, outside the folder: CTAS wants the folder empty): the
- * attempt, the nonce of its idempotency token, and, once started, its query id.
+ * The CTAS of one set of sources, as a day's compaction keeps track of it beside its folders
+ * (`compact/date=<day>/<hash>.ctas.json`, outside them: CTAS wants its folder empty): the
+ * attempt, the nonce of its idempotency token, the attempt's own folder (written before the
+ * start, #50: absent in a marker of an earlier version, whose attempts shared `<hash>/`), and,
+ * once started, its query id.
  */
 const ctasMarkerSchema = z.object({
   attempt: z.number(),
   nonce: z.string(),
+  folder: z.optional(z.string()),
   queryId: z.optional(z.string()),
 });
 type CtasMarker = z.infer<typeof ctasMarkerSchema>;
+
+/**
+ * An attempt's folder under the day (`<hash>-<8 hex of its nonce>`): each attempt writes into a
+ * folder of its own (#50), so that a CTAS whose query id was never kept (the PUT after its start
+ * failed) and that outlives a rewrite of its day writes where no reader looks: Athena reads only
+ * the folder the manifest names.
+ */
+const attemptFolder = (hash: string, nonce: string) =>
+  `${hash}-${nonce
+    .replace(/[^0-9a-f]/gi, "")
+    .slice(0, 8)
+    .toLowerCase()}`;
 
 /** `s3://bucket/key` as its parts. */
 function s3Location(uri: string): { bucket: string; key: string } {
@@ -76,7 +91,11 @@ function s3Location(uri: string): { bucket: string; key: string } {
  * between the start and keeping the id finds the same query again instead of starting a second.
  * A rewrite of the day's objects (an erasure, a repair) first ends a CTAS left running
  * (`stopDay`: stopped, awaited, its table dropped) before it drops the day's compaction, so that
- * a query that read the objects before the rewrite is never adopted after it.
+ * a query that read the objects before the rewrite is never adopted after it; one whose id was
+ * never kept (its caller died, or the PUT of its id failed, between the start and the marker) is
+ * found by its idempotency token (#50: the same start again answers the same query). Each attempt
+ * writes into a folder of its own (`attemptFolder`), so that even a CTAS that escaped both writes
+ * where Athena never reads: it reads only the folder of a query that was adopted.
  *
  * @example await athenaCompactor({ client, workGroup, database, s3, bucket }).compactDay("2026-01-02")
  * @throws CompactionPendingError while the day's CTAS runs; SqlQueryError when it failed (cleaned: the next call starts anew)
@@ -107,12 +126,26 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
     const execution = await awaitQuery(athena, await startQuery(athena, sql));
     if (execution.Status?.State !== "SUCCEEDED") throw queryError(execution);
   };
+  /** An attempt's folder under the day (`attemptFolder`; a marker of an earlier version: `<hash>/`). */
+  const folderOf = (day: string, hash: string, marker: CtasMarker) =>
+    `${compactDayPrefix(day)}${marker.folder ?? hash}/`;
+  /** The Glue table an attempt's CTAS creates (dropped once its files are adopted). */
+  const tableOf = (day: string, hash: string, marker: CtasMarker) =>
+    `compact_${day.replaceAll("-", "_")}_${(marker.folder ?? hash).replace(/^([0-9a-f]{8})[0-9a-f]*/, "$1").replace("-", "_")}`;
+  /** An attempt's CTAS: the same text for the same attempt, which its idempotency token needs. */
+  const ctasOf = (day: string, hash: string, marker: CtasMarker) =>
+    `CREATE TABLE ${tableOf(day, hash, marker)} WITH (format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY['app'],
+            bucket_count = ${options.buckets ?? 16}, external_location = ${athenaLiteral(`s3://${bucket}/${folderOf(day, hash, marker)}`)}) AS ${compactionSelect(day)}`;
   return {
     async stopDay(day) {
       for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
         const hash = CTAS_MARKER.exec(key)?.[1];
-        const queryId = hash && (await readMarker(s3, bucket, key))?.queryId;
-        if (!hash || !queryId) continue;
+        const marker = hash && (await readMarker(s3, bucket, key));
+        if (!hash || !marker) continue;
+        // Its id never kept: the same start (statement and token) answers the query it started.
+        const queryId =
+          marker.queryId ??
+          (await startQuery(athena, ctasOf(day, hash, marker), { token: `${hash}-${marker.nonce}` }));
         const { QueryExecution: execution = {} } = await options.client
           .send(new GetQueryExecutionCommand({ QueryExecutionId: queryId }))
           .catch((error: unknown) => {
@@ -125,35 +158,34 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         await options.client.send(new StopQueryExecutionCommand({ QueryExecutionId: queryId }));
         if (!hasEnded(await awaitQuery(athena, queryId))) throw new CompactionPendingError(day, queryId);
         // A CTAS stopped may leave its table: the next attempt's CREATE would find it.
-        await statement(`DROP TABLE IF EXISTS ${ctasTable(day, hash)}`);
+        await statement(`DROP TABLE IF EXISTS ${tableOf(day, hash, marker)}`);
       }
     },
     async compactDay(day) {
       const sources = await compactionSources(s3, bucket, day);
       const hash = sourcesHash(sources);
-      const prefix = `${compactDayPrefix(day)}${hash}/`;
       const markerKey = `${compactDayPrefix(day)}${hash}.ctas.json`;
-      const table = ctasTable(day, hash);
-      const ctas = `CREATE TABLE ${table} WITH (format = 'PARQUET', write_compression = 'ZSTD', bucketed_by = ARRAY['app'],
-            bucket_count = ${options.buckets ?? 16}, external_location = ${athenaLiteral(`s3://${bucket}/${prefix}`)}) AS ${compactionSelect(day)}`;
 
       /**
-       * The folder emptied (the manifest first when it names the folder: readers then take the
-       * NDJSON), and the table a failed CTAS may have left dropped (`dropTable`, or files found).
+       * An attempt's folder emptied (the manifest first when it names the folder: readers then
+       * take the NDJSON), and the table a failed CTAS may have left dropped (`dropTable`, or files
+       * found).
        */
-      const clean = async (dropTable: boolean) => {
+      const clean = async (attempt: CtasMarker, dropTable: boolean) => {
+        const prefix = folderOf(day, hash, attempt);
         const current = await readManifest(day);
         if (current?.parquet.some((k) => k.startsWith(prefix))) await remove(compactManifestKey(day));
         const left = await listObjects(s3, bucket, prefix);
         for (const { key } of left) await remove(key);
-        if (dropTable || left.length) await statement(`DROP TABLE IF EXISTS ${table}`);
+        if (dropTable || left.length) await statement(`DROP TABLE IF EXISTS ${tableOf(day, hash, attempt)}`);
       };
       const readManifest = async (d: string) => {
         const text = await textIfPresent(s3, bucket, compactManifestKey(d));
         return text === undefined ? undefined : parseCompactionManifest(text, compactManifestKey(d));
       };
       const fresh = async (attempt: number): Promise<CtasMarker> => {
-        const marker = { attempt, nonce: newNonce() };
+        const nonce = newNonce();
+        const marker = { attempt, nonce, folder: attemptFolder(hash, nonce) };
         await put(markerKey, JSON.stringify(marker));
         return marker;
       };
@@ -163,11 +195,12 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
       // manifest of the same sources with no attempt recorded is not trusted (an earlier version
       // adopted any folder): compacted again.
       const current = await readManifest(day);
+      const recorded = marker?.queryId ? folderOf(day, hash, marker) : undefined;
       if (
-        marker?.queryId &&
+        recorded &&
         current &&
         sourcesHash(current.sources) === hash &&
-        current.parquet.every((k) => k.startsWith(prefix))
+        current.parquet.every((k) => k.startsWith(recorded))
       )
         return current;
       let execution = marker?.queryId ? await lastExecution(marker.queryId) : undefined;
@@ -178,22 +211,27 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         // its folder and table go before a new attempt. An attempt without its id may have started
         // (its caller died before keeping it): the same token finds it.
         if (!marker || execution) {
-          await clean(execution !== undefined);
+          // No marker: the folder an earlier version shared between attempts (`<hash>/`).
+          await clean(marker ?? { attempt: -1, nonce: "" }, execution !== undefined);
           marker = await fresh(marker ? marker.attempt + 1 : 0);
         }
-        const queryId = await startQuery(athena, ctas, { token: `${hash}-${marker.nonce}` });
+        const queryId = await startQuery(athena, ctasOf(day, hash, marker), {
+          token: `${hash}-${marker.nonce}`,
+        });
         marker = { ...marker, queryId };
         await put(markerKey, JSON.stringify(marker));
         execution = await awaitQuery(athena, queryId);
         if (!hasEnded(execution)) throw new CompactionPendingError(day, queryId);
         if (execution.Status?.State !== "SUCCEEDED") {
-          await clean(true);
+          await clean(marker, true);
           await fresh(marker.attempt + 1);
           throw queryError(execution);
         }
       }
-      const files = await adoptedFiles(execution, marker?.queryId ?? "", prefix);
-      await statement(`DROP TABLE IF EXISTS ${table}`);
+      if (!marker) throw new SqlQueryError(`the compaction of ${day} has no attempt recorded`, false);
+      const prefix = folderOf(day, hash, marker);
+      const files = await adoptedFiles(execution, marker.queryId ?? "", prefix);
+      await statement(`DROP TABLE IF EXISTS ${tableOf(day, hash, marker)}`);
       const manifest: CompactionManifest = {
         day,
         parquet: files.map((f) => f.key).sort(),
@@ -205,7 +243,7 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
       const bytesScanned = execution.Statistics?.DataScannedInBytes ?? 0;
       await put(
         compactManifestKey(day),
-        JSON.stringify({ ...manifest, bytesScanned, queryId: marker?.queryId }),
+        JSON.stringify({ ...manifest, bytesScanned, queryId: marker.queryId }),
       );
       // Earlier compactions of the day (other sources): no longer named, removed.
       for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day)))
@@ -254,9 +292,6 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
 
 /** `compact/date=<day>/<hash>.ctas.json`: a CTAS's marker, the hash of its sources. */
 const CTAS_MARKER = /\/([0-9a-f]{32})\.ctas\.json$/;
-
-/** The Glue table a day's CTAS of the sources `hash` creates (dropped once its files are adopted). */
-const ctasTable = (day: string, hash: string) => `compact_${day.replaceAll("-", "_")}_${hash.slice(0, 8)}`;
 
 /** An object's text, or undefined where there is none (`getObjectIfPresent`). */
 async function textIfPresent(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
