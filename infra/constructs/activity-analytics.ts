@@ -170,7 +170,15 @@ export class ActivityAnalytics extends Construct {
     );
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+        // The figures, and the archive lease (`_lock/archive`): taken, renewed by its holder only
+        // (an UpdateItem conditional on the holder, #50 defect 4), released.
+        actions: [
+          "dynamodb:GetItem",
+          "dynamodb:Query",
+          "dynamodb:PutItem",
+          "dynamodb:UpdateItem",
+          "dynamodb:DeleteItem",
+        ],
         resources: [this.table.tableArn],
       }),
     );
@@ -213,6 +221,9 @@ export class ActivityAnalytics extends Construct {
         [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.users, S3_PREFIX.imports],
       );
       props.data.grantListPrefix(this.rollup, S3_PREFIX.imports);
+      // Before an import day's records expire, the lines a kept day depends on are carried to
+      // that day's object (`carryImportRecords`, #50 defect 8): read, then written.
+      props.data.grantObjects(this.rollup, ["s3:GetObject", "s3:PutObject"], [S3_PREFIX.imports]);
     }
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ["s3:GetBucketLocation"], resources: [bucket.bucketArn] }),

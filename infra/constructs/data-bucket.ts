@@ -9,6 +9,7 @@ import {
   StorageClass,
 } from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { IMPORT_RECORDS_EXPIRY_GRACE_DAYS } from "../../shared/analytics/archive-expiry";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BackendFunction } from "./backend-function";
 
@@ -92,7 +93,10 @@ export class DataBucket extends Construct {
               // The user sets are the archive's, summed up: kept as long (first seen within it).
               { prefix: S3_PREFIX.users, ...expiring(retain.archiveDays) },
               // What the platform confirmed of an import (#43): the archive's peer, kept as long.
-              { prefix: S3_PREFIX.imports, ...expiring(retain.archiveDays) },
+              {
+                prefix: S3_PREFIX.imports,
+                ...expiring(retain.archiveDays + IMPORT_RECORDS_EXPIRY_GRACE_DAYS),
+              },
             ]),
         ...(retain.recordingsDays === undefined
           ? []

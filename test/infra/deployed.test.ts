@@ -292,7 +292,8 @@ describe("each function may do what its code does, and no more (#48: the checks)
     );
 
     const usage = usageOn(template);
-    expect(iamProblems(template, usage, kept)).toEqual([]);
+    const problems = iamProblems(template, usage, kept);
+    expect(problems).toEqual([]);
 
     // The report: which grants the run's requests use, which only the model does (nothing unused:
     // the check above fails on a grant no path uses).

@@ -52,6 +52,7 @@ export const COMMAND_ACTIONS: Record<string, string[]> = {
   GetItem: ["dynamodb:GetItem"],
   BatchGetItem: ["dynamodb:BatchGetItem"],
   PutItem: ["dynamodb:PutItem"],
+  UpdateItem: ["dynamodb:UpdateItem"],
   DeleteItem: ["dynamodb:DeleteItem"],
   Query: ["dynamodb:Query"],
   Scan: ["dynamodb:Scan"],
@@ -190,10 +191,19 @@ export function usageOf(template: TemplateJson) {
           resource: object(userSetKey(day)),
         })),
         { action: "s3:DeleteObject", resource: object(importDayKey("users", day)) },
+        // The expiry sweep of an import day carries the lines a kept day depends on to that day's
+        // object first (#50 defect 8): the run plants no expiring import day.
+        ...["s3:GetObject", "s3:PutObject"].map((action) => ({
+          action,
+          resource: object(importDayKey("users", day)),
+        })),
         ...["dynamodb:GetItem", "dynamodb:Query"].map((action) => ({
           action,
           resource: table("AnalyticsActivity"),
         })),
+        // A pass that outlasts a third of the archive lease renews it (an UpdateItem conditional
+        // on its holder, #50 defect 4): the run's passes are short.
+        { action: "dynamodb:UpdateItem", resource: table("AnalyticsActivity") },
       ],
       keptUnsent: { ...SDK_KEPT },
     },
