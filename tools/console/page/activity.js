@@ -146,8 +146,12 @@ export async function refreshActivity() {
       ["dau", "DAU", orBlank()],
       ["wau", "WAU", orBlank()],
       ["mau", "MAU", orBlank()],
-      ["stickiness", "DAU / MAU", orBlank(ratio)],
+      // 0 / 0 (no user active in the month) is "—", as a share of no new users is.
+      ["stickiness", "DAU / MAU", orBlank((x) => (x === null || x === undefined ? BLANK : x.toFixed(2)))],
       ["newUsers", "new users", orBlank()],
+      // Created that day (#52): an import shows here, on its users' createdAt or on the import day,
+      // and before the archive too (the import says who existed then); "—" where nothing is known.
+      ["createdUsers", "created users", (v) => (v === null || v === undefined ? BLANK : v)],
       ["d1", "back D+1", orBlank()],
       ["d7", "back D+7", orBlank()],
       ["d30", "back D+30", orBlank()],
@@ -216,6 +220,9 @@ function fillHeatmap(table, what, grid) {
     })),
     { key: (r) => r.weekday, empty: "no day computed in the range" },
   );
+  // Both heatmaps share one fixed layout (style.css: table.heatmap), so each hour's header sits
+  // over its column, and the two tables' hours over each other.
+  table.classList.add("heatmap");
   const top = Math.max(1, ...Object.values(grid).flat());
   for (const cell of table.querySelectorAll("td[data-column]")) {
     if (cell.dataset.column === "weekday") continue;
