@@ -24,9 +24,28 @@ export async function refreshActivity() {
       labels,
       datasets: [
         { label: "messages", data: f("messages"), backgroundColor: "#2f6fde" },
-        { type: "line", label: "active users", data: f("active_users"), borderColor: "#2e9d5b" },
-        { type: "line", label: "peak online", data: f("peak_online"), borderColor: "#d99a21" },
+        // People on an axis of their own (right), as on the hourly chart: messages would squash them.
+        {
+          type: "line",
+          label: "active users",
+          data: f("active_users"),
+          borderColor: "#2e9d5b",
+          yAxisID: "people",
+        },
+        {
+          type: "line",
+          label: "peak online",
+          data: f("peak_online"),
+          borderColor: "#d99a21",
+          yAxisID: "people",
+        },
       ],
+    },
+    options: {
+      scales: {
+        y: { beginAtZero: true },
+        people: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } },
+      },
     },
   });
   chart("chart-calls", {
