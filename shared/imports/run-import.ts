@@ -61,6 +61,12 @@ export interface ImportSummary {
   requests: number;
   /** Why the run stopped before the end (`unsent` > 0). */
   error?: string;
+  /**
+   * For a kind the figures read (users): the entries confirmed this run by the UTC day the
+   * figures count them as created on (`createdAt`, else the import day), and how many of them had
+   * no `createdAt` (counted on the import day). What the report says of when they count.
+   */
+  countedOn?: { days: Record<string, number>; withoutCreatedAt: number };
 }
 
 /**
@@ -149,13 +155,31 @@ export async function runImport<T extends { [key: string]: unknown }>(
       }
     }
     // Recorded before the next batch is sent: a crash after this line loses nothing confirmed.
-    if (confirmed.length) await ledger.record(app, confirmed, Math.floor(options.now() / 1000));
+    const importedAt = Math.floor(options.now() / 1000);
+    if (confirmed.length) await ledger.record(app, confirmed, importedAt);
+    if (kind.countsFrom)
+      countOn(
+        summary,
+        confirmed.map((c) => kind.countsFrom?.(c.entry)),
+        importedAt,
+      );
     summary.batches++;
     answered += batch.length;
     options.onProgress?.(answered, pending.length);
   }
   summary.requests = api.requests - startRequests;
   return summary;
+}
+
+/** Adds confirmed entries to `countedOn`: each on the UTC day of its `countsFrom`, else of its import. */
+function countOn(summary: ImportSummary, from: ReadonlyArray<number | undefined>, importedAt: number): void {
+  summary.countedOn ??= { days: {}, withoutCreatedAt: 0 };
+  const counted = summary.countedOn;
+  for (const at of from) {
+    const day = new Date((at ?? importedAt) * 1000).toISOString().slice(0, 10);
+    counted.days[day] = (counted.days[day] ?? 0) + 1;
+    if (at === undefined) counted.withoutCreatedAt++;
+  }
 }
 
 /** The id an invalid entry still has, to name it (`uid`, `guid`, `muid` or `id`). */

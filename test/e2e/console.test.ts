@@ -309,11 +309,20 @@ describe("the console in a browser", () => {
       day: string;
       dau: number | null;
       newUsers: number | null;
+      createdUsers: number | null;
+      stickiness: number | null;
       blank?: string;
     }>;
     for (const d of usersDays) {
       expect(usersShown[d.day]?.dau).toBe(d.blank ? "—" : String(d.dau));
       expect(usersShown[d.day]?.newUsers).toBe(d.blank ? "—" : String(d.newUsers));
+      // #52: created users (an import shows there), and DAU / MAU of 0 / 0 is "—", never blank.
+      expect(usersShown[d.day]?.createdUsers).toBe(d.createdUsers === null ? "—" : String(d.createdUsers));
+      expect(usersShown[d.day]?.stickiness).toBe(
+        d.blank || d.stickiness === null ? "—" : d.stickiness.toFixed(2),
+      );
+      // #52: a day the day table calls "(not computed)" is not a closed day with DAU 0 below it.
+      if (shown[d.day]?.messages === "(not computed)") expect(usersShown[d.day]?.dau).toBe("—");
     }
     // The history's day is not closed (today; or yesterday, in the first minutes after midnight,
     // before its grace period ends): "—", never 0, and a note that says when it closes (UTC) and
@@ -377,6 +386,23 @@ describe("the console in a browser", () => {
           }),
         ).toEqual(values);
     }
+    // #52: each hour's header over its column, in both heatmaps, and the two tables' hours over
+    // each other (one fixed grid).
+    const edges = (table: string) =>
+      page.evaluate((id) => {
+        const left = (cells: Iterable<Element>) =>
+          [...cells].map((c) => Math.round(c.getBoundingClientRect().left));
+        const t = document.getElementById(id) as HTMLTableElement;
+        return {
+          head: left(t.querySelectorAll("thead th")),
+          rows: [...t.querySelectorAll("tbody tr")].map((r) => left(r.querySelectorAll("td"))),
+        };
+      }, table);
+    const online = await edges("heatmap-online");
+    const callsGrid = await edges("heatmap-calls");
+    expect(online.head).toHaveLength(25);
+    for (const grid of [online, callsGrid]) for (const row of grid.rows) expect(row).toEqual(grid.head);
+    expect(callsGrid.head).toEqual(online.head);
     const messagesChart = await page.evaluate(() => {
       const c = (
         window as unknown as {
@@ -412,6 +438,25 @@ describe("the console in a browser", () => {
       (_, h) => (hours?.hours ?? []).find((x: { hour: number }) => x.hour === h)?.figures.messages ?? null,
     );
     expect(hoursChart).toEqual(expectedHours);
+    // #52: active users, peak online and calls started on a second axis (right), the messages on the left.
+    const axes = await page.evaluate(() => {
+      const c = (
+        window as unknown as {
+          Chart: {
+            getChart(id: string): {
+              data: { datasets: Array<{ label: string; yAxisID?: string }> };
+              scales: Record<string, { position: string; max: number }>;
+            };
+          };
+        }
+      ).Chart.getChart("chart-hours");
+      return {
+        axes: c.data.datasets.map((d) => d.yAxisID ?? "y"),
+        positions: Object.fromEntries(Object.entries(c.scales).map(([id, s]) => [id, s.position])),
+      };
+    });
+    expect(axes.axes).toEqual(["y", "people", "people", "people"]);
+    expect(axes.positions).toMatchObject({ y: "left", people: "right" });
 
     const top = (
       await query("activity", "--app", SIM, "--from", day, "--to", day, "--top", "users", "--json")

@@ -100,6 +100,28 @@ describe("figures from the day sets say why they are blank (#42 item 6)", () => 
     });
   });
 
+  it('a closed day the sets hold but the rollup has not computed for the app (the day table\'s "not computed") is —, not DAU 0, with the rollup for the app (#52)', async () => {
+    const without = memoryStore(days.filter((d) => d.day !== "2026-03-02"));
+    const { view, lines } = await printed(without, { ...o, users: true }, await setsWritten());
+    const json = view.json as {
+      days: Array<{ day: string; dau: number | null; blank?: string }>;
+      blank: BlankNote[];
+    };
+    expect(json.days.find((d) => d.day === "2026-03-02")).toMatchObject({ dau: null, blank: "not computed" });
+    expect(json.blank.find((b) => b.from === "2026-03-02")).toMatchObject({
+      to: "2026-03-02",
+      reason: "not computed",
+      run: `npx webhook rollup --app ${APP} --from 2026-03-02 --to 2026-03-02`,
+    });
+    // 03-01's D+1 reads 03-02: — too, not 0.
+    expect(
+      lines
+        .find((l) => l.startsWith("2026-03-02"))
+        ?.split(/\s+/)
+        .slice(1),
+    ).toEqual(Array(7).fill(BLANK));
+  });
+
   it("a day before the first the sets hold is —: nothing is known of it (the archive begins later, or expired); the days after it are counted", async () => {
     const { view, lines } = await printed(
       store,

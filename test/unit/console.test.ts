@@ -13,7 +13,7 @@ import {
   quarantineSpikes,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
-import { busiestApp, busiestFromTotals } from "../../tools/console/api";
+import { appToOpen, busiestApp, busiestFromTotals } from "../../tools/console/api";
 import { isLoopback, PAGE_SCRIPTS, refusal } from "../../tools/console/server";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
 import {
@@ -359,6 +359,15 @@ describe("the app the per-app views open on", () => {
         },
       ),
     );
+  });
+
+  it("opens on the first app simulate delivered to when it has figures (the README's sim-s7-a1), else the busiest (#52)", () => {
+    const withFigures = new Set(["sim-s7-a1", "sim-s7-a2"]);
+    const has = (a: string) => withFigures.has(a);
+    expect(appToOpen("sim-s7-a1", has, "sim-s7-a2")).toEqual({ app: "sim-s7-a1", rule: "simulated" });
+    // Simulated, but no figure in the range yet (or a deployed stack: none simulated): the busiest.
+    expect(appToOpen("sim-s8-a1", has, "sim-s7-a2")).toEqual({ app: "sim-s7-a2", rule: "busiest" });
+    expect(appToOpen(undefined, has, "sim-s7-a2")).toEqual({ app: "sim-s7-a2", rule: "busiest" });
   });
 });
 

@@ -2,10 +2,12 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { memoryItemStore } from "../../shared/adapters/memory-item-store";
 import { type ForgetReport, zeroCounts } from "../../shared/erasure/plan";
-import type { ImportSummary } from "../../shared/imports/run-import";
+import type { ImportApi } from "../../shared/imports/import-api";
+import { USERS_IMPORT } from "../../shared/imports/kinds";
+import { type ImportSummary, runImport } from "../../shared/imports/run-import";
 import { storesByTable } from "../../shared/projector/registry";
 import { forgetNotes, forgetReportLines } from "../../tools/cli/forget-output";
-import { importFailureNotes, importReportLines } from "../../tools/cli/import-output";
+import { importCountsLines, importFailureNotes, importReportLines } from "../../tools/cli/import-output";
 import { judgeArchived } from "../../tools/ops/trace";
 
 // What forget and import print (#43): forget's report and notes, the story of a line an erasure
@@ -54,7 +56,8 @@ describe("forget's report (#43, walk-5)", () => {
     expect(value(lines, "days")).toBe("1 recomputed, 0 recompacted");
     expect(value(lines, "top lists")).toBe("0 rewritten in place (days whose archive expired)");
     expect(lines.join("\n")).not.toContain("(archive expired)");
-    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+    // Within 100 columns but the command, whole on its line to be copied.
+    for (const line of lines.filter((l) => !l.includes("npx"))) expect(line.length).toBeLessThanOrEqual(100);
   });
 
   it("says the stream's erasure notice is published, or would be, where the target has a stream", () => {
@@ -162,5 +165,55 @@ describe("import's report (#43, walk-5)", () => {
     expect(importFailureNotes(summary({ dryRun: true, invalid: [bad] }))[0]).toMatch(
       /^not everything would be imported: 1 invalid line /,
     );
+  });
+
+  it("says when the users count (#52): 100 with a past createdAt now, 100 without it once the import day closes (UTC), and the command", async () => {
+    // Arrange: 200 users, every other one without createdAt; the platform (an in-memory stand-in
+    // that confirms each: the point is what the report says of the confirmed) and the ledger.
+    const now = Date.parse("2026-11-27T16:00:00Z");
+    const past = Date.parse("2026-10-01T12:00:00Z") / 1000;
+    const entries = Array.from({ length: 200 }, (_, i) => ({
+      at: `line ${i + 1}`,
+      value: { uid: `u${i}`, name: `User ${i}`, ...(i % 2 ? {} : { createdAt: past }) },
+    }));
+    let requests = 0;
+    const platform: ImportApi = {
+      send: async (kind, batch) => {
+        requests++;
+        return batch.map((e) => ({ id: kind.id(e), result: "imported" as const }));
+      },
+      get requests() {
+        return requests;
+      },
+    };
+    const ledger = { recorded: async () => new Set<string>(), record: async () => {} };
+
+    // Act
+    const s = await runImport({
+      app: "app1",
+      kind: USERS_IMPORT,
+      entries,
+      api: platform,
+      ledger,
+      batchSize: 50,
+      now: () => now,
+    });
+    const lines = importCountsLines(s, { now, graceMinutes: 120 });
+
+    // Assess
+    expect(s.countedOn).toEqual({ days: { "2026-10-01": 100, "2026-11-27": 100 }, withoutCreatedAt: 100 });
+    const text = lines.map((l) => l.trim().replace(/\s{2,}/g, "  ")).join("\n");
+    expect(text).toContain("created users  100 users on closed days (2026-10-01): in the figures now");
+    expect(text).toContain("100 users on 2026-11-27 (100 without createdAt: the import day):");
+    expect(text).toContain(
+      '"—" until the day closes at 2026-11-28T02:00:00Z (UTC: its end plus the\n120-minute grace period)',
+    );
+    expect(text).toContain(
+      "see them  npx webhook query activity --users --app app1 --from 2026-10-01 --to 2026-11-27",
+    );
+    // Within 100 columns but the command, whole on its line to be copied.
+    for (const line of lines.filter((l) => !l.includes("npx"))) expect(line.length).toBeLessThanOrEqual(100);
+    // A dry run confirms nothing, so says nothing of when.
+    expect(importCountsLines(summary({ dryRun: true }), { now, graceMinutes: 120 })).toEqual([]);
   });
 });

@@ -19,13 +19,16 @@ import {
 import { IMPORT_KINDS, type ImportKindName } from "../../shared/imports/kinds";
 import { runImport } from "../../shared/imports/run-import";
 import { usersLedger } from "../../shared/imports/users-ledger";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view/options";
 import { archiveLeaseFor } from "../analytics/engines";
-import { importFailureNotes, importReportLines } from "../cli/import-output";
+import { importCountsLines, importFailureNotes, importReportLines } from "../cli/import-output";
 import { decimal, integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
 interface ImportCliOptions {
   app: string;
+  /** When a day closes: its end plus this (the rollup's grace period), for the report's "created users". */
+  graceMinutes: number;
   dryRun?: boolean;
   json?: boolean;
   batchSize: number;
@@ -95,6 +98,12 @@ async function run(kindName: ImportKindName, file: string, o: ImportCliOptions):
     if (o.json) console.log(JSON.stringify({ ...summary, ...(warning ? { warning } : {}) }));
     else {
       for (const line of importReportLines(summary, file)) console.log(line);
+      for (const line of importCountsLines(summary, {
+        now: Date.now(),
+        graceMinutes: o.graceMinutes,
+        targetArgs: o.stack ? ` --stack ${o.stack}` : "",
+      }))
+        console.log(line);
       if (summary.error) console.error(`stopped: ${summary.error}`);
       for (const line of importFailureNotes(summary)) console.error(line);
       if (warning) console.error(`warning: ${warning}`);
@@ -126,6 +135,12 @@ const program = withTarget(
       "the app to import into (its import address and key: IMPORT_API_KEYS, or the stack's import secret)",
     )
     .option("--dry-run", "check the file and say what would be sent: nothing is sent or recorded")
+    .option(
+      "--grace-minutes <minutes>",
+      "when a day closes: its end plus this (the rollup's grace period; the report says when the users count)",
+      integer(0, 1440),
+      DEFAULT_GRACE_MINUTES,
+    )
     .option(
       "--batch-size <n>",
       "entities a request (the platform's limit is not in the spec; its docs say 50)",

@@ -12,7 +12,7 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
-import { type LocalStackInfo, readStackInfo, readStats, stateDir } from "../local/state";
+import { type LocalStackInfo, readStackInfo, readStats, stateDir, updateStackInfo } from "../local/state";
 import { MANAGEMENT_ENV, resolveDeployment } from "../ops/app-connection";
 import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
 import { activityHint, historyDays, historyStartAt, parseHistoryStart } from "../simulate/history-start";
@@ -111,6 +111,9 @@ async function simulate(o: SimulateOptions): Promise<void> {
   const { apps, seed } = choice;
   if (choice.note) console.log(choice.note);
   console.log(`apps: ${apps.join(", ")}  (query them with --app <id>)`);
+  // The console's per-app views open on the first app simulated here (docs/console.md).
+  if (stack && (!o.url || o.url === stack.webhookUrl))
+    updateStackInfo(stateDir(o.stateDir), { simulatedApps: apps });
 
   const bar = new SingleBar({
     format: "delivering [{bar}] {value}/{total} {percentage}% | {eta}s left",

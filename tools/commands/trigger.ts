@@ -11,6 +11,7 @@ import { runProgram, UserFacingError } from "../cli/program";
 import { emulatorClients } from "../local/clients";
 import { readStackInfo, stateDir } from "../local/state";
 import { queueDepth } from "../ops/queues";
+import { postThenWait } from "../ops/trigger-wait";
 import { type Template, template, templateTriggers } from "../simulate/templates";
 
 interface TriggerOptions {
@@ -73,26 +74,38 @@ async function run(trigger: string, o: TriggerOptions): Promise<void> {
     throw new UserFacingError(
       "--url needs the webhook's credentials in WEBHOOK_USERNAME and WEBHOOK_PASSWORD",
     );
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: basicAuthorization(username, password),
-      "content-type": "application/json",
-    },
-    body: JSON.stringify(event),
-  });
-  const answer = (await response.json().catch(() => ({}))) as { eventId?: string; message?: string };
-  if (!response.ok)
-    throw new UserFacingError(`${url} answered ${response.status}: ${answer.message ?? response.statusText}`);
-  const eventId = answer.eventId ?? "";
   // The local stack: return once the event is projected (its queue empty), so that the `events`
   // and `query` typed next find it; a queue still busy after WAIT_MS says it is still in flight.
-  const projected =
-    local && o.wait ? await queueEmptied(local.endpoints, local.queues.events.url) : undefined;
+  const clients = local && o.wait ? emulatorClients(local.endpoints) : undefined;
+  const { eventId, projected, status } = await postThenWait(
+    async () => {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          authorization: basicAuthorization(username, password),
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(event),
+      });
+      const answer = (await response.json().catch(() => ({}))) as { eventId?: string; message?: string };
+      if (!response.ok)
+        throw new UserFacingError(
+          `${url} answered ${response.status}: ${answer.message ?? response.statusText}`,
+        );
+      return { eventId: answer.eventId ?? "", status: response.status };
+    },
+    clients && local
+      ? {
+          drained: async () => (await queueDepth(clients.sqs, local.queues.events.url)) === 0,
+          waitMs: WAIT_MS,
+          pauseMs: 100,
+        }
+      : undefined,
+  ).finally(() => clients?.destroy());
   if (o.json) {
     console.log(
       JSON.stringify({
-        status: response.status,
+        status,
         eventId,
         trigger,
         appId: event.appId,
@@ -112,20 +125,6 @@ async function run(trigger: string, o: TriggerOptions): Promise<void> {
 
 /** How long `trigger` waits for the local stack to project its event. */
 const WAIT_MS = 10_000;
-
-/** Whether the events queue empties (every event taken, projected and deleted) within WAIT_MS. */
-async function queueEmptied(endpoints: { aws?: string; dynamodb?: string }, url: string): Promise<boolean> {
-  const clients = emulatorClients(endpoints);
-  try {
-    for (const until = Date.now() + WAIT_MS; Date.now() < until; ) {
-      if ((await queueDepth(clients.sqs, url)) === 0) return true;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return false;
-  } finally {
-    clients.destroy();
-  }
-}
 
 const program = new Command("trigger")
   .description("Post one event from its template to the running local stack, or to --url")

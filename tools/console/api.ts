@@ -16,7 +16,7 @@ import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
 import type { FlowSnapshot } from "../local/flow";
-import { stateDir } from "../local/state";
+import { readStackInfo, stateDir } from "../local/state";
 import { scanArchive } from "../ops/archive-scan";
 import { resendById } from "../ops/inspect";
 import { queueDepths } from "../ops/queues";
@@ -185,6 +185,32 @@ export function busiestFromTotals(
   return busiestOf([...apps].map(([app, t]) => ({ app, score: [...t.totals, t.days] })));
 }
 
+/**
+ * The app the per-app views open on (#52): the first app `simulate` delivered to on this local
+ * stack (the one the README's commands name), when it has figures in the range; else the busiest.
+ *
+ * @example appToOpen("sim-s7-a1", (a) => a === "sim-s7-a1", "sim-s7-a2") // { app: "sim-s7-a1", rule: "simulated" }
+ */
+export function appToOpen(
+  simulated: string | undefined,
+  hasFigures: (app: string) => boolean,
+  busiest: string | undefined,
+): { app: string | undefined; rule: "simulated" | "busiest" } {
+  return simulated !== undefined && hasFigures(simulated)
+    ? { app: simulated, rule: "simulated" }
+    : { app: busiest, rule: "busiest" };
+}
+
+/** The first app `simulate` delivered to on the local stack of `dir` (none for a deployed stack, or before). */
+function firstSimulated(dir: string | undefined): string | undefined {
+  if (!dir) return undefined;
+  try {
+    return readStackInfo(dir).simulatedApps?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
 /** The app with the highest score, compared item by item, then by name. */
 function busiestOf(ranked: Array<{ app: string; score: number[] }>): string | undefined {
   ranked.sort((a, b) => {
@@ -328,13 +354,19 @@ export async function handleApi(
       const o = parse(schemas.days, params);
       const ledger = target.bucket ? blobRollupLedger(s3BlobStore(target.s3, target.bucket)) : undefined;
       const totals = (await ledger?.appTotals(daysInRange(o.from, o.to))) ?? new Map();
-      if (totals.size > 0) return ok({ app: busiestFromTotals(totals) ?? null, withData: true });
+      const simulated = firstSimulated(ctx.stateDir);
+      if (totals.size > 0) {
+        const open = appToOpen(simulated, (a) => totals.has(a), busiestFromTotals(totals));
+        return ok({ app: open.app ?? null, rule: open.rule, withData: true });
+      }
       const store = activityStoreFor(target);
       const apps = await knownApps(target);
       const days = await Promise.all(
         apps.map(async (a) => ({ app: a, days: await store.days(a, o.from, o.to) })),
       );
-      return ok({ app: busiestApp(days) ?? null, withData: days.some((d) => d.days.length > 0) });
+      const withDays = new Set(days.filter((d) => d.days.length > 0).map((d) => d.app));
+      const open = appToOpen(simulated, (a) => withDays.has(a), busiestApp(days));
+      return ok({ app: open.app ?? null, rule: open.rule, withData: withDays.size > 0 });
     }
     case "/api/flow":
       return ok(await ctx.flow(parse(schemas.any, params).app));

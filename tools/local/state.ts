@@ -40,6 +40,11 @@ export interface LocalStackInfo {
   stream?: LocalStream;
   credentials: { username: string; password: string };
   startedAt: string;
+  /**
+   * The apps `simulate` last delivered to here, in its order (#52): the console's per-app views
+   * open on the first (the README's `--app sim-s7-a1`); absent until a simulation.
+   */
+  simulatedApps?: string[];
 }
 
 /** Outcome counters the local stack keeps from its functions' logs (`npm run query -- stats`). */

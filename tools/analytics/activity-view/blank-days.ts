@@ -15,11 +15,12 @@ import { BLANK, type Note } from "./text";
 const DAY_MS = 86_400_000;
 
 /**
- * Why a day shows no figure from the day sets: not closed yet, closed without its sets, or
- * before the first day the sets hold (nothing is known of it: the archive begins later, or its
+ * Why a day shows no figure from the day sets: not closed yet, closed without its sets, closed but
+ * not computed for the app (no day of the app's in the activity table: the day table says "not
+ * computed", so the sets' 0s are not shown as its figures), or before the first day the sets hold (nothing is known of it: the archive begins later, or its
  * retention has expired it).
  */
-export type BlankReason = "not closed" | "not written" | "before the archive";
+export type BlankReason = "not closed" | "not written" | "not computed" | "before the archive";
 
 /** The blank days of a range (`blankDays`), and the first day the sets hold. */
 interface Blanks {
@@ -63,6 +64,9 @@ export async function blankDays(
     if (now < closesAt(day, o)) blank.set(day, "not closed");
     else if (beforeArchive) blank.set(day, "before the archive");
     else if (!written.has(day) || stored.get(day) === false) blank.set(day, "not written");
+    // The sets hold the day, but the rollup has no day of this app (a pass over every app writes
+    // nothing for an app without events): the day table says "not computed"; so does this.
+    else if (!stored.has(day)) blank.set(day, "not computed");
   }
   return { reasons: blank, firstWritten };
 }
@@ -96,7 +100,7 @@ export function blankNotes(
   };
   const inRange = [...blank.keys()].filter((d) => d >= o.from && d <= o.to).sort();
   const notes: BlankNote[] = [];
-  for (const k of ["before the archive", "not written", "closing", "open"] as const)
+  for (const k of ["before the archive", "not written", "not computed", "closing", "open"] as const)
     for (const range of dayRanges(inRange.filter((d) => kind(d) === k))) {
       const [from, to] = range;
       const at = isoTime(closesAt(from, o));
@@ -114,6 +118,13 @@ export function blankNotes(
           ...base,
           text: `${rangeText(range)}: closed (${one ? `at ${at}, ${period}` : when}), but ${one ? "its" : "their"} day sets are not written; a rollup writes them:`,
           run: `npx webhook rollup --from ${from} --to ${to}${args}`,
+        });
+      else if (k === "not computed")
+        notes.push({
+          ...base,
+          text: `${rangeText(range)}: closed, but not computed for this app (no event of it, or no rollup for it yet); the rollup computes ${one ? "it" : "them"}:`,
+          // For this app: a pass over every app writes nothing for an app without events.
+          run: `npx webhook rollup --app ${shellWord(o.app)} --from ${from} --to ${to}${args}`,
         });
       else if (k === "closing")
         notes.push({

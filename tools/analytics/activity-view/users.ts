@@ -47,7 +47,10 @@ export async function usersView(
   const blanks = await blankDays(store, sets, USER_SETS_PREFIX, o, reach);
   const blank = blanks.reasons;
   // A return or a cohort waits for a day not closed or without its sets, not for one before the archive.
-  const isBlank = (day: string) => blank.get(day) === "not closed" || blank.get(day) === "not written";
+  const isBlank = (day: string) => {
+    const reason = blank.get(day);
+    return reason === "not closed" || reason === "not written" || reason === "not computed";
+  };
   const days = computed.days.map((d) => {
     const reason = blank.get(d.day);
     // Before the archive nothing of the day is known but, for an app that imported its users

@@ -24,9 +24,28 @@ export async function refreshActivity() {
       labels,
       datasets: [
         { label: "messages", data: f("messages"), backgroundColor: "#2f6fde" },
-        { type: "line", label: "active users", data: f("active_users"), borderColor: "#2e9d5b" },
-        { type: "line", label: "peak online", data: f("peak_online"), borderColor: "#d99a21" },
+        // People on an axis of their own (right), as on the hourly chart: messages would squash them.
+        {
+          type: "line",
+          label: "active users",
+          data: f("active_users"),
+          borderColor: "#2e9d5b",
+          yAxisID: "people",
+        },
+        {
+          type: "line",
+          label: "peak online",
+          data: f("peak_online"),
+          borderColor: "#d99a21",
+          yAxisID: "people",
+        },
       ],
+    },
+    options: {
+      scales: {
+        y: { beginAtZero: true },
+        people: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } },
+      },
     },
   });
   chart("chart-calls", {
@@ -146,8 +165,12 @@ export async function refreshActivity() {
       ["dau", "DAU", orBlank()],
       ["wau", "WAU", orBlank()],
       ["mau", "MAU", orBlank()],
-      ["stickiness", "DAU / MAU", orBlank(ratio)],
+      // 0 / 0 (no user active in the month) is "—", as a share of no new users is.
+      ["stickiness", "DAU / MAU", orBlank((x) => (x === null || x === undefined ? BLANK : x.toFixed(2)))],
       ["newUsers", "new users", orBlank()],
+      // Created that day (#52): an import shows here, on its users' createdAt or on the import day,
+      // and before the archive too (the import says who existed then); "—" where nothing is known.
+      ["createdUsers", "created users", (v) => (v === null || v === undefined ? BLANK : v)],
       ["d1", "back D+1", orBlank()],
       ["d7", "back D+7", orBlank()],
       ["d30", "back D+30", orBlank()],
@@ -216,6 +239,9 @@ function fillHeatmap(table, what, grid) {
     })),
     { key: (r) => r.weekday, empty: "no day computed in the range" },
   );
+  // Both heatmaps share one fixed layout (style.css: table.heatmap), so each hour's header sits
+  // over its column, and the two tables' hours over each other.
+  table.classList.add("heatmap");
   const top = Math.max(1, ...Object.values(grid).flat());
   for (const cell of table.querySelectorAll("td[data-column]")) {
     if (cell.dataset.column === "weekday") continue;

@@ -1,5 +1,6 @@
 // The app selector and the app the per-app views show: "All apps" only where a view shows all
-// apps; the per-app views (activity, now) open on the busiest app of the last 7 days.
+// apps; the per-app views (activity, now) open on the first app `simulate` delivered to, else the
+// busiest app of the last 7 days.
 
 import { isoSeconds, utcDay } from "./format.js";
 import { api, state } from "./state.js";
@@ -38,14 +39,19 @@ export async function appForViews(hint) {
       from: utcDay(Date.now() - 6 * 86_400_000),
       to: utcDay(Date.now()),
     });
-    if (busiest.withData) state.shown = busiest.app;
+    if (busiest.withData) {
+      state.shown = busiest.app;
+      state.shownRule = busiest.rule;
+    }
   }
   const app = state.app || state.shown || state.apps[0];
   $(hint).textContent = app
     ? state.app
       ? ""
       : state.shown
-        ? `Showing ${app}, the busiest app of the last 7 days: choose another above.`
+        ? state.shownRule === "simulated"
+          ? `Showing ${app}, the first app simulate delivered to (with figures in the last 7 days): choose another above.`
+          : `Showing ${app}, the busiest app of the last 7 days: choose another above.`
         : `Showing ${app}: no app has activity figures in the last 7 days yet; choose another above.`
     : "No app has sent an event yet.";
   renderAppSelect();

@@ -55,10 +55,30 @@ export async function refreshDay(app) {
       labels: Array.from({ length: 24 }, (_, h) => `${String(h).padStart(2, "0")}:00`),
       datasets: [
         { label: `messages on ${day}`, data: hourly("messages"), backgroundColor: "#2f6fde" },
-        { type: "line", label: "active users", data: hourly("active_users"), borderColor: "#2e9d5b" },
-        { type: "line", label: "peak online", data: hourly("peak_online"), borderColor: "#d99a21" },
-        { type: "line", label: "calls started", data: hourly("calls_started"), borderColor: "#8a5cd1" },
+        // People and calls on an axis of their own (right): ~300 messages an hour would squash them.
+        ...[
+          ["active users", "active_users", "#2e9d5b"],
+          ["peak online", "peak_online", "#d99a21"],
+          ["calls started", "calls_started", "#8a5cd1"],
+        ].map(([label, name, color]) => ({
+          type: "line",
+          label,
+          data: hourly(name),
+          borderColor: color,
+          yAxisID: "people",
+        })),
       ],
+    },
+    options: {
+      scales: {
+        y: { beginAtZero: true, title: { display: true, text: "messages" } },
+        people: {
+          position: "right",
+          beginAtZero: true,
+          grid: { drawOnChartArea: false },
+          title: { display: true, text: "users, calls" },
+        },
+      },
     },
   });
   fillTable(

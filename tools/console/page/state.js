@@ -4,8 +4,10 @@
 export const state = {
   app: "",
   apps: [],
-  // The app the per-app views show while none is chosen (the busiest), and when it was asked.
+  // The app the per-app views show while none is chosen (the first simulated, else the busiest:
+  // shownRule says which), and when it was asked.
   shown: undefined,
+  shownRule: undefined,
   shownAskedAt: 0,
   view: "flow",
   busy: false,
