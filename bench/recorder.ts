@@ -27,7 +27,12 @@ const MB = 1024 * 1024;
 async function startFileServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url))],
+    [
+      "--conditions=source",
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url)),
+    ],
     {
       stdio: ["ignore", "pipe", "inherit"],
     },

@@ -1,5 +1,5 @@
+import { BackendError } from "@webhook-backend/stream/errors";
 import * as z from "zod/mini";
-import { BackendError } from "../platform/errors";
 
 /**
  * The platform's user listing (`GET {base_url}/users`, header `apiKey`; `perPage` up to 1000,

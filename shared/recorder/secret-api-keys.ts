@@ -1,7 +1,7 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { ContractViolationError } from "@webhook-backend/stream/errors";
 import { type RecordingApiKeys, recordingApiKeysSchema } from "../contracts/secrets";
-import { ContractViolationError } from "../platform/errors";
 
 /** Where the recorder finds each app's API key: the Secrets Manager secret, or a fixed map (local, tests). */
 export type RecordingApiKeySource =

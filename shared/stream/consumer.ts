@@ -1,3 +1,9 @@
+import {
+  type BodyReader,
+  deliveryBody,
+  type ErasureNotice,
+  type StreamEnvelope,
+} from "@webhook-backend/stream";
 import { memoryItemStore } from "../adapters/memory-item-store";
 import { parseEventBody, refusalOf } from "../events/parse-body";
 import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "../platform/tables";
@@ -10,7 +16,6 @@ import {
 } from "../projector/core";
 import { EXPIRES_AT } from "../projector/expiry";
 import { storesByTable, type VersionedItem } from "../projector/registry";
-import type { BodyObject, DeliveryEnvelope, ErasureNotice, StreamEnvelope } from "./envelope";
 
 /**
  * The consumer contract (#41, docs/stream.md): the projections' own fold, exported. Folding
@@ -60,9 +65,6 @@ export function factFields(table: ProjectionTableName, item: object): Record<str
   return fields;
 }
 
-/** Reads a body the envelope points to (`bodyObject`: past SNS's 256 KiB), e.g. with `s3:GetObject`. */
-export type BodyReader = (object: BodyObject) => Promise<string>;
-
 /** The deps the fold needs: the stores; no archive, no recording jobs, no clock (the envelope has the times). */
 function foldDeps(stores: ProjectionStores): ProjectorDependencies {
   const unused = async (): Promise<never> => {
@@ -93,19 +95,12 @@ export async function foldDeliveries(
   const inputs: ProjectionInput[] = [];
   for (const envelope of envelopes) {
     if (envelope.kind !== "delivery") continue;
-    const parsed = parseEventBody(await bodyOf(envelope, readBody));
+    const parsed = parseEventBody(await deliveryBody(envelope, readBody));
     if (parsed.kind !== "known" || refusalOf(parsed) !== undefined) continue;
     inputs.push(projectionInput(parsed.event, envelope.eventId, envelope.receivedAt));
   }
   for (const result of await projectInputs(inputs, foldDeps(stores)))
     if ("error" in result) throw result.error;
-}
-
-async function bodyOf(envelope: DeliveryEnvelope, readBody: BodyReader | undefined): Promise<string> {
-  if (envelope.body !== undefined) return envelope.body;
-  if (!envelope.bodyObject) throw new Error(`delivery ${envelope.id} has neither a body nor a body object`);
-  if (!readBody) throw new Error(`delivery ${envelope.id}'s body is in the bucket: give the fold a readBody`);
-  return readBody(envelope.bodyObject);
 }
 
 /** A consumer's copy of the four tables, in memory. */

@@ -9,6 +9,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { deliveryId, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
@@ -17,12 +18,7 @@ import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { PROJECTION_TABLE_NAMES } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { factFields, streamCopy } from "../../shared/stream/consumer";
-import {
-  deliveryId,
-  parseStreamMessage,
-  type StreamEnvelope,
-  streamMessage,
-} from "../../shared/stream/envelope";
+import { streamMessage } from "../../shared/stream/envelope";
 import { LISTENER_QUEUE_PREFIX } from "../../shared/stream/subscriptions";
 import { emulatorClients } from "../../tools/local/clients";
 import { freePort } from "../../tools/local/emulators";

@@ -11,6 +11,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
@@ -19,12 +20,7 @@ import type { ProjectorDependencies } from "../../shared/projector/core";
 import { switchedFactStream } from "../../shared/projector/fact-stream";
 import { projectionStores } from "../../shared/projector/stores";
 import { streamCopy } from "../../shared/stream/consumer";
-import {
-  deliveryEnvelope,
-  parseStreamMessage,
-  type StreamEnvelope,
-  streamMessage,
-} from "../../shared/stream/envelope";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { consumeStream } from "../../shared/stream/example-consumer";
 import {
   dynamoListenerUntil,

@@ -4,9 +4,9 @@
  * platform's user listing (see shared/reconcile).
  */
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { parseContract } from "@webhook-backend/stream/parse";
 import { Command } from "commander";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
-import { parseContract } from "../../shared/contracts/queue-messages";
 import { recordingApiKeysSchema } from "../../shared/contracts/secrets";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import type { PresenceState } from "../../shared/projections/presence";

@@ -1,0 +1,46 @@
+/**
+ * @webhook-backend/stream: what a service consuming the webhook backend's stream of facts needs
+ * (docs/stream.md): the envelope's zod schemas and types, `parseStreamMessage` (raw or SNS-wrapped),
+ * the body reader, the SNS filter-policy evaluator and an SQS batch helper. The S3 body reader is
+ * `@webhook-backend/stream/s3` (it needs `@aws-sdk/client-s3`). Importing it changes nothing in
+ * the host's zod: parses carry their English messages themselves.
+ */
+export { type BodyReader, deliveryBody } from "./body.ts";
+export {
+  type BodyObject,
+  bodyObjectSchema,
+  type DeliveryEnvelope,
+  deliveryEnvelopeSchema,
+  deliveryId,
+  ERASURE_NOTICE_TRIGGER,
+  type ErasureNotice,
+  erasureNoticeSchema,
+  PUBLISHED_OUTCOMES,
+  parseStreamMessage,
+  publishedMessage,
+  STREAM_ATTRIBUTES,
+  STREAM_CONTRACT,
+  STREAM_KINDS,
+  STREAM_SCHEMA_VERSION,
+  type StreamEnvelope,
+  streamAttributesSchema,
+  streamMessageSchema,
+} from "./envelope.ts";
+export { BackendError, ContractViolationError } from "./errors.ts";
+export {
+  type FilterPolicy,
+  FilterPolicyUnsupportedError,
+  parseFilterPolicy,
+  policyAdmits,
+  type StringCondition,
+} from "./filter-policy.ts";
+export { ENGLISH, parseContract } from "./parse.ts";
+export {
+  type DeliveryIdStore,
+  memoryDeliveryIdStore,
+  type StreamBatchOptions,
+  type StreamBatchResponse,
+  type StreamQueueEvent,
+  type StreamQueueRecord,
+  streamBatchProcessor,
+} from "./sqs-batch.ts";
