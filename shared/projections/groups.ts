@@ -1,4 +1,9 @@
-import { detailedGroupOf, type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
+import {
+  detailedGroupOf,
+  type GroupEvent,
+  isGroupEvent,
+  isMembershipEvent,
+} from "@webhook-backend/stream/events/accessors";
 import { appKey } from "../platform/tables";
 import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";

@@ -3,7 +3,7 @@ import {
   isMembershipEvent,
   type MembershipEvent,
   type MembershipTrigger,
-} from "../events/accessors";
+} from "@webhook-backend/stream/events/accessors";
 import { appKey } from "../platform/tables";
 import type { Fallbacks, ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, type Version } from "./version";

@@ -1,4 +1,4 @@
-import type { EventOf, KnownEvent } from "../events/schemas";
+import type { EventOf, KnownEvent } from "@webhook-backend/stream/events/schemas";
 import { appKey, ONLINE_SHARDS, shardKey } from "../platform/tables";
 import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";

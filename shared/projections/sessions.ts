@@ -1,5 +1,10 @@
-import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
-import type { Occupant } from "../events/resources";
+import {
+  isCallMessageEvent,
+  isSessionEvent,
+  type SessionEvent,
+  sessionIdOf,
+} from "@webhook-backend/stream/events/accessors";
+import type { Occupant } from "@webhook-backend/stream/events/resources";
 import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "../platform/tables";
 import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version } from "./version";

@@ -1,4 +1,4 @@
-import type { KnownEvent } from "../events/schemas";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import type { Version } from "./version";
 
 /** What a projection is given with each event: the event and what the ingest stamped on it. */

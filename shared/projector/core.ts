@@ -1,7 +1,7 @@
+import { type SessionEvent, sessionIdOf } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { KnownEvent, ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import { messageGroupOf, type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
-import { type SessionEvent, sessionIdOf } from "../events/accessors";
-import { parseEventBody, refusalOf } from "../events/parse-body";
-import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { ItemLimitError } from "../platform/errors";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import { PROJECTION_TABLE_NAMES } from "../platform/tables";

@@ -1,5 +1,5 @@
-import { eventTime } from "../events/event-time";
-import type { KnownEvent } from "../events/schemas";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import { RETRY_SPREAD_MS, RUNNER_UPS_KEPT } from "../platform/constants";
 import { canonicalJson } from "../projections/canonical-json";
 import type { Fallbacks, ItemKey, Projection, ProjectionInput, RunnerUp } from "../projections/types";

@@ -1,4 +1,4 @@
-import type { KnownEvent } from "../events/schemas";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import { byTable, PROJECTION_TABLE_NAMES, type ProjectionTableName } from "../platform/tables";
 import type { ItemStore } from "../ports/item-store";
 import { groupsProjection } from "../projections/groups";

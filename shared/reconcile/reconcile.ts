@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type KnownEvent, parseWebhookEvent } from "../events/schemas";
+import { type KnownEvent, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import { appKey } from "../platform/tables";
 import type { ItemStore } from "../ports/item-store";
 import type { PresenceState } from "../projections/presence";

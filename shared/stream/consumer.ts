@@ -4,8 +4,8 @@ import {
   type ErasureNotice,
   type StreamEnvelope,
 } from "@webhook-backend/stream";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import { memoryItemStore } from "../adapters/memory-item-store";
-import { parseEventBody, refusalOf } from "../events/parse-body";
 import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "../platform/tables";
 import type { ProjectionInput } from "../projections/types";
 import {

@@ -12,11 +12,11 @@ import {
   STREAM_SCHEMA_VERSION,
   type StreamEnvelope,
 } from "@webhook-backend/stream";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import type { RawArchiveLine } from "../contracts/bucket-layout";
 import { messageGroupOf } from "../contracts/queue-messages";
-import { eventTime } from "../events/event-time";
-import { parseEventBody, refusalOf } from "../events/parse-body";
-import type { ParsedEvent } from "../events/schemas";
 import { versionOf } from "../projections/version";
 import { archiveLine } from "../projector/raw-archive";
 import type { StreamMessage } from "./publish-batches";

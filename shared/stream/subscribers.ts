@@ -1,7 +1,7 @@
 import { STREAM_ATTRIBUTES, STREAM_KINDS } from "@webhook-backend/stream";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { closest } from "fastest-levenshtein";
 import * as z from "zod/mini";
-import { KNOWN_TRIGGERS } from "../events/schemas";
 import { ConfigurationError } from "../platform/errors";
 
 /**

@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
@@ -8,7 +9,6 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { type ManagementApi, managementApi } from "../../shared/apps/management-api";
 import { rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";

@@ -10,11 +10,11 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { deliveryId, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { utcDay } from "../../shared/contracts/bucket-layout";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { PROJECTION_TABLE_NAMES } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
 import { factFields, streamCopy } from "../../shared/stream/consumer";

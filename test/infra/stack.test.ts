@@ -1,13 +1,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
 import { bundleCounts } from "../../infra/bundling";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import {
   PROJECTOR_OUTCOMES,

@@ -1,5 +1,5 @@
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import { expect } from "vitest";
-import type { KnownEvent } from "../../shared/events/schemas";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 
 /**

@@ -1,5 +1,5 @@
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import { memoryItemStore } from "../../shared/adapters/memory-item-store";
-import { parseWebhookEvent } from "../../shared/events/schemas";
 import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { GroupState } from "../../shared/projections/groups";
 import type { MembershipState } from "../../shared/projections/memberships";

@@ -1,7 +1,7 @@
+import { GROUP_TRIGGERS } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
 import { describe, expect, it } from "vitest";
 import { PERSON_FIELDS } from "../../shared/erasure/find-items";
-import { GROUP_TRIGGERS } from "../../shared/events/accessors";
-import { parseEventBody } from "../../shared/events/parse-body";
 import { groupsProjection } from "../../shared/projections/groups";
 import { membershipsProjection } from "../../shared/projections/memberships";
 import type { Projection } from "../../shared/projections/types";

@@ -25,7 +25,6 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["adapters"],
   ["ports"],
   ["projections"],
-  ["events"],
   ["contracts"],
   ["platform"],
 ];

@@ -1,7 +1,7 @@
+import type { MembershipEvent } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { MembershipEvent } from "../../shared/events/accessors";
-import { parseEventBody } from "../../shared/events/parse-body";
 import { type MembershipState, membershipsProjection } from "../../shared/projections/memberships";
 import type { ProjectionInput } from "../../shared/projections/types";
 import { evolveOnce, projectionInput, RETRY_SPREAD_MS } from "../../shared/projector/fold";

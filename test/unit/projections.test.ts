@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
+import type { GroupEvent, MembershipEvent, SessionEvent } from "@webhook-backend/stream/events/accessors";
+import type { EventOf } from "@webhook-backend/stream/events/schemas";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
-import type { EventOf } from "../../shared/events/schemas";
 import { observability } from "../../shared/platform/observability";
 import { TRIGGER_METRICS } from "../../shared/platform/outcomes";
 import { evolveGroup, groupsProjection } from "../../shared/projections/groups";

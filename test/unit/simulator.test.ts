@@ -1,8 +1,8 @@
 import { createServer as httpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseWebhookEvent } from "../../shared/events/schemas";
 import { lifecycleRank } from "../../shared/projections/version";
 import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";

@@ -17,8 +17,8 @@ import {
   streamAttributesSchema,
   streamMessageSchema,
 } from "@webhook-backend/stream";
+import { knownEventSchema } from "@webhook-backend/stream/events/schemas";
 import * as z from "zod/mini";
-import { knownEventSchema } from "../../shared/events/schemas";
 import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { erasureNotice } from "../../shared/stream/erasure-notice";
 import { filterPolicyOf, TRIGGER_FAMILIES } from "../../shared/stream/subscribers";

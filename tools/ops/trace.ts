@@ -1,9 +1,9 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { SessionEvent } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
-import type { SessionEvent } from "../../shared/events/accessors";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
-import type { KnownEvent } from "../../shared/events/schemas";
 import type { RecordingState } from "../../shared/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 import {
