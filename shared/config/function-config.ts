@@ -1,4 +1,5 @@
 import { ENGLISH } from "@webhook-backend/stream/parse";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import * as z from "zod/mini";
 import { recordingApiKeysSchema, type WebhookCredential } from "../contracts/secrets";
 import { parseCredentialList } from "../ingest/credentials";
@@ -13,13 +14,7 @@ import {
 } from "../platform/constants";
 import { ConfigurationError } from "../platform/errors";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../platform/queues";
-import {
-  byTable,
-  PROJECTION_TABLE_NAMES,
-  type TableEnvVar,
-  type TableNames,
-  tableEnvVar,
-} from "../platform/tables";
+import { byTable, type TableEnvVar, type TableNames, tableEnvVar } from "../platform/tables";
 import type { RecorderLimits } from "../recorder/archive";
 import type { RecordingApiKeySource } from "../recorder/secret-api-keys";
 

@@ -15,9 +15,9 @@ import {
 import { eventTime } from "@webhook-backend/stream/events/event-time";
 import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
+import { versionOf } from "@webhook-backend/stream/projections/version";
 import type { RawArchiveLine } from "../contracts/bucket-layout";
 import { messageGroupOf } from "../contracts/queue-messages";
-import { versionOf } from "../projections/version";
 import { archiveLine } from "../projector/raw-archive";
 import type { StreamMessage } from "./publish-batches";
 

@@ -1,6 +1,6 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { StreamCopy } from "@webhook-backend/stream";
 import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
-import type { StreamCopy } from "./consumer";
 
 /**
  * The worked consumer of docs/stream.md: a service of your own that keeps a copy of the four

@@ -4,7 +4,7 @@
  * headline totals, so that the console ranks apps without a query per app.
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../../projections/canonical-json";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import type { DayActivity } from "../figures";
 
 /** A digest of what a day's write stores for an app: a pass rewrites the app when it differs. */

@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 import { dedupeKey } from "@webhook-backend/stream/events/dedupe";
 import { eventTime } from "@webhook-backend/stream/events/event-time";
 import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { type FactOrder, lifecycleRank } from "@webhook-backend/stream/projections/version";
 import { utcDay } from "../../../shared/contracts/bucket-layout";
-import { type FactOrder, lifecycleRank } from "../../../shared/projections/version";
 import type { GeneratedEvent } from "../generator";
 
 export type Json = Record<string, unknown>;
