@@ -1,7 +1,13 @@
 import { defineConfig } from "vitest/config";
+import { SOURCE_CONDITION } from "./infra/conditions";
 import { SlowestFirstSequencer } from "./test/support/slowest-files";
 
 export default defineConfig({
+  // The stream package (packages/stream) is imported from its TypeScript sources, as the bundles,
+  // the type check and tsx import it (infra/conditions.ts).
+  // The rest is Vite's server default but "module" (which picks the AWS SDK's dist-es, ESM for
+  // bundlers only, that Node cannot load).
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, "node", "development|production"] } },
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],

@@ -3,13 +3,10 @@
  * provisioned (units per second, held by auto scaling at a target utilisation between a minimum
  * and a maximum, per table and per index, as `infra/constructs/projection-tables.ts` deploys).
  */
+
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import type { ProvisionedCapacity } from "../infra/constructs/projection-tables";
-import {
-  PROJECTION_TABLE_NAMES,
-  PROJECTION_TABLES,
-  TABLE_DEFINITIONS,
-  type TableNames,
-} from "../shared/platform/tables";
+import { PROJECTION_TABLES, TABLE_DEFINITIONS, type TableNames } from "../shared/platform/tables";
 
 /** us-east-1 list prices, USD (DynamoDB Standard table class). */
 export const DYNAMO_PRICE = {

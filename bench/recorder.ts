@@ -8,13 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { projectionInput } from "@webhook-backend/stream/fold";
+import { appKey } from "@webhook-backend/stream/projections/keys";
+import { evolveSession, type SessionState } from "@webhook-backend/stream/projections/sessions";
 import { build } from "esbuild";
 import { lambdaBuildOptions } from "../infra/bundling";
 import { documentClient, dynamoItemStore } from "../shared/adapters/dynamo-item-store";
-import { parseWebhookEvent } from "../shared/events/schemas";
-import { appKey, SESSIONS_TABLE } from "../shared/platform/tables";
-import { evolveSession, type SessionState } from "../shared/projections/sessions";
-import { projectionInput } from "../shared/projector/core";
+import { SESSIONS_TABLE } from "../shared/platform/tables";
 import { emulatorClients } from "../tools/local/clients";
 import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createProjectionTables, localTableNames } from "../tools/local/provision";
@@ -27,7 +28,12 @@ const MB = 1024 * 1024;
 async function startFileServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url))],
+    [
+      "--conditions=source",
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url)),
+    ],
     {
       stdio: ["ignore", "pipe", "inherit"],
     },

@@ -20,6 +20,7 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
 } from "@aws-sdk/client-sqs";
+import { parseStreamMessage } from "@webhook-backend/stream";
 import { bundleFunction, FUNCTION_ENTRIES } from "../infra/bundling";
 import { s3BlobStore } from "../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../shared/adapters/sqs-message-queue";
@@ -29,7 +30,6 @@ import { projectSqsBatch } from "../shared/projector/batch";
 import type { ProjectorDependencies } from "../shared/projector/core";
 import type { FactStream } from "../shared/projector/fact-stream";
 import { projectionStores } from "../shared/projector/stores";
-import { parseStreamMessage } from "../shared/stream/envelope";
 import { projectorStream } from "../shared/stream/projector-stream";
 import { snsStreamPublisher } from "../shared/stream/sns-publisher";
 import { subscribeQueue } from "../shared/stream/subscriptions";

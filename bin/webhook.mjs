@@ -3,6 +3,7 @@
 // so that `--json` output is pure JSON (`npm run <command>` prints npm's "> script" lines first).
 // It runs on the Node that npx puts first on PATH: the project's node_modules/.bin/node (Node 24).
 import { readFileSync } from "node:fs";
+import { register as registerHooks } from "node:module";
 import { distance } from "fastest-levenshtein";
 import { register } from "tsx/esm/api";
 
@@ -78,4 +79,6 @@ if (!entry) {
 }
 process.argv = [process.argv[0], entry, ...rest];
 register();
+// The stream package from its sources (infra/conditions.ts); registered last, so it runs first.
+registerHooks("./source-condition.mjs", import.meta.url);
 await import(new URL(entry, import.meta.url).href);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BuildOptions, type BuildResult, build, buildSync, type Metafile } from "esbuild";
+import { SOURCE_CONDITION } from "./conditions";
 
 /**
  * How every function is bundled, in one place: the CDK app (`BackendFunction`'s local bundling)
@@ -50,6 +51,9 @@ export function lambdaBuildOptions(entry: string): BuildOptions {
     target: LAMBDA_NODE_TARGET,
     format: "esm",
     mainFields: MAIN_FIELDS,
+    // The stream package from its sources (infra/conditions.ts), as every tool here imports it.
+    // ("module", esbuild's default when no condition is given, is kept: the SDK's ES builds.)
+    conditions: [SOURCE_CONDITION, "module"],
     alias: ALIASES,
     banner: { js: ESM_BANNER },
     logLevel: "error",

@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 import { DEFAULT_RECORDING_API_KEY_HOSTS, HOST_NAME_PATTERN } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
@@ -434,7 +435,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
     }
     if (value !== undefined) raw[key] = value;
   }
-  const parsed = contextSchema.safeParse(raw);
+  const parsed = contextSchema.safeParse(raw, ENGLISH);
   const config = parsed.success ? { ...parsed.data, ...edgeSizing(parsed.data) } : undefined;
   if (!config)
     problems.push(

@@ -1,3 +1,4 @@
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import { CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
@@ -16,7 +17,7 @@ import {
 } from "../shared/config/function-environment";
 import { S3_PREFIX } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/platform/queues";
-import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
+import { tableOutput } from "../shared/platform/tables";
 import { STREAM_OUTPUTS, subscriberOutputs } from "../shared/stream/subscribers";
 import { FUNCTION_ENTRIES } from "./bundling";
 import {

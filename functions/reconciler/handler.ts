@@ -1,3 +1,4 @@
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { loadReconcilerConfig } from "../../shared/config/function-config";
 import { secretsClient } from "../../shared/platform/aws-clients";
@@ -5,7 +6,6 @@ import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
-import type { PresenceState } from "../../shared/projections/presence";
 import { reconcileAll } from "../../shared/reconcile/run";
 import { recordingApiKeySource } from "../../shared/recorder/secret-api-keys";
 

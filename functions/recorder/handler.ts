@@ -1,3 +1,4 @@
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
 import type { Context, SQSEvent } from "aws-lambda";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { loadRecorderConfig } from "../../shared/config/function-config";
@@ -6,7 +7,6 @@ import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
 import { SESSIONS_TABLE } from "../../shared/platform/tables";
-import type { SessionState } from "../../shared/projections/sessions";
 import type { RecorderDependencies } from "../../shared/recorder/archive";
 import { recordSqsBatch } from "../../shared/recorder/batch";
 import { systemResolver } from "../../shared/recorder/safe-fetch";

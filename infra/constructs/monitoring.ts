@@ -1,3 +1,4 @@
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { Duration, Validations } from "aws-cdk-lib";
 import type { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
 import {
@@ -18,7 +19,6 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { QUARANTINE_SPIKE, REFUSALS } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 import {

@@ -1,3 +1,5 @@
+import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "@webhook-backend/stream/projections/keys";
+import { EXPIRES_AT } from "@webhook-backend/stream/projections/registry";
 import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
@@ -6,15 +8,12 @@ import { Construct } from "constructs";
 import {
   byTable,
   type KeyAttribute,
-  PROJECTION_TABLE_NAMES,
   PROJECTION_TABLES,
   type ProjectionTableId,
-  type ProjectionTableName,
   TABLE_DEFINITIONS,
   type TableDefinition,
   type TableNames,
 } from "../../shared/platform/tables";
-import { EXPIRES_AT } from "../../shared/projector/expiry";
 
 const TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 const key = (k: KeyAttribute) => ({ name: k.name, type: TYPES[k.type] });

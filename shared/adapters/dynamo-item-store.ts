@@ -10,12 +10,12 @@ import {
   PutCommand,
   TransactWriteCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
+import type { ItemKey } from "@webhook-backend/stream/projections/types";
 import pLimit from "p-limit";
 import { ItemContentionError, ItemLimitError } from "../platform/errors";
 import { keyLimitViolation, keyOfItem, type TableDefinition } from "../platform/tables";
 import type { ApplyResult, ItemStore } from "../ports/item-store";
-import { canonicalJson } from "../projections/canonical-json";
-import type { ItemKey } from "../projections/types";
 import { batchGetAll } from "./dynamo-reads";
 
 /** The batched read's failures after which each item reads itself: throttling, unprocessed keys. */

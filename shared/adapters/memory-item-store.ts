@@ -1,6 +1,6 @@
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
+import type { ItemKey } from "@webhook-backend/stream/projections/types";
 import type { ItemStore } from "../ports/item-store";
-import { canonicalJson } from "../projections/canonical-json";
-import type { ItemKey } from "../projections/types";
 
 /**
  * An `ItemStore` in memory with the DynamoDB adapter's semantics (a write only when the state

@@ -4,6 +4,7 @@ import {
   PutCommand,
   ScanCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { StorageError } from "../platform/errors";
 import { APP_RECORD, allowedRecordSchema, type WebhookRecord, webhookRecordSchema } from "./records";
 
@@ -65,9 +66,9 @@ export function dynamoAppRegistry(doc: DynamoDBDocumentClient, tableName: string
       do {
         const out = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey }));
         for (const item of out.Items ?? []) {
-          const allowed = allowedRecordSchema.safeParse(item);
+          const allowed = allowedRecordSchema.safeParse(item, ENGLISH);
           if (allowed.success) known(allowed.data.appId).allowed = true;
-          const webhook = webhookRecordSchema.safeParse(item);
+          const webhook = webhookRecordSchema.safeParse(item, ENGLISH);
           if (webhook.success) known(webhook.data.appId).webhook = webhook.data;
         }
         ExclusiveStartKey = out.LastEvaluatedKey;

@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 import {
   ManagementAuthError,
@@ -137,11 +138,11 @@ export function managementApi(options: ManagementApiOptions): ManagementApi {
 
   return {
     listWebhooks: async (appId) => {
-      const parsed = listSchema.safeParse(await call("GET", appPath(appId), appId));
+      const parsed = listSchema.safeParse(await call("GET", appPath(appId), appId), ENGLISH);
       if (!parsed.success) throw new ManagementRequestError(`GET ${appPath(appId)}: not a list of webhooks`);
       const items = Array.isArray(parsed.data) ? parsed.data : parsed.data.data;
       return items.flatMap((item) => {
-        const hook = platformWebhookSchema.safeParse(item);
+        const hook = platformWebhookSchema.safeParse(item, ENGLISH);
         return hook.success ? [hook.data] : [];
       });
     },

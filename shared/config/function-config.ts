@@ -1,3 +1,5 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import * as z from "zod/mini";
 import { recordingApiKeysSchema, type WebhookCredential } from "../contracts/secrets";
 import { parseCredentialList } from "../ingest/credentials";
@@ -12,13 +14,7 @@ import {
 } from "../platform/constants";
 import { ConfigurationError } from "../platform/errors";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../platform/queues";
-import {
-  byTable,
-  PROJECTION_TABLE_NAMES,
-  type TableEnvVar,
-  type TableNames,
-  tableEnvVar,
-} from "../platform/tables";
+import { byTable, type TableEnvVar, type TableNames, tableEnvVar } from "../platform/tables";
 import type { RecorderLimits } from "../recorder/archive";
 import type { RecordingApiKeySource } from "../recorder/secret-api-keys";
 
@@ -44,7 +40,7 @@ const flag = /* @__PURE__ */ z.pipe(
 function parseEnv<S extends z.ZodMiniType>(schema: S, env: Env): z.infer<S> {
   // Trimmed, and an empty variable counts as unset.
   const trimmed = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v?.trim() || undefined]));
-  const parsed = schema.safeParse(trimmed);
+  const parsed = schema.safeParse(trimmed, ENGLISH);
   if (!parsed.success) {
     const problems = parsed.error.issues
       .map((i: z.core.$ZodIssue) => `${i.path.join(".")}: ${i.message}`)
@@ -321,7 +317,7 @@ export function loadReconcilerConfig(env: Env): ReconcilerConfig {
   const e = parseEnv(reconcilerEnv, env);
   const apps = z
     .record(z.string().check(z.minLength(1)), z.enum(["us", "eu", "in"]))
-    .safeParse(jsonVariable("RECONCILE_APPS", e.RECONCILE_APPS));
+    .safeParse(jsonVariable("RECONCILE_APPS", e.RECONCILE_APPS), ENGLISH);
   if (!apps.success)
     throw new ConfigurationError('RECONCILE_APPS must be a JSON object of appId to "us", "eu" or "in"', {
       cause: apps.error,
@@ -353,7 +349,10 @@ export function loadRecorderConfig(env: Env): RecorderConfig {
   if (e.RECORDING_API_KEYS_SECRET_ID)
     apiKeys = { kind: "secret", secretId: e.RECORDING_API_KEYS_SECRET_ID, cacheSeconds: 300 };
   else if (e.RECORDING_API_KEYS) {
-    const parsed = recordingApiKeysSchema.safeParse(jsonVariable("RECORDING_API_KEYS", e.RECORDING_API_KEYS));
+    const parsed = recordingApiKeysSchema.safeParse(
+      jsonVariable("RECORDING_API_KEYS", e.RECORDING_API_KEYS),
+      ENGLISH,
+    );
     if (!parsed.success)
       throw new ConfigurationError("RECORDING_API_KEYS must be a JSON object of appId to apiKey", {
         cause: parsed.error,

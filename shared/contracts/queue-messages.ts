@@ -1,6 +1,7 @@
+import { ContractViolationError } from "@webhook-backend/stream/errors";
+import { parseContract } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 import { NO_APP_MESSAGE_GROUP } from "../platform/constants";
-import { ContractViolationError } from "../platform/errors";
 
 /**
  * The messages that cross the queues, each defined once: the sender builds them from these types
@@ -120,14 +121,4 @@ export function parseJsonContract<S extends z.ZodMiniType>(
     throw new ContractViolationError(`${what} is not JSON`, { cause: error });
   }
   return parseContract(schema, value, what);
-}
-
-/** Parses a value against a contract; the error names every failing path, never a value. */
-export function parseContract<S extends z.ZodMiniType>(schema: S, value: unknown, what: string): z.infer<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .map((i: z.core.$ZodIssue) => `${i.path.join(".") || "(root)"}: ${i.message}`)
-    .join("; ");
-  throw new ContractViolationError(`invalid ${what}: ${problems}`, { cause: parsed.error });
 }

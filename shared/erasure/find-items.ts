@@ -1,10 +1,11 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { RUNNER_UPS_KEPT } from "@webhook-backend/stream/fold";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
+import { appKey } from "@webhook-backend/stream/projections/keys";
 import pLimit from "p-limit";
 import { batchGetAll, queryAll } from "../adapters/dynamo-reads";
 import { TOP_LIMIT } from "../analytics/figures";
-import { RUNNER_UPS_KEPT } from "../platform/constants";
-import { appKey, keyOfItem, PROJECTION_TABLES, type TableNames } from "../platform/tables";
-import { canonicalJson } from "../projections/canonical-json";
+import { keyOfItem, PROJECTION_TABLES, type TableNames } from "../platform/tables";
 import type { ForgetDependencies, PlannedItem } from "./plan";
 import { itemErasure, mentionsUid, type Redaction } from "./redact";
 

@@ -1,7 +1,7 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { appKey } from "@webhook-backend/stream/projections/keys";
 import { appSegment, dayOfKey, isArchiveObjectKey, objectText } from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
-import { appKey } from "../platform/tables";
 import { compacted, getBytes, keysUnder } from "./bucket";
 import type { ErasureCounts } from "./erasure-state";
 import { planItems, topListDays } from "./find-items";

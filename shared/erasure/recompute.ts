@@ -1,7 +1,7 @@
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import { compactDayPrefix, dropCompaction } from "../analytics/compaction";
 import { TOP_LIMIT } from "../analytics/figures";
 import { rollupDay } from "../analytics/rollup";
-import { canonicalJson } from "../projections/canonical-json";
 import type { ErasureCounts } from "./erasure-state";
 import type { ErasurePlan, ForgetDependencies } from "./plan";
 import { type Redaction, replaceUid } from "./redact";

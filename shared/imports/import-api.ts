@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 import { ImportAuthError, ImportPathError, ImportUnavailableError } from "../platform/errors";
 import { errorReason, errorText, parseJsonText, retryDelay } from "../platform/http-answers";
@@ -76,16 +77,16 @@ const answerSchema = z.looseObject({ data: z.record(z.string(), z.unknown()) });
 /** The code of an entity's error (`{"code": …}`, or the error itself when it is a string). */
 function errorCode(error: unknown): string | undefined {
   if (typeof error === "string") return error;
-  const parsed = z.looseObject({ code: z.optional(z.string()) }).safeParse(error);
+  const parsed = z.looseObject({ code: z.optional(z.string()) }).safeParse(error, ENGLISH);
   return parsed.success ? parsed.data.code : undefined;
 }
 
 /** What the answer says of each id sent (see the module's assumptions). */
 export function outcomesOf(ids: readonly string[], body: unknown): EntityOutcome[] {
-  const answer = answerSchema.safeParse(body);
+  const answer = answerSchema.safeParse(body, ENGLISH);
   if (!answer.success) return ids.map((id) => ({ id, result: "imported" }));
   return ids.map((id): EntityOutcome => {
-    const result = resultSchema.safeParse(answer.data.data[id]);
+    const result = resultSchema.safeParse(answer.data.data[id], ENGLISH);
     if (!result.success) return { id, result: "refused", reason: "the platform's answer does not name it" };
     if (result.data.success !== false) return { id, result: "imported" };
     const code = errorCode(result.data.error);

@@ -1,4 +1,5 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { type ImportApiKeys, importApiKeysSchema } from "../contracts/secrets";
 import { ConfigurationError } from "../platform/errors";
 
@@ -22,7 +23,7 @@ export interface ImportSettings {
 
 /** The settings of every app, parsed by their contract; a malformed value names its paths, never a key. */
 function parse(value: unknown, where: string): ImportApiKeys {
-  const parsed = importApiKeysSchema.safeParse(value);
+  const parsed = importApiKeysSchema.safeParse(value, ENGLISH);
   if (!parsed.success)
     throw new ConfigurationError(
       `${where} is not {"<appId>":{"url":"<import_url>","apiKey":"<key>"}}: ${parsed.error.issues

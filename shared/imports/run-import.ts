@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { ImportUnavailableError } from "../platform/errors";
 import type { EntityOutcome, ImportApi } from "./import-api";
 import { type FileEntry, NOT_JSON } from "./import-file";
@@ -103,7 +104,7 @@ export async function runImport<T extends { [key: string]: unknown }>(
   const seen = new Set<string>();
   const pending: Array<{ entry: T; at: string }> = [];
   for (const { at, value } of options.entries) {
-    const parsed = kind.entry.safeParse(value === NOT_JSON ? undefined : value);
+    const parsed = kind.entry.safeParse(value === NOT_JSON ? undefined : value, ENGLISH);
     if (!parsed.success) {
       const id = idOf(value);
       summary.invalid.push({

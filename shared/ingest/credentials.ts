@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { credentialListSchema, type WebhookCredential, webhookCredentialSchema } from "../contracts/secrets";
 import { MAX_AUTHORIZATION_HEADER_LENGTH } from "../platform/constants";
 import { CredentialsFormatError } from "../platform/errors";
@@ -9,9 +10,9 @@ import type { CredentialSource } from "./credential-source";
  * (the shape of the secret the CDK stack generates). The error names the failing path, never a value.
  */
 export function parseCredentialList(json: unknown): WebhookCredential[] {
-  const single = webhookCredentialSchema.safeParse(json);
+  const single = webhookCredentialSchema.safeParse(json, ENGLISH);
   if (single.success) return [single.data];
-  const parsed = credentialListSchema.safeParse(json);
+  const parsed = credentialListSchema.safeParse(json, ENGLISH);
   if (!parsed.success) {
     const where = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
     throw new CredentialsFormatError(`credential list is invalid: ${where}`, { cause: parsed.error });

@@ -125,18 +125,3 @@ export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent
  * once); a credential changed by hand refuses every delivery of its apps.
  */
 export const REFUSALS = { windowMinutes: 5, minRequests: 10, sharePercent: 5 } as const;
-
-/**
- * W: how much later than its fact's earliest receipt a copy may be received for the projections'
- * fold (`projector/fold.ts`) to stay exact. The platform retries at most twice, 10 s and 30 s after a failed delivery, each waiting up
- * to 2 s for an answer (~45 s); a minute leaves room for the edge's clock.
- */
-export const RETRY_SPREAD_MS = 60_000;
-
-/**
- * K: the most runner-ups a part of a projected item keeps (`projector/fold.ts`), candidates and
- * shadows, the best first. Beyond it (more than K facts about one part within twice W), the lowest
- * are forgotten: a part lowered by a late original may then fall back to an older fact than the
- * right one.
- */
-export const RUNNER_UPS_KEPT = 6;

@@ -2,16 +2,15 @@
  * The backend's errors: one hierarchy, each class naming its problem, none carrying a credential or
  * a whole body. `retryable` says whether doing the same work again may succeed (the record then
  * goes back to its queue); `cause` keeps the error it wraps. Modelled on Powertools idempotency's
- * and Emmett's error modules. Names are set explicitly: bundles are minified.
+ * and Emmett's error modules. Names are set explicitly: bundles are minified. The root, `BackendError`,
+ * and `ContractViolationError` are the stream package's (`@webhook-backend/stream/errors`): its
+ * consumers catch them too.
  */
+import { BackendError } from "@webhook-backend/stream/errors";
+
 /** Whether a failed read is an object that is not there (S3's `NoSuchKey`, or `NotFound` for a HEAD). */
 export function isMissingObject(error: unknown): boolean {
   return error instanceof Error && (error.name === "NoSuchKey" || error.name === "NotFound");
-}
-
-export abstract class BackendError extends Error {
-  /** Whether the same work may succeed if tried again (a throttle, a network fault, a race). */
-  abstract readonly retryable: boolean;
 }
 
 /** The configuration (environment or CDK context) is missing or malformed; thrown at cold start or synth. */
@@ -23,15 +22,6 @@ export class ConfigurationError extends BackendError {
 /** The credential store (Secrets Manager secret or env) holds something that is not a credential list. */
 export class CredentialsFormatError extends BackendError {
   override name = "CredentialsFormatError";
-  readonly retryable = false;
-}
-
-/**
- * A message on a queue or an object in the bucket does not match its contract (`shared/contracts`):
- * it will never become valid, so it is quarantined or recorded, never retried.
- */
-export class ContractViolationError extends BackendError {
-  override name = "ContractViolationError";
   readonly retryable = false;
 }
 

@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 
 /**
@@ -49,7 +50,7 @@ const codedErrorSchema = z.looseObject({ code: z.optional(z.string()), message: 
 export function errorText(error: unknown): string {
   if (error === undefined || error === null) return "";
   if (typeof error === "string") return error.slice(0, 200);
-  const coded = codedErrorSchema.safeParse(error);
+  const coded = codedErrorSchema.safeParse(error, ENGLISH);
   if (coded.success && (coded.data.code || coded.data.message))
     return [coded.data.code, coded.data.message].filter(Boolean).join(": ").slice(0, 200);
   return JSON.stringify(error).slice(0, 200);
@@ -64,7 +65,7 @@ export function errorText(error: unknown): string {
  */
 export function errorReason(body: unknown): string {
   if (typeof body === "string") return "";
-  const parsed = errorBodySchema.safeParse(body);
+  const parsed = errorBodySchema.safeParse(body, ENGLISH);
   if (!parsed.success) return "";
   return (parsed.data.message ?? errorText(parsed.data.error)).slice(0, 200);
 }

@@ -1,4 +1,11 @@
-import { createHash } from "node:crypto";
+import {
+  appKey,
+  monthBucket,
+  ONLINE_SHARDS,
+  PROJECTION_TABLE_NAMES,
+  type ProjectionTableName,
+  RECORDING_SHARDS,
+} from "@webhook-backend/stream/projections/keys";
 import { DYNAMO_PARTITION_KEY_MAX_BYTES, DYNAMO_SORT_KEY_MAX_BYTES } from "./constants";
 
 /**
@@ -41,13 +48,9 @@ export interface TableDefinition {
 const S = (name: string): KeyAttribute => ({ name, type: "S" });
 const N = (name: string): KeyAttribute => ({ name, type: "N" });
 
-/** Shards of the `online` index per app. */
-export const ONLINE_SHARDS = 16;
-/** Shards of the `withRecording` index per app. */
-export const RECORDING_SHARDS = 4;
-
 /**
- * The projection tables by name. A table's name is the key of `TableNames`, the local table's
+ * The projection tables by name (the stream package names them, `PROJECTION_TABLE_NAMES`: the
+ * projections compute their keys). A table's name is the key of `TableNames`, the local table's
  * suffix (`<prefix>-<name>`), and, upper-cased, the functions' environment variable that holds
  * its deployed name (`tableEnvVar`: `GROUPS_TABLE`). Its id names it in CloudFormation. Neither
  * may change for a deployed stack.
@@ -95,10 +98,8 @@ export const PROJECTION_TABLES = {
       { name: "withRecording", partitionKey: S("recordingShard"), sortKey: N("sessionTime") },
     ],
   },
-} as const satisfies Record<string, TableDefinition>;
+} as const satisfies Record<ProjectionTableName, TableDefinition>;
 
-/** A projection table's name: `groups`, `memberships`, … */
-export type ProjectionTableName = keyof typeof PROJECTION_TABLES;
 /** A projection table's logical id: `Groups`, `Memberships`, … */
 export type ProjectionTableId = (typeof PROJECTION_TABLES)[ProjectionTableName]["id"];
 /** A projection table's declaration. */
@@ -120,9 +121,6 @@ export function keyOfItem(
 ): Record<string, unknown> {
   return Object.fromEntries(keyAttributeNames(definition).map((name) => [name, item[name]]));
 }
-
-/** The projection tables' names, in declaration order. */
-export const PROJECTION_TABLE_NAMES = Object.keys(PROJECTION_TABLES) as ProjectionTableName[];
 
 /** The projection tables' definitions, in declaration order. */
 export const TABLE_DEFINITIONS: readonly ProjectionTableDefinition[] = PROJECTION_TABLE_NAMES.map(
@@ -240,20 +238,6 @@ export function keyLimitViolation(table: TableDefinition, item: Record<string, u
   return undefined;
 }
 
-/** `<appId>#<id>`: every key is scoped by app. */
-export function appKey(appId: string, id: string): string {
-  return `${appId}#${id}`;
-}
-
-/**
- * `<appId>#<n>`: the shard of `id` among `shards`, by its hash (stable across runs and machines).
- *
- * @example shardKey("app1", "u1", 16) // "app1#11"
- */
-export function shardKey(appId: string, id: string, shards: number): string {
-  return appKey(appId, String(createHash("sha256").update(id).digest().readUInt32BE(0) % shards));
-}
-
 /** Every shard key of an app (a query fans out over them). */
 export function shardKeys(appId: string, shards: number): string[] {
   return Array.from({ length: shards }, (_, n) => appKey(appId, String(n)));
@@ -279,11 +263,6 @@ export function shardQueries(appId: string, indexName: keyof typeof SHARDED_INDE
     KeyConditionExpression: `${attribute} = :s`,
     ExpressionAttributeValues: { ":s": shard },
   }));
-}
-
-/** `<appId>#<yyyy-mm>`: the UTC month bucket of a time (ms). */
-export function monthBucket(appId: string, ms: number): string {
-  return appKey(appId, new Date(ms).toISOString().slice(0, 7));
 }
 
 /** The month buckets a time range covers, oldest first. */

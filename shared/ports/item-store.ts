@@ -1,4 +1,4 @@
-import type { ItemKey } from "../projections/types";
+import type { ItemKey } from "@webhook-backend/stream/projections/types";
 
 /** How an update of one item ended: the state before and after (the same object when nothing was written). */
 export interface ApplyResult<S> {

@@ -1,9 +1,10 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
+import { ContractViolationError } from "@webhook-backend/stream/errors";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
+import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { metricTrigger } from "../events/metric-trigger";
-import { parseEventBody } from "../events/parse-body";
-import type { ParsedEvent } from "../events/schemas";
-import { ContractViolationError, errorSummary } from "../platform/errors";
+import { errorSummary } from "../platform/errors";
+import { metricTrigger } from "../platform/metric-trigger";
 import { countOutcome, type Observability } from "../platform/observability";
 import { type ProjectionOutcome, type ProjectorOutcome, TRIGGER_METRICS } from "../platform/outcomes";
 import { processSqsBatch } from "../platform/sqs-batch";

@@ -1,33 +1,22 @@
+import { type SessionEvent, sessionIdOf } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { KnownEvent, ParsedEvent } from "@webhook-backend/stream/events/schemas";
+import { evolveOnce, projectionInput, withoutSeen } from "@webhook-backend/stream/fold";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { PROJECTIONS, type VersionedItem } from "@webhook-backend/stream/projections/registry";
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
+import type { ItemKey, Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
 import { messageGroupOf, type RecordingJob, recordingJobAttributes } from "../contracts/queue-messages";
-import { type SessionEvent, sessionIdOf } from "../events/accessors";
-import { parseEventBody, refusalOf } from "../events/parse-body";
-import type { KnownEvent, ParsedEvent } from "../events/schemas";
 import { ItemLimitError } from "../platform/errors";
 import type { ProjectionOutcome } from "../platform/outcomes";
-import { PROJECTION_TABLE_NAMES } from "../platform/tables";
 import type { BlobStore } from "../ports/blob-store";
 import type { ItemStore } from "../ports/item-store";
 import type { MessageQueue } from "../ports/message-queue";
-import type { SessionState } from "../projections/sessions";
-import type { ItemKey, Projection, ProjectionInput } from "../projections/types";
+import { type ItemExpiryDays, withExpiry } from "./expiry";
 import type { FactStream } from "./fact-stream";
-import { evolveOnce, projectionInput, withoutSeen } from "./fold";
 import type { QueuedEvent } from "./queued-event";
 import { quarantine } from "./raw-archive";
-import { PROJECTIONS, type ProjectionStores, tableBindings, type VersionedItem } from "./registry";
-
-export {
-  atFirstReceipt,
-  evolveOnce,
-  knownReceipt,
-  projectionInput,
-  RETRY_SPREAD_MS,
-  RUNNER_UPS_KEPT,
-  withoutSeen,
-} from "./fold";
-export type { ProjectionStores, VersionedItem } from "./registry";
-
-import { type ItemExpiryDays, withExpiry } from "./expiry";
+import { type ProjectionStores, tableBindings } from "./registry";
 
 export interface ProjectorDependencies {
   stores: ProjectionStores;

@@ -1,8 +1,8 @@
-import type { ProjectionTableName } from "../platform/tables";
-import type { MembershipState } from "../projections/memberships";
-import type { PresenceState } from "../projections/presence";
-import type { SessionState } from "../projections/sessions";
-import type { VersionedItem } from "./registry";
+import type { ProjectionTableName } from "@webhook-backend/stream/projections/keys";
+import type { MembershipState } from "@webhook-backend/stream/projections/memberships";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
+import { EXPIRES_AT, type VersionedItem } from "@webhook-backend/stream/projections/registry";
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
 
 /**
  * Item expiry (DynamoDB TTL, #34): how long an item that nothing will change any more stays, per
@@ -11,9 +11,6 @@ import type { VersionedItem } from "./registry";
  * events back by a replay, never a tombstone a replay still needs.
  */
 export type ItemExpiryDays = Partial<Record<ProjectionTableName, number>>;
-
-/** The attribute DynamoDB's TTL reads: epoch seconds. */
-export const EXPIRES_AT = "expiresAt";
 
 const DAY_SECONDS = 86_400;
 

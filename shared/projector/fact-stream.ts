@@ -1,5 +1,5 @@
+import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import { onFirstUse } from "../adapters/lazy-adapters";
-import type { ParsedEvent } from "../events/schemas";
 import type { ProjectionOutcome } from "../platform/outcomes";
 import type { QueuedEvent } from "./queued-event";
 

@@ -1,5 +1,10 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import { dedupeKey } from "@webhook-backend/stream/events/dedupe";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
+import { lifecycleRank } from "@webhook-backend/stream/projections/version";
 import { edgeDaysOf } from "../analytics/edge-days";
 import {
   edgeArchiveDayPrefix,
@@ -9,12 +14,7 @@ import {
   type RawArchiveLine,
   rawArchiveHourPrefix,
 } from "../contracts/bucket-layout";
-import { dedupeKey } from "../events/dedupe";
-import { eventTime } from "../events/event-time";
-import { parseEventBody, refusalOf } from "../events/parse-body";
-import type { ParsedEvent } from "../events/schemas";
 import type { BlobStore } from "../ports/blob-store";
-import { lifecycleRank } from "../projections/version";
 import type { QueuedEvent } from "./queued-event";
 
 /** An event as the contract names it, nothing else (the quarantine record's base). */

@@ -1,37 +1,15 @@
-import type { KnownEvent } from "../events/schemas";
-import { byTable, PROJECTION_TABLE_NAMES, type ProjectionTableName } from "../platform/tables";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
+import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "@webhook-backend/stream/projections/keys";
+import { PROJECTIONS, type StateOf, type VersionedItem } from "@webhook-backend/stream/projections/registry";
+import type { Projection } from "@webhook-backend/stream/projections/types";
+import { byTable } from "../platform/tables";
 import type { ItemStore } from "../ports/item-store";
-import { groupsProjection } from "../projections/groups";
-import { membershipsProjection } from "../projections/memberships";
-import { presenceProjection } from "../projections/presence";
-import { sessionsProjection } from "../projections/sessions";
-import type { Fallbacks, Projection, SeenEvents } from "../projections/types";
-import type { Version } from "../projections/version";
 
-/**
- * Each projection table's projection: the pure evolve the projector folds into it. With the
- * table's declaration (`PROJECTION_TABLES`, shared/platform/tables.ts), this is all a table takes:
- * the projector, the stores, `trace`, the dry run and the CLIs iterate the two. It lives here, not
- * in platform/, because it binds the projections (a layer above the platform) to their tables.
+/*
+ * Each projection table's projection (`PROJECTIONS`, with `VersionedItem` and `StateOf`) is the
+ * stream package's: the projections are pure, and consumers fold with them. This binds each to
+ * its store: the projector, `trace`, the dry run and the CLIs iterate the two.
  */
-export const PROJECTIONS = {
-  groups: groupsProjection,
-  memberships: membershipsProjection,
-  presence: presenceProjection,
-  sessions: sessionsProjection,
-} as const satisfies Record<ProjectionTableName, Projection<VersionedItem, KnownEvent>>;
-
-/** An item whose parts each keep the version of the fact that wrote them (and, some, their runner-up). */
-export type VersionedItem = {
-  pk: string;
-  seen?: SeenEvents;
-  versions: Partial<Record<string, Version>>;
-  fallback?: Fallbacks;
-};
-
-/** The state of a table's items, as its projection evolves them. */
-export type StateOf<N extends ProjectionTableName> =
-  (typeof PROJECTIONS)[N] extends Projection<infer S, infer _E> ? S : never;
 
 /** One item store per projection table. */
 export type ProjectionStores = { [N in ProjectionTableName]: ItemStore<StateOf<N>> };

@@ -1,5 +1,6 @@
+import { BackendError } from "@webhook-backend/stream/errors";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
-import { BackendError } from "../platform/errors";
 
 /**
  * The platform's user listing (`GET {base_url}/users`, header `apiKey`; `perPage` up to 1000,
@@ -122,11 +123,11 @@ export async function listPlatformUsers(options: ListingOptions): Promise<UserLi
       );
     if (!response.ok)
       return { users, complete: false, pages: page - 1, error: `page ${page}: HTTP ${response.status}` };
-    const parsed = listingPageSchema.safeParse(await response.json().catch(() => undefined));
+    const parsed = listingPageSchema.safeParse(await response.json().catch(() => undefined), ENGLISH);
     if (!parsed.success)
       return { users, complete: false, pages: page - 1, error: `page ${page}: not a user listing` };
     for (const entry of parsed.data.data) {
-      const user = listedUserSchema.safeParse(entry);
+      const user = listedUserSchema.safeParse(entry, ENGLISH);
       if (user.success) users.push(user.data);
     }
     const pagination = parsed.data.meta?.pagination;

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { type KnownEvent, parseWebhookEvent } from "../events/schemas";
-import { appKey } from "../platform/tables";
+import { type KnownEvent, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { appKey } from "@webhook-backend/stream/projections/keys";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
+import { presenceProjection } from "@webhook-backend/stream/projections/presence";
+import type { ProjectionInput } from "@webhook-backend/stream/projections/types";
+import { lifecycleRank, versionOf } from "@webhook-backend/stream/projections/version";
 import type { ItemStore } from "../ports/item-store";
-import type { PresenceState } from "../projections/presence";
-import { presenceProjection } from "../projections/presence";
-import type { ProjectionInput } from "../projections/types";
-import { lifecycleRank, versionOf } from "../projections/version";
 import type { ListedUser, UserListing } from "./platform-users";
 
 /** What a reconcile changed. */

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import type { ItemStore } from "../ports/item-store";
-import type { PresenceState } from "../projections/presence";
 import { onlineUids } from "./dynamo-online-users";
 import { listPlatformUsers, platformBaseUrl } from "./platform-users";
 import { type ReconcileSummary, reconcilePresence } from "./reconcile";

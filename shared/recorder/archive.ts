@@ -10,17 +10,17 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import type { RecordingJob } from "../contracts/queue-messages";
-import { S3_PREFIX } from "../platform/constants";
-import { type FetchFailureReason, RecordingFetchError, StorageError } from "../platform/errors";
-import { appKey } from "../platform/tables";
-import type { ItemStore } from "../ports/item-store";
+import { appKey } from "@webhook-backend/stream/projections/keys";
 import {
   applyRecordingOutcome,
   type RecordingOutcome,
   type SessionState,
   withoutQuery,
-} from "../projections/sessions";
+} from "@webhook-backend/stream/projections/sessions";
+import type { RecordingJob } from "../contracts/queue-messages";
+import { S3_PREFIX } from "../platform/constants";
+import { type FetchFailureReason, RecordingFetchError, StorageError } from "../platform/errors";
+import type { ItemStore } from "../ports/item-store";
 import { mayCarryApiKey } from "./address-policy";
 import { type OpenedStream, openSafeStream, type Resolver } from "./safe-fetch";
 

@@ -1,6 +1,7 @@
+import { ContractViolationError } from "@webhook-backend/stream/errors";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { parseJsonContract, type RecordingJob, recordingJobSchema } from "../contracts/queue-messages";
-import { ContractViolationError, RecordingFetchError } from "../platform/errors";
+import { RecordingFetchError } from "../platform/errors";
 import { countOutcome, type Observability } from "../platform/observability";
 import type { RecorderOutcome } from "../platform/outcomes";
 import { processSqsBatch } from "../platform/sqs-batch";

@@ -1,7 +1,8 @@
 import { SecretsProvider } from "@aws-lambda-powertools/parameters/secrets";
 import type { SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { ContractViolationError } from "@webhook-backend/stream/errors";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { type RecordingApiKeys, recordingApiKeysSchema } from "../contracts/secrets";
-import { ContractViolationError } from "../platform/errors";
 
 /** Where the recorder finds each app's API key: the Secrets Manager secret, or a fixed map (local, tests). */
 export type RecordingApiKeySource =
@@ -23,7 +24,7 @@ export function recordingApiKeySource(
   const provider = new SecretsProvider({ awsSdkV3Client: client() });
   return async (appId) => {
     const value = await provider.get(apiKeys.secretId, { maxAge: apiKeys.cacheSeconds, transform: "json" });
-    const parsed = recordingApiKeysSchema.safeParse(value);
+    const parsed = recordingApiKeysSchema.safeParse(value, ENGLISH);
     if (!parsed.success)
       throw new ContractViolationError(
         `the recording API keys secret is not {"<appId>":"<apiKey>"}: ${parsed.error.issues.map((i) => i.path.join(".") || "(root)").join(", ")}`,

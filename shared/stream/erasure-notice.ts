@@ -1,8 +1,8 @@
+import { type ErasureNotice, STREAM_KINDS, STREAM_SCHEMA_VERSION } from "@webhook-backend/stream";
 import type { ErasureNotice as ErasedNotice } from "../erasure/plan";
 import { StreamPublishError } from "../platform/errors";
-import { type ErasureNotice, STREAM_SCHEMA_VERSION, streamMessage } from "./envelope";
+import { streamMessage } from "./envelope";
 import type { StreamPublisher } from "./publish-batches";
-import { STREAM_KINDS } from "./subscribers";
 
 /** What `forget` tells its `onErased` hook once an erasure is recorded. */
 export type ErasureDone = ErasedNotice;

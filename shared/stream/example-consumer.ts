@@ -1,7 +1,6 @@
-import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { BodyReader, StreamCopy } from "./consumer";
-import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "./envelope";
+import type { StreamCopy } from "@webhook-backend/stream";
+import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
 
 /**
  * The worked consumer of docs/stream.md: a service of your own that keeps a copy of the four
@@ -10,18 +9,6 @@ import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "./e
  * order of the steps: a message is deleted only once it is folded and acted on (at least once,
  * never lost).
  */
-
-/**
- * Reads a body the envelope points to, from the data bucket (needs `s3:GetObject` on `oversize/*`).
- *
- * @example const copy = streamCopy(s3BodyReader(new S3Client({})))
- */
-export function s3BodyReader(s3: S3Client): BodyReader {
-  return async ({ bucket, key }) => {
-    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    return (await out.Body?.transformToString("utf8")) ?? "";
-  };
-}
 
 export interface ExampleConsumerOptions {
   sqs: SQSClient;

@@ -1,5 +1,6 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Metrics } from "@aws-lambda-powertools/metrics";
+import type { DeliveryEnvelope, StreamEnvelope } from "@webhook-backend/stream";
 import { oversizeKey } from "../contracts/bucket-layout";
 import { messageGroupOf } from "../contracts/queue-messages";
 import { errorSummary, StreamPublishError } from "../platform/errors";
@@ -7,13 +8,7 @@ import { countOutcome } from "../platform/observability";
 import type { BlobStore } from "../ports/blob-store";
 import type { MessageQueue } from "../ports/message-queue";
 import type { AcceptedRecord, FactStream, FactStreamResult } from "../projector/fact-stream";
-import {
-  type AcceptedDelivery,
-  type DeliveryEnvelope,
-  deliveryEnvelope,
-  type StreamEnvelope,
-  streamMessage,
-} from "./envelope";
+import { type AcceptedDelivery, deliveryEnvelope, streamMessage } from "./envelope";
 import { fitsSns, type StreamMessage, type StreamPublisher } from "./publish-batches";
 
 export interface ProjectorStreamOptions {

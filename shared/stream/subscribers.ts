@@ -1,6 +1,7 @@
+import { STREAM_ATTRIBUTES, STREAM_KINDS } from "@webhook-backend/stream";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { closest } from "fastest-levenshtein";
 import * as z from "zod/mini";
-import { KNOWN_TRIGGERS } from "../events/schemas";
 import { ConfigurationError } from "../platform/errors";
 
 /**
@@ -8,12 +9,6 @@ import { ConfigurationError } from "../platform/errors";
  * context key, and the SNS filter policy each one's subscription gets. Pure: the CDK stack, the
  * local stack and `webhook listen` build their subscriptions from it.
  */
-
-/** The message attributes every published message carries, which filter policies match on. */
-export const STREAM_ATTRIBUTES = { appId: "appId", trigger: "trigger", kind: "kind" } as const;
-
-/** The values of the `kind` attribute: a delivery of the platform, or an erasure notice of `forget`. */
-export const STREAM_KINDS = { delivery: "delivery", erasure: "erasure" } as const;
 
 /** SNS refuses a filter policy whose value combinations (counted as `filterPolicyCombinations` does) pass this. */
 export const SNS_MAX_FILTER_COMBINATIONS = 150;

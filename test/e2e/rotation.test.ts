@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
@@ -9,7 +10,6 @@ import { type ManagementApi, managementApi } from "../../shared/apps/management-
 import { rotateCredentials } from "../../shared/apps/rotate";
 import { dynamoRotationLock } from "../../shared/apps/rotation-lock";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
 import { type LocalStack, startLocalStack } from "../../tools/local/stack";

@@ -9,20 +9,21 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import {
+  deliveryId,
+  factFields,
+  parseStreamMessage,
+  type StreamEnvelope,
+  streamCopy,
+} from "@webhook-backend/stream";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { utcDay } from "../../shared/contracts/bucket-layout";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
-import { PROJECTION_TABLE_NAMES } from "../../shared/platform/tables";
 import { projectionStores } from "../../shared/projector/stores";
-import { factFields, streamCopy } from "../../shared/stream/consumer";
-import {
-  deliveryId,
-  parseStreamMessage,
-  type StreamEnvelope,
-  streamMessage,
-} from "../../shared/stream/envelope";
+import { streamMessage } from "../../shared/stream/envelope";
 import { LISTENER_QUEUE_PREFIX } from "../../shared/stream/subscriptions";
 import { emulatorClients } from "../../tools/local/clients";
 import { freePort } from "../../tools/local/emulators";

@@ -1,13 +1,14 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
 import { bundleCounts } from "../../infra/bundling";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import {
   PROJECTOR_OUTCOMES,
@@ -15,13 +16,7 @@ import {
   RECORDER_OUTCOMES,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
-import {
-  PROJECTION_TABLE_NAMES,
-  PROJECTION_TABLES,
-  TABLE_DEFINITIONS,
-  tableEnvVar,
-  tableOutput,
-} from "../../shared/platform/tables";
+import { PROJECTION_TABLES, TABLE_DEFINITIONS, tableEnvVar, tableOutput } from "../../shared/platform/tables";
 import { prebundleStackFunctions } from "../support/prebundle";
 import { cfnLintAvailable, cfnLintErrors } from "./cfn-lint";
 

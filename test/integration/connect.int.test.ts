@@ -1,9 +1,9 @@
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps, type DesiredWebhook } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { createAppsTable } from "../../tools/local/provision";
 import { type ManagementApiServer, startManagementApi } from "../../tools/simulate/management-api";
 import { testClients, uniqueName } from "../support/aws";

@@ -1,7 +1,8 @@
 import { ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
+import type { ErasureNotice } from "@webhook-backend/stream";
+import { streamCopy } from "@webhook-backend/stream";
 import { describe, expect, it } from "vitest";
-import { streamCopy } from "../../shared/stream/consumer";
-import { deliveryEnvelope, type ErasureNotice, streamMessage } from "../../shared/stream/envelope";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { consumeStream } from "../../shared/stream/example-consumer";
 import { createQueue, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";

@@ -1,6 +1,7 @@
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
@@ -10,7 +11,6 @@ import { type ForgetDependencies, type ForgetReport, forget } from "../../shared
 import { type PlannedItem, zeroCounts } from "../../shared/erasure/plan";
 import { mentionsUid, type Redaction } from "../../shared/erasure/redact";
 import { eraseItems } from "../../shared/erasure/rewrite-items";
-import { canonicalJson } from "../../shared/projections/canonical-json";
 import { projectBatch } from "../../shared/projector/core";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch } from "../../shared/projector/raw-archive";

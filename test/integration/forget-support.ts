@@ -1,11 +1,12 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import type { ForgetDependencies } from "../../shared/erasure/forget";
 import { UNVERSIONED } from "../../shared/erasure/object-versions";
-import { PROJECTION_TABLE_NAMES, type TableNames } from "../../shared/platform/tables";
+import type { TableNames } from "../../shared/platform/tables";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { fixture, type Loose } from "../support/fixtures";
 import { queuedAt } from "../support/queued";

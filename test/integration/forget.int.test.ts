@@ -6,6 +6,7 @@ import {
 } from "@aws-sdk/client-athena";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ARCHIVE_LEASE_MS, archiveLease } from "../../shared/adapters/archive-lease";
@@ -30,7 +31,7 @@ import { erasureRecords, pendingErasure } from "../../shared/erasure/erasure-sta
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { type ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { mentionsUid } from "../../shared/erasure/redact";
-import { PROJECTION_TABLE_NAMES, type TableNames } from "../../shared/platform/tables";
+import type { TableNames } from "../../shared/platform/tables";
 import { projectBatch } from "../../shared/projector/core";
 import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";

@@ -1,8 +1,8 @@
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import { PRESENCE_TABLE, type TableNames } from "../../shared/platform/tables";
-import type { PresenceState } from "../../shared/projections/presence";
 import { projectionStores } from "../../shared/projector/stores";
 import { onlineUids } from "../../shared/reconcile/dynamo-online-users";
 import { listPlatformUsers, PlatformAuthError, platformBaseUrl } from "../../shared/reconcile/platform-users";

@@ -9,11 +9,12 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
 } from "@aws-sdk/client-s3";
+import { appKey } from "@webhook-backend/stream/projections/keys";
+import { evolveSession, type SessionState } from "@webhook-backend/stream/projections/sessions";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
 import type { RecordingJob } from "../../shared/contracts/queue-messages";
-import { appKey, SESSIONS_TABLE } from "../../shared/platform/tables";
-import { evolveSession, type SessionState } from "../../shared/projections/sessions";
+import { SESSIONS_TABLE } from "../../shared/platform/tables";
 import { archiveRecording, type RecorderDependencies } from "../../shared/recorder/archive";
 import { recordSqsBatch } from "../../shared/recorder/batch";
 import { systemResolver } from "../../shared/recorder/safe-fetch";

@@ -1,4 +1,5 @@
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { parseStreamMessage } from "@webhook-backend/stream";
 import { describe, expect, it } from "vitest";
 import {
   ArchiveLockedError,
@@ -13,7 +14,6 @@ import { mentionsUid } from "../../shared/erasure/redact";
 import { projectBatch } from "../../shared/projector/core";
 import { archiveBatch, quarantine } from "../../shared/projector/raw-archive";
 import { projectionStores } from "../../shared/projector/stores";
-import { parseStreamMessage } from "../../shared/stream/envelope";
 import type { StreamMessage } from "../../shared/stream/publish-batches";
 import { createActivityTable } from "../../tools/local/provision";
 import { replayQuarantine } from "../../tools/ops/archive-repair";

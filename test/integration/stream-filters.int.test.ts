@@ -1,8 +1,8 @@
 import { CreateTopicCommand, PublishBatchCommand, SNSClient, SubscribeCommand } from "@aws-sdk/client-sns";
 import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "@webhook-backend/stream/filter-policy";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "../../shared/stream/filter-policy";
 import { filterPolicyOf, type StreamSubscriber } from "../../shared/stream/subscribers";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
 import { createQueue, drainBodies, testClients, uniqueName } from "../support/aws";

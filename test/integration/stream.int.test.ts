@@ -11,6 +11,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { parseStreamMessage, type StreamEnvelope, streamCopy } from "@webhook-backend/stream";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
@@ -18,13 +19,7 @@ import { projectSqsBatch } from "../../shared/projector/batch";
 import type { ProjectorDependencies } from "../../shared/projector/core";
 import { switchedFactStream } from "../../shared/projector/fact-stream";
 import { projectionStores } from "../../shared/projector/stores";
-import { streamCopy } from "../../shared/stream/consumer";
-import {
-  deliveryEnvelope,
-  parseStreamMessage,
-  type StreamEnvelope,
-  streamMessage,
-} from "../../shared/stream/envelope";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { consumeStream } from "../../shared/stream/example-consumer";
 import {
   dynamoListenerUntil,

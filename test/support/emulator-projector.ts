@@ -4,7 +4,8 @@ import { beforeAll } from "vitest";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import type { TableNames } from "../../shared/platform/tables";
-import type { ProjectionStores, ProjectorDependencies } from "../../shared/projector/core";
+import type { ProjectorDependencies } from "../../shared/projector/core";
+import type { ProjectionStores } from "../../shared/projector/registry";
 import { createProjectionTables, localTableNames } from "../../tools/local/provision";
 import { createBucket, createQueue, testClients, uniqueName } from "./aws";
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
+import { RETRY_SPREAD_MS } from "@webhook-backend/stream/fold";
 import fc from "fast-check";
-import { RETRY_SPREAD_MS } from "../../shared/projector/fold";
 import { deliveryPlan, type GeneratedHistory, generateHistory } from "../../tools/simulate/generator";
 import { fixture, type Loose } from "./fixtures";
 

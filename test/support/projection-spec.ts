@@ -1,6 +1,6 @@
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
+import type { ItemKey, Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
 import { expect } from "vitest";
-import type { KnownEvent } from "../../shared/events/schemas";
-import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
 
 /**
  * An Emmett-style specification of a projection, for one item:

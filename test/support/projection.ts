@@ -1,20 +1,16 @@
+import { factFields } from "@webhook-backend/stream";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { projectionInput } from "@webhook-backend/stream/fold";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
+import type { GroupState } from "@webhook-backend/stream/projections/groups";
+import type { MembershipState } from "@webhook-backend/stream/projections/memberships";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
+import { PROJECTIONS } from "@webhook-backend/stream/projections/registry";
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
+import type { ItemKey, ProjectionInput } from "@webhook-backend/stream/projections/types";
 import { memoryItemStore } from "../../shared/adapters/memory-item-store";
-import { parseWebhookEvent } from "../../shared/events/schemas";
-import { canonicalJson } from "../../shared/projections/canonical-json";
-import type { GroupState } from "../../shared/projections/groups";
-import type { MembershipState } from "../../shared/projections/memberships";
-import type { PresenceState } from "../../shared/projections/presence";
-import type { SessionState } from "../../shared/projections/sessions";
-import type { ItemKey, ProjectionInput } from "../../shared/projections/types";
-import {
-  type ProjectionStores,
-  type ProjectorDependencies,
-  projectBatch,
-  projectionInput,
-  projectKnownEvent,
-} from "../../shared/projector/core";
-import { PROJECTIONS } from "../../shared/projector/registry";
-import { factFields } from "../../shared/stream/consumer";
+import { type ProjectorDependencies, projectBatch, projectKnownEvent } from "../../shared/projector/core";
+import type { ProjectionStores } from "../../shared/projector/registry";
 import type { TableChecks } from "../../tools/simulate/check";
 import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";

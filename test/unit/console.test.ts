@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { headlineTotals } from "../../shared/analytics/rollup";
 import type { StoredDay } from "../../shared/analytics/store/activity-store";
-import { metricTrigger } from "../../shared/events/metric-trigger";
+import { metricTrigger } from "../../shared/platform/metric-trigger";
 import {
   INGEST_OUTCOMES,
   PROJECTOR_OUTCOMES,

@@ -1,11 +1,11 @@
+import { GROUP_TRIGGERS } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
+import { projectionInput, RUNNER_UPS_KEPT } from "@webhook-backend/stream/fold";
+import { groupsProjection } from "@webhook-backend/stream/projections/groups";
+import { membershipsProjection } from "@webhook-backend/stream/projections/memberships";
+import type { Projection } from "@webhook-backend/stream/projections/types";
 import { describe, expect, it } from "vitest";
 import { PERSON_FIELDS } from "../../shared/erasure/find-items";
-import { GROUP_TRIGGERS } from "../../shared/events/accessors";
-import { parseEventBody } from "../../shared/events/parse-body";
-import { groupsProjection } from "../../shared/projections/groups";
-import { membershipsProjection } from "../../shared/projections/memberships";
-import type { Projection } from "../../shared/projections/types";
-import { projectionInput, RUNNER_UPS_KEPT } from "../../shared/projector/core";
 import { fixtureText } from "../support/fixtures";
 
 /**

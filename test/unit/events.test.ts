@@ -1,5 +1,3 @@
-import fc from "fast-check";
-import { describe, expect, it } from "vitest";
 import {
   actorOf,
   conversationUids,
@@ -11,10 +9,12 @@ import {
   messageChangeOf,
   receiptOf,
   sessionIdOf,
-} from "../../shared/events/accessors";
-import { dedupeKey, naturalKey } from "../../shared/events/dedupe";
-import { eventTime } from "../../shared/events/event-time";
-import { KNOWN_TRIGGERS, type KnownEvent, parseWebhookEvent } from "../../shared/events/schemas";
+} from "@webhook-backend/stream/events/accessors";
+import { dedupeKey, naturalKey } from "@webhook-backend/stream/events/dedupe";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import { KNOWN_TRIGGERS, type KnownEvent, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
 import {
   allFixtures,
   fixture,

@@ -1,9 +1,9 @@
-import { describe, expect, it } from "vitest";
 import {
   FilterPolicyUnsupportedError,
   parseFilterPolicy,
   policyAdmits,
-} from "../../shared/stream/filter-policy";
+} from "@webhook-backend/stream/filter-policy";
+import { describe, expect, it } from "vitest";
 import { deliveryRef, triggerForm } from "../../tools/cli/filters";
 
 /**

@@ -25,7 +25,6 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
   ["adapters"],
   ["ports"],
   ["projections"],
-  ["events"],
   ["contracts"],
   ["platform"],
 ];
@@ -79,6 +78,36 @@ function importsOf(file: string): string[] {
     .map((path) =>
       existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isDirectory() ? `${path}/index` : path,
     );
+}
+
+/**
+ * What a file of the stream package (packages/stream, #51) may import besides its own files: its
+ * peers (zod; the S3 client, in its s3 module only) and Node's built-ins. The backend depends on
+ * the package, never the reverse.
+ */
+const PACKAGE_ROOT = "packages/stream/src";
+const PACKAGE_MAY_IMPORT: ReadonlyArray<{ pattern: RegExp; only?: string }> = [
+  { pattern: /^zod(\/|$)/ },
+  { pattern: /^node:/ },
+  { pattern: /^@aws-sdk\/client-s3$/, only: `${PACKAGE_ROOT}/s3.ts` },
+];
+
+/** The imports of a folder's files that leave it for anything but what the package may import. */
+function packageEscapes(root: string): string[] {
+  return sourceFiles(root).flatMap((file) =>
+    ts
+      .preProcessFile(readFileSync(join(ROOT, file), "utf8"), true, true)
+      .importedFiles.flatMap(({ fileName }) => {
+        if (fileName.startsWith("."))
+          return relative(root, normalize(join(dirname(file), fileName))).startsWith("..")
+            ? [`${file} -> ${fileName}`]
+            : [];
+        const allowed = PACKAGE_MAY_IMPORT.find(({ pattern }) => pattern.test(fileName));
+        return allowed && (allowed.only === undefined || allowed.only === file)
+          ? []
+          : [`${file} -> ${fileName}`];
+      }),
+  );
 }
 
 interface Arrow {
@@ -167,6 +196,11 @@ describe("import directions", () => {
     expect(circlesOf(arrows(["shared", "tools", "functions", "infra"]))).toEqual([]);
   });
 
+  it("the stream package imports nothing of the backend, only its peers and Node's built-ins, and has no circle", () => {
+    expect(packageEscapes(PACKAGE_ROOT)).toEqual([]);
+    expect(circlesOf(arrows([PACKAGE_ROOT]))).toEqual([]);
+  });
+
   it("the top-level folders import in one direction", () => {
     const wrong = arrows(Object.keys(TOP_LEVEL)).flatMap(({ from, to }) => {
       const a = from.split("/")[0] ?? "";
@@ -189,5 +223,6 @@ describe("import directions", () => {
     expect(arrows(["shared"]).length).toBeGreaterThan(150);
     expect(layerViolations("shared", upsideDown).length).toBeGreaterThan(50);
     expect(circlesOf(edges)).toEqual([["a", "b", "c"]]);
+    expect(packageEscapes("shared/projector").length).toBeGreaterThan(5);
   });
 });

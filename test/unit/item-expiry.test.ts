@@ -1,10 +1,10 @@
+import type { VersionedItem } from "@webhook-backend/stream/projections/registry";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { loadProjectorConfig } from "../../shared/config/function-config";
 import { projectorEnvironment } from "../../shared/config/function-environment";
 import { ConfigurationError } from "../../shared/platform/errors";
 import { withExpiry } from "../../shared/projector/expiry";
-import type { VersionedItem } from "../../shared/projector/registry";
 import { localTableNames } from "../../tools/local/provision";
 
 const DAY = 86_400;

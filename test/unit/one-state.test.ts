@@ -1,10 +1,10 @@
+import type { MembershipEvent } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
+import { evolveOnce, projectionInput, RETRY_SPREAD_MS } from "@webhook-backend/stream/fold";
+import { type MembershipState, membershipsProjection } from "@webhook-backend/stream/projections/memberships";
+import type { ProjectionInput } from "@webhook-backend/stream/projections/types";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { MembershipEvent } from "../../shared/events/accessors";
-import { parseEventBody } from "../../shared/events/parse-body";
-import { type MembershipState, membershipsProjection } from "../../shared/projections/memberships";
-import type { ProjectionInput } from "../../shared/projections/types";
-import { evolveOnce, projectionInput, RETRY_SPREAD_MS } from "../../shared/projector/fold";
 import { checkTables } from "../../tools/simulate/check";
 import {
   type Delivery,

@@ -1,26 +1,31 @@
 import { createHash } from "node:crypto";
-import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
-import type { GroupEvent, MembershipEvent, SessionEvent } from "../../shared/events/accessors";
-import type { EventOf } from "../../shared/events/schemas";
-import { observability } from "../../shared/platform/observability";
-import { TRIGGER_METRICS } from "../../shared/platform/outcomes";
-import { evolveGroup, groupsProjection } from "../../shared/projections/groups";
+import type { GroupEvent, MembershipEvent, SessionEvent } from "@webhook-backend/stream/events/accessors";
+import type { EventOf } from "@webhook-backend/stream/events/schemas";
+import { evolveOnce } from "@webhook-backend/stream/fold";
+import { evolveGroup, groupsProjection } from "@webhook-backend/stream/projections/groups";
 import {
   evolveMembership,
   type MembershipState,
   membershipsProjection,
-} from "../../shared/projections/memberships";
-import { evolvePresence, type PresenceState, presenceProjection } from "../../shared/projections/presence";
+} from "@webhook-backend/stream/projections/memberships";
+import {
+  evolvePresence,
+  type PresenceState,
+  presenceProjection,
+} from "@webhook-backend/stream/projections/presence";
 import {
   applyRecordingOutcome,
   evolveSession,
   type SessionState,
   sessionsProjection,
-} from "../../shared/projections/sessions";
-import type { Projection, ProjectionInput } from "../../shared/projections/types";
+} from "@webhook-backend/stream/projections/sessions";
+import type { Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+import { observability } from "../../shared/platform/observability";
+import { TRIGGER_METRICS } from "../../shared/platform/outcomes";
 import { projectSqsBatch } from "../../shared/projector/batch";
-import { evolveOnce, projectBatch, projectKnownEvent } from "../../shared/projector/core";
+import { projectBatch, projectKnownEvent } from "../../shared/projector/core";
 import { archiveLine } from "../../shared/projector/raw-archive";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
 import { expectedActivity } from "../../tools/simulate/expected-activity";

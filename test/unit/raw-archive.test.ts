@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
+import { dedupeKey } from "@webhook-backend/stream/events/dedupe";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import { describe, expect, it } from "vitest";
 import { edgeDaysOf } from "../../shared/analytics/edge-days";
 import { parseRawArchiveObject } from "../../shared/contracts/bucket-layout";
-import { dedupeKey } from "../../shared/events/dedupe";
-import { eventTime } from "../../shared/events/event-time";
-import { parseWebhookEvent } from "../../shared/events/schemas";
 import { PLATFORM_RETRY_HORIZON_MS } from "../../shared/platform/constants";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
 import { archiveBatch, archiveLine } from "../../shared/projector/raw-archive";

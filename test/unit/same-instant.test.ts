@@ -1,10 +1,15 @@
 import { createHash } from "node:crypto";
+import type { GroupState } from "@webhook-backend/stream/projections/groups";
+import type { MembershipState } from "@webhook-backend/stream/projections/memberships";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
+import {
+  compareFacts,
+  lifecycleRank,
+  versionOf,
+  versionReceipt,
+} from "@webhook-backend/stream/projections/version";
 import { describe, expect, it } from "vitest";
-import type { GroupState } from "../../shared/projections/groups";
-import type { MembershipState } from "../../shared/projections/memberships";
-import type { PresenceState } from "../../shared/projections/presence";
-import type { SessionState } from "../../shared/projections/sessions";
-import { compareFacts, lifecycleRank, versionOf, versionReceipt } from "../../shared/projections/version";
 import { fixture, type Loose } from "../support/fixtures";
 import type { Delivery } from "../support/histories";
 import { memoryDeps, memoryStores, projectInBatches } from "../support/projection";

@@ -1,9 +1,9 @@
 import { createServer as httpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { lifecycleRank } from "@webhook-backend/stream/projections/version";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseWebhookEvent } from "../../shared/events/schemas";
-import { lifecycleRank } from "../../shared/projections/version";
 import { expectedActivity } from "../../tools/simulate/expected-activity";
 import { deliveryPlan, generateHistory } from "../../tools/simulate/generator";
 import { runSimulation, stopAppHalfway } from "../../tools/simulate/run";

@@ -1,9 +1,10 @@
+import type { DeliveryEnvelope } from "@webhook-backend/stream";
+import { factFields, streamCopy } from "@webhook-backend/stream";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { applyRecordingOutcome, type SessionState } from "@webhook-backend/stream/projections/sessions";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PROJECTION_TABLE_NAMES } from "../../shared/platform/tables";
-import { applyRecordingOutcome, type SessionState } from "../../shared/projections/sessions";
-import { factFields, streamCopy } from "../../shared/stream/consumer";
-import { type DeliveryEnvelope, deliveryEnvelope } from "../../shared/stream/envelope";
+import { deliveryEnvelope } from "../../shared/stream/envelope";
 import { type Delivery, FIXED_HISTORIES, fixedExample, historyArbitrary } from "../support/histories";
 import { memoryDeps, memoryStores, projectInBatches } from "../support/projection";
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { fromFile, Parser } from "@asyncapi/parser";
+import { KNOWN_TRIGGERS, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import { describe, expect, it } from "vitest";
-import { KNOWN_TRIGGERS, parseWebhookEvent } from "../../shared/events/schemas";
 import { streamContract } from "../../tools/contract/stream-contract";
 import { CONTRACT_ROOT, committedContract, contractValidator } from "../support/contract";
 import { allFixtures, fixture, publishedExamples } from "../support/fixtures";

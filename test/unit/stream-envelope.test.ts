@@ -1,14 +1,9 @@
 import { createHash } from "node:crypto";
+import { ERASURE_NOTICE_TRIGGER, parseStreamMessage, STREAM_SCHEMA_VERSION } from "@webhook-backend/stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NO_APP_MESSAGE_GROUP } from "../../shared/platform/constants";
-import {
-  deliveryEnvelope,
-  ERASURE_NOTICE_TRIGGER,
-  parseStreamMessage,
-  STREAM_SCHEMA_VERSION,
-  streamMessage,
-} from "../../shared/stream/envelope";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
 import {
   billedChunks,

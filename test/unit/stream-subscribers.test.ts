@@ -1,9 +1,9 @@
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
+import { parseFilterPolicy, policyAdmits } from "@webhook-backend/stream/filter-policy";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readDeploymentConfig } from "../../infra/config";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { ConfigurationError } from "../../shared/platform/errors";
-import { parseFilterPolicy, policyAdmits } from "../../shared/stream/filter-policy";
 import {
   filterPolicyCombinations,
   filterPolicyOf,

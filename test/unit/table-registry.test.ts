@@ -1,15 +1,11 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { PROJECTIONS } from "@webhook-backend/stream/projections/registry";
 import { describe, expect, it } from "vitest";
 import { loadProjectorConfig } from "../../shared/config/function-config";
 import { projectorEnvironment } from "../../shared/config/function-environment";
-import {
-  PROJECTION_TABLE_NAMES,
-  PROJECTION_TABLES,
-  TABLE_DEFINITIONS,
-  tableEnvVar,
-  tableOutput,
-} from "../../shared/platform/tables";
-import { PROJECTIONS, tableBindings } from "../../shared/projector/registry";
+import { PROJECTION_TABLES, TABLE_DEFINITIONS, tableEnvVar, tableOutput } from "../../shared/platform/tables";
+import { tableBindings } from "../../shared/projector/registry";
 import { projectionStores } from "../../shared/projector/stores";
 import { createTableInput, localTableNames } from "../../tools/local/provision";
 import { dryRunStores } from "../../tools/ops/dry-run";

@@ -1,12 +1,6 @@
+import { ONLINE_SHARDS, RECORDING_SHARDS, shardKey } from "@webhook-backend/stream/projections/keys";
 import { describe, expect, it } from "vitest";
-import {
-  monthBuckets,
-  ONLINE_SHARDS,
-  RECORDING_SHARDS,
-  shardKey,
-  shardKeys,
-  shardQueries,
-} from "../../shared/platform/tables";
+import { monthBuckets, shardKeys, shardQueries } from "../../shared/platform/tables";
 
 describe("the index keys that spread a large app", () => {
   it("puts a time range into its UTC month buckets, across a year's end", () => {

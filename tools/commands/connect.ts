@@ -5,13 +5,14 @@
  * The management API's url, key and secret: env PLATFORM_MANAGEMENT_URL/KEY/SECRET locally, the
  * stack's management secret deployed; never an argument.
  */
+
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { type ConnectReport, connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { credentialForApp } from "../../shared/ingest/credentials";
 import { connectLines } from "../cli/apps-output";
 import { runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";

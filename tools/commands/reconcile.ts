@@ -4,12 +4,12 @@
  * platform's user listing (see shared/reconcile).
  */
 import { GetSecretValueCommand, SecretsManagerClient } from "@aws-sdk/client-secrets-manager";
+import { parseContract } from "@webhook-backend/stream/parse";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { Command } from "commander";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
-import { parseContract } from "../../shared/contracts/queue-messages";
 import { recordingApiKeysSchema } from "../../shared/contracts/secrets";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
-import type { PresenceState } from "../../shared/projections/presence";
 import { onlineUids } from "../../shared/reconcile/dynamo-online-users";
 import { listPlatformUsers, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";

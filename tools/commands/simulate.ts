@@ -4,13 +4,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
 import { type LocalStackInfo, readStackInfo, readStats, stateDir, updateStackInfo } from "../local/state";
 import { MANAGEMENT_ENV, resolveDeployment } from "../ops/app-connection";

@@ -6,11 +6,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { parseStreamMessage } from "@webhook-backend/stream";
 import { Command } from "commander";
 import { rollupDays } from "../../shared/analytics/rollup";
 import { basicAuthorization } from "../../shared/ingest/credentials";
 import { projectionStores } from "../../shared/projector/stores";
-import { parseStreamMessage } from "../../shared/stream/envelope";
 import { filterPolicyOf } from "../../shared/stream/subscribers";
 import { activityStoreFor, archiveLeaseFor, sqlEngineFor, userSetsFor } from "../analytics/engines";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";

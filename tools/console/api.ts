@@ -1,3 +1,4 @@
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import { z } from "zod";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
@@ -135,7 +136,7 @@ async function knownApps(target: Target): Promise<string[]> {
 
 /** The query string's parameters, checked: a 400 naming the first problem. */
 function parse<T extends z.ZodType>(schema: T, params: URLSearchParams): z.infer<T> {
-  const result = schema.safeParse(Object.fromEntries(params));
+  const result = schema.safeParse(Object.fromEntries(params), ENGLISH);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   throw new ApiError(400, `${issue?.path.join(".") || "query"}: ${issue?.message ?? "invalid"}`);

@@ -8,19 +8,18 @@
  * from them (docs/stream.md).
  */
 import { createHash } from "node:crypto";
-import * as z from "zod/mini";
-import { knownEventSchema } from "../../shared/events/schemas";
 import {
-  deliveryEnvelope,
   deliveryEnvelopeSchema,
   ERASURE_NOTICE_TRIGGER,
   erasureNoticeSchema,
   STREAM_CONTRACT,
   STREAM_SCHEMA_VERSION,
   streamAttributesSchema,
-  streamMessage,
   streamMessageSchema,
-} from "../../shared/stream/envelope";
+} from "@webhook-backend/stream";
+import { knownEventSchema } from "@webhook-backend/stream/events/schemas";
+import * as z from "zod/mini";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { erasureNotice } from "../../shared/stream/erasure-notice";
 import { filterPolicyOf, TRIGGER_FAMILIES } from "../../shared/stream/subscribers";
 import { template } from "../simulate/templates";

@@ -177,9 +177,13 @@ export async function startFauxqsEmulator(options: FauxqsOptions = {}): Promise<
 export async function startFauxqsProcess(timeoutMs = 20_000): Promise<RunningEmulator> {
   const port = await freePort();
   const script = fileURLToPath(new URL("./fauxqs-process.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--no-warnings", "--import", "tsx", script, String(port)], {
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--no-warnings", "--conditions=source", "--import", "tsx", script, String(port)],
+    {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    },
+  );
   const endpoint = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,5 +1,5 @@
-import { metricTrigger } from "../../shared/events/metric-trigger";
 import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
+import { metricTrigger } from "../../shared/platform/metric-trigger";
 import { PROJECTOR_OUTCOMES, quarantineSpikes, type TriggerCounts } from "../../shared/platform/outcomes";
 import type { LedgerLine } from "./state";
 

@@ -1,9 +1,9 @@
 import { CreateTableCommand, type DynamoDBClient, ResourceInUseException } from "@aws-sdk/client-dynamodb";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import {
   ACTIVITY_TABLE,
   APPS_TABLE,
   byTable,
-  PROJECTION_TABLE_NAMES,
   PROJECTION_TABLES,
   type TableDefinition,
   type TableNames,

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { DeleteObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { EXPIRES_AT } from "@webhook-backend/stream/projections/registry";
 import { itemExpiryDays, readDeploymentConfig } from "../../infra/config";
 import { rewriteItem } from "../../shared/adapters/dynamo-item-store";
 import { listObjects } from "../../shared/adapters/s3-listing";
 import { isExpired, keyDay } from "../../shared/contracts/bucket-layout";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import { keyOfItem, PROJECTION_TABLES, type TableNames } from "../../shared/platform/tables";
-import { EXPIRES_AT } from "../../shared/projector/expiry";
 
 /**
  * The deployment's retention windows as the local stack applies them (#34): the same context

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import {
   type ArchiveRewriter,
@@ -20,7 +21,6 @@ import {
   type RawArchiveLine,
 } from "../../shared/contracts/bucket-layout";
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { archiveLine } from "../../shared/projector/raw-archive";

@@ -1,5 +1,5 @@
+import type { ItemKey } from "@webhook-backend/stream/projections/types";
 import type { ItemStore } from "../../shared/ports/item-store";
-import type { ItemKey } from "../../shared/projections/types";
 import { type ProjectionStores, storeOf, storesByTable } from "../../shared/projector/registry";
 
 /**

@@ -13,7 +13,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { parseStreamMessage, publishedMessage, type StreamEnvelope } from "../../shared/stream/envelope";
+import { parseStreamMessage, publishedMessage, type StreamEnvelope } from "@webhook-backend/stream";
 import { LISTENER_LEASE_MS, LISTENER_RENEW_MS, turnListenersOn } from "../../shared/stream/listener-switch";
 import {
   LISTENER_EXPIRES_TAG,

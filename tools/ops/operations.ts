@@ -5,10 +5,10 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import { MESSAGE_ATTRIBUTE, messageGroupOf } from "../../shared/contracts/queue-messages";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";

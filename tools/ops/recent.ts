@@ -5,7 +5,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import pLimit from "p-limit";
 import { type RawArchiveLine, utcDay } from "../../shared/contracts/bucket-layout";
-import type { ProjectionStores } from "../../shared/projector/core";
+import type { ProjectionStores } from "../../shared/projector/registry";
 import { triggerFilter } from "../../shared/stream/subscribers";
 import { quarantineKeys, scanArchive } from "./archive-scan";
 import { type EventTrace, judgeArchived } from "./trace";

@@ -7,13 +7,14 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SNSClient } from "@aws-sdk/client-sns";
 import { GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { deliveryId } from "@webhook-backend/stream";
+import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
+import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "@webhook-backend/stream/filter-policy";
 import { closest } from "fastest-levenshtein";
 import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import { quarantineKey } from "../../shared/contracts/bucket-layout";
-import { parseEventBody } from "../../shared/events/parse-body";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import { deliveryEnvelope, deliveryId, isPublishable } from "../../shared/stream/envelope";
-import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "../../shared/stream/filter-policy";
+import { deliveryEnvelope, isPublishable } from "../../shared/stream/envelope";
 import { publishableMessage } from "../../shared/stream/projector-stream";
 import {
   type PublishOutcome,

@@ -4,7 +4,8 @@
  * `stream-replay.ts`).
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { parseStreamMessage, streamMessage } from "../../shared/stream/envelope";
+import { parseStreamMessage } from "@webhook-backend/stream";
+import { streamMessage } from "../../shared/stream/envelope";
 import type { StreamPublisher } from "../../shared/stream/publish-batches";
 import { count } from "../cli/format";
 import type { StreamReplayReport } from "./stream-replay";

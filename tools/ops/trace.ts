@@ -1,21 +1,21 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
-import type { SessionEvent } from "../../shared/events/accessors";
-import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
-import type { KnownEvent } from "../../shared/events/schemas";
-import type { RecordingState } from "../../shared/projections/sessions";
-import type { ItemKey, Projection, ProjectionInput } from "../../shared/projections/types";
+import type { SessionEvent } from "@webhook-backend/stream/events/accessors";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
+import type { KnownEvent } from "@webhook-backend/stream/events/schemas";
 import {
   atFirstReceipt,
   evolveOnce,
   knownReceipt,
-  type ProjectionStores,
   projectionInput,
-  type VersionedItem,
   withoutSeen,
-} from "../../shared/projector/core";
-import { PROJECTIONS, tableBindings } from "../../shared/projector/registry";
+} from "@webhook-backend/stream/fold";
+import { PROJECTIONS, type VersionedItem } from "@webhook-backend/stream/projections/registry";
+import type { RecordingState } from "@webhook-backend/stream/projections/sessions";
+import type { ItemKey, Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
+import type { RawArchiveLine } from "../../shared/contracts/bucket-layout";
+import type { ProjectionStores } from "../../shared/projector/registry";
+import { tableBindings } from "../../shared/projector/registry";
 import { oneEventId } from "../cli/event-id";
 import { type Filter, findEvents, peekDeadLetters } from "./inspect";
 

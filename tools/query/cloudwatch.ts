@@ -4,7 +4,7 @@ import {
   GetMetricStatisticsCommand,
   ListMetricsCommand,
 } from "@aws-sdk/client-cloudwatch";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
+import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { QUARANTINE_SPIKE } from "../../shared/platform/constants";
 import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 import {

@@ -1,11 +1,12 @@
 import { type DynamoDBDocumentClient, GetCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import type { GroupState } from "@webhook-backend/stream/projections/groups";
+import { appKey } from "@webhook-backend/stream/projections/keys";
+import type { MembershipState } from "@webhook-backend/stream/projections/memberships";
+import type { PresenceState } from "@webhook-backend/stream/projections/presence";
+import type { SessionState } from "@webhook-backend/stream/projections/sessions";
 import pLimit from "p-limit";
 import { batchGetAll, queryAll } from "../../shared/adapters/dynamo-reads";
-import { appKey, monthBuckets, shardQueries, type TableNames } from "../../shared/platform/tables";
-import type { GroupState } from "../../shared/projections/groups";
-import type { MembershipState } from "../../shared/projections/memberships";
-import type { PresenceState } from "../../shared/projections/presence";
-import type { SessionState } from "../../shared/projections/sessions";
+import { monthBuckets, shardQueries, type TableNames } from "../../shared/platform/tables";
 
 /**
  * The access patterns of the tables, each one GetItem or Query (never Scan). Used by the query

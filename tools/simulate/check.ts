@@ -1,8 +1,8 @@
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import pLimit from "p-limit";
 import { FIGURE_NAMES } from "../../shared/analytics/figures";
 import { hoursBegun } from "../../shared/analytics/rollup";
 import type { ActivityStore } from "../../shared/analytics/store/activity-store";
-import { canonicalJson } from "../../shared/projections/canonical-json";
 import type { AnalyticsQueries } from "../query/queries";
 import { expectedActivity } from "./expected-activity";
 import { fileSha256 } from "./file-server";

@@ -1,4 +1,4 @@
-import { lifecycleRank } from "../../shared/projections/version";
+import { lifecycleRank } from "@webhook-backend/stream/projections/version";
 import { ACTIONS, WEIGHTS } from "./actions";
 import { Random } from "./random";
 import { type AppState, type GeneratedEvent, type GeneratorOptions, HistoryWorld } from "./world";

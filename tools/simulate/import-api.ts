@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 
 /**
@@ -121,7 +122,7 @@ export function importDouble(options: ImportApiDoubleOptions): ImportDouble {
     const data: Record<string, unknown> = {};
     for (const [uid, value] of entries) {
       counts.set(uid, (counts.get(uid) ?? 0) + 1);
-      const user = userEntry.safeParse(value);
+      const user = userEntry.safeParse(value, ENGLISH);
       const fail = (code: string, message: string) => {
         data[uid] = { success: false, error: { code, message } };
       };

@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { ENGLISH } from "@webhook-backend/stream/parse";
 import * as z from "zod/mini";
 import { WEBHOOK_ID_MAX_LENGTH } from "../../shared/apps/management-api";
 
@@ -95,7 +96,7 @@ export async function startManagementApi(options: ManagementApiServerOptions): P
     }
     if (kind === "apps") {
       if (method !== "POST") return refuse(405, "only POST /apps");
-      const parsed = appBody.safeParse(body);
+      const parsed = appBody.safeParse(body, ENGLISH);
       if (!parsed.success) return refuse(400, "name, version and region (us, eu, in) are required");
       const appId = `app${Date.now().toString(36)}${nextId++}`;
       apps.set(appId, { name: parsed.data.name, region: parsed.data.region, webhooks: new Map() });
@@ -110,7 +111,7 @@ export async function startManagementApi(options: ManagementApiServerOptions): P
       return send(200, { data: { success: true } });
     }
     if ((method === "POST" && webhookId === undefined) || (method === "PUT" && webhookId !== undefined)) {
-      const parsed = webhookBody.safeParse(body);
+      const parsed = webhookBody.safeParse(body, ENGLISH);
       if (!parsed.success) return refuse(400, "invalid webhook");
       const id = webhookId ?? parsed.data.id ?? `wh${nextId++}`;
       if (id.length > WEBHOOK_ID_MAX_LENGTH) return refuse(400, "id is longer than 50 characters");

@@ -5,7 +5,7 @@
  * hour and when a pass last saw them grow, what the watchdog judges silence from (#52).
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../../projections/canonical-json";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import type { DayActivity } from "../figures";
 import type { DayPass } from "../store/rollup-ledger";
 

@@ -6,10 +6,10 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import { queryAll } from "../../adapters/dynamo-reads";
 import { ACTIVITY_REPLACE_ATTEMPTS } from "../../platform/constants";
 import { ItemContentionError } from "../../platform/errors";
-import { canonicalJson } from "../../projections/canonical-json";
 import { FIGURE_NAMES, type Figures, type GroupActivity, TOP_LIMIT, type UserActivity } from "../figures";
 import type { ActivityStore, DayWrite, StoredDay } from "./activity-store";
 

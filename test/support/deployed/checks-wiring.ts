@@ -1,3 +1,4 @@
+import { STREAM_ATTRIBUTES } from "@webhook-backend/stream";
 import {
   loadIngestConfig,
   loadProjectorConfig,
@@ -5,7 +6,6 @@ import {
   loadRecorderConfig,
   loadRollupConfig,
 } from "../../../shared/config/function-config";
-import { STREAM_ATTRIBUTES } from "../../../shared/stream/subscribers";
 import { functionIds } from "./checks-iam";
 import { canonical } from "./iam";
 import { resourcesOf, type TemplateJson } from "./template";

@@ -3,8 +3,9 @@
  * each member's last membership change and the groups deleted, fact by fact; and what a fact says
  * of them (`setFactOf`), shared with the groups over time.
  */
+
+import { compareFacts, type FactOrder } from "@webhook-backend/stream/projections/version";
 import type { DaySets, MemberChange } from "../../../shared/analytics/figures";
-import { compareFacts, type FactOrder } from "../../../shared/projections/version";
 import type { GeneratedEvent } from "../generator";
 import { type Fact, factsOf, get, type Json, str } from "./facts";
 

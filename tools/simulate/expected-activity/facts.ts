@@ -4,11 +4,11 @@
  * payload (`get`, `str`, `int`; who acts in it, `actorOf`), as the day query reads the body.
  */
 import { createHash } from "node:crypto";
+import { dedupeKey } from "@webhook-backend/stream/events/dedupe";
+import { eventTime } from "@webhook-backend/stream/events/event-time";
+import { parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { type FactOrder, lifecycleRank } from "@webhook-backend/stream/projections/version";
 import { utcDay } from "../../../shared/contracts/bucket-layout";
-import { dedupeKey } from "../../../shared/events/dedupe";
-import { eventTime } from "../../../shared/events/event-time";
-import { parseWebhookEvent } from "../../../shared/events/schemas";
-import { type FactOrder, lifecycleRank } from "../../../shared/projections/version";
 import type { GeneratedEvent } from "../generator";
 
 export type Json = Record<string, unknown>;

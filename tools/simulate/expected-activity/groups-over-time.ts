@@ -3,7 +3,7 @@
  * in order across the whole history, members at each day's start and end, churn, groups with
  * members; and each conversation's first day.
  */
-import { compareFacts } from "../../../shared/projections/version";
+import { compareFacts } from "@webhook-backend/stream/projections/version";
 import type { GeneratedEvent } from "../generator";
 import { setFactOf } from "./day-sets";
 import { factsOf } from "./facts";

@@ -2,8 +2,9 @@
  * The latency figures of a day or an hour: first responses in 1:1 conversations and the
  * deliveries and reads of messages sent in the day, with their nearest-rank percentiles.
  */
+
+import { compareFacts } from "@webhook-backend/stream/projections/version";
 import type { Figures } from "../../../shared/analytics/figures";
-import { compareFacts } from "../../../shared/projections/version";
 import { actorOf, type Fact, str } from "./facts";
 
 /** The p-th percentile by nearest rank: the value at the first rank r (from 1, ascending) with 100 r ≥ p n; 0 for none. */

@@ -2,7 +2,7 @@
  * The level figures of a day: users online and calls in progress, from their transitions in the
  * order of facts (the level each hour began with, its peak, its net change).
  */
-import { compareFacts } from "../../../shared/projections/version";
+import { compareFacts } from "@webhook-backend/stream/projections/version";
 import { type Fact, str } from "./facts";
 
 /**

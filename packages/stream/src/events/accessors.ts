@@ -1,5 +1,5 @@
-import { type Group, type GroupRef, hasGroupDetails, type User } from "./resources";
-import type { EventOf, KnownEvent, Trigger } from "./schemas";
+import { type Group, type GroupRef, hasGroupDetails, type User } from "./resources.ts";
+import type { EventOf, KnownEvent, Trigger } from "./schemas.ts";
 
 /** Triggers whose `data.group` is a group (spec 6.4). */
 export const GROUP_TRIGGERS = [

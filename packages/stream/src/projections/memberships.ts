@@ -3,10 +3,10 @@ import {
   isMembershipEvent,
   type MembershipEvent,
   type MembershipTrigger,
-} from "../events/accessors";
-import { appKey } from "../platform/tables";
-import type { Fallbacks, ItemKey, Projection, ProjectionInput, SeenEvents } from "./types";
-import { isNewer, type Version } from "./version";
+} from "../events/accessors.ts";
+import { appKey } from "./keys.ts";
+import type { Fallbacks, ItemKey, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import { isNewer, type Version } from "./version.ts";
 
 export type MembershipStatus = "member" | "left" | "kicked" | "banned" | "unbanned";
 

@@ -1,7 +1,7 @@
-import type { EventOf, KnownEvent } from "../events/schemas";
-import { appKey, ONLINE_SHARDS, shardKey } from "../platform/tables";
-import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
-import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
+import type { EventOf, KnownEvent } from "../events/schemas.ts";
+import { appKey, ONLINE_SHARDS, shardKey } from "./keys.ts";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version.ts";
 
 type PresenceEvent = EventOf<"user_connection_status_changed">;
 

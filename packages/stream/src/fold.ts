@@ -1,8 +1,8 @@
-import { eventTime } from "../events/event-time";
-import type { KnownEvent } from "../events/schemas";
-import { RETRY_SPREAD_MS, RUNNER_UPS_KEPT } from "../platform/constants";
-import { canonicalJson } from "../projections/canonical-json";
-import type { Fallbacks, ItemKey, Projection, ProjectionInput, RunnerUp } from "../projections/types";
+import { eventTime } from "./events/event-time.ts";
+import type { KnownEvent } from "./events/schemas.ts";
+import { canonicalJson } from "./projections/canonical-json.ts";
+import type { VersionedItem } from "./projections/registry.ts";
+import type { Fallbacks, ItemKey, Projection, ProjectionInput, RunnerUp } from "./projections/types.ts";
 import {
   comparableVersion,
   factIdOf,
@@ -14,10 +14,21 @@ import {
   versionOf,
   versionReceipt,
   versionTime,
-} from "../projections/version";
-import type { VersionedItem } from "./registry";
+} from "./projections/version.ts";
 
-export { RETRY_SPREAD_MS, RUNNER_UPS_KEPT };
+/**
+ * W: how much later than its fact's earliest receipt a copy may be received for the fold to stay
+ * exact. The platform retries at most twice, 10 s and 30 s after a failed delivery, each waiting
+ * up to 2 s for an answer (~45 s); a minute leaves room for the edge's clock.
+ */
+export const RETRY_SPREAD_MS = 60_000;
+
+/**
+ * K: the most runner-ups a part of a projected item keeps, candidates and shadows, the best
+ * first. Beyond it (more than K facts about one part within twice W), the lowest are forgotten: a
+ * part lowered by a late original may then fall back to an older fact than the right one.
+ */
+export const RUNNER_UPS_KEPT = 6;
 
 /*
  * The pure fold of one item (#49): one state from one set of facts. What an item becomes is a

@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
-import { ContractViolationError } from "../platform/errors";
+import { ContractViolationError } from "./errors.ts";
+import { ENGLISH } from "./parse.ts";
 
 /**
  * An SNS subscription filter policy, evaluated here as SNS evaluates it on message attributes
@@ -91,7 +92,7 @@ export function parseFilterPolicy(json: string): FilterPolicy {
   } catch (error) {
     throw new FilterPolicyUnsupportedError("the filter policy is not JSON", { cause: error });
   }
-  const parsed = policySchema.safeParse(value);
+  const parsed = policySchema.safeParse(value, ENGLISH);
   if (parsed.success) return parsed.data;
   throw new FilterPolicyUnsupportedError(
     `the filter policy holds a condition this replay cannot evaluate on the stream's String attributes (only exact strings, prefix, suffix, equals-ignore-case, wildcard, exists and anything-but of those): ${json.slice(0, 300)}`,

@@ -1,5 +1,5 @@
-import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
-import type { EventOf, KnownEvent, Trigger } from "./schemas";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors.ts";
+import type { EventOf, KnownEvent, Trigger } from "./schemas.ts";
 
 type KeyPart = string | number | undefined;
 // Method syntax, so that one extractor written for several triggers fits each of them.

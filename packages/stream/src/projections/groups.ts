@@ -1,7 +1,7 @@
-import { detailedGroupOf, type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors";
-import { appKey } from "../platform/tables";
-import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
-import { isNewer, type Version } from "./version";
+import { detailedGroupOf, type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors.ts";
+import { appKey } from "./keys.ts";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import { isNewer, type Version } from "./version.ts";
 
 /**
  * A group's current state (the `groups` table). Each part carries the version that wrote it:

@@ -1,5 +1,5 @@
-import type { KnownEvent } from "../events/schemas";
-import type { Version } from "./version";
+import type { KnownEvent } from "../events/schemas.ts";
+import type { Version } from "./version.ts";
 
 /** What a projection is given with each event: the event and what the ingest stamped on it. */
 export interface ProjectionInput<E extends KnownEvent = KnownEvent> {

@@ -1,5 +1,5 @@
-import { membershipAnomaly } from "./accessors";
-import { type ParsedEvent, parseWebhookEvent } from "./schemas";
+import { membershipAnomaly } from "./accessors.ts";
+import { type ParsedEvent, parseWebhookEvent } from "./schemas.ts";
 
 /**
  * A raw body as an event: known, unknown (archived only), or invalid with why (not JSON, or the schema's error).

@@ -1,23 +1,15 @@
-import { memoryItemStore } from "../adapters/memory-item-store";
-import { parseEventBody, refusalOf } from "../events/parse-body";
-import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "../platform/tables";
-import type { ProjectionInput } from "../projections/types";
-import {
-  type ProjectionStores,
-  type ProjectorDependencies,
-  projectInputs,
-  projectionInput,
-} from "../projector/core";
-import { EXPIRES_AT } from "../projector/expiry";
-import { storesByTable, type VersionedItem } from "../projector/registry";
-import type { BodyObject, DeliveryEnvelope, ErasureNotice, StreamEnvelope } from "./envelope";
+import { type BodyReader, deliveryBody } from "./body.ts";
+import type { ErasureNotice, StreamEnvelope } from "./envelope.ts";
+import { parseEventBody, refusalOf } from "./events/parse-body.ts";
+import { evolveOnce, projectionInput } from "./fold.ts";
+import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "./projections/keys.ts";
+import { EXPIRES_AT, PROJECTIONS, type VersionedItem } from "./projections/registry.ts";
+import type { ItemKey, ProjectionInput } from "./projections/types.ts";
 
 /**
  * The consumer contract (#41, docs/stream.md): the projections' own fold, exported. Folding
  * every delivery a subscriber received, in any order, with any duplicates and cut into any
  * batches, per item key, gives exactly the fact-derived fields of the four tables (`factFields`).
- * A consumer keeps its copy in any `ItemStore` (these are the projector's stores' semantics),
- * in memory by default.
  */
 
 /** What the backend adds to an item that no delivery says, on every item (docs/stream.md says why). */
@@ -60,57 +52,48 @@ export function factFields(table: ProjectionTableName, item: object): Record<str
   return fields;
 }
 
-/** Reads a body the envelope points to (`bodyObject`: past SNS's 256 KiB), e.g. with `s3:GetObject`. */
-export type BodyReader = (object: BodyObject) => Promise<string>;
-
-/** The deps the fold needs: the stores; no archive, no recording jobs, no clock (the envelope has the times). */
-function foldDeps(stores: ProjectionStores): ProjectorDependencies {
-  const unused = async (): Promise<never> => {
-    throw new Error("a stream consumer's fold reads no archive");
-  };
-  return {
-    stores,
-    dataStore: { bucket: "", put: unused, getText: unused, getBytes: unused, getBytesIfPresent: unused },
-    recordingJobs: { send: async () => undefined },
-    now: () => 0,
-  };
-}
+/** A copy of the four tables: each table's items by `pk|sk`. */
+export type TableItems = { [T in ProjectionTableName]: Map<string, VersionedItem> };
 
 /**
- * Folds deliveries into a copy of the tables: each delivery's body parsed as the projector parses
- * it, applied at its receipt by the projector's own fold (`projectInputs`), every item read once
- * and written at most once. Order, duplicates and batching do not change the result. A delivery
- * whose body is in the bucket is read with `readBody`; notices and unknown triggers change no item.
+ * Folds deliveries into a copy of the tables, in memory: each delivery's body parsed as the
+ * projector parses it, applied at its receipt by the projections' own fold (`evolveOnce`, per
+ * item in receipt order, as the projector folds a batch). Order, duplicates and batching do not
+ * change the result. A delivery whose body is in the bucket is read with `readBody`; notices and
+ * unknown triggers change no item.
  *
- * @example await foldDeliveries(envelopes, copy.stores, readBody)
- * @throws the first item's failure (an in-memory store has none), or `readBody`'s
+ * @example await foldDeliveries(envelopes, items, readBody)
+ * @throws `readBody`'s error, or when a body is in the bucket and no reader is given
  */
 export async function foldDeliveries(
   envelopes: readonly StreamEnvelope[],
-  stores: ProjectionStores,
+  items: TableItems,
   readBody?: BodyReader,
 ): Promise<void> {
   const inputs: ProjectionInput[] = [];
   for (const envelope of envelopes) {
     if (envelope.kind !== "delivery") continue;
-    const parsed = parseEventBody(await bodyOf(envelope, readBody));
+    const parsed = parseEventBody(await deliveryBody(envelope, readBody));
     if (parsed.kind !== "known" || refusalOf(parsed) !== undefined) continue;
     inputs.push(projectionInput(parsed.event, envelope.eventId, envelope.receivedAt));
   }
-  for (const result of await projectInputs(inputs, foldDeps(stores)))
-    if ("error" in result) throw result.error;
-}
-
-async function bodyOf(envelope: DeliveryEnvelope, readBody: BodyReader | undefined): Promise<string> {
-  if (envelope.body !== undefined) return envelope.body;
-  if (!envelope.bodyObject) throw new Error(`delivery ${envelope.id} has neither a body nor a body object`);
-  if (!readBody) throw new Error(`delivery ${envelope.id}'s body is in the bucket: give the fold a readBody`);
-  return readBody(envelope.bodyObject);
+  inputs.sort((a, b) => a.receivedAt - b.receivedAt || (a.eventId < b.eventId ? -1 : 1));
+  for (const table of PROJECTION_TABLE_NAMES) {
+    const projection = PROJECTIONS[table] as unknown as Parameters<typeof evolveOnce>[0];
+    for (const input of inputs) {
+      if (!projection.handles(input.event)) continue;
+      for (const key of projection.keys(input) as ItemKey[]) {
+        const id = `${key.pk}|${key.sk ?? ""}`;
+        items[table].set(id, evolveOnce(projection, input, key)(items[table].get(id) ?? null));
+      }
+    }
+  }
 }
 
 /** A consumer's copy of the four tables, in memory. */
 export interface StreamCopy {
-  stores: ProjectionStores & { [T in ProjectionTableName]: { items: Map<string, VersionedItem> } };
+  /** Each table's items, as the tables hold them (bookkeeping included), by `pk|sk`. */
+  items: TableItems;
   /** Folds deliveries (`foldDeliveries`), but those an erasure of their whole app has ended (`drops`). */
   apply(envelopes: readonly StreamEnvelope[]): Promise<void>;
   /** Whether `apply` drops this message: a delivery of an app erased whole, received before the erasure ended. */
@@ -129,33 +112,31 @@ export interface StreamCopy {
 }
 
 /**
- * A copy of the tables kept from the stream, in memory: what the worked consumer
- * (`example-consumer.ts`) and the contract's tests use.
+ * A copy of the tables kept from the stream, in memory.
  *
  * @example const copy = streamCopy(); await copy.apply(envelopes); copy.facts("groups").get("app1#g1|")
  */
 export function streamCopy(readBody?: BodyReader): StreamCopy {
-  const stores = storesByTable(() => memoryItemStore<VersionedItem>()) as StreamCopy["stores"];
+  const items = Object.fromEntries(PROJECTION_TABLE_NAMES.map((t) => [t, new Map()])) as TableItems;
   /** The apps erased whole, and when their erasure ended. */
   const erasedApps = new Map<string, number>();
   const erasedBefore = (e: StreamEnvelope) =>
     e.kind === "delivery" && e.receivedAt <= (erasedApps.get(e.appId ?? "") ?? Number.NEGATIVE_INFINITY);
   return {
-    stores,
+    items,
     apply: (envelopes) =>
       foldDeliveries(
         envelopes.filter((e) => !erasedBefore(e)),
-        stores,
+        items,
         readBody,
       ),
     drops: erasedBefore,
-    facts: (table) =>
-      new Map([...stores[table].items].map(([id, item]) => [id, factFields(table, item)] as const)),
+    facts: (table) => new Map([...items[table]].map(([id, item]) => [id, factFields(table, item)] as const)),
     erase({ appId, scope, finishedAt }) {
       if (scope === "app") erasedApps.set(appId, Math.max(finishedAt, erasedApps.get(appId) ?? finishedAt));
       for (const table of PROJECTION_TABLE_NAMES)
-        for (const [id, item] of stores[table].items)
-          if ((item as { appId?: string }).appId === appId) stores[table].items.delete(id);
+        for (const [id, item] of items[table])
+          if ((item as { appId?: string }).appId === appId) items[table].delete(id);
     },
   };
 }

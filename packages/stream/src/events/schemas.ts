@@ -1,5 +1,5 @@
-import { en } from "zod/locales";
 import * as z from "zod/mini";
+import { ENGLISH } from "../parse.ts";
 import {
   actionMessageSchema,
   callMessageSchema,
@@ -18,18 +18,13 @@ import {
   textMessageSchema,
   userMapSchema,
   userSchema,
-} from "./resources";
+} from "./resources.ts";
 
 /**
  * One zod schema per trigger, over the envelope of spec 6.2, joined in a discriminated union on
  * `trigger`. Types come from `z.infer`. Anything whose trigger is not listed here parses as the
  * "unknown" variant (see `parseWebhookEvent`): archived and counted, never an error.
  */
-
-// zod/mini (a tenth of classic zod's bundle) ships no messages; the English locale gives the same
-// messages classic zod gives ("Invalid input: expected string, received undefined"), which the
-// quarantine records and logs carry.
-z.config(en());
 
 // Only the app is required: every key includes it. `region` and `webhook` are read by nothing
 // (a delivery without them is kept as it came, not quarantined).
@@ -325,17 +320,17 @@ function flatIssues(
  * @example parseWebhookEvent(JSON.parse(body)).kind // "known" | "unknown" | "invalid"
  */
 export function parseWebhookEvent(value: unknown): ParsedEvent {
-  const head = triggerOnlySchema.safeParse(value);
+  const head = triggerOnlySchema.safeParse(value, ENGLISH);
   if (!head.success)
     return { kind: "invalid", trigger: "(none)", error: describeIssues("(envelope)", head.error) };
   const { trigger } = head.data;
   if (!KNOWN_TRIGGERS.has(trigger)) {
-    const envelope = unknownEnvelopeSchema.safeParse(value);
+    const envelope = unknownEnvelopeSchema.safeParse(value, ENGLISH);
     return envelope.success
       ? { kind: "unknown", trigger, envelope: envelope.data }
       : { kind: "invalid", trigger, error: describeIssues(trigger, envelope.error) };
   }
-  const parsed = knownEventSchema.safeParse(value);
+  const parsed = knownEventSchema.safeParse(value, ENGLISH);
   if (!parsed.success) return { kind: "invalid", trigger, error: describeIssues(trigger, parsed.error) };
   return { kind: "known", event: parsed.data };
 }

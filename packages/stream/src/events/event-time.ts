@@ -1,5 +1,5 @@
-import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors";
-import type { EventOf, KnownEvent, Trigger } from "./schemas";
+import { type CallMessageTrigger, messageChangeOf, receiptOf } from "./accessors.ts";
+import type { EventOf, KnownEvent, Trigger } from "./schemas.ts";
 
 /** An event's time in epoch ms, and where it came from (a payload path, or `receivedAt`). */
 export interface EventTime {

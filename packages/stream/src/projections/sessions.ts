@@ -1,8 +1,8 @@
-import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
-import type { Occupant } from "../events/resources";
-import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "../platform/tables";
-import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
-import { isNewer, maxDefined, minDefined, type Version } from "./version";
+import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors.ts";
+import type { Occupant } from "../events/resources.ts";
+import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "./keys.ts";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import { isNewer, maxDefined, minDefined, type Version } from "./version.ts";
 
 /** One stint of one occupant: occupants have names, not uids; a name may join several times. */
 export interface Participant {
