@@ -1,4 +1,5 @@
 import { DeleteObjectsCommand, type S3Client } from "@aws-sdk/client-s3";
+import { ContractViolationError } from "@webhook-backend/stream/errors";
 import { s3BlobStore } from "../adapters/s3-blob-store";
 import { listFolders, listObjects } from "../adapters/s3-listing";
 import { isExpired } from "../contracts/bucket-layout";
@@ -10,7 +11,7 @@ import {
   importDayKey,
 } from "../contracts/import-records";
 import { S3_PREFIX } from "../platform/constants";
-import { ContractViolationError, isMissingObject, StorageError } from "../platform/errors";
+import { isMissingObject, StorageError } from "../platform/errors";
 import { DAY_SET_TABLES } from "./dialect";
 import { decodeUsers, userSetKey } from "./user-sets";
 
