@@ -223,7 +223,7 @@ async function searchAndSave(
   await savePendingErasure(deps.state, request.appId, request.uid, { ...pending, names });
   const { items: _items, ...toSave } = plan;
   await putText(deps, planKey, JSON.stringify(toSave), false);
-  return { found, plan, full: redaction && { ...redaction, names } };
+  return { found, plan, full: redaction && { ...redaction, names, sessions: plan.sessions } };
 }
 
 /**

@@ -111,10 +111,15 @@ export interface ErasurePlan {
   ledgerDays: string[];
   /** Table items to delete or redact, by table and key (not persisted: found again on a re-run). */
   items: PlannedItem[];
-  /** The groups and sessions the user's lines name: where the tables hold them besides their own items. */
+  /** The groups the user's lines name: where the tables hold them besides their own items. */
   groups: string[];
+  /**
+   * The sessions their uid ties to them (they initiated or received it, or a line naming their uid
+   * names it): the only ones in which an occupant bearing one of their names is renamed, and whose
+   * items and recordings the erasure changes (a session their name alone is in may be a namesake's).
+   */
   sessions: string[];
-  /** Recording objects of sessions the user took part in. */
+  /** Recording objects of the sessions tied to the user. */
   recordings: string[];
   bytesScanned: number;
 }
