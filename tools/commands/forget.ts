@@ -12,6 +12,7 @@ import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
+import { pendingErasure } from "../../shared/erasure/erasure-state";
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
@@ -19,6 +20,7 @@ import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { activityStoreFor, commandLeaseWait, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { forgetNotes, forgetReportLines } from "../cli/forget-output";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { assertAppDelivered } from "../query/known-apps";
 import { resolveTarget, type Target } from "../target";
 
 interface ForgetCliOptions {
@@ -60,13 +62,17 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
     if (!target.activityTable)
       throw new UserFacingError("the target has no activity table (deployed before #20?)");
     const doc = documentClient(target.dynamo);
+    const state = { doc, tableName: target.activityTable };
+    // An app that never delivered (a typo, another stack's): said, with the nearest apps, exit 3, as
+    // query does; not "erased". An erasure under way is completed whatever is left of the app.
+    if (!(await pendingErasure(state, o.app, uid))) await assertAppDelivered(target, o.app, o.stateDir);
     const deps: ForgetDependencies = {
       s3: target.s3,
       bucket: target.bucket ?? "",
       ...archiveParts(target),
       doc,
       tables: target.tables,
-      state: { doc, tableName: target.activityTable },
+      state,
       // The schedule's passes hold the lease for seconds every tick: wait for it (up to 5 minutes).
       leaseWait: commandLeaseWait(),
       rollup: {
