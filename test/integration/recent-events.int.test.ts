@@ -20,14 +20,22 @@ const env = projectorOnEmulators("recent-events");
 
 describe("the most recent events, after an erasure rewrote older objects", () => {
   it("are the newest received, not those of the objects written last", async () => {
-    // Prepare: U1's group history at 09:00, then three messages of others at 10:00; U1 erased,
-    // which rewrites the 09:00 object.
+    // Prepare: U1's group, presence and message at 09:00, then three messages of others at 10:00;
+    // U1 erased, which rewrites the 09:00 object.
     const tables = await env.tableSet();
     const activityTable = uniqueName("activity");
     await createActivityTable(env.dynamo, activityTable);
     const appId = uniqueName("recent");
     const projector = env.depsFor(projectionStores(env.dynamo, tables));
-    const early = groupJoinedByU1(appId, "g", Date.UTC(2026, 5, 1, 9));
+    // More of the app's lines in the 09:00 object than the list holds: read first, they filled it.
+    const nine = Date.UTC(2026, 5, 1, 9);
+    const early = [
+      ...groupJoinedByU1(appId, "g", nine),
+      delivery("user_connection_status_changed", appId, nine + 5000, (b) => {
+        b.data.timestamp = nine + 5000;
+      }),
+      delivery("message_sent", appId, nine + 6000),
+    ];
     const late = [1, 2, 3].map((n) =>
       delivery("message_sent", appId, Date.UTC(2026, 5, 1, 10, n), (b) => {
         Object.assign(b.data.message, { id: `late-${n}`, sender: U2, receiver: U3 });
