@@ -7,6 +7,7 @@ import type { SqlEngine } from "../analytics/engines/sql-engine";
 import type { RollupDependencies } from "../analytics/rollup";
 import { S3_PREFIX } from "../platform/constants";
 import type { TableNames } from "../platform/tables";
+import type { ErasedSubjects } from "./erased-subjects";
 import type { ErasureCounts, ErasureRecord, ErasureTable } from "./erasure-state";
 import type { ObjectVersions } from "./object-versions";
 
@@ -48,6 +49,17 @@ export interface ForgetDependencies {
   newId?: () => string;
   /** The most archive bytes one search query reads. @default SEARCH_CHUNK_BYTES */
   searchChunkBytes?: number;
+  /**
+   * The erased subjects the projector reads (#50, `erased-subjects.ts`): one user's erasure marks
+   * its subject before its search (every delivery naming them is redacted in flight from then on)
+   * and, at its end, with its end (those received before it stay redacted, for `ERASED_MARK_DAYS`).
+   * `settleMs`: how long after the mark every projector redacts (its cache of the apps table and
+   * its longest batch), which the erasure waits out before its last look at what the projector
+   * wrote. None: a delivery in flight is projected as received (a second run erases it).
+   */
+  erased?: { subjects: ErasedSubjects; settleMs: number };
+  /** Waits (the settle above). @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
   /** Called before each change (a test's kill point: a throw there is a crash). */
   checkpoint?: (step: string) => void | Promise<void>;
   /**
