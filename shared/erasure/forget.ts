@@ -157,7 +157,14 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const depths = await queueDepths(deps);
     const found = await findPlan(deps, request, redaction, { countObjects: true });
     const counts = await expectedCounts(deps, request, found);
-    return { ...base, dryRun: true, counts, unreached: unreachedQueues(depths), plan: found.plan };
+    const reached = new Set(deps.erased && uid !== undefined ? (deps.queues?.projected ?? []) : []);
+    return {
+      ...base,
+      dryRun: true,
+      counts,
+      unreached: unreachedQueues(depths, undefined, reached),
+      plan: found.plan,
+    };
   }
   // The erasure under way first: a crash after it leaves the lease to this erasure's re-run.
   if (!existing) await savePendingErasure(deps.state, appId, uid, pending);
@@ -184,8 +191,10 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const { found, plan: searched, full } = await searchAndSave(deps, request, redaction, pending, counts);
     const { plan, uncompacted, again } = await rewrite(deps, request, searched, found, full, counts, marked);
     counts.bytesScanned = plan.bytesScanned;
+    // With the user marked, what the projector takes off its queues is redacted as it is projected.
+    const reached = new Set(marked === undefined ? [] : (deps.queues?.projected ?? []));
     const unreached = [
-      ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
+      ...unreachedQueues(queuedAtStart, await queueDepths(deps), reached),
       ...unreachedSteps(again, uncompacted),
     ];
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };

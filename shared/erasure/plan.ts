@@ -42,8 +42,12 @@ export interface ForgetDependencies {
   rollup: RollupDependencies;
   /** Rewrites a compacted day's Parquet from its redacted NDJSON. None: compacted days are left (reported). */
   compactor?: ArchiveCompactor;
-  /** The queues whose messages an erasure cannot change: counted in the report. */
-  queues?: { sqs: SQSClient; urls: Record<string, string> };
+  /**
+   * The queues whose messages an erasure cannot change: counted in the report; but those the
+   * projector processes (`projected`: the events queue, its dead letters once redriven) when it
+   * redacts the user in flight (`erased`): a message there naming them is redacted as it is projected.
+   */
+  queues?: { sqs: SQSClient; urls: Record<string, string>; projected?: readonly string[] };
   now: () => number;
   /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
   newId?: () => string;

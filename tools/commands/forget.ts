@@ -95,6 +95,8 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
           // Envelopes whose publish kept failing (#41): `redrive --stream` would publish them as they were.
           ...(target.stream?.unpublishedUrl && { "stream unpublished queue": target.stream.unpublishedUrl }),
         },
+        // What the projector takes off (the dead letters once redriven): redacted in flight with `erased`.
+        projected: ["events queue", "events dead-letter queue"],
       },
       now: Date.now,
       // The erased subjects the projector reads (#50): a delivery in flight naming the user is
