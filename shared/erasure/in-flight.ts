@@ -25,22 +25,26 @@ export interface InFlightDelivery {
   erasure?: string;
 }
 
-/** The longest identifier looked up: the platform's uids are at most 100 characters. */
-const MAX_ID_LENGTH = 100;
+/** A uid as the platform allows it: letters, digits, `_` and `-`, at most 100 characters. */
+const UID = /^[A-Za-z0-9_-]{1,100}$/;
+
+/** A string that may hold two uids: a conversation id `<uid_a>_user_<uid_b>`. */
+const CONVERSATION = /^[A-Za-z0-9_-]+_user_[A-Za-z0-9_-]+$/;
 
 /**
- * The strings of a body that may be a uid: every string and key of up to `MAX_ID_LENGTH`
- * characters without a space, each side of a conversation id (`<uid_a>_user_<uid_b>`, split at
- * each `_user_`), and each `<@uid:…>` mention. What the marks' hashes are looked up by.
+ * The strings of a body that may be a uid (`UID`: a string or a key), each side of a conversation
+ * id (`<uid_a>_user_<uid_b>`, split at each `_user_`), and each `<@uid:…>` mention. What the marks'
+ * hashes are looked up by.
  *
  * @example identifiersIn('{"conversationId":"u1_user_u2","text":"hi <@uid:u3>"}') // Set { "conversationId", "u1_user_u2", "u1", "u2", "text", "u3" }
  */
 export function identifiersIn(body: string): Set<string> {
   const found = new Set<string>();
   const add = (text: string) => {
-    for (const [, uid] of text.matchAll(/<@uid:([^>\s]+)>/g)) if (uid) found.add(uid);
-    if (text.length === 0 || text.length > 2 * MAX_ID_LENGTH + 6 || /\s/.test(text)) return;
-    if (text.length <= MAX_ID_LENGTH) found.add(text);
+    if (text.includes("<@uid:"))
+      for (const [, uid] of text.matchAll(/<@uid:([^>\s]+)>/g)) if (uid) found.add(uid);
+    if (UID.test(text)) found.add(text);
+    if (!CONVERSATION.test(text)) return;
     const parts = text.split("_user_");
     for (let i = 1; i < parts.length; i++) {
       found.add(parts.slice(0, i).join("_user_"));
