@@ -44,6 +44,19 @@ function uidsOf(value: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
+/** The free text about a person left on the entities of `uid` (an object whose `uid` it is). */
+function personalOf(value: unknown, uid: string, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) personalOf(v, uid, into);
+  else if (value && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    if (object.uid === uid)
+      for (const key of ["name", "avatar", "link", "metadata", "statusMessage", "tags"])
+        if (key in object) into.push(key);
+    for (const v of Object.values(object)) personalOf(v, uid, into);
+  }
+  return into;
+}
+
 /** Each payload with each uid it names: one erasure each, as `forget` would learn it (names, sessions their uid ties). */
 const CASES = payloads().flatMap(({ name, body }) => {
   const parsed: unknown = JSON.parse(body);
@@ -82,6 +95,9 @@ describe("a redacted line is read as the same fact (#50, defect 1)", () => {
         );
         expect(rederivedLine(redacted), c.name).toEqual(redacted);
         expect(redacted.erasure).toBe("e-50");
+        // What the schemas require and it kept is no free text of theirs: their entities hold no name,
+        // avatar, link, metadata, status message or tags.
+        expect(personalOf(JSON.parse(redacted.body), redaction.pseudonym), c.name).toEqual([]);
       }),
       { numRuns: 400 },
     );
