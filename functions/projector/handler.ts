@@ -3,7 +3,7 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { lazyMessageQueue, onFirstUse } from "../../shared/adapters/lazy-adapters";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { loadProjectorConfig } from "../../shared/config/function-config";
-import { dynamoErasedSubjects } from "../../shared/erasure/erased-subjects";
+import { listErasedSubjects } from "../../shared/erasure/erased-subjects";
 import { erasedInFlight } from "../../shared/erasure/in-flight";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
@@ -45,7 +45,7 @@ const deps: BatchDependencies = {
   recordingJobs: lazyMessageQueue(async () => (await sqs())(config.recordingsQueueUrl)),
   now: Date.now,
   ...(erased && {
-    redactErased: erasedInFlight(dynamoErasedSubjects(documentClient(dynamo), erased.appsTable).list, {
+    redactErased: erasedInFlight(listErasedSubjects(documentClient(dynamo), erased.appsTable), {
       cacheMs: erased.cacheMs,
       now: Date.now,
       onReadError: (error) =>

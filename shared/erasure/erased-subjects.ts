@@ -16,8 +16,8 @@ import { APPS_TABLE } from "../platform/tables";
  *   exact), and `until`: the end of the erasure (deliveries received up to it are redacted;
  *   absent while it runs: every delivery naming the user);
  * - `expiresAt` (epoch seconds): `ERASED_MARK_DAYS` after the erasure, when no delivery received
- *   before it can still be queued; the reader ignores a mark past it, `forget` deletes such marks
- *   at its end (and DynamoDB's TTL, where the table has it on `expiresAt`).
+ *   before it can still be queued; the reader ignores a mark past it, and the end of the next
+ *   erasure deletes it (the apps table has no TTL).
  */
 
 /** The apps table's partition of the marks. */
@@ -69,12 +69,12 @@ const keyOf = (subject: string) => ({
 });
 
 /**
- * The marks in the apps table.
- *
- * @example await dynamoErasedSubjects(doc, "apps").list(Date.now()) // [{ subject: "3b0c…", appId: "app1", pseudonym: "erased-7f…", … }]
+ * Every mark in the apps table, expired or not (one Query, its pages): what the projector reads
+ * (`listErasedSubjects`), apart from what `forget` writes so that the projector's bundle holds no
+ * write of the table.
  */
-export function dynamoErasedSubjects(doc: DynamoDBDocumentClient, tableName: string): ErasedSubjects {
-  const all = async (): Promise<ErasedSubject[]> => {
+function allMarks(doc: DynamoDBDocumentClient, tableName: string) {
+  return async (): Promise<ErasedSubject[]> => {
     const marks: ErasedSubject[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
@@ -97,8 +97,31 @@ export function dynamoErasedSubjects(doc: DynamoDBDocumentClient, tableName: str
     } while (ExclusiveStartKey);
     return marks;
   };
+}
+
+/**
+ * The marks not yet expired at `nowMs`: the projector's read (one Query of the `_erased`
+ * partition, its pages).
+ *
+ * @example await listErasedSubjects(doc, "apps")(Date.now()) // [{ subject: "3b0c…", appId: "app1", pseudonym: "erased-7f…", … }]
+ */
+export function listErasedSubjects(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+): (nowMs: number) => Promise<ErasedSubject[]> {
+  const all = allMarks(doc, tableName);
+  return async (nowMs) => (await all()).filter((m) => m.expiresAt * 1000 > nowMs);
+}
+
+/**
+ * The marks in the apps table, as `forget` reads and writes them.
+ *
+ * @example await dynamoErasedSubjects(doc, "apps").mark(erasedMark(erasure, Date.now()))
+ */
+export function dynamoErasedSubjects(doc: DynamoDBDocumentClient, tableName: string): ErasedSubjects {
+  const all = allMarks(doc, tableName);
   return {
-    list: async (nowMs) => (await all()).filter((m) => m.expiresAt * 1000 > nowMs),
+    list: listErasedSubjects(doc, tableName),
     mark: async ({ subject, appId, ...rest }) => {
       await doc.send(
         new PutCommand({ TableName: tableName, Item: { ...keyOf(subject), app: appId, ...rest } }),
