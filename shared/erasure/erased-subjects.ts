@@ -1,5 +1,6 @@
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod/mini";
+import { queryAll } from "../adapters/dynamo-reads";
 import { APPS_TABLE } from "../platform/tables";
 
 /**
@@ -75,27 +76,18 @@ const keyOf = (subject: string) => ({
  */
 function allMarks(doc: DynamoDBDocumentClient, tableName: string) {
   return async (): Promise<ErasedSubject[]> => {
-    const marks: ErasedSubject[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: "#pk = :pk",
-          ExpressionAttributeNames: { "#pk": APPS_TABLE.partitionKey.name },
-          ExpressionAttributeValues: { ":pk": ERASED_SUBJECTS_APP_ID },
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        const mark = markSchema.safeParse(item);
-        if (!mark.success) continue;
-        const { record, app, ...rest } = mark.data;
-        marks.push({ subject: record, appId: app, ...rest });
-      }
-      ExclusiveStartKey = out.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
-    return marks;
+    const items = await queryAll(doc, {
+      TableName: tableName,
+      KeyConditionExpression: "#pk = :pk",
+      ExpressionAttributeNames: { "#pk": APPS_TABLE.partitionKey.name },
+      ExpressionAttributeValues: { ":pk": ERASED_SUBJECTS_APP_ID },
+    });
+    return items.flatMap((item) => {
+      const mark = markSchema.safeParse(item);
+      if (!mark.success) return [];
+      const { record, app, ...rest } = mark.data;
+      return [{ subject: record, appId: app, ...rest }];
+    });
   };
 }
 
