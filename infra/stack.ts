@@ -222,7 +222,15 @@ export class WebhookBackendStack extends Stack {
   }
 
   /** The projector: consumes the events queue, writes the tables, the archive and recording jobs. */
-  private projector({ config, logRetention, data, tables, events, recordings }: Resources): BackendFunction {
+  private projector({
+    config,
+    logRetention,
+    data,
+    tables,
+    events,
+    recordings,
+    apps,
+  }: Resources): BackendFunction {
     const projector = new BackendFunction(this, "Projector", {
       service: "projector",
       entry: FUNCTION_ENTRIES.projector,
@@ -254,6 +262,8 @@ export class WebhookBackendStack extends Stack {
       [S3_PREFIX.raw, S3_PREFIX.edge, S3_PREFIX.quarantine, S3_PREFIX.oversize],
     );
     sendOnly(projector, recordings.queue);
+    // The erased subjects (#50): a delivery naming a user erased since it was received is redacted.
+    apps.grantErasedSubjectsRead(projector.function);
     return projector;
   }
 

@@ -1,12 +1,15 @@
 import type { Context, SQSEvent } from "aws-lambda";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { lazyMessageQueue, onFirstUse } from "../../shared/adapters/lazy-adapters";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { loadProjectorConfig } from "../../shared/config/function-config";
+import { listErasedSubjects } from "../../shared/erasure/erased-subjects";
+import { erasedInFlight } from "../../shared/erasure/in-flight";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
+import { errorSummary } from "../../shared/platform/errors";
 import { observability } from "../../shared/platform/observability";
 import { s3Client } from "../../shared/platform/s3-client";
-import { projectSqsBatch } from "../../shared/projector/batch";
-import type { ProjectorDependencies } from "../../shared/projector/core";
+import { type BatchDependencies, projectSqsBatch } from "../../shared/projector/batch";
 import { switchedFactStream } from "../../shared/projector/fact-stream";
 import { projectionStores } from "../../shared/projector/stores";
 import { dynamoListenerUntil, listenerSwitch } from "../../shared/stream/listener-switch";
@@ -28,7 +31,9 @@ const sqs = onFirstUse(async () => {
   return (url: string) => sqsMessageQueue(client, url);
 });
 const stream = config.stream;
-const deps: ProjectorDependencies = {
+// The erased subjects (#50): one Query of the apps table per cache period, nothing per batch.
+const erased = config.erasedSubjects;
+const deps: BatchDependencies = {
   stores: projectionStores(dynamo, config.tables, {
     onCapacity: (units) => {
       capacity.writeUnits += units.writeUnits;
@@ -39,6 +44,16 @@ const deps: ProjectorDependencies = {
   itemExpiryDays: config.itemExpiryDays,
   recordingJobs: lazyMessageQueue(async () => (await sqs())(config.recordingsQueueUrl)),
   now: Date.now,
+  ...(erased && {
+    redactErased: erasedInFlight(listErasedSubjects(documentClient(dynamo), erased.appsTable), {
+      cacheMs: erased.cacheMs,
+      now: Date.now,
+      onReadError: (error) =>
+        obs.logger.warn("erased subjects not read; the last list read is kept", {
+          error: errorSummary(error),
+        }),
+    }),
+  }),
   // The stream of facts (#41): nothing of it loads until the first publish, which happens only
   // when subscribers are declared or a listener turned the switch on; its SNS client is a bundle
   // of its own (stream-publisher.lazy.mjs), out of the start-up code.

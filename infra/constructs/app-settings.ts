@@ -7,6 +7,7 @@ import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from "aws-cdk-lib/custom-resources";
 import { Construct } from "constructs";
 import { APP_RECORD } from "../../shared/apps/records";
+import { ERASED_SUBJECTS_APP_ID } from "../../shared/erasure/erased-subjects";
 import { APPS_TABLE } from "../../shared/platform/tables";
 import { declaredTable } from "./projection-tables";
 
@@ -114,6 +115,17 @@ export class AppSettings extends Construct {
     if (provider)
       for (const [id, reason] of Object.entries(PROVIDER_ACKNOWLEDGEMENTS))
         Validations.of(provider).acknowledge({ id, reason });
+  }
+
+  /** The projector's read of the erased subjects (#50): Query of the `_erased` partition, nothing else. */
+  grantErasedSubjectsRead(grantee: IFunction): void {
+    grantee.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:Query"],
+        resources: [this.table.tableArn],
+        conditions: { "ForAllValues:StringEquals": { "dynamodb:LeadingKeys": [ERASED_SUBJECTS_APP_ID] } },
+      }),
+    );
   }
 
   /** The ingest's read: GetItem on the apps table, nothing else. */

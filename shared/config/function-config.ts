@@ -194,6 +194,12 @@ export interface ProjectorConfig {
   /** The events queue's receives before its DLQ: a record's last receive does not fail on a publish. */
   maxReceiveCount: number;
   stream?: StreamConfig;
+  /**
+   * Where the erased subjects are (#50: the apps table, `shared/erasure/erased-subjects.ts`) and how
+   * long a container trusts what it read of them, ms (the apps table's cache, as the switch's).
+   * Unset without the apps table: deliveries are projected as received.
+   */
+  erasedSubjects?: { appsTable: string; cacheMs: number };
 }
 
 export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
@@ -209,9 +215,12 @@ export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
   STREAM_UNPUBLISHED_QUEUE_URL: optionalText,
   /** "true" when the deployment declares subscribers; else publishing waits for the listener switch. */
   STREAM_ALWAYS_ON: flag,
-  /** The apps table, where the listener switch is (required with the topic unless always on). */
+  /**
+   * The apps table, where the listener switch (required with the topic unless always on) and the
+   * erased subjects are (#50: a delivery naming one is redacted in flight).
+   */
   APPS_TABLE: optionalText,
-  /** How long the switch's answer is kept, seconds (the local stack's is shorter). */
+  /** How long what the projector reads of the apps table (the switch, the erased subjects) is kept, seconds (the local stack's is shorter). */
   STREAM_SWITCH_CACHE_SECONDS: positiveInt(60),
 });
 
@@ -259,6 +268,9 @@ export function loadProjectorConfig(env: Env): ProjectorConfig {
     itemExpiryDays: itemExpiryDays(e.ITEM_EXPIRY_DAYS),
     maxReceiveCount: e.EVENTS_MAX_RECEIVE_COUNT,
     stream: streamConfig(e),
+    ...(e.APPS_TABLE
+      ? { erasedSubjects: { appsTable: e.APPS_TABLE, cacheMs: e.STREAM_SWITCH_CACHE_SECONDS * 1000 } }
+      : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { LeaseTable } from "../adapters/archive-lease";
 
@@ -39,7 +39,8 @@ function pendingKey(appId: string, uid: string | undefined) {
  * @example erasureSubject("app1", "cometchat-uid-1") // "3b0c…" (64 hex digits)
  */
 export function erasureSubject(appId: string, uid: string): string {
-  return createHash("sha256").update(`${appId}\0${uid}`).digest("hex");
+  // One-shot `hash` (Node 21.7+): the projector hashes a delivery's identifiers with it (in-flight.ts).
+  return hash("sha256", `${appId}\0${uid}`);
 }
 
 /** The erasure of this user (or app) under way, if one is. */

@@ -128,6 +128,28 @@ const indexed = (deps: ForgetDependencies, table: Table, index: string, attribut
     ExpressionAttributeValues: { ":v": value },
   });
 
+/**
+ * The sessions the tables tie to the user: those they initiated or received (`byInitiator`,
+ * `byReceiver`: one Query each). With the sessions their lines name, the only ones in which an
+ * occupant bearing one of their names is theirs (`Redaction.sessions`).
+ *
+ * @example await sessionsOfUser(deps, "app1", "u7") // ["s1", "s9"]
+ */
+export async function sessionsOfUser(
+  deps: ForgetDependencies,
+  appId: string,
+  uid: string,
+): Promise<string[]> {
+  const sessions = new Set<string>();
+  for (const [index, attribute] of [
+    ["byInitiator", "initiatorKey"],
+    ["byReceiver", "receiverKey"],
+  ] as const)
+    for (const item of await indexed(deps, "sessions", index, attribute, appKey(appId, uid)))
+      sessions.add(String(item.pk).slice(appId.length + 1));
+  return [...sessions];
+}
+
 /** What the tables lead to besides the archive's lines. */
 export interface ItemsFound {
   items: PlannedItem[];
@@ -144,7 +166,9 @@ export interface ItemsFound {
  * an expired archive hides nothing that the tables still hold:
  * - their presence (its key) and memberships (`byUser`), whose groups lead to the group's item and
  *   every member's (the user may have added, kicked or banned them: `by`);
- * - the sessions they initiated or received (`byInitiator`, `byReceiver`) and those the lines name;
+ * - the sessions their uid ties to them: they initiated or received it (`sessionsOfUser`), or a
+ *   line naming their uid names it (`learnt.sessions`); a session a line names only by one of
+ *   their names may be a namesake's, and is not looked at;
  * - the groups the lines name, and their members;
  * - with `sweep`, a filtered Scan of groups and memberships (`PERSON_FIELDS`): a group they own or
  *   updated and others' memberships they changed, with no membership of theirs left.
@@ -176,18 +200,15 @@ export async function planItems(
   if (swept)
     for (const table of ["groups", "memberships"] as const)
       for (const item of await sweep(deps, table, appId, uid)) add(table, item);
-  for (const [index, attribute] of [
-    ["byInitiator", "initiatorKey"],
-    ["byReceiver", "receiverKey"],
-  ] as const)
-    for (const item of await indexed(deps, "sessions", index, attribute, userKey))
-      sessions.add(String(item.pk).slice(appId.length + 1));
+  for (const sessionId of await sessionsOfUser(deps, appId, uid)) sessions.add(sessionId);
   for (const sessionId of sessions) add("sessions", { pk: appKey(appId, sessionId) });
   for (const guid of groups) {
     add("groups", { pk: appKey(appId, guid) });
     for (const member of await partition(deps, "memberships", appKey(appId, guid)))
       add("memberships", member);
   }
+  // Every session tied to them: an occupant bearing one of their names is theirs there (the rewrite's rule too).
+  const tied: Redaction = { ...redaction, sessions: [...sessions] };
   const items: PlannedItem[] = [];
   const recordings: string[] = [];
   for (const table of ["presence", "memberships", "sessions", "groups"] as const) {
@@ -197,7 +218,7 @@ export async function planItems(
     );
     for (const key of wanted) {
       const item = found.get(canonicalJson(key));
-      const next = item && itemErasure(table, item, redaction);
+      const next = item && itemErasure(table, item, tied);
       if (!item || next === undefined) continue;
       items.push({ table, key, action: next === null ? "delete" : "redact" });
       if (table === "sessions")

@@ -9,7 +9,7 @@ import {
 } from "../contracts/bucket-layout";
 import { S3_PREFIX } from "../platform/constants";
 import type { ForgetDependencies } from "./plan";
-import { namesOf, type Redaction, redactArchiveLine, referencesOf } from "./redact";
+import { mentionsUid, namesOf, type Redaction, redactArchiveLine, referencesOf } from "./redact";
 
 /*
  * The erasure's step "find", in the archive: the objects whose lines name the user (or are the
@@ -165,7 +165,9 @@ export async function searchArchive(
 }
 
 /**
- * What the lines of one object tell the plan: names, referenced groups and sessions, days.
+ * What the lines of one object tell the plan: names, referenced groups, days, and the sessions
+ * their uid ties to them (a line that names their uid names the session: a line that only bears
+ * one of their names may be a namesake's, and ties nothing).
  *
  * @example learnFromLines(text, "app1", redaction, learnt) // learnt.names has "Ann", learnt.groups "g1"
  */
@@ -187,7 +189,7 @@ export function learnFromLines(
     namesOf(body, redaction.uid, learnt.names);
     const refs = referencesOf(body);
     for (const g of refs.groups) learnt.groups.add(g);
-    for (const s of refs.sessions) learnt.sessions.add(s);
+    if (mentionsUid(line.body, redaction.uid)) for (const s of refs.sessions) learnt.sessions.add(s);
     learnt.days.add(utcDay(line.receivedAt));
     if (line.eventTime !== undefined) {
       learnt.days.add(utcDay(line.eventTime));

@@ -4,7 +4,7 @@ import { appSegment, dayOfKey, isArchiveObjectKey, objectText } from "../contrac
 import { S3_PREFIX } from "../platform/constants";
 import { compacted, getBytes, keysUnder } from "./bucket";
 import type { ErasureCounts } from "./erasure-state";
-import { planItems, topListDays } from "./find-items";
+import { planItems, sessionsOfUser, topListDays } from "./find-items";
 import {
   addedSince,
   type BucketListing,
@@ -39,11 +39,12 @@ export interface Found {
   objectCounts?: ObjectCounts;
 }
 
-/** One object's rewrite as the search evaluated it, and with how many of the user's names. */
+/** One object's rewrite as the search evaluated it, and with how many of the user's names and sessions. */
 interface Evaluated {
   changed: number;
   deleted: boolean;
   names: number;
+  sessions: number;
 }
 
 /** The counts of a set of evaluated objects: lines redacted for a user, removed for an app. */
@@ -71,6 +72,7 @@ function evaluateText(
     changed: rewrite.changed,
     deleted: rewrite.text === undefined,
     names: redaction?.names.length ?? 0,
+    sessions: redaction?.sessions?.length ?? 0,
   };
 }
 
@@ -151,16 +153,23 @@ async function findUser(
   const learnt = {
     names: new Set(redaction.names),
     groups: new Set<string>(known.groups),
-    sessions: new Set<string>(known.sessions),
+    // The sessions tied to them before any line is read: those of the tables, and an earlier run's.
+    sessions: new Set<string>([...known.sessions, ...(await sessionsOfUser(deps, appId, redaction.uid))]),
     days: new Set<string>(),
   };
-  const current = () => ({ ...redaction, names: [...learnt.names] });
+  const current = (): Redaction => ({
+    ...redaction,
+    names: [...learnt.names],
+    sessions: [...learnt.sessions],
+  });
   // The name their presence item holds: a name to search the archive by, before any line is read.
   const { Item: presence } = await deps.doc.send(
     new GetCommand({ TableName: deps.tables.presence, Key: { pk: appKey(appId, redaction.uid) } }),
   );
   if (typeof presence?.name === "string" && presence.name) learnt.names.add(presence.name);
   const evaluated = new Map<string, Evaluated>();
+  // Objects read that did not change, with the names and sessions known when they were read.
+  const unchanged = new Map<string, Pick<Evaluated, "names" | "sessions">>();
   let bytesScanned = 0;
   let searched = 0;
   let searchedFor = new Set<string>();
@@ -180,23 +189,32 @@ async function findUser(
       if (!bytes) continue;
       searched++;
       const text = objectText(bytes);
-      const e = evaluateText(text, appId, current());
-      // A line that only looked like the user (a substring of another id): learn its names anyway.
+      // What its lines teach first (names, the sessions their uid ties), then what changes in it.
       learnFromLines(text, appId, current(), learnt);
-      if (e) evaluated.set(key, e);
+      const e = evaluateText(text, appId, current());
+      if (e) {
+        evaluated.set(key, e);
+        unchanged.delete(key);
+      } else unchanged.set(key, { names: learnt.names.size, sessions: learnt.sessions.size });
     }
   }
   const final = current();
+  // An object read before a session it holds an occupant of was tied to them: read again.
+  for (const [key, seen] of unchanged)
+    if (seen.names < final.names.length || seen.sessions < (final.sessions?.length ?? 0)) {
+      const e = await evaluate(deps, appId, key, final);
+      if (e) evaluated.set(key, e);
+    }
   for (const key of listing.side) {
     searched++;
     await deps.checkpoint?.(`read ${key}`);
     const e = await evaluate(deps, appId, key, final);
     if (e) evaluated.set(key, e);
   }
-  // An object evaluated before a name was learnt: evaluated again for the dry run's counts.
+  // An object evaluated before a name or session was learnt: evaluated again for the dry run's counts.
   if (counting)
     for (const [key, e] of evaluated)
-      if (e.names < final.names.length) {
+      if (e.names < final.names.length || e.sessions < (final.sessions?.length ?? 0)) {
         const again = await evaluate(deps, appId, key, final);
         if (again) evaluated.set(key, again);
       }
@@ -224,7 +242,7 @@ async function findUser(
   };
   return {
     plan,
-    names: final.names,
+    names: [...final.names],
     listing,
     searched,
     ...(counting ? { objectCounts: countObjects(evaluated.values(), true) } : {}),

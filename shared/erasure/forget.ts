@@ -14,6 +14,7 @@ import {
 } from "./erasure-state";
 import { type Found, findAdded, findPlan } from "./find";
 import { planItems } from "./find-items";
+import { erasedMark } from "./in-flight";
 import { forgetAppInLedger } from "./ledger";
 import {
   type ErasurePlan,
@@ -121,7 +122,8 @@ function described(pending: PendingErasure, request: ForgetRequest) {
  * keeps, leaving every figure exact (docs/personal-data.md). The steps, each in its module:
  * 1. the archive lease taken (`withArchiveLease`, as this run: a second run of the same erasure
  *    waits for it), then the erasure under way read and written (a re-run resumes it: same id and
- *    pseudonym), and the queues' messages counted;
+ *    pseudonym), the user marked for the projector (`deps.erased`: a delivery naming them is
+ *    redacted in flight from then on, `in-flight.ts`), and the queues' messages counted;
  * 2. find (`find.ts`): the archive by SQL, the side objects, the tables on their own, the stored
  *    top lists; the plan is saved before the first change (a re-run searches again and adds what
  *    it finds to the saved plan);
@@ -132,14 +134,16 @@ function described(pending: PendingErasure, request: ForgetRequest) {
  * 4. rewrite items (`rewrite-items.ts`): their presence and memberships deleted, the items naming
  *    them redacted, each conditional on the `rev` it read (`rewriteItem`): a projector that read
  *    before re-applies its update over the change; a whole app: every item of it deleted;
- * 5. the objects the projector added since the search, looked at and rewritten too (the lease
- *    does not cover the projector);
+ * 5. once every projector redacts them (`settle`), the objects the projector added since the
+ *    search, looked at and rewritten too (the lease does not cover the projector);
  * 6. their recordings deleted (unless `keepRecordings`); recompute (`recompute.ts`): the compacted
  *    days' Parquet rewritten, the days touched recomputed, the top lists of days whose archive has
  *    expired rewritten in place; a whole app: its totals removed from the rollup ledger;
  * 7. the user's items looked at again, and erased again if an event applied meanwhile named them;
  * 8. the record written (what it could not reach: the messages the queues held when it began or
- *    ended), `onErased` told, the plan and the erasure under way deleted, the lease released.
+ *    ended), the mark given the erasure's end (deliveries received before it are redacted in
+ *    flight for `ERASED_MARK_DAYS`), `onErased` told, the plan and the erasure under way deleted,
+ *    the lease released.
  * Each step is idempotent: a crash anywhere leaves a state a re-run completes; a second run after
  * the first ends finds nothing. With `dryRun`, only step 2, and the counts the run would report.
  *
@@ -161,7 +165,14 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     const depths = await queueDepths(deps);
     const found = await findPlan(deps, request, redaction, { countObjects: true });
     const counts = await expectedCounts(deps, request, found);
-    return { ...base, dryRun: true, counts, unreached: unreachedQueues(depths), plan: found.plan };
+    const reached = new Set(deps.erased && uid !== undefined ? (deps.queues?.projected ?? []) : []);
+    return {
+      ...base,
+      dryRun: true,
+      counts,
+      unreached: unreachedQueues(depths, undefined, reached),
+      plan: found.plan,
+    };
   }
   const outer = deps;
   // Every step runs under the archive lease, renewed before a step (and as the search goes) once
@@ -185,17 +196,23 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     if (!current) await savePendingErasure(deps.state, appId, uid, pending);
     const { redaction, base, scope } = described(pending, request);
     const counts = zeroCounts();
+    // Marked before the search: from then on (once the projectors' caches have it) every delivery
+    // naming them is redacted in flight; the last look below waits for that (`settle`).
+    const marked = uid === undefined ? undefined : await markErased(deps, appId, uid, pending);
     const queuedAtStart = await queueDepths(deps);
     const { found, plan: searched, full } = await searchAndSave(deps, request, redaction, pending, counts);
-    const { plan, uncompacted, again } = await rewrite(deps, request, searched, found, full, counts);
+    const { plan, uncompacted, again } = await rewrite(deps, request, searched, found, full, counts, marked);
     counts.bytesScanned = plan.bytesScanned;
+    // With the user marked, what the projector takes off its queues is redacted as it is projected.
+    const reached = new Set(marked === undefined ? [] : (deps.queues?.projected ?? []));
     const unreached = [
-      ...unreachedQueues(queuedAtStart, await queueDepths(deps)),
+      ...unreachedQueues(queuedAtStart, await queueDepths(deps), reached),
       ...unreachedSteps(again, uncompacted),
     ];
     const record: ErasureRecord = { ...base, finishedAt: deps.now(), counts, unreached };
     await deps.checkpoint?.("record");
     await writeErasureRecord(deps.state, record);
+    if (uid !== undefined) await markErased(deps, appId, uid, pending, record.finishedAt);
     await deps.onErased?.({
       appId,
       erasureId: record.erasureId,
@@ -236,7 +253,7 @@ async function searchAndSave(
   await savePendingErasure(deps.state, request.appId, request.uid, { ...pending, names });
   const { items: _items, ...toSave } = plan;
   await putText(deps, planKey, JSON.stringify(toSave), false);
-  return { found, plan, full: redaction && { ...redaction, names } };
+  return { found, plan, full: redaction && { ...redaction, names, sessions: plan.sessions } };
 }
 
 /**
@@ -253,11 +270,13 @@ async function rewrite(
   found: Found,
   full: Redaction | undefined,
   counts: ErasureCounts,
+  marked: number | undefined,
 ): Promise<{ plan: ErasurePlan; uncompacted: string[]; again: PlannedItem[] }> {
   const { appId } = request;
   await rewriteObjects(deps, appId, searched.objects, full, counts);
   if (full) await eraseItems(deps, searched.items, full, counts);
   else await eraseAppItems(deps, appId, counts);
+  await settle(deps, marked);
   const added = await findAdded(deps, appId, full, found.listing);
   await rewriteObjects(deps, appId, added.objects, full, counts);
   const plan = {
@@ -274,6 +293,37 @@ async function rewrite(
   const again = full ? (await planItems(deps, appId, full, plan, { sweep: false })).items : [];
   if (full) await eraseItems(deps, again, full, counts);
   return { plan, uncompacted, again };
+}
+
+/**
+ * The erased subject marked for the projector (`deps.erased`): while the erasure runs (`until`
+ * absent), or with its end; at the end, the marks past their time deleted. Returns when it was
+ * marked (nothing without `deps.erased`).
+ */
+async function markErased(
+  deps: ForgetDependencies,
+  appId: string,
+  uid: string,
+  pending: PendingErasure,
+  until?: number,
+): Promise<number | undefined> {
+  if (!deps.erased) return undefined;
+  const at = deps.now();
+  const { erasureId, pseudonym } = pending;
+  await deps.erased.subjects.mark(erasedMark({ appId, uid, erasureId, pseudonym }, at, until));
+  if (until !== undefined) await deps.erased.subjects.sweep(at);
+  return at;
+}
+
+/**
+ * Waits until every projector redacts the erased subject (`settleMs` after it was marked: their
+ * cache of the apps table and a batch under way that read it before): what the projector writes
+ * after that names them no more, and what it wrote before is in the last look that follows.
+ */
+async function settle(deps: ForgetDependencies, marked: number | undefined): Promise<void> {
+  if (marked === undefined || !deps.erased) return;
+  const wait = marked + deps.erased.settleMs - deps.now();
+  if (wait > 0) await (deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(wait);
 }
 
 /** The recordings of the user's sessions deleted, every version (or kept and counted, `--keep-recordings`). */

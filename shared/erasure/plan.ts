@@ -7,6 +7,7 @@ import type { SqlEngine } from "../analytics/engines/sql-engine";
 import type { RollupDependencies } from "../analytics/rollup";
 import { S3_PREFIX } from "../platform/constants";
 import type { TableNames } from "../platform/tables";
+import type { ErasedSubjects } from "./erased-subjects";
 import type { ErasureCounts, ErasureRecord, ErasureTable } from "./erasure-state";
 import type { ObjectVersions } from "./object-versions";
 
@@ -41,13 +42,28 @@ export interface ForgetDependencies {
   rollup: RollupDependencies;
   /** Rewrites a compacted day's Parquet from its redacted NDJSON. None: compacted days are left (reported). */
   compactor?: ArchiveCompactor;
-  /** The queues whose messages an erasure cannot change: counted in the report. */
-  queues?: { sqs: SQSClient; urls: Record<string, string> };
+  /**
+   * The queues whose messages an erasure cannot change: counted in the report; but those the
+   * projector processes (`projected`: the events queue, its dead letters once redriven) when it
+   * redacts the user in flight (`erased`): a message there naming them is redacted as it is projected.
+   */
+  queues?: { sqs: SQSClient; urls: Record<string, string>; projected?: readonly string[] };
   now: () => number;
   /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
   newId?: () => string;
   /** The most archive bytes one search query reads. @default SEARCH_CHUNK_BYTES */
   searchChunkBytes?: number;
+  /**
+   * The erased subjects the projector reads (#50, `erased-subjects.ts`): one user's erasure marks
+   * its subject before its search (every delivery naming them is redacted in flight from then on)
+   * and, at its end, with its end (those received before it stay redacted, for `ERASED_MARK_DAYS`).
+   * `settleMs`: how long after the mark every projector redacts (its cache of the apps table and
+   * its longest batch), which the erasure waits out before its last look at what the projector
+   * wrote. None: a delivery in flight is projected as received (a second run erases it).
+   */
+  erased?: { subjects: ErasedSubjects; settleMs: number };
+  /** Waits (the settle above). @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
   /**
    * Called before each change, and between the search's queries and reads (a test's kill point: a
    * throw there is a crash); under the lease, `forget` renews the lease there first.
@@ -114,10 +130,15 @@ export interface ErasurePlan {
   ledgerDays: string[];
   /** Table items to delete or redact, by table and key (not persisted: found again on a re-run). */
   items: PlannedItem[];
-  /** The groups and sessions the user's lines name: where the tables hold them besides their own items. */
+  /** The groups the user's lines name: where the tables hold them besides their own items. */
   groups: string[];
+  /**
+   * The sessions their uid ties to them (they initiated or received it, or a line naming their uid
+   * names it): the only ones in which an occupant bearing one of their names is renamed, and whose
+   * items and recordings the erasure changes (a session their name alone is in may be a namesake's).
+   */
   sessions: string[];
-  /** Recording objects of sessions the user took part in. */
+  /** Recording objects of the sessions tied to the user. */
   recordings: string[];
   bytesScanned: number;
 }

@@ -1,11 +1,13 @@
 import { isDeepStrictEqual } from "node:util";
+import { NOTHING_REQUIRED, type Required, requiredOfBody } from "./required-fields";
 
 /**
  * Redaction of one user out of what the platform sent about them (#34), as pure functions: the
  * erasure (`forget.ts`) applies them to archive lines, quarantine records, oversize bodies and
  * table items. A redaction replaces the user's id, wherever it stands as an identifier, with one
  * random pseudonym per erasure (the same in every object, so that distinct counts, natural keys
- * and every figure recomputed afterwards are unchanged), and removes the free text that is theirs.
+ * and every figure recomputed afterwards are unchanged), and removes the free text that is theirs,
+ * never a field the payload's schema requires (`required-fields.ts`).
  */
 
 /** One erasure as the redaction applies it. */
@@ -17,6 +19,12 @@ export interface Redaction {
    * call's occupants are named, not identified, so a name stands for the uid there.
    */
   names: readonly string[];
+  /**
+   * The sessions (calls, meetings) the uid ties to the user: a line that names their uid names the
+   * session, or they initiated or received it. Only there is an occupant bearing one of their
+   * names theirs: elsewhere a name may be a namesake's, and is left. Absent: none.
+   */
+  sessions?: readonly string[];
   /** What replaces it everywhere: random (`newPseudonym`), never derived from the uid. */
   pseudonym: string;
   /** The erasure's id, stamped on each redacted archive line (`erasure`). */
@@ -54,27 +62,36 @@ const CONNECTION_KEPT = new Set(["action", "platform", "connectedAt", "appInfo"]
 const APP_INFO_KEPT = new Set(["version", "apiVersion", "uts"]);
 
 /** What a value's redaction needs (an erasure without its id). */
-export type Subject = Pick<Redaction, "uid" | "names" | "pseudonym">;
+export type Subject = Pick<Redaction, "uid" | "names" | "pseudonym" | "sessions">;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** What a uid the platform allows is made of: letters, digits, `_` and `-`; anything else ends it. */
+const ID = "A-Za-z0-9_-";
+
 /**
- * The uid as an identifier inside a text: not next to a letter, a digit or `-` (so `u1` is found
- * in `u1`, `u1_user_u2` and `<@uid:u1>`, not in `u10` or `u1-b`). A uid the platform allows holds
- * letters, digits, `_` and `-`; another user whose uid is this one followed by `_` and more is
- * matched too (and gets the pseudonym in that part: counts stay exact, as the mapping is one to one).
+ * The uid as an identifier inside a text: whole (no letter, digit, `_` or `-` touching it: `u1` in
+ * `u1`, `<@uid:u1>`, `app#u1`, `app|trigger|u1`, never in `u10`, `u1-b` or `u1_doe`), or one side
+ * of a conversation id, whose form `<uid_a>_user_<uid_b>` is parsed as such (`u1` in `u1_user_u2`
+ * and `u2_user_u1`). So `john` is never found inside `john_doe`, whose own erasure then finds them
+ * (#50, defect 2). A conversation id between uids that themselves hold `_user_` reads either way.
  */
 function uidPattern(uid: string): RegExp {
-  return new RegExp(`(?<![A-Za-z0-9-])${escapeRegExp(uid)}(?![A-Za-z0-9-])`, "g");
+  const u = escapeRegExp(uid);
+  const whole = `(?<![${ID}])${u}(?![${ID}])`;
+  const first = `(?<![${ID}])${u}(?=_user_[${ID}])`;
+  const second = `(?<=[${ID}]_user_)${u}(?![${ID}])`;
+  return new RegExp(`${whole}|${first}|${second}`, "g");
 }
 
 /**
  * Whether a text holds the uid as an identifier (`uidPattern`).
  *
  * @example mentionsUid("cometchat-uid-1_user_cometchat-uid-2", "cometchat-uid-2") // true
+ * @example mentionsUid("john_doe", "john") // false
  */
 export function mentionsUid(text: string, uid: string): boolean {
-  return uidPattern(uid).test(text);
+  return text.includes(uid) && uidPattern(uid).test(text);
 }
 
 /** A text with each of the uid's occurrences as an identifier replaced by the pseudonym. */
@@ -86,22 +103,38 @@ export function replaceUid(text: string, redaction: Pick<Redaction, "uid" | "pse
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-const pick = (object: Record<string, unknown>, kept: ReadonlySet<string>) =>
-  Object.fromEntries(Object.entries(object).filter(([key]) => kept.has(key)));
+/** The entries of an object whose key is kept, or required by its schema. */
+const pick = (object: Record<string, unknown>, kept: ReadonlySet<string>, required: ReadonlySet<string>) =>
+  Object.fromEntries(Object.entries(object).filter(([key]) => kept.has(key) || required.has(key)));
 
-/** An object of the payload with the user's free text removed (before its ids are replaced). */
-function withoutFreeText(object: Record<string, unknown>, uid: string): Record<string, unknown> {
-  if (object.uid === uid) return pick(object, ENTITY_KEPT);
+/**
+ * An object of the payload with the user's free text removed (before its ids are replaced), every
+ * field its schema requires kept (`required`: a reaction is an object with their `uid` too, and
+ * keeps its ids; their call or edit keeps its `data.action`).
+ */
+function withoutFreeText(
+  object: Record<string, unknown>,
+  uid: string,
+  required: Required,
+): Record<string, unknown> {
+  if (object.uid === uid) return pick(object, ENTITY_KEPT, required.keys);
   let next = object;
   if (object.sender === uid && ("data" in object || "conversationId" in object)) {
     // A message of theirs: its text, attachments and metadata go; what it is and who it involves stay.
-    const { metadata: _metadata, data, ...rest } = object;
-    next = isRecord(data) ? { ...rest, data: pick(data, OWN_MESSAGE_DATA_KEPT) } : rest;
+    next = Object.fromEntries(
+      Object.entries(object).flatMap(([key, item]): Array<[string, unknown]> => {
+        if (key === "data" && isRecord(item))
+          return [[key, pick(item, OWN_MESSAGE_DATA_KEPT, required.child(key).keys)]];
+        return (key !== "data" && key !== "metadata") || required.keys.has(key) ? [[key, item]] : [];
+      }),
+    );
   }
   if (isRecord(object.user) && object.user.uid === uid && isRecord(object.currentConnection)) {
     // Their own connection (presence): where from (IP, origin, user agent) goes.
-    const connection = pick(object.currentConnection, CONNECTION_KEPT);
-    if (isRecord(connection.appInfo)) connection.appInfo = pick(connection.appInfo, APP_INFO_KEPT);
+    const within = required.child("currentConnection");
+    const connection = pick(object.currentConnection, CONNECTION_KEPT, within.keys);
+    if (isRecord(connection.appInfo))
+      connection.appInfo = pick(connection.appInfo, APP_INFO_KEPT, within.child("appInfo").keys);
     next = { ...next, currentConnection: connection };
   }
   return next;
@@ -113,27 +146,45 @@ function withoutFreeText(object: Record<string, unknown>, uid: string): Record<s
  * one person (`data.occupant`), `all_occupants` a list of them (`call_ended`, `meeting_ended`),
  * `participants` a session item's stints keyed by `<name>|<joinedAt>`. Anywhere else a string
  * equal to one of the user's names is someone else's words (a message saying "Thanks"), an
- * enumeration (`receiverType: "user"`) or another thing's name (a group's): left as it is.
+ * enumeration (`receiverType: "user"`) or another thing's name (a group's): left as it is. And a
+ * person named so is the user only in a session their uid ties to them (`Redaction.sessions`):
+ * in a call between two others, one bearing the same name is a namesake (#50, defect 7).
  */
 const NAMED_PERSONS = { occupant: "one", all_occupants: "list", participants: "map" } as const;
 
+/** The keys that name the session (call, meeting) a payload or item is about. */
+const SESSION_KEYS = ["sessionId", "sessionid"] as const;
+
+/** The session a node names, else the one around it. */
+function sessionOf(node: Record<string, unknown>, around: string | undefined): string | undefined {
+  for (const key of SESSION_KEYS) if (typeof node[key] === "string") return node[key] as string;
+  return around;
+}
+
 /** One erasure's redaction of a value, and the names it replaced (a natural key holds them too). */
-function redactNamed(value: unknown, redaction: Subject): { value: unknown; replaced: Set<string> } {
+function redactNamed(
+  value: unknown,
+  redaction: Subject,
+  required: Required = NOTHING_REQUIRED,
+): { value: unknown; replaced: Set<string> } {
   const replaced = new Set<string>();
+  const tied = new Set(redaction.sessions ?? []);
   const uid = (s: string) => replaceUid(s, redaction);
-  /** A person named, not identified: their name is the pseudonym where it is one of the user's. */
-  const person = (node: unknown): unknown => {
-    if (!isRecord(node) || "uid" in node) return walk(node);
+  /** A person named, not identified: their name is the pseudonym where it is one of the user's, in their session. */
+  const person = (node: unknown, within: Required, session: string | undefined): unknown => {
+    if (!isRecord(node) || "uid" in node) return walk(node, within, session);
     const name = node.name;
-    if (typeof name !== "string" || !redaction.names.includes(name)) return walk(node);
+    if (typeof name !== "string" || !redaction.names.includes(name) || !session || !tied.has(session))
+      return walk(node, within, session);
     replaced.add(name);
-    return { ...(walk({ ...node, name: "" }) as Record<string, unknown>), name: redaction.pseudonym };
+    const rest = walk({ ...node, name: "" }, within, session) as Record<string, unknown>;
+    return { ...rest, name: redaction.pseudonym };
   };
   /** A map of stints keyed by `<name>|<joinedAt>`: a stint renamed is keyed by its new name. */
-  const stints = (map: Record<string, unknown>) =>
+  const stints = (map: Record<string, unknown>, within: Required, session: string | undefined) =>
     Object.fromEntries(
       Object.entries(map).map(([key, stint]) => {
-        const next = person(stint);
+        const next = person(stint, within.child(key), session);
         const before = isRecord(stint) ? stint.name : undefined;
         const after = isRecord(next) ? next.name : undefined;
         const renamed =
@@ -143,22 +194,25 @@ function redactNamed(value: unknown, redaction: Subject): { value: unknown; repl
         return [renamed, next];
       }),
     );
-  const walk = (node: unknown): unknown => {
+  const walk = (node: unknown, within: Required, around: string | undefined): unknown => {
     if (typeof node === "string") return uid(node);
-    if (Array.isArray(node)) return node.map(walk);
+    if (Array.isArray(node)) return node.map((item, i) => walk(item, within.child(String(i)), around));
     if (!isRecord(node)) return node;
-    const object = withoutFreeText(node, redaction.uid);
+    const session = sessionOf(node, around);
+    const object = withoutFreeText(node, redaction.uid, within);
     return Object.fromEntries(
       Object.entries(object).map(([key, item]) => {
         const holds = NAMED_PERSONS[key as keyof typeof NAMED_PERSONS];
-        if (holds === "one") return [uid(key), person(item)];
-        if (holds === "list" && Array.isArray(item)) return [uid(key), item.map(person)];
-        if (holds === "map" && isRecord(item)) return [uid(key), stints(item)];
-        return [uid(key), walk(item)];
+        const below = within.child(key);
+        if (holds === "one") return [uid(key), person(item, below, session)];
+        if (holds === "list" && Array.isArray(item))
+          return [uid(key), item.map((p, i) => person(p, below.child(String(i)), session))];
+        if (holds === "map" && isRecord(item)) return [uid(key), stints(item, below, session)];
+        return [uid(key), walk(item, below, session)];
       }),
     );
   };
-  return { value: walk(value), replaced };
+  return { value: walk(value, required, undefined), replaced };
 }
 
 /**
@@ -186,7 +240,7 @@ function redactBodyNamed(body: string, redaction: Subject): { body: string; repl
     // Nothing in it says where a person is named: only the uid ties it to the user.
     return { body: mentionsUid(body, redaction.uid) ? "" : body, replaced: new Set() };
   }
-  const { value, replaced } = redactNamed(parsed, redaction);
+  const { value, replaced } = redactNamed(parsed, redaction, requiredOfBody(parsed));
   return { body: isDeepStrictEqual(value, parsed) ? body : JSON.stringify(value), replaced };
 }
 

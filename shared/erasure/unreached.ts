@@ -39,13 +39,19 @@ export async function queueDepths(deps: ForgetDependencies): Promise<QueueDepths
 
 /**
  * What the queues held that the erasure could not search, in words: each queue that held a
- * message when the erasure began or when it ended (a dry run: now).
+ * message when the erasure began or when it ended (a dry run: now), but those `reached` (the
+ * queues the projector processes, when it redacts the erased user in flight: `ForgetDependencies.erased`).
  *
  * @example unreachedQueues(new Map([["events queue", 2]]), new Map([["events queue", 0]])) // ["events queue: 2 message(s) when the erasure began, 0 when it ended, …"]
  */
-export function unreachedQueues(atStart: QueueDepths, atEnd?: QueueDepths): string[] {
+export function unreachedQueues(
+  atStart: QueueDepths,
+  atEnd?: QueueDepths,
+  reached: ReadonlySet<string> = new Set(),
+): string[] {
   const out: string[] = [];
   for (const name of new Set([...atStart.keys(), ...(atEnd?.keys() ?? [])])) {
+    if (reached.has(name)) continue;
     const [began, ended] = [atStart.get(name) ?? 0, atEnd?.get(name) ?? 0];
     if (began + ended === 0) continue;
     const held = atEnd

@@ -13,6 +13,19 @@ import type { AcceptedRecord, FactStream } from "./fact-stream";
 import { decodeRecord, type QueuedEvent, undecodableRecord } from "./queued-event";
 import { archiveBatch, quarantine } from "./raw-archive";
 
+/**
+ * The erasure's hook in the batch (#50): each delivery that names a user erased after it was
+ * received, redacted (and marked with the erasure) before it is archived, projected or published;
+ * the others as they are (the same objects). The handler fills it (`shared/erasure/in-flight.ts`).
+ */
+export type InFlightRedaction = (events: readonly QueuedEvent[]) => Promise<QueuedEvent[]>;
+
+/** What a batch needs: the fold's dependencies, and the erasure's hook. */
+export interface BatchDependencies extends ProjectorDependencies {
+  /** Unset: every delivery is projected as received. */
+  redactErased?: InFlightRedaction;
+}
+
 type Decoded =
   | { event: QueuedEvent }
   | { violation: QueuedEvent; error: ContractViolationError }
@@ -37,6 +50,25 @@ async function decodeAll(records: readonly SQSRecord[], deps: ProjectorDependenc
     }),
   );
   return decoded;
+}
+
+/**
+ * The decoded events redacted in flight (`redactErased`), in place; a redacted oversize body is
+ * written over the ingest's object too, which the stream's message points at.
+ */
+async function redactInFlight(decoded: Map<string, Decoded>, deps: BatchDependencies): Promise<void> {
+  if (!deps.redactErased) return;
+  const entries = [...decoded].flatMap(([id, d]) => ("event" in d ? [[id, d.event] as const] : []));
+  const redacted = await deps.redactErased(entries.map(([, event]) => event));
+  await Promise.all(
+    entries.map(async ([id, event], i) => {
+      const next = redacted[i];
+      if (!next || next === event) return;
+      if (next.bodyKey)
+        await deps.dataStore.put(next.bodyKey, next.body, { contentType: "application/json" });
+      decoded.set(id, { event: next });
+    }),
+  );
 }
 
 /** Each record's result: the fold's for the decoded events, quarantine for contract violations. */
@@ -109,7 +141,8 @@ async function publishAccepted(
 /**
  * One SQS batch of the events queue, folded:
  * 1. decode every record (resolving oversize pointers); a message that breaks its contract is
- *    quarantined (it will never become valid), a body that cannot be read yet is retried;
+ *    quarantined (it will never become valid), a body that cannot be read yet is retried; a
+ *    delivery naming a user erased since it was received is redacted (`redactErased`, #50);
  * 2. archive the decoded events raw to S3 (one object per app and day) — if that fails the
  *    whole batch fails and SQS redelivers it: nothing is projected that is not archived;
  * 3. fold the batch into the tables (`projectBatch`): each item read once and written at most
@@ -129,13 +162,14 @@ async function publishAccepted(
 export async function projectSqsBatch(
   event: SQSEvent,
   context: Context | undefined,
-  deps: ProjectorDependencies,
+  deps: BatchDependencies,
   { logger, metrics }: Observability,
   capacity: { writeUnits: number; readUnits: number } = { writeUnits: 0, readUnits: 0 },
 ): Promise<SQSBatchResponse> {
   const started = Date.now();
   const before = { ...capacity };
   const decoded = await decodeAll(event.Records, deps);
+  await redactInFlight(decoded, deps);
   const events = [...decoded.values()].flatMap((d) => ("event" in d ? [d.event] : []));
   // Each body is parsed and validated once, for the archive lines and the fold alike.
   const parsed = events.map((e) => parseEventBody(e.body));

@@ -20,6 +20,12 @@ export interface QueuedEvent {
   body: string;
   /** The object the body was read from, when the ingest put it in the bucket (an oversize body). */
   bodyKey?: string;
+  /**
+   * Set when the body was redacted in flight (a delivery naming a user erased after it was
+   * received, `BatchDependencies.redactErased`): the erasure's id, which its archive line and its
+   * stream envelope carry as those the erasure rewrote do.
+   */
+  erasure?: string;
 }
 
 function sha256(text: string): string {

@@ -17,10 +17,10 @@ import {
 import type { BlobStore } from "../ports/blob-store";
 import type { QueuedEvent } from "./queued-event";
 
-/** An event as the contract names it, nothing else (the quarantine record's base). */
+/** An event as the contract names it, nothing else (the quarantine record's base); redacted in flight, its erasure. */
 function acceptedLine(event: QueuedEvent): RawArchiveLine {
-  const { eventId, receivedAt, trigger, appId, body } = event;
-  return { eventId, receivedAt, trigger, appId, body };
+  const { eventId, receivedAt, trigger, appId, body, erasure } = event;
+  return { eventId, receivedAt, trigger, appId, body, ...(erasure === undefined ? {} : { erasure }) };
 }
 
 /**

@@ -204,11 +204,11 @@ describe("forget meets the projector", () => {
 
 describe("rewriteItem, the erasure's one way to change an item", () => {
   it("moves an item whose key holds the uid to the pseudonym's key in one transaction, reading again when a write came between its read and its move", async () => {
-    // Prepare: a group whose guid holds U1 as an identifier; a writer that bumps it once, just
-    // before the erasure's move.
+    // Prepare: a group whose guid holds U1 as an identifier (whole: a uid followed by `_` and more
+    // is another uid, #50 defect 2); a writer that bumps it once, just before the erasure's move.
     const tables = await env.tableSet();
     const appId = uniqueName("moved");
-    const guid = `${U1}_group`;
+    const guid = `${U1}.group`;
     const created = delivery("group_created", appId, T0, (b) => {
       b.data.group = { ...b.data.group, guid, owner: U3, conversationId: `group_${guid}` };
       b.data.members = { [U3]: entity(U3, "Carol Ray") };
@@ -254,7 +254,7 @@ describe("rewriteItem, the erasure's one way to change an item", () => {
     const groups = (await appItems(env.dynamo, tables, appId)).groups ?? [];
     expect(interfered).toBe(true);
     expect(groups.map((g) => [g.pk, g.guid, g.membersCount, g.rev])).toEqual([
-      [`${appId}#${redaction.pseudonym}_group`, `${redaction.pseudonym}_group`, 7, 3],
+      [`${appId}#${redaction.pseudonym}.group`, `${redaction.pseudonym}.group`, 7, 3],
     ]);
     expect(counts.itemsRedacted).toBe(1);
     dynamo.destroy();

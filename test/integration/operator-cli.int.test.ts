@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
+import { erasureRecords } from "../../shared/erasure/erasure-state";
 import { projectionStores } from "../../shared/projector/stores";
 import { LOCAL_REGION } from "../../tools/local/emulators";
 import {
@@ -135,6 +136,16 @@ describe("mistakes get help (#42 item 5)", () => {
     expect(run.stderr.trim()).toBe(`error: app cli-app-9 has no events (nearest known apps: ${APP})`);
     const store = dynamoActivityStore(documentClient(emulators.dynamo), activityTable);
     expect(await store.days("cli-app-9", "2000-01-01", "2100-01-01")).toEqual([]);
+  }, 60_000);
+
+  it("forget for an app that never delivered says so, names the nearest known app, exit 3; nothing is erased or recorded (#50)", async () => {
+    const doc = documentClient(emulators.dynamo);
+    for (const args of [["cometchat-uid-1"], ["cometchat-uid-1", "--dry-run"]]) {
+      const run = await webhookCli(["forget", ...args, "--app", "cli-app-9", "--state-dir", dir]);
+      expect(run.code, run.stderr).toBe(3);
+      expect(run.stderr.trim()).toBe(`error: app cli-app-9 has no events (nearest known apps: ${APP})`);
+    }
+    expect(await erasureRecords({ doc, tableName: activityTable }, "cli-app-9")).toEqual([]);
   }, 60_000);
 
   it("sql names the table's columns for a column it does not know, and a write is read-only", async () => {

@@ -18,6 +18,7 @@ import type { StreamMessage } from "../../shared/stream/publish-batches";
 import { createActivityTable } from "../../tools/local/provision";
 import { replayQuarantine } from "../../tools/ops/archive-repair";
 import { scanArchive } from "../../tools/ops/archive-scan";
+import { RedactedEventError, resendById } from "../../tools/ops/inspect";
 import { replayArchive } from "../../tools/ops/operations";
 import { recentEvents } from "../../tools/ops/recent";
 import { replayToStream } from "../../tools/ops/stream-replay";
@@ -194,6 +195,32 @@ describe("the lines an erasure redacted (#42: the event story said pending, a re
       includeRedacted: true,
     });
     expect(rebuild).toMatchObject({ events: 3, redacted: 0, outcomes: { projected: 2, stale: 1 } });
+  }, 120_000);
+
+  it("resend refuses one and says so, its dry run too: nothing goes on the queue, the tables stay as the erasure left them (#50, defect 3)", async () => {
+    // Prepare: the events queue resend would put it on.
+    const { appId, tables, lines, report } = await erased();
+    const queueUrl = await createQueue(env.sqs, uniqueName("events"));
+    const redacted = lines.find((l) => l.trigger === "group_member_joined" && l.erasure);
+    const before = await appItems(env.dynamo, tables, appId);
+
+    // Act
+    const attempts = await Promise.all(
+      [true, false].map((dryRun) =>
+        resendById(env, { bucket: env.bucket, queueUrl }, redacted?.eventId ?? "", { appId, dryRun }).catch(
+          (error: unknown) => error,
+        ),
+      ),
+    );
+
+    // Assess
+    for (const attempt of attempts) {
+      expect(attempt).toBeInstanceOf(RedactedEventError);
+      expect((attempt as Error).message).toContain(`redacted by erasure ${report.erasureId}`);
+    }
+    const queued = await env.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(queued.Messages ?? []).toEqual([]);
+    expect(await appItems(env.dynamo, tables, appId)).toEqual(before);
   }, 120_000);
 
   it("replay --to-stream publishes them as they now stand: the redacted body, marked with its erasure, never the uid (#41 item 5)", async () => {

@@ -121,6 +121,19 @@ describe("the functions' configuration (environment, read once at cold start)", 
         ?.alwaysOn,
     ).toBe(true);
   });
+
+  it("reads where the projector finds the erased subjects (#50): the apps table, at its cache period; none without it", () => {
+    const base = { ...TABLES, DATA_BUCKET: "b", RECORDINGS_QUEUE_URL: "r" };
+    expect(loadProjectorConfig(base).erasedSubjects).toBeUndefined();
+    expect(loadProjectorConfig({ ...base, APPS_TABLE: "apps" }).erasedSubjects).toEqual({
+      appsTable: "apps",
+      cacheMs: 60_000,
+    });
+    expect(
+      loadProjectorConfig({ ...base, APPS_TABLE: "apps", STREAM_SWITCH_CACHE_SECONDS: "1" }).erasedSubjects
+        ?.cacheMs,
+    ).toBe(1000);
+  });
 });
 
 describe("the recorder's API-key hosts (RECORDER_API_KEY_HOSTS)", () => {

@@ -81,24 +81,38 @@ describe("redaction of one user (#34)", () => {
     expect((redactValue(theirs, ANDREW) as typeof own).data.message.data.text).toBe("hi");
   });
 
-  it("names a call's occupants by the pseudonym where they bore the user's name", () => {
+  it("names a call's occupants by the pseudonym where they bore the user's name, in a session their uid ties to them", () => {
     const ended = fixture("call_ended");
-    const redacted = JSON.stringify(redactValue(ended, ANDREW));
+    const redacted = JSON.stringify(redactValue(ended, { ...ANDREW, sessions: [ended.data.sessionId] }));
     expect(redacted).not.toContain("Andrew Joseph");
     expect(redacted).toContain(`"name":"${ANDREW.pseudonym}"`);
     expect(redacted).toContain("George Alan");
   });
 
+  it("leaves an occupant who bears the user's name in a session their uid does not tie to them: a namesake (#50, defect 7)", () => {
+    const ended = fixture("call_ended");
+    expect(redactValue(ended, { ...ANDREW, sessions: ["another-session"] })).toEqual(ended);
+    expect(redactValue(ended, ANDREW)).toEqual(ended);
+    const session = {
+      pk: "a#s2",
+      sessionId: "s2",
+      participants: { "Andrew Joseph|1": { name: "Andrew Joseph", joinedAt: 1 } },
+    };
+    expect(itemErasure("sessions", session, { ...ANDREW, sessions: ["s1"] })).toBeUndefined();
+  });
+
   it("names the user's stints in a session item by the pseudonym, keys included", () => {
     const session = {
       pk: "a#s1",
+      sessionId: "s1",
       participants: {
         "Andrew Joseph|1696934501000": { name: "Andrew Joseph", joinedAt: 1696934501000 },
         "George Alan|1696934501000": { name: "George Alan", joinedAt: 1696934501000 },
       },
     };
-    expect(redactValue(session, ANDREW)).toEqual({
+    expect(redactValue(session, { ...ANDREW, sessions: ["s1"] })).toEqual({
       pk: "a#s1",
+      sessionId: "s1",
       participants: {
         [`${ANDREW.pseudonym}|1696934501000`]: { name: ANDREW.pseudonym, joinedAt: 1696934501000 },
         "George Alan|1696934501000": { name: "George Alan", joinedAt: 1696934501000 },
@@ -179,7 +193,7 @@ describe("redaction of one user (#34)", () => {
       expect(redactArchiveLine(others, "a", thanks)).toBeUndefined();
       const call = fixture("call_ended");
       call.data.all_occupants[1].name = "Thanks";
-      const redacted = redactValue(call, thanks) as typeof call;
+      const redacted = redactValue(call, { ...thanks, sessions: [call.data.sessionId] }) as typeof call;
       expect(redacted.data.all_occupants.map((o: { name: string }) => o.name)).toEqual([
         "George Alan",
         thanks.pseudonym,
@@ -206,12 +220,13 @@ describe("redaction of one user (#34)", () => {
     it("an occupant's line: its natural key names the pseudonym where the body did the user, one to one", () => {
       const joined = fixture("call_participant_joined");
       const key = `a|call_participant_joined|s1|${encodeURIComponent("Andrew Joseph")}|1696934573|`;
-      const redacted = JSON.parse(redactArchiveLine(line(joined, key), "a", ANDREW) ?? "{}");
+      const tied = { ...ANDREW, sessions: [joined.data.sessionId] };
+      const redacted = JSON.parse(redactArchiveLine(line(joined, key), "a", tied) ?? "{}");
       expect(redacted.naturalKey).toBe(`a|call_participant_joined|s1|${ANDREW.pseudonym}|1696934573|`);
       const someoneElse = fixture("call_participant_joined");
       someoneElse.data.occupant.name = "George Alan";
       const kept = `a|call_participant_joined|s1|${encodeURIComponent("George Alan")}|1696934573|`;
-      expect(redactArchiveLine(line(someoneElse, kept), "a", ANDREW)).toBeUndefined();
+      expect(redactArchiveLine(line(someoneElse, kept), "a", tied)).toBeUndefined();
     });
   });
 

@@ -332,7 +332,7 @@ describe("a platform retry projected before its original, with a fact received b
   );
 });
 
-describe("the order of facts (shared/projections/version.ts)", () => {
+describe("the order of facts (packages/stream/src/projections/version.ts)", () => {
   const fact = (eventTimeMs: number, trigger: string, firstReceivedAt: number, eventId: string) => ({
     eventTimeMs,
     rank: lifecycleRank(trigger),

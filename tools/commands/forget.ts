@@ -12,13 +12,19 @@ import { athenaEngine } from "../../shared/analytics/engines/athena-sql-engine";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../shared/analytics/engines/sql-engine";
+import { dynamoErasedSubjects } from "../../shared/erasure/erased-subjects";
+import { pendingErasure } from "../../shared/erasure/erasure-state";
 import { type ForgetDependencies, forget } from "../../shared/erasure/forget";
 import { s3ObjectVersions, UNVERSIONED } from "../../shared/erasure/object-versions";
+import { EVENTS_QUEUE } from "../../shared/platform/queues";
 import { erasureNoticePublisher } from "../../shared/stream/erasure-notice";
+import { LISTENER_SWITCH_CACHE_MS } from "../../shared/stream/listener-switch";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { activityStoreFor, commandLeaseWait, compactorFor, sqlEngineFor } from "../analytics/engines";
 import { forgetNotes, forgetReportLines } from "../cli/forget-output";
 import { integer, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
+import { LOCAL_SWITCH_CACHE_SECONDS } from "../local/stack-handlers";
+import { assertAppDelivered } from "../query/known-apps";
 import { resolveTarget, type Target } from "../target";
 
 interface ForgetCliOptions {
@@ -60,13 +66,17 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
     if (!target.activityTable)
       throw new UserFacingError("the target has no activity table (deployed before #20?)");
     const doc = documentClient(target.dynamo);
+    const state = { doc, tableName: target.activityTable };
+    // An app that never delivered (a typo, another stack's): said, with the nearest apps, exit 3, as
+    // query does; not "erased". An erasure under way is completed whatever is left of the app.
+    if (!(await pendingErasure(state, o.app, uid))) await assertAppDelivered(target, o.app, o.stateDir);
     const deps: ForgetDependencies = {
       s3: target.s3,
       bucket: target.bucket ?? "",
       ...archiveParts(target),
       doc,
       tables: target.tables,
-      state: { doc, tableName: target.activityTable },
+      state,
       // The schedule's passes hold the lease for seconds every tick: wait for it (5 minutes, or
       // until the lease found lapses: a run of this erasure that was killed is waited out).
       leaseWait: commandLeaseWait(),
@@ -86,8 +96,21 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
           // Envelopes whose publish kept failing (#41): `redrive --stream` would publish them as they were.
           ...(target.stream?.unpublishedUrl && { "stream unpublished queue": target.stream.unpublishedUrl }),
         },
+        // What the projector takes off (the dead letters once redriven): redacted in flight with `erased`.
+        projected: ["events queue", "events dead-letter queue"],
       },
       now: Date.now,
+      // The erased subjects the projector reads (#50): a delivery in flight naming the user is
+      // redacted. Every projector does once its cache of the apps table has the mark and a batch
+      // that read it before has ended: the erasure waits that long before its last look.
+      ...(target.appsTable && {
+        erased: {
+          subjects: dynamoErasedSubjects(doc, target.appsTable),
+          settleMs:
+            (target.kind === "local" ? LOCAL_SWITCH_CACHE_SECONDS * 1000 : LISTENER_SWITCH_CACHE_MS) +
+            EVENTS_QUEUE.consumerTimeoutSeconds * 1000,
+        },
+      }),
       // The stream's erasure notice (#41): every subscriber of the app is told, past its filter.
       ...(target.stream && {
         onErased: erasureNoticePublisher(snsStreamPublisher(target.sns, target.stream.topicArn)),

@@ -19,7 +19,7 @@ import { isoDate, UsageError, UserFacingError } from "../cli/program";
 import type { FlowSnapshot } from "../local/flow";
 import { readStackInfo, stateDir } from "../local/state";
 import { scanArchive } from "../ops/archive-scan";
-import { resendById } from "../ops/inspect";
+import { RedactedEventError, resendById } from "../ops/inspect";
 import { queueDepths } from "../ops/queues";
 import { recentEvents } from "../ops/recent";
 import { traceEvent } from "../ops/trace";
@@ -459,6 +459,8 @@ function silentNow(ctx: ConsoleContext): Promise<SilenceReport | undefined> {
 export function errorResponse(error: unknown): ApiResponse {
   if (error instanceof ApiError) return { status: error.status, body: { error: error.message } };
   if (error instanceof UsageError) return { status: 400, body: { error: error.message } };
+  // A resend refused (a line an erasure redacted): the event is there, the request conflicts with its state.
+  if (error instanceof RedactedEventError) return { status: 409, body: { error: error.message } };
   if (error instanceof UserFacingError) return { status: 404, body: { error: error.message } };
   return { status: 500, body: { error: error instanceof Error ? error.message : String(error) } };
 }

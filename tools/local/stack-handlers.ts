@@ -17,8 +17,8 @@ import type { SqsHandler } from "./poller";
 import type { LocalStackOptions } from "./stack-options";
 import type { LocalResources } from "./stack-resources";
 
-/** How long the local projector trusts what it read of the listener switch (deployed: a minute). */
-const LOCAL_SWITCH_CACHE_SECONDS = 1;
+/** How long the local projector trusts what it read of the apps table, the listener switch and the erased subjects (deployed: a minute). */
+export const LOCAL_SWITCH_CACHE_SECONDS = 1;
 
 /**
  * The handlers' configuration from the same builders the CDK app uses, but for the local

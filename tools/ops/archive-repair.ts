@@ -51,11 +51,16 @@ const inRange = (o: ArchiveRange) => (key: string) => {
 /** The derived facts of a line, as comparable text. */
 const derived = (line: RawArchiveLine) => JSON.stringify([line.eventTime, line.naturalKey, line.rank]);
 
-/** A line with its facts derived by today's code (the same `archiveLine` the projector writes with). */
+/**
+ * A line with its facts derived by today's code (the same `archiveLine` the projector writes with),
+ * its erasure mark kept: a redacted line stays one through every rewrite (`replay` skips it, `query
+ * event` says so), whatever is derived again.
+ */
 export function rederivedLine(line: RawArchiveLine): RawArchiveLine {
   // A line without an app came from a body without an envelope: nothing to derive.
   if (line.appId === undefined) return line;
-  return archiveLine({ ...line, appId: line.appId, messageId: "" });
+  const fresh = archiveLine({ ...line, appId: line.appId, messageId: "" });
+  return line.erasure === undefined ? fresh : { ...fresh, erasure: line.erasure };
 }
 
 export interface RederiveReport extends RecompactionReport {

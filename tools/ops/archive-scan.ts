@@ -84,10 +84,17 @@ export interface ScanExtent {
   objects: number;
 }
 
+/** The receipt hour an archive object's key names: `raw/date=<day>/hour=<hh>/`. */
+const hourOf = (key: string) => key.slice(0, key.lastIndexOf("/") + 1);
+
 /**
- * Visits the archive's lines in the window, object by object, oldest day first (or newest first:
- * days, hours and objects by last write, newest first), each line of the window's app; `visit`
- * returns "stop" to end the scan (anything else goes on). Returns what was read.
+ * Visits the archive's lines in the window, object by object, each line of the window's app: oldest
+ * receipt first (days and hours in order), or newest first (days, then hours, newest first: by
+ * receipt, never by when an object was last written, which a rewrite of an old object, an
+ * erasure's or a rederive's, makes recent; within an hour, last written first). `visit` returns
+ * "stop" to end the scan after this object, "enough" to end it once this receipt hour is read (the
+ * events received after them are all read: what "the newest N" needs), anything else goes on.
+ * Returns what was read.
  *
  * @example await scanArchive(s3, bucket, { appId: "app1" }, "newest", (line) => (line.eventId === id ? "stop" : undefined))
  */
@@ -107,16 +114,26 @@ export async function scanArchive(
   for (const day of days) {
     extent.days.push(day);
     const objects = await dayObjects(s3, bucket, day, window.receivedAt);
-    if (order === "newest") objects.sort((a, b) => b.modified - a.modified || (a.key < b.key ? 1 : -1));
+    if (order === "newest")
+      objects.sort((a, b) => {
+        const [ha, hb] = [hourOf(a.key), hourOf(b.key)];
+        return ha !== hb ? (ha < hb ? 1 : -1) : b.modified - a.modified || (a.key < b.key ? 1 : -1);
+      });
+    // The receipt hour at whose end the scan ends ("enough").
+    let lastHour: string | undefined;
     for (const { key } of objects) {
+      if (lastHour !== undefined && hourOf(key) !== lastHour) return extent;
       extent.objects++;
       let stop = false;
       for (const line of await archiveLines(s3, bucket, key)) {
         if (window.appId !== undefined && line.appId !== window.appId) continue;
-        if (visit(line, key) === "stop") stop = true;
+        const answer = visit(line, key);
+        if (answer === "stop") stop = true;
+        else if (answer === "enough") lastHour ??= hourOf(key);
       }
       if (stop) return extent;
     }
+    if (lastHour !== undefined) return extent;
   }
   return extent;
 }

@@ -13,7 +13,8 @@ import {
 import { parseJsonContract } from "../../shared/contracts/queue-messages";
 import { storeEvent } from "../../shared/ingest/core";
 import { S3_PREFIX, SQS_INLINE_BODY_LIMIT_BYTES } from "../../shared/platform/constants";
-import { oneEventId } from "../cli/event-id";
+import { oneEventId, shortId } from "../cli/event-id";
+import { UserFacingError } from "../cli/program";
 import { archiveDays, scanArchive } from "./archive-scan";
 
 export { archiveLines } from "./archive-scan";
@@ -263,9 +264,28 @@ export interface ResendReport {
 }
 
 /**
+ * A line an erasure redacted (`erasure` set), which `resend` refuses: it was projected before the
+ * erasure, which then rewrote the items it led to; sent again, it would bring back the erased
+ * user's presence and memberships under the pseudonym. `replay` skips such lines for the same reason.
+ */
+export class RedactedEventError extends UserFacingError {
+  override name = "RedactedEventError";
+  constructor(
+    readonly eventId: string,
+    readonly erasureId: string,
+  ) {
+    super(
+      `event ${shortId(eventId)} was redacted by erasure ${erasureId} (webhook forget): resending it would apply the erased user's line again, under their pseudonym, over the items the erasure rewrote; nothing sent (replay skips such lines too)`,
+    );
+  }
+}
+
+/**
  * `resend` (the CLI's and the console's): finds one event by id or prefix (`findEvent`) and, unless
  * `dryRun`, puts it back on the events queue (`resendEvent`). Not found: no `report`; `searched`
  * says how far the lookup looked either way.
+ *
+ * @throws RedactedEventError, with nothing sent (a dry run too), for a line an erasure redacted
  */
 export async function resendById(
   clients: { s3: S3Client; sqs: SQSClient },
@@ -275,6 +295,7 @@ export async function resendById(
 ): Promise<{ report?: ResendReport; searched: string }> {
   const { event: found, searched } = await findEvent(clients.s3, where.bucket, eventId, options);
   if (!found) return { searched };
+  if (found.line.erasure !== undefined) throw new RedactedEventError(found.line.eventId, found.line.erasure);
   if (!options.dryRun) await resendEvent(clients.sqs, clients.s3, where.bucket, where.queueUrl, found.line);
   const { eventId: fullId, trigger, appId, receivedAt } = found.line;
   return {

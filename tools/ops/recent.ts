@@ -20,11 +20,14 @@ export interface RecentEvent {
 }
 
 /**
- * The `limit` most recent events (of one app, or of all), newest first: the receipt days newest
- * first, each day's objects newest first (`scanArchive`), until `limit` events of the wanted
- * triggers are read; the same days' quarantine keys say which were quarantined; every other
- * outcome is judged by the pure projections against the items (`judgeArchived`). A LIST per day
- * and hour read, a GET per archive object read, a GetItem per item an event touches.
+ * The `limit` most recent events (of one app, or of all), newest first, by receipt: the receipt
+ * days and hours newest first (`scanArchive`), every object of an hour read once `limit` events of
+ * the wanted triggers are reached in it (its objects hold receipts of the whole hour, in no order),
+ * then the newest `limit` by receipt. Never by when an object was last written: an erasure's
+ * rewrite of old objects makes them the newest written, and they would crowd out the newest events.
+ * The same days' quarantine keys say which were quarantined; every other outcome is judged by the
+ * pure projections against the items (`judgeArchived`). A LIST per day and hour read, a GET per
+ * archive object read, a GetItem per item an event touches.
  */
 export async function recentEvents(
   s3: S3Client,
@@ -46,7 +49,7 @@ export async function recentEvents(
     if (!wanted(line.trigger)) return;
     const known = lines.get(line.eventId);
     if (!known || line.receivedAt < known.receivedAt) lines.set(line.eventId, line);
-    return lines.size >= options.limit ? "stop" : undefined;
+    return lines.size >= options.limit ? "enough" : undefined;
   });
   for (const key of await quarantineKeys(s3, bucket, options.appId, (day) => days.has(day)))
     quarantined.add(
