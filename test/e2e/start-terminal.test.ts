@@ -76,7 +76,9 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
       // Each event's line is in the state directory's log, the refused delivery's too.
       const log = readFileSync(join(dir, "stack.log"), "utf8");
       for (const id of ids) expect(log).toContain(`event=${id.slice(0, 16)}`);
-      expect(log).toMatch(/ingest +DEBUG webhook outcome=unauthorized status=401/);
+      // A refusal is a WARN line naming the username presented (#52), on the terminal too.
+      expect(log).toMatch(/ingest +WARN delivery refused outcome=unauthorized status=401 detail=invalid username=nobody/);
+      expect(output).toMatch(/ingest +WARN delivery refused outcome=unauthorized/);
       expect(log).toMatch(/outcome=quarantined/);
     } finally {
       destroy();

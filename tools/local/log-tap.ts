@@ -64,6 +64,8 @@ const SHOWN = [
   "key",
   "size",
   "detail",
+  // A refused delivery's username (#52: `apps --refused` maps it to its apps); never a password.
+  "username",
   "error",
 ];
 
