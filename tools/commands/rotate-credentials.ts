@@ -17,11 +17,10 @@ import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
 import { DEFAULT_ROTATION_WAITS, restoreCredentials, rotateCredentials } from "../../shared/apps/rotate";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
-import { basicAuthorization } from "../../shared/ingest/credentials";
 import { preview, rotationLines } from "../cli/apps-output";
 import { count } from "../cli/format";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
-import { resolveDeployment } from "../ops/app-connection";
+import { ingestProbe, resolveDeployment } from "../ops/app-connection";
 
 interface RotateOptions {
   credential?: string[];
@@ -46,24 +45,6 @@ function freshCredential(): Pick<WebhookCredential, "username" | "password"> {
   };
 }
 
-/**
- * Whether the ingest accepts a credential: an empty body sent with it is refused as a bad request
- * (400) once authenticated, and 401 before; nothing is stored either way.
- */
-function probe(webhookUrl: string) {
-  return async (credential: WebhookCredential): Promise<boolean> => {
-    const response = await fetch(webhookUrl, {
-      method: "POST",
-      headers: {
-        authorization: basicAuthorization(credential.username, credential.password),
-        "content-type": "application/json",
-      },
-      body: "",
-    }).catch(() => undefined);
-    return response !== undefined && response.status !== 401 && response.status < 500;
-  };
-}
-
 async function run(o: RotateOptions): Promise<void> {
   const deployment = await resolveDeployment(o);
   try {
@@ -84,7 +65,7 @@ async function run(o: RotateOptions): Promise<void> {
         name: `Webhook backend ${suffix}`,
         url: deployment.webhookUrl,
       },
-      accepts: probe(deployment.webhookUrl),
+      accepts: ingestProbe(deployment.webhookUrl),
       waits: {
         ...DEFAULT_ROTATION_WAITS,
         ...(o.retireAfterSeconds === undefined ? {} : { retireAfterMs: o.retireAfterSeconds * 1000 }),

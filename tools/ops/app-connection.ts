@@ -7,7 +7,8 @@ import {
 } from "@aws-sdk/client-secrets-manager";
 import * as z from "zod/mini";
 import type { CredentialStore } from "../../shared/apps/rotate";
-import { parseCredentialList } from "../../shared/ingest/credentials";
+import type { WebhookCredential } from "../../shared/contracts/secrets";
+import { basicAuthorization, parseCredentialList } from "../../shared/ingest/credentials";
 import { UserFacingError } from "../cli/program";
 import { clientsFor, emulatorClients } from "../local/clients";
 import { credentialsFilePath, fileCredentialStore } from "../local/credentials-store";
@@ -158,5 +159,26 @@ export function secretCredentialStore(secrets: SecretsManagerClient, secretId: s
         new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify({ credentials }) }),
       );
     },
+  };
+}
+
+/**
+ * Whether the ingest accepts a credential (`rotate-credentials`' probe): an empty body sent with
+ * it is refused as a bad request (400) once authenticated, and 401 before; nothing is stored
+ * either way. `fetchImpl`: the writers model's in-process ingest (issue #50).
+ *
+ * @example await ingestProbe("https://…/webhook")({ username: "u", password: "p" }) // true
+ */
+export function ingestProbe(webhookUrl: string, fetchImpl: typeof fetch = fetch) {
+  return async (credential: WebhookCredential): Promise<boolean> => {
+    const response = await fetchImpl(webhookUrl, {
+      method: "POST",
+      headers: {
+        authorization: basicAuthorization(credential.username, credential.password),
+        "content-type": "application/json",
+      },
+      body: "",
+    }).catch(() => undefined);
+    return response !== undefined && response.status !== 401 && response.status < 500;
   };
 }

@@ -1,0 +1,201 @@
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import fc from "fast-check";
+import { testClients } from "../../support/aws";
+import { ERASABLE, FACT_KINDS, type FactSpec, UIDS, type Uid } from "../../support/writers-model/cast";
+import { type RequestGate, requestGate } from "../../support/writers-model/gate";
+import { describeOp, emptyModel, type Model, type OpSpec } from "../../support/writers-model/model";
+import { APPS, type AppId, openSite, type Site } from "../../support/writers-model/world";
+import { figureViolations, settle } from "./figures";
+import { violations } from "./invariants";
+import { announce, perform, type Real } from "./operations";
+
+/*
+ * The writers model's runner (issue #50): `fc.commands` of steps, each one operation or two that
+ * interleave, run by `fc.scheduledModelRun` over a world of their own; the scheduler releases one
+ * SDK request (or engine query) at a time, once the system is quiet (`gate.ts`), so a seed and a
+ * path replay the same interleaving. After each step the invariants (`invariants.ts`); at the end
+ * the run settles and the figures are compared with the model's (`figures.ts`).
+ */
+
+/** Drawn runs: `PROPERTY_RUNS` (default 5, the suite's), each of at most `MODEL_MAX_STEPS` steps (8). */
+export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 5);
+export const MAX_STEPS = Number(process.env.MODEL_MAX_STEPS ?? 8);
+
+/** The gate of the run under way: the scheduler's `act` waits on it. */
+let current: RequestGate | undefined;
+/** A scheduler whose every choice waits for the run to be quiet. */
+export const quietScheduler = () => fc.scheduler({ act: (f) => (current ? current.act(f) : f()) });
+
+/** One step: its operations run together (their requests interleaved by the scheduler), then the invariants. */
+export class Step implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly ops: readonly OpSpec[]) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    m.log.push(`step: ${this.toString()}`);
+    for (const o of this.ops) announce(m, o);
+    await drive(r, Promise.all(this.ops.map((o, i) => perform(m, r, o, i))));
+    if (!m.inFlightUnknown && (await queueEmpty(r.site))) for (const d of m.delivered) d.pending = false;
+    const found = await violations(m, r.site);
+    if (found.length) throw new ModelViolation(found, m.log);
+  }
+  toString(): string {
+    return this.ops.map(describeOp).join(" ‖ ");
+  }
+}
+
+/**
+ * Releases the operations' waiting requests one at a time, the scheduler choosing which, each
+ * choice once the run is quiet, until every operation ended or crashed. (`scheduledModelRun`'s
+ * own driver waits for a step's whole run before it releases anything the run scheduled.)
+ */
+async function drive(r: Real, work: Promise<unknown>): Promise<void> {
+  let done = false;
+  const ended = work.finally(() => {
+    done = true;
+  });
+  while (!done) {
+    await r.gate.quiet();
+    if (done) break;
+    if (r.scheduler && r.scheduler.count() > 0) await r.scheduler.waitOne();
+    else await new Promise((resolve) => setImmediate(resolve));
+  }
+  await ended;
+}
+
+/** What the invariants found, with what the run did (printed by fast-check with its seed and path). */
+export class ModelViolation extends Error {
+  constructor(found: readonly string[], log: readonly string[]) {
+    super(
+      `${found.length} violation(s):\n  ${found.slice(0, 12).join("\n  ")}\nthe run:\n  ${log.join("\n  ")}`,
+    );
+    this.name = "ModelViolation";
+  }
+}
+
+async function queueEmpty(site: Site): Promise<boolean> {
+  const { sqs, destroy } = testClients();
+  try {
+    const out = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: site.queueUrl,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    return Object.values(out.Attributes ?? {}).every((v) => v === "0");
+  } finally {
+    destroy();
+  }
+}
+
+/**
+ * Runs steps over a fresh world (ids from `seed`) under `scheduler`; settles; checks the figures.
+ * Throws `ModelViolation` at the first step whose invariants fail.
+ */
+export async function runModel(
+  scheduler: fc.Scheduler,
+  steps: Iterable<fc.AsyncCommand<Model, Real>>,
+  seed: number,
+): Promise<Model> {
+  const site = await openSite(seed);
+  const gate = requestGate(() => scheduler);
+  current = gate;
+  const model = emptyModel();
+  try {
+    await fc.scheduledModelRun(scheduler, () => ({ model, real: { site, gate, scheduler } }), steps);
+    current = undefined;
+    await settle(model, site);
+    const found = [...(await violations(model, site)), ...(await figureViolations(model, site))];
+    if (found.length) throw new ModelViolation(found, [...model.log, "settled"]);
+    return model;
+  } finally {
+    current = undefined;
+    await site.close();
+  }
+}
+
+const app = fc.constantFrom<AppId>(...APPS);
+const uid = fc.constantFrom<Uid>(...UIDS);
+const fact: fc.Arbitrary<FactSpec> = fc
+  .record({ kind: fc.constantFrom(...FACT_KINDS), app, actor: uid, peer: uid })
+  .filter((f) => f.actor !== f.peer);
+const crashAt = fc.option(fc.integer({ min: 1, max: 14 }), { freq: 6, nil: undefined });
+const withCrash = <T extends OpSpec>(a: fc.Arbitrary<T>) =>
+  fc.tuple(a, crashAt).map(([o, at]) => (at === undefined ? o : { ...o, crashAt: at }));
+const someApp = fc.option(app, { nil: undefined });
+
+/** One operation, drawn with the weights of a day's operations: deliveries most, erasures next. */
+export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant("deliver" as const),
+      facts: fc.array(fact, { minLength: 1, maxLength: 4 }),
+      retry: fc.boolean(),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: withCrash(
+      fc.record({ op: fc.constant("forget" as const), app, uid: fc.constantFrom(...ERASABLE) }),
+    ),
+  },
+  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("forgetApp" as const), app })) },
+  { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("rederive" as const), app: someApp })) },
+  { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("replay" as const), app: someApp })) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("resend" as const), pick: fc.nat(50) }) },
+  { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("rollup" as const), app: someApp })) },
+  { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("tick" as const) })) },
+  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("compact" as const) })) },
+  {
+    weight: 2,
+    arbitrary: withCrash(
+      fc.record({
+        op: fc.constant("import" as const),
+        app,
+        uids: fc.subarray([...UIDS], { minLength: 1, maxLength: 3 }),
+        createdDaysAgo: fc.constantFrom(0, 2_000),
+      }),
+    ),
+  },
+  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("sweep" as const) })) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("rotate" as const),
+      apps: fc.constantFrom<AppId[]>(["app-a"], ["app-b"], ["app-a", "app-b"]),
+      fault: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("advance" as const), hours: fc.constantFrom(6, 26, 120, 800) }),
+  },
+);
+
+/** A step: one operation, or two that interleave (one of them possibly the clock jumping past the lease's lapse). */
+export const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: operation.map((o) => new Step([o])) },
+  { weight: 2, arbitrary: fc.tuple(operation, operation).map((ops) => new Step(ops)) },
+  { weight: 1, arbitrary: operation.map((o) => new Step([o, { op: "lapse" }])) },
+);
+
+/** The drawn model: `PROPERTY_RUNS` runs of at most `MAX_STEPS` steps (seed and path printed on a failure). */
+export async function assertDrawnModel(
+  parameters: fc.Parameters<[fc.Scheduler, Iterable<fc.AsyncCommand<Model, Real>>, number]> = {},
+) {
+  await fc.assert(
+    fc.asyncProperty(
+      quietScheduler(),
+      fc.commands([step], { maxCommands: MAX_STEPS }),
+      fc.nat(),
+      (s, steps, seed) => runModel(s, steps, seed).then(() => undefined),
+    ),
+    {
+      numRuns: PROPERTY_RUNS,
+      endOnFailure: true,
+      ...(process.env.PROPERTY_SEED ? { seed: Number(process.env.PROPERTY_SEED) } : {}),
+      ...(process.env.PROPERTY_PATH ? { path: process.env.PROPERTY_PATH } : {}),
+      ...parameters,
+    },
+  );
+}
