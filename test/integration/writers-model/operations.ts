@@ -1,4 +1,3 @@
-import type { Scheduler } from "fast-check";
 import { withArchiveLease } from "../../../shared/adapters/archive-lease";
 import { s3ImportRecords } from "../../../shared/adapters/import-records";
 import { s3BlobStore } from "../../../shared/adapters/s3-blob-store";
@@ -31,7 +30,7 @@ import {
   rollupDeps,
   type Wiring,
 } from "../../support/writers-model/cores";
-import { newActor, type RequestGate } from "../../support/writers-model/gate";
+import { newActor, type Releaser, type RequestGate } from "../../support/writers-model/gate";
 import { deliverable, describeOp, type Model, type OpSpec } from "../../support/writers-model/model";
 import { type AppId, actorClients, type Site, WEBHOOK } from "../../support/writers-model/world";
 import { usersOverTimeOf } from "./invariants";
@@ -54,7 +53,7 @@ export interface Real {
   site: Site;
   gate: RequestGate;
   /** Releases the waiting requests (`runner.ts`, `drive`); none: each goes at once. */
-  scheduler?: Scheduler;
+  scheduler?: Releaser;
 }
 
 /** The current pair of an app's webhook, as the platform (the management double) holds it. */
@@ -255,8 +254,8 @@ async function importUsers(m: Model, w: Wiring, o: Extract<OpSpec, { op: "import
   });
   const importedAt = Math.floor(w.site.clock.now / 1000);
   for (const uid of uids) m.imported.push({ app: o.app, uid, createdAt, importedAt });
-  await records.fold(leaseOf(w), () => w.site.clock.now);
-  return `${summary.imported} imported`;
+  if (o.fold) await records.fold(leaseOf(w), () => w.site.clock.now);
+  return `${summary.imported} imported${o.fold ? ", folded" : ""}`;
 }
 
 /** The retention sweep under the lease; a retained day's users over time must not change (its own check). */
@@ -288,8 +287,9 @@ function noteSweep(m: Model, now: number): void {
 
 /**
  * `rotate-credentials` of the apps' credentials, its waits steps on the run's clock, its probe the
- * command's (`ingestProbe`) against the ingest core in process, which answers 503 to every probe
- * when `fault` is set. Its own check: an old credential reported refused was answered 401.
+ * command's (`ingestProbe`) against the ingest core in process; with `fault`, the ingest answers 503
+ * to every probe once the rotation removed an old pair (a deploy under way, a throttled secret).
+ * Its own check: an old credential reported refused was answered 401 (only a 401 is a refusal).
  */
 async function rotate(m: Model, w: Wiring, o: Extract<OpSpec, { op: "rotate" }>): Promise<string> {
   const registry = dynamoAppRegistry(w.clients.doc, w.site.appsTable);
@@ -298,9 +298,11 @@ async function rotate(m: Model, w: Wiring, o: Extract<OpSpec, { op: "rotate" }>)
   );
   const chosen = connected.filter((a) => o.apps.includes(a.appId as AppId)).map((a) => a.username);
   const answered401 = new Set<string>();
+  const putsBefore = w.site.secret.puts;
   const ingest: typeof fetch = async (_url, init) => {
     const headers = new Headers(init?.headers);
-    if (o.fault) return new Response('{"error":"unavailable"}', { status: 503 });
+    if (o.fault && w.site.secret.puts > putsBefore + 1)
+      return new Response('{"error":"unavailable"}', { status: 503 });
     const result = await ingestWebhook(
       {
         method: "POST",

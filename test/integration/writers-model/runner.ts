@@ -2,7 +2,12 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import fc from "fast-check";
 import { testClients } from "../../support/aws";
 import { ERASABLE, FACT_KINDS, type FactSpec, UIDS, type Uid } from "../../support/writers-model/cast";
-import { type RequestGate, requestGate } from "../../support/writers-model/gate";
+import {
+  type Releaser,
+  type RequestGate,
+  requestGate,
+  scriptedReleaser,
+} from "../../support/writers-model/gate";
 import { describeOp, emptyModel, type Model, type OpSpec } from "../../support/writers-model/model";
 import { APPS, type AppId, openSite, type Site } from "../../support/writers-model/world";
 import { figureViolations, settle } from "./figures";
@@ -64,7 +69,10 @@ async function drive(r: Real, work: Promise<unknown>): Promise<void> {
 
 /** What the invariants found, with what the run did (printed by fast-check with its seed and path). */
 export class ModelViolation extends Error {
-  constructor(found: readonly string[], log: readonly string[]) {
+  constructor(
+    readonly found: readonly string[],
+    log: readonly string[],
+  ) {
     super(
       `${found.length} violation(s):\n  ${found.slice(0, 12).join("\n  ")}\nthe run:\n  ${log.join("\n  ")}`,
     );
@@ -92,7 +100,7 @@ async function queueEmpty(site: Site): Promise<boolean> {
  * Throws `ModelViolation` at the first step whose invariants fail.
  */
 export async function runModel(
-  scheduler: fc.Scheduler,
+  scheduler: fc.Scheduler | Releaser,
   steps: Iterable<fc.AsyncCommand<Model, Real>>,
   seed: number,
 ): Promise<Model> {
@@ -100,11 +108,16 @@ export async function runModel(
   const gate = requestGate(() => scheduler);
   current = gate;
   const model = emptyModel();
+  const real: Real = { site, gate, scheduler };
   try {
-    await fc.scheduledModelRun(scheduler, () => ({ model, real: { site, gate, scheduler } }), steps);
+    if ("scheduleSequence" in scheduler)
+      await fc.scheduledModelRun(scheduler, () => ({ model, real }), steps);
+    // A scripted releaser (a defect's fixed sequence): the steps one after another, as the model runs them.
+    else for (const s of steps) if (await s.check(model)) await s.run(model, real);
     current = undefined;
     await settle(model, site);
     const found = [...(await violations(model, site)), ...(await figureViolations(model, site))];
+    if (process.env.WM_DEBUG) console.error(model.log.join("\n"));
     if (found.length) throw new ModelViolation(found, [...model.log, "settled"]);
     return model;
   } finally {
@@ -154,6 +167,7 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
         app,
         uids: fc.subarray([...UIDS], { minLength: 1, maxLength: 3 }),
         createdDaysAgo: fc.constantFrom(0, 2_000),
+        fold: fc.boolean(),
       }),
     ),
   },
@@ -177,6 +191,7 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: operation.map((o) => new Step([o])) },
   { weight: 2, arbitrary: fc.tuple(operation, operation).map((ops) => new Step(ops)) },
   { weight: 1, arbitrary: operation.map((o) => new Step([o, { op: "lapse" }])) },
+  { weight: 1, arbitrary: fc.tuple(operation, operation).map((ops) => new Step([...ops, { op: "lapse" }])) },
 );
 
 /** The drawn model: `PROPERTY_RUNS` runs of at most `MAX_STEPS` steps (seed and path printed on a failure). */
@@ -198,4 +213,27 @@ export async function assertDrawnModel(
       ...parameters,
     },
   );
+}
+
+/**
+ * A fixed sequence (a defect's): its steps over a fresh world, released by `releaser` (the oldest
+ * request first unless a script says otherwise); the violations found, none when it keeps every
+ * invariant.
+ */
+export async function fixedSequenceViolations(
+  steps: readonly OpSpec[][],
+  releaser: Releaser = scriptedReleaser(),
+  seed = 50,
+): Promise<readonly string[]> {
+  try {
+    await runModel(
+      releaser,
+      steps.map((ops) => new Step(ops)),
+      seed,
+    );
+    return [];
+  } catch (error) {
+    if (error instanceof ModelViolation) return error.found;
+    throw error;
+  }
 }

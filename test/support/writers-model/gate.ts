@@ -1,5 +1,4 @@
 import type { MiddlewareStack } from "@smithy/types";
-import type { Scheduler } from "fast-check";
 
 /*
  * The writers model's interleaving points (issue #50): every request a command's core sends
@@ -14,6 +13,37 @@ import type { Scheduler } from "fast-check";
 /** What a middleware stack looks like to the gate (every SDK v3 client has one). */
 export interface GatedClient<I extends object, O extends object> {
   middlewareStack: MiddlewareStack<I, O>;
+}
+
+/**
+ * What releases the waiting requests: fast-check's scheduler (`fc.scheduler()`, drawn runs), or a
+ * scripted one (`scriptedReleaser`, the defects' fixed sequences).
+ */
+export interface Releaser {
+  schedule<T>(task: Promise<T>, label?: string): Promise<T>;
+  count(): number;
+  waitOne(): Promise<void>;
+}
+
+/**
+ * A releaser that picks by a script: `pick` is given the labels waiting (`<actor>: <request>`,
+ * oldest first) and returns the index to release. The default releases the oldest first.
+ *
+ * @example scriptedReleaser((labels) => Math.max(0, labels.findIndex((l) => l.startsWith("1:"))))
+ */
+export function scriptedReleaser(pick: (labels: readonly string[]) => number = () => 0): Releaser {
+  const waiting: Array<{ label: string; release: () => void }> = [];
+  return {
+    schedule<T>(task: Promise<T>, label = "") {
+      return new Promise<void>((release) => waiting.push({ label, release })).then(() => task);
+    },
+    count: () => waiting.length,
+    async waitOne() {
+      const index = pick(waiting.map((w) => w.label));
+      const [chosen] = waiting.splice(Math.min(Math.max(0, index), waiting.length - 1), 1);
+      chosen?.release();
+    },
+  };
 }
 
 /** One operation's steps through the gate: its label, how many it took, and where it crashes. */
@@ -43,7 +73,7 @@ export function newActor(label: string, crashAt?: number): Actor {
  * The gate of one run: gated clients' requests are scheduled tasks of `scheduler`; `busy` counts
  * work outside the SDK (an engine's query) so that a choice waits for it.
  */
-export function requestGate(scheduler: () => Scheduler | undefined) {
+export function requestGate(scheduler: () => Releaser | undefined) {
   let inFlight = 0;
   const actors = new Set<Actor>();
   const log: string[] = [];

@@ -42,7 +42,7 @@ export type OpSpec = (
   | { op: "rollup"; app?: AppId }
   | { op: "tick" }
   | { op: "compact" }
-  | { op: "import"; app: AppId; uids: Uid[]; createdDaysAgo: number }
+  | { op: "import"; app: AppId; uids: Uid[]; createdDaysAgo: number; fold: boolean }
   | { op: "sweep" }
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
@@ -113,9 +113,9 @@ export function describeOp(o: OpSpec): string {
     case "resend":
       return `resend #${o.pick}${crash}`;
     case "import":
-      return `import users ${o.uids.join(",")} --app ${o.app} (created ${o.createdDaysAgo} d before)${crash}`;
+      return `import users ${o.uids.join(",")} --app ${o.app} (created ${o.createdDaysAgo} d before${o.fold ? ", folded" : ""})${crash}`;
     case "rotate":
-      return `rotate-credentials ${o.apps.join("+")}${o.fault ? " (ingest answers 503)" : ""}${crash}`;
+      return `rotate-credentials ${o.apps.join("+")}${o.fault ? " (the ingest answers 503 once the old pair is removed)" : ""}${crash}`;
     case "advance":
       return `clock +${o.hours} h`;
     case "lapse":
