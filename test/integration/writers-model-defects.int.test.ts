@@ -118,7 +118,7 @@ describe("the ten defects of issue #50, as fixed sequences of the writers model"
         return i;
       }
       const first = labels.findIndex((l) => l.startsWith("0:rotate"));
-      return first >= 0 ? first : 0;
+      return Math.max(first, 0);
     };
     await keepsEveryInvariant(
       [

@@ -41,11 +41,18 @@ export class Step implements fc.AsyncCommand<Model, Real> {
     await drive(r, Promise.all(this.ops.map((o, i) => perform(m, r, o, i))));
     if (!m.inFlightUnknown && (await queueEmpty(r.site))) for (const d of m.delivered) d.pending = false;
     const found = await violations(m, r.site);
-    if (found.length) throw new ModelViolation(found, m.log);
+    if (m.collected) collect(m, found, this.toString());
+    else if (found.length) throw new ModelViolation(found, m.log);
   }
   toString(): string {
     return this.ops.map(describeOp).join(" ‖ ");
   }
+}
+
+/** Keeps each violation not seen before in the run, with the step that first showed it. */
+function collect(m: Model, found: readonly string[], step: string): void {
+  const seen = new Set(m.collected?.map((c) => c.violation));
+  for (const violation of found) if (!seen.has(violation)) m.collected?.push({ violation, step });
 }
 
 /**
@@ -103,11 +110,13 @@ export async function runModel(
   scheduler: fc.Scheduler | Releaser,
   steps: Iterable<fc.AsyncCommand<Model, Real>>,
   seed: number,
+  { measuring = false } = {},
 ): Promise<Model> {
   const site = await openSite(seed);
   const gate = requestGate(() => scheduler);
   current = gate;
   const model = emptyModel();
+  if (measuring) model.collected = [];
   const real: Real = { site, gate, scheduler };
   try {
     if ("scheduleSequence" in scheduler)
@@ -118,7 +127,8 @@ export async function runModel(
     await settle(model, site);
     const found = [...(await violations(model, site)), ...(await figureViolations(model, site))];
     if (process.env.WM_DEBUG) console.error(model.log.join("\n"));
-    if (found.length) throw new ModelViolation(found, [...model.log, "settled"]);
+    if (model.collected) collect(model, found, "settled");
+    else if (found.length) throw new ModelViolation(found, [...model.log, "settled"]);
     return model;
   } finally {
     current = undefined;

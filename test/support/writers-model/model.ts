@@ -71,6 +71,11 @@ export interface Model {
   violations: string[];
   /** What happened, step by step (printed with a failure). */
   log: string[];
+  /**
+   * Measuring (`MODEL_MEASURE`): violations are kept here, each once with the step that first
+   * showed it, and the run goes on; otherwise the first step that shows one fails the run.
+   */
+  collected?: Array<{ violation: string; step: string }>;
   nextFact: number;
 }
 
