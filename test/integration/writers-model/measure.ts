@@ -66,7 +66,7 @@ export async function measureDrawnModel(runs: number, seed: number): Promise<Mea
     examples: new Map(),
   };
   const samples = fc.sample(
-    fc.tuple(quietScheduler(), fc.commands([step], { maxCommands: MAX_STEPS }), fc.nat()),
+    fc.tuple(quietScheduler(), fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }), fc.nat()),
     {
       numRuns: runs,
       seed,

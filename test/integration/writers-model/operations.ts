@@ -17,7 +17,7 @@ import { ingestProbe, secretCredentialStore } from "../../../tools/ops/app-conne
 import { rederiveArchive } from "../../../tools/ops/archive-repair";
 import { resendById } from "../../../tools/ops/inspect";
 import { replayArchive } from "../../../tools/ops/operations";
-import { eventIdOf, factBodies, USERS } from "../../support/writers-model/cast";
+import { ERASABLE, eventIdOf, factBodies, USERS } from "../../support/writers-model/cast";
 import {
   drainEvents,
   forgetDeps,
@@ -31,7 +31,13 @@ import {
   type Wiring,
 } from "../../support/writers-model/cores";
 import { newActor, type Releaser, type RequestGate } from "../../support/writers-model/gate";
-import { deliverable, describeOp, type Model, type OpSpec } from "../../support/writers-model/model";
+import {
+  deliverable,
+  describeOp,
+  knownUser,
+  type Model,
+  type OpSpec,
+} from "../../support/writers-model/model";
 import { type AppId, actorClients, type Site, WEBHOOK } from "../../support/writers-model/world";
 import { usersOverTimeOf } from "./invariants";
 
@@ -92,9 +98,12 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
 }
 
 /** Marks `<app>/<uid>` asked for erasure before the run starts, when the operation is one. */
-export function announce(m: Model, o: OpSpec): void {
-  if (o.op === "forget") m.requested.add(`${o.app}/${o.uid}`);
+export function announce(m: Model, o: OpSpec): OpSpec {
   if (o.op === "forgetApp") m.forgettingApps.add(o.app);
+  if (o.op !== "forget") return o;
+  const resolved = { ...o, uid: knownUser(m, o.app, o.uid, ERASABLE) };
+  m.requested.add(`${resolved.app}/${resolved.uid}`);
+  return resolved;
 }
 
 async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> {
@@ -141,7 +150,9 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return `${report.events} replayed, ${report.redacted} redacted skipped`;
     }
     case "resend": {
-      const target = m.delivered[o.pick % Math.max(1, m.delivered.length)];
+      const redacted = m.delivered.filter((d) => d.uids.some((u) => m.requested.has(`${d.app}/${u}`)));
+      const among = o.redacted && redacted.length ? redacted : m.delivered;
+      const target = among[o.pick % Math.max(1, among.length)];
       if (!target) return "nothing to resend";
       const { report } = await resendById(
         { s3: w.clients.s3, sqs: w.clients.sqs },

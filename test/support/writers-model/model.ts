@@ -38,7 +38,7 @@ export type OpSpec = (
   | { op: "forgetApp"; app: AppId }
   | { op: "rederive"; app?: AppId }
   | { op: "replay"; app?: AppId }
-  | { op: "resend"; pick: number }
+  | { op: "resend"; pick: number; redacted: boolean }
   | { op: "rollup"; app?: AppId }
   | { op: "tick" }
   | { op: "compact" }
@@ -101,6 +101,17 @@ export function deliverable(m: Model, spec: FactSpec): boolean {
   return ![spec.actor, spec.peer].some((uid) => m.requested.has(`${spec.app}/${uid}`));
 }
 
+/**
+ * The user a drawn `forget` of `uid` in `app` erases: `uid` when the app has a fact or an import
+ * of them, else the first erasable user it has one of (an operator erases someone the app knows).
+ */
+export function knownUser(m: Model, app: AppId, uid: Uid, erasable: readonly Uid[]): Uid {
+  const known = (u: Uid) =>
+    m.delivered.some((d) => d.app === app && d.uids.includes(u)) ||
+    m.imported.some((i) => i.app === app && i.uid === u);
+  return known(uid) ? uid : (erasable.find(known) ?? uid);
+}
+
 /** A one-line description of an operation, for the step's name and a failure's path. */
 export function describeOp(o: OpSpec): string {
   const crash = o.crashAt === undefined ? "" : ` (crash at request ${o.crashAt})`;
@@ -116,7 +127,7 @@ export function describeOp(o: OpSpec): string {
     case "rollup":
       return `${o.op}${o.app ? ` --app ${o.app}` : " (every app)"}${crash}`;
     case "resend":
-      return `resend #${o.pick}${crash}`;
+      return `resend #${o.pick}${o.redacted ? " (of a line an erasure redacted)" : ""}${crash}`;
     case "import":
       return `import users ${o.uids.join(",")} --app ${o.app} (created ${o.createdDaysAgo} d before${o.fold ? ", folded" : ""})${crash}`;
     case "rotate":
