@@ -61,6 +61,7 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
     ...m.violations,
     ...erasureViolations(m, snapshot),
     ...deliveryViolations(m, snapshot),
+    ...compactionViolations(snapshot),
     ...credentialViolations(m, site),
   ];
 }
@@ -165,6 +166,26 @@ function deliveryViolations(m: Model, { objects }: Snapshot): string[] {
         !archived.has(d.eventId),
     )
     .map((d) => `acknowledged ${d.trigger} of ${d.app} ${d.eventId.slice(0, 8)} is not in the raw archive`);
+}
+
+/** Every Parquet file in a compacted day's folders is one its manifest adopted (readers take the folder). */
+function compactionViolations({ objects }: Snapshot): string[] {
+  const found: string[] = [];
+  for (const manifest of objects.filter((o) => /^compact\/date=[^/]+\/manifest\.json$/.test(o.key))) {
+    const listed = parse(manifest.lines.join(""))?.parquet;
+    const adopted = new Set(
+      Array.isArray(listed) ? listed.filter((k): k is string => typeof k === "string") : [],
+    );
+    const folders = new Set([...adopted].map((k) => k.slice(0, k.lastIndexOf("/") + 1)));
+    for (const o of objects)
+      if (
+        o.key.endsWith(".parquet") &&
+        folders.has(o.key.slice(0, o.key.lastIndexOf("/") + 1)) &&
+        !adopted.has(o.key)
+      )
+        found.push(`${o.key}: a Parquet file no compaction adopted, in a folder readers take`);
+  }
+  return found;
 }
 
 function credentialViolations(m: Model, site: Site): string[] {

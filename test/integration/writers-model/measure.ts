@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import type { Model } from "../../support/writers-model/model";
-import { MAX_STEPS, quietScheduler, runModel, step } from "./runner";
+import { MAX_STEPS, quietScheduler, runModel, step, world } from "./runner";
 
 /*
  * What the drawn model finds (issue #50, "show it can fail"): `MODEL_MEASURE=1 PROPERTY_RUNS=n
@@ -41,7 +41,10 @@ const SIGNATURES: Array<{ defect: string; matches: (violation: string, step: str
   },
   { defect: "8 the sweep changes a retained day", matches: (v) => /retention sweep changed/.test(v) },
   { defect: "9 an import key gives the uid back", matches: (v) => /^import key/.test(v) },
-  { defect: "10 an orphan CTAS (Athena)", matches: (v) => /orphan|adopted/.test(v) },
+  {
+    defect: "10 an orphan CTAS (Athena)",
+    matches: (v) => /^compact\/.*(names|no compaction adopted)/.test(v),
+  },
 ];
 
 export interface Measurement {
@@ -66,17 +69,17 @@ export async function measureDrawnModel(runs: number, seed: number): Promise<Mea
     examples: new Map(),
   };
   const samples = fc.sample(
-    fc.tuple(quietScheduler(), fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }), fc.nat()),
+    fc.tuple(quietScheduler(), fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }), world),
     {
       numRuns: runs,
       seed,
     },
   );
-  for (const [i, [scheduler, steps, idSeed]] of samples.entries()) {
+  for (const [i, [scheduler, steps, w]] of samples.entries()) {
     let model: Model | undefined;
-    const described = [...steps].map(String).join(" / ");
+    const described = `${w.athena ? "[Athena] " : ""}${[...steps].map(String).join(" / ")}`;
     try {
-      model = await runModel(scheduler, steps, idSeed, { measuring: true });
+      model = await runModel(scheduler, steps, w.seed, { measuring: true, athena: w.athena });
     } catch (error) {
       const key = String(error instanceof Error ? `${error.name}: ${error.message}` : error).slice(0, 160);
       out.errors.set(key, (out.errors.get(key) ?? 0) + 1);

@@ -52,7 +52,12 @@ const MANAGEMENT = { key: "wm-key", secret: "wm-secret" };
 const DAY_MS = 86_400_000;
 
 /** Errors an operation may end with by design: the lease held, a rotation not confirmed in time. */
-const EXPECTED = new Set(["ArchiveLockedError", "CredentialRotationError"]);
+const EXPECTED = new Set([
+  "ArchiveLockedError",
+  "CredentialRotationError",
+  "InjectedFaultError",
+  "CompactionPendingError",
+]);
 
 /** The run: its world, its gate, its model. */
 export interface Real {
@@ -181,6 +186,8 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const closed = factDays(m, now()).filter((d) => d < utcDay(now()));
       if (!closed.length) return "no closed day";
       const compactor = gatedCompactor(w);
+      if (o.fault && site.athena) site.faults.ctasMarker = true;
+      if (o.running) site.athena?.behaviours.push("run");
       await withArchiveLease(leaseOf(w), `compact ${closed[0]}..${closed.at(-1)}`, now, async (renew) => {
         for (const day of closed) {
           await renew();
@@ -189,6 +196,8 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       });
       return `compacted ${closed.length} day(s)`;
     }
+    case "ctasEnd":
+      return `${(await site.athena?.endRunning()) ?? 0} query(ies) ended`;
     case "import":
       return importUsers(m, w, o);
     case "sweep":

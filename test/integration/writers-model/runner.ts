@@ -9,7 +9,7 @@ import {
   scriptedReleaser,
 } from "../../support/writers-model/gate";
 import { describeOp, emptyModel, type Model, type OpSpec } from "../../support/writers-model/model";
-import { APPS, type AppId, openSite, type Site } from "../../support/writers-model/world";
+import { type AppId, openSite, type Site } from "../../support/writers-model/world";
 import { figureViolations, settle } from "./figures";
 import { violations } from "./invariants";
 import { announce, perform, type Real } from "./operations";
@@ -110,9 +110,9 @@ export async function runModel(
   scheduler: fc.Scheduler | Releaser,
   steps: Iterable<fc.AsyncCommand<Model, Real>>,
   seed: number,
-  { measuring = false } = {},
+  { measuring = false, athena = false } = {},
 ): Promise<Model> {
-  const site = await openSite(seed);
+  const site = await openSite(seed, { athena });
   const gate = requestGate(() => scheduler);
   current = gate;
   const model = emptyModel();
@@ -175,7 +175,13 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
   },
   { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("rollup" as const), app: someApp })) },
   { weight: 2, arbitrary: withCrash(fc.record({ op: fc.constant("tick" as const) })) },
-  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("compact" as const) })) },
+  {
+    weight: 1,
+    arbitrary: withCrash(
+      fc.record({ op: fc.constant("compact" as const), fault: fc.boolean(), running: fc.boolean() }),
+    ),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("ctasEnd" as const) }) },
   {
     weight: 2,
     arbitrary: withCrash(
@@ -225,16 +231,21 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
+/** A run's world: the seed of its ids, and whether its compactor is Athena's (a double) or DuckDB's. */
+export const world = fc.record({ seed: fc.nat(), athena: fc.boolean() });
+
 /** The drawn model: `PROPERTY_RUNS` runs of at most `MAX_STEPS` steps (seed and path printed on a failure). */
 export async function assertDrawnModel(
-  parameters: fc.Parameters<[fc.Scheduler, Iterable<fc.AsyncCommand<Model, Real>>, number]> = {},
+  parameters: fc.Parameters<
+    [fc.Scheduler, Iterable<fc.AsyncCommand<Model, Real, boolean>>, { seed: number; athena: boolean }]
+  > = {},
 ) {
   await fc.assert(
     fc.asyncProperty(
       quietScheduler(),
       fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }),
-      fc.nat(),
-      (s, steps, seed) => runModel(s, steps, seed).then(() => undefined),
+      world,
+      (s, steps, w) => runModel(s, steps, w.seed, { athena: w.athena }).then(() => undefined),
     ),
     {
       numRuns: PROPERTY_RUNS,
@@ -254,13 +265,14 @@ export async function assertDrawnModel(
 export async function fixedSequenceViolations(
   steps: readonly OpSpec[][],
   releaser: Releaser = scriptedReleaser(),
-  seed = 50,
+  { seed = 50, athena = false }: { seed?: number; athena?: boolean } = {},
 ): Promise<readonly string[]> {
   try {
     await runModel(
       releaser,
       steps.map((ops) => new Step(ops)),
       seed,
+      { athena },
     );
     return [];
   } catch (error) {

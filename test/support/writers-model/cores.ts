@@ -15,6 +15,7 @@ import { s3BlobStore } from "../../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../../shared/adapters/sqs-message-queue";
 import { archiveExpirySweep } from "../../../shared/analytics/archive-expiry";
 import type { ArchiveCompactor } from "../../../shared/analytics/compaction";
+import { athenaCompactor } from "../../../shared/analytics/engines/athena-compactor";
 import { duckDbCompactor } from "../../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../../shared/analytics/engines/duckdb-sql-engine";
 import type { SqlEngine } from "../../../shared/analytics/engines/sql-engine";
@@ -59,8 +60,27 @@ export function gatedEngine(w: Wiring, engine: SqlEngine): SqlEngine {
   return { name: engine.name, query: (...args) => w.gate.busy(w.actor, "sql", () => engine.query(...args)) };
 }
 
-/** The DuckDB compactor over the actor's S3 client, each compaction a step. */
+/**
+ * The compactor over the actor's clients: Athena's CTAS when the world has Athena (its waits
+ * steps on the run's clock, 5 minutes of them at most), else DuckDB's, each compaction a step.
+ */
 export function gatedCompactor(w: Wiring): ArchiveCompactor {
+  const { athena } = w.site;
+  if (athena)
+    return athenaCompactor({
+      client: athena.client(w.gate, w.actor),
+      workGroup: "wg",
+      database: "db",
+      s3: w.clients.s3,
+      bucket: w.site.bucket,
+      now: () => w.site.clock.now,
+      deadline: w.site.clock.now + 5 * 60_000,
+      sleep: async (ms) => {
+        await w.gate.pause(w.actor, "athena poll");
+        w.site.clock.now += ms;
+      },
+      newNonce: w.site.newId,
+    });
   const inner = duckDbCompactor({ s3: w.clients.s3, bucket: w.site.bucket, now: () => w.site.clock.now });
   return { compactDay: (day) => w.gate.busy(w.actor, `compact ${day}`, () => inner.compactDay(day)) };
 }

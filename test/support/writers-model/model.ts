@@ -41,7 +41,8 @@ export type OpSpec = (
   | { op: "resend"; pick: number; redacted: boolean }
   | { op: "rollup"; app?: AppId }
   | { op: "tick" }
-  | { op: "compact" }
+  | { op: "compact"; fault?: boolean; running?: boolean }
+  | { op: "ctasEnd" }
   | { op: "import"; app: AppId; uids: Uid[]; createdDaysAgo: number; fold: boolean }
   | { op: "sweep" }
   | { op: "rotate"; apps: AppId[]; fault: boolean }
@@ -132,6 +133,10 @@ export function describeOp(o: OpSpec): string {
       return `import users ${o.uids.join(",")} --app ${o.app} (created ${o.createdDaysAgo} d before${o.fold ? ", folded" : ""})${crash}`;
     case "rotate":
       return `rotate-credentials ${o.apps.join("+")}${o.fault ? " (the ingest answers 503 once the old pair is removed)" : ""}${crash}`;
+    case "compact":
+      return `compact${o.running ? " (its CTAS runs on)" : ""}${o.fault ? " (S3 refuses the CTAS marker's query id)" : ""}${crash}`;
+    case "ctasEnd":
+      return "Athena ends the queries still running";
     case "advance":
       return `clock +${o.hours} h`;
     case "lapse":

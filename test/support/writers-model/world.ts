@@ -18,6 +18,7 @@ import {
 } from "../../../tools/local/provision";
 import { type ManagementApiServer, startManagementApi } from "../../../tools/simulate/management-api";
 import { createBucket, createQueue, testClients, uniqueName } from "../aws";
+import { type AthenaDouble, athenaDouble } from "./athena";
 import type { Actor, RequestGate } from "./gate";
 
 /*
@@ -58,6 +59,11 @@ export function seededIds(seed: number): () => string {
   return () => createHash("sha256").update(`${seed}:${n++}`).digest("hex").slice(0, 16);
 }
 
+/** A fault the model injects where the emulators cannot fail on demand. */
+export class InjectedFaultError extends Error {
+  override name = "InjectedFaultError";
+}
+
 /** What a run's world holds: its resources' names and the doubles it runs. */
 export interface Site {
   bucket: string;
@@ -73,6 +79,10 @@ export interface Site {
   newId: () => string;
   /** Receipt handles of messages received and not yet deleted (a crashed receiver's come back at the run's settling). */
   received: Set<string>;
+  /** Athena (a double): the compactor is Athena's CTAS when set, DuckDB's otherwise. */
+  athena?: AthenaDouble;
+  /** Faults armed by an operation: the next PUT of a CTAS marker with its query id fails (S3 refuses it). */
+  faults: { ctasMarker: boolean };
   close(): Promise<void>;
 }
 
@@ -82,7 +92,7 @@ export function firstCredential(appId: AppId, newId: () => string): WebhookCrede
 }
 
 /** Opens a fresh world: every resource made, each app connected with its credential. */
-export async function openSite(seed: number): Promise<Site> {
+export async function openSite(seed: number, options: { athena?: boolean } = {}): Promise<Site> {
   const { dynamo, s3, sqs, destroy } = testClients();
   const newId = seededIds(seed);
   const clock = { now: T0 };
@@ -121,6 +131,8 @@ export async function openSite(seed: number): Promise<Site> {
     clock,
     newId,
     received: new Set(),
+    ...(options.athena ? { athena: await athenaDouble(bucket) } : {}),
+    faults: { ctasMarker: false },
     close: () => management.close(),
   };
 }
@@ -133,6 +145,22 @@ export function actorClients(site: Site, gate: RequestGate, actor: Actor) {
   const clients = testClients();
   gate.gate(clients.dynamo, actor);
   gate.gate(clients.s3, actor);
+  clients.s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Key?: string; Body?: unknown };
+      if (
+        site.faults.ctasMarker &&
+        context.commandName === "PutObjectCommand" &&
+        input.Key?.endsWith(".ctas.json") &&
+        String(input.Body).includes("queryId")
+      ) {
+        site.faults.ctasMarker = false;
+        throw new InjectedFaultError(`S3 refused the PUT of ${input.Key} (a fault the model injects)`);
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "injectedFaults" },
+  );
   gate.gate(clients.sqs, actor);
   gate.gate(clients.sns, actor);
   const secrets = new SecretsManagerClient({
