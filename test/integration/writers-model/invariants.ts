@@ -13,8 +13,7 @@ import { namesUid } from "../../support/writers-model/cast";
 import { RETAIN_DAYS, type Wiring } from "../../support/writers-model/cores";
 import type { Erasure, Model } from "../../support/writers-model/model";
 import { readSnapshot, type Snapshot, type StoredObject } from "../../support/writers-model/snapshot";
-import { APPS, type AppId, type Site } from "../../support/writers-model/world";
-import { webhookPair } from "./operations";
+import { APPS, type AppId, type Site, webhookPair } from "../../support/writers-model/world";
 
 /*
  * The writers model's invariants (issue #50), checked after every step, while nothing runs:

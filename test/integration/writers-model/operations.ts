@@ -38,7 +38,7 @@ import {
   type Model,
   type OpSpec,
 } from "../../support/writers-model/model";
-import { type AppId, actorClients, type Site, WEBHOOK } from "../../support/writers-model/world";
+import { type AppId, actorClients, type Site, WEBHOOK, webhookPair } from "../../support/writers-model/world";
 import { usersOverTimeOf } from "./invariants";
 
 /*
@@ -65,12 +65,6 @@ export interface Real {
   gate: RequestGate;
   /** Releases the waiting requests (`runner.ts`, `drive`); none: each goes at once. */
   scheduler?: Releaser;
-}
-
-/** The current pair of an app's webhook, as the platform (the management double) holds it. */
-export function webhookPair(site: Site, app: AppId): { username: string; password: string } {
-  const hook = site.management.apps.get(app)?.webhooks.get(WEBHOOK.id);
-  return { username: hook?.username ?? "", password: hook?.password ?? "" };
 }
 
 /**

@@ -193,3 +193,9 @@ export function actorClients(site: Site, gate: RequestGate, actor: Actor) {
 }
 
 export type ActorClients = ReturnType<typeof actorClients>;
+
+/** The current pair of an app's webhook, as the platform (the management double) holds it. */
+export function webhookPair(site: Site, app: AppId): { username: string; password: string } {
+  const hook = site.management.apps.get(app)?.webhooks.get(WEBHOOK.id);
+  return { username: hook?.username ?? "", password: hook?.password ?? "" };
+}
