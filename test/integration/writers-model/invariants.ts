@@ -135,7 +135,7 @@ function lineViolations(m: Model, object: StoredObject): string[] {
     if (erased.length === 0) {
       if (value.body !== delivered.body)
         found.push(
-          `${object.key}: ${delivered.trigger} ${delivered.eventId.slice(0, 8)} names no erased user (${delivered.uids.join(", ")}) and was rewritten: ${String(value.body).slice(0, 200)}`,
+          `${object.key}: ${delivered.trigger} ${delivered.eventId.slice(0, 8)} names no erased user (${delivered.uids.join(", ")}) and was rewritten: ${firstChange(delivered.body, String(value.body))}`,
         );
       continue;
     }
@@ -146,6 +146,14 @@ function lineViolations(m: Model, object: StoredObject): string[] {
       );
   }
   return found;
+}
+
+/** Where a rewritten text first differs from the original: `…before… -> …after…`. */
+function firstChange(before: string, after: string): string {
+  let i = 0;
+  while (i < before.length && before[i] === after[i]) i++;
+  const from = Math.max(0, i - 40);
+  return `…${before.slice(from, i + 60)}… -> …${after.slice(from, i + 60)}…`;
 }
 
 function deliveryViolations(m: Model, { objects }: Snapshot): string[] {

@@ -36,15 +36,18 @@ export const quietScheduler = () => fc.scheduler({ act: (f) => (current ? curren
 
 /** One step: its operations run together (their requests interleaved by the scheduler), then the invariants. */
 export class Step implements fc.AsyncCommand<Model, Real> {
+  /** The operations as they ran (a forget's user resolved against what the app knows). */
+  private resolved?: string;
   constructor(readonly ops: readonly OpSpec[]) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     m.log.push(`step: ${this.toString()}`);
     const ops = this.ops.map((o) => announce(m, o));
+    this.resolved = ops.map(describeOp).join(" ‖ ");
     await drive(r, Promise.all(ops.map((o, i) => perform(m, r, o, i))));
     if (!m.inFlightUnknown && (await queueEmpty(r.site))) for (const d of m.delivered) d.pending = false;
     const found = await violations(m, r.site);
-    if (m.collected) collect(m, found, this.toString());
+    if (m.collected) collect(m, found, this.resolved ?? this.toString());
     else if (found.length) throw new ModelViolation(found, m.log);
   }
   toString(): string {
@@ -68,6 +71,8 @@ async function drive(r: Real, work: Promise<unknown>): Promise<void> {
   const ended = work.finally(() => {
     done = true;
   });
+  // Awaited once every operation ended; observed now, so its failure is never unhandled meanwhile.
+  ended.catch(() => {});
   while (!done) {
     await r.gate.quiet();
     if (done) break;
