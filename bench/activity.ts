@@ -30,7 +30,8 @@ import type { BlobStore } from "../shared/ports/blob-store";
 import type { QueuedEvent } from "../shared/projector/queued-event";
 import { archiveBatch } from "../shared/projector/raw-archive";
 import { generateHistory, zipfWeights } from "../tools/simulate/generator";
-import { measure, startBench } from "./pipeline-cost";
+import { measure } from "./pipeline-cost/run";
+import { startBench } from "./pipeline-cost/start";
 
 /** ~1 event a second: enough to cover the day and 10 minutes on either side. */
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 86_000);
@@ -126,6 +127,7 @@ async function simulateDay(apps: string[], dir: string) {
     },
     getText: async () => "",
     getBytes: async () => new Uint8Array(),
+    getBytesIfPresent: async () => undefined,
   };
   let batches = 0;
   for (let i = 0; i < deliveries.length; i += 100) {

@@ -25,7 +25,10 @@
  * `PublishBatch` requests and billed 64 KiB chunks per event and the entries per request, next
  * to the $0 of the first two (nothing listens: no SNS request is made).
  */
-import { APPS, measure, printSideBySide, startBench } from "./pipeline-cost";
+import { APPS } from "./pipeline-cost/model";
+import { measure } from "./pipeline-cost/run";
+import { printSideBySide } from "./pipeline-cost/side-by-side";
+import { startBench } from "./pipeline-cost/start";
 
 async function main() {
   const bench = await startBench();

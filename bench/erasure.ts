@@ -28,7 +28,7 @@ import { emulatorClients } from "../tools/local/clients";
 import { startDynamoDbLocal } from "../tools/local/emulators";
 import { createActivityTable, createProjectionTables, localTableNames } from "../tools/local/provision";
 import { generateHistory, zipfWeights } from "../tools/simulate/generator";
-import { countingProxy } from "./pipeline-cost";
+import { countingProxy } from "./pipeline-cost/counting-proxy";
 import { startFauxqsProcess } from "./support";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);

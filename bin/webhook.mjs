@@ -29,6 +29,7 @@ const COMMANDS = Object.fromEntries(
     "forget",
     "import",
     "listen",
+    "verify",
   ].map((name) => [name, `../tools/commands/${name}.ts`]),
 );
 

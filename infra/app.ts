@@ -9,7 +9,10 @@ export function buildApp(app = new App()): { app: App; stack: WebhookBackendStac
   const stack = new WebhookBackendStack(app, `WebhookBackend-${config.stage}`, {
     config,
     description: "Receives the chat platform's webhooks, projects them into DynamoDB and archives them in S3",
-    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    // Environment-agnostic: every ARN and service name takes the account and region of the
+    // deployment (AWS::Region, AWS::AccountId), never those the CLI had when it synthesized (its
+    // default is us-east-1), so a template or a cdk.out deploys to any region as it is. Nothing
+    // here looks anything up in an account.
   });
   // Not on the dashboard nor on provisioned mode's scalable targets: cfn-lint's schema refuses
   // Tags on AWS::CloudWatch::Dashboard and AWS::ApplicationAutoScaling::ScalableTarget in

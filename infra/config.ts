@@ -80,8 +80,19 @@ const contextSchema = z.strictObject({
   retainOversizeDays: int(30, 15, 36_500),
   retainAthenaResultsDays: int(7, 1, 3650),
   retainNoncurrentVersionsDays: int(30, 1, 3650),
-  /** How long the dead-letter queues keep a message, days (SQS keeps at most 14): `redrive`'s window. */
+  /**
+   * How long the dead-letter queues keep a message, days (SQS keeps at most 14): `redrive`'s
+   * window, counted from the message's first enqueue in its source queue (a standard queue's
+   * dead-lettered message keeps its enqueue time), so longer than every source queue's retention
+   * (`deadLetterProblems`).
+   */
   retainDeadLettersDays: int(14, 1, 14),
+  /**
+   * How long a stream subscriber's queue keeps a fact its consumer has not taken, days. Default:
+   * 10, or one day less than `retainDeadLettersDays` when that is shorter (the DLQ must outlast
+   * its source).
+   */
+  retainStreamFactsDays: z.optional(wholeNumber(1, 13)),
   /**
    * How long a closed table item stays, days (DynamoDB TTL; unset: kept): a session that ended, a
    * membership left or kicked (never a ban), a user's presence once offline. Only with
@@ -294,6 +305,44 @@ function retentionProblems(config: DeploymentConfig): string[] {
   return problems;
 }
 
+/** How long the events and recordings queues keep a message, days (SQS's default). */
+export const SOURCE_QUEUE_RETENTION_DAYS = 4;
+
+/** A stream subscriber's queue's retention when not given: 10 days, within the DLQ's. */
+const STREAM_FACTS_DAYS = 10;
+
+/**
+ * How long each stream subscriber's queue keeps a fact, days: `retainStreamFactsDays`, else 10 or
+ * one day less than the dead-letter queues' retention, whichever is shorter.
+ *
+ * @example streamFactsRetentionDays(readDeploymentConfig({ retainDeadLettersDays: 7 })) // 6
+ */
+export function streamFactsRetentionDays(config: DeploymentConfig): number {
+  return config.retainStreamFactsDays ?? Math.min(STREAM_FACTS_DAYS, config.retainDeadLettersDays - 1);
+}
+
+/**
+ * A dead-letter queue must keep a message longer than its source queue does: a standard queue's
+ * message keeps its first enqueue time when it moves to the DLQ, so a DLQ that keeps no longer
+ * than its source may drop it on arrival (SQS Developer Guide, "Setting-up dead-letter queue
+ * retention": "always set the retention period of a dead-letter queue to be longer than the
+ * retention period of the original queue").
+ */
+function deadLetterProblems(config: DeploymentConfig): string[] {
+  const dlq = config.retainDeadLettersDays;
+  const problems: string[] = [];
+  if (dlq <= SOURCE_QUEUE_RETENTION_DAYS)
+    problems.push(
+      `retainDeadLettersDays: ${dlq} must be longer than the events and recordings queues' retention (${SOURCE_QUEUE_RETENTION_DAYS} days): a dead-lettered message keeps its first enqueue time, so a DLQ that keeps it no longer than its source may drop it on arrival`,
+    );
+  const facts = streamFactsRetentionDays(config);
+  if (config.streamSubscribers.length > 0 && dlq <= facts)
+    problems.push(
+      `retainDeadLettersDays: ${dlq} must be longer than the stream subscribers' queues' retention (retainStreamFactsDays: ${facts}): lower retainStreamFactsDays`,
+    );
+  return problems;
+}
+
 /** The context key of each table's item expiry. */
 const ITEM_EXPIRY_KEYS = {
   sessions: "expireEndedSessionsDays",
@@ -398,6 +447,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...edgeProblems(config),
       ...archiveProblems(config),
       ...retentionProblems(config),
+      ...deadLetterProblems(config),
       ...itemExpiryProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);

@@ -19,7 +19,14 @@ import { EVENTS_QUEUE, RECORDINGS_QUEUE, VISIBILITY_FACTOR } from "../shared/pla
 import { PROJECTION_TABLE_NAMES, tableOutput } from "../shared/platform/tables";
 import { STREAM_OUTPUTS, subscriberOutputs } from "../shared/stream/subscribers";
 import { FUNCTION_ENTRIES } from "./bundling";
-import { type DeploymentConfig, itemExpiryDays, restrictsApps, tableCapacity } from "./config";
+import {
+  type DeploymentConfig,
+  itemExpiryDays,
+  restrictsApps,
+  SOURCE_QUEUE_RETENTION_DAYS,
+  streamFactsRetentionDays,
+  tableCapacity,
+} from "./config";
 import { ActivityAnalytics } from "./constructs/activity-analytics";
 import { AppSettings } from "./constructs/app-settings";
 import { BackendFunction } from "./constructs/backend-function";
@@ -115,14 +122,19 @@ export class WebhookBackendStack extends Stack {
           TIMEOUTS.projector.toSeconds() * VISIBILITY_FACTOR + config.projectorBatchingWindowSeconds,
         ),
         maxReceiveCount: config.eventsMaxReceiveCount,
+        retentionPeriod: Duration.days(SOURCE_QUEUE_RETENTION_DAYS),
         deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
       recordings: new QueueWithDeadLetter(this, RECORDINGS_QUEUE.id, {
         visibilityTimeout: Duration.seconds(TIMEOUTS.recorder.toSeconds() * VISIBILITY_FACTOR),
         maxReceiveCount: config.recordingsMaxReceiveCount,
+        retentionPeriod: Duration.days(SOURCE_QUEUE_RETENTION_DAYS),
         deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
       }),
-      apps: new AppSettings(this, "Apps", { seedAllowedAppIds: config.allowedAppIds }),
+      apps: new AppSettings(this, "Apps", {
+        seedAllowedAppIds: config.allowedAppIds,
+        logRetention: retention(config.logRetentionDays),
+      }),
     };
     const credentials = webhookCredentials(this, config.credentialsSecretArn);
     const ingest = this.ingest(resources, credentials);
@@ -160,7 +172,7 @@ export class WebhookBackendStack extends Stack {
       alarmTopic: monitoring.topic,
     });
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the
-    // archive) is an Errors alarm; a throttled tick (reserved concurrency 1) a Throttles one.
+    // archive) is an Errors alarm; a throttled tick (the account's concurrency exhausted) a Throttles one.
     monitoring.watchFunction("Rollup", analytics.rollup.function);
     this.outputs(resources, edge, credentials, monitoring);
     new CfnOutput(this, "ActivityTable", {
@@ -272,7 +284,8 @@ export class WebhookBackendStack extends Stack {
         maxConcurrency: config.recorderMaxConcurrency,
       }),
     );
-    tables.grantItemReadWrite(recorder.function, ["Sessions"]);
+    // One session at a time (GetItem, then a conditional PutItem): no batch reads.
+    tables.grantItemReadWrite(recorder.function, ["Sessions"], { batchReads: false });
     // Multipart upload, the in-place copy that adds size and checksum, and HEAD for idempotency.
     data.grantObjects(
       recorder,
@@ -294,6 +307,7 @@ export class WebhookBackendStack extends Stack {
     const stream = new EventStream(this, "Stream", {
       key: monitoring.key,
       subscribers: config.streamSubscribers,
+      subscriberRetentionPeriod: Duration.days(streamFactsRetentionDays(config)),
       deadLetterRetentionPeriod: Duration.days(config.retainDeadLettersDays),
     });
     stream.grantPublish(projector.function, apps.table);

@@ -4,7 +4,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { byTable, PROJECTION_TABLE_NAMES, type TableNames, tableOutput } from "../shared/platform/tables";
-import { STREAM_OUTPUTS } from "../shared/stream/subscribers";
+import { STREAM_OUTPUTS, subscriberOutputs } from "../shared/stream/subscribers";
 import { clientsFor, emulatorClients } from "./local/clients";
 import { localActivityTableName } from "./local/provision";
 import { readStackInfo, stateDir } from "./local/state";
@@ -32,8 +32,8 @@ export interface Target {
   athena?: { workGroup: string; database: string };
   /** The apps table (per-app settings, the stream's listener switch). */
   appsTable?: string;
-  /** The stream of facts (#41): its topic and its unpublished queue. */
-  stream?: { topicArn: string; unpublishedUrl?: string };
+  /** The stream of facts (#41): its topic, its unpublished queue and its declared subscribers' queues (name → URL). */
+  stream?: { topicArn: string; unpublishedUrl?: string; subscribers: Record<string, string> };
   destroy(): void;
 }
 
@@ -52,6 +52,28 @@ function parseTables(spec: string): TableNames {
   );
   if (PROJECTION_TABLE_NAMES.some((name) => !entries[name])) throw new Error(`--tables needs ${TABLES_SPEC}`);
   return byTable((name) => entries[name] ?? "");
+}
+
+/**
+ * The declared subscribers' queues among a stack's outputs (`subscriberOutputs`), by name: each
+ * output `StreamSubscriber<Name>QueueUrl` read back to its subscriber's name.
+ *
+ * @example subscriberQueues({ StreamSubscriberCrmSyncQueueUrl: "https://…" }) // { "crm-sync": "https://…" }
+ */
+export function subscriberQueues(outputs: Readonly<Record<string, string>>): Record<string, string> {
+  const queues: Record<string, string> = {};
+  for (const [key, url] of Object.entries(outputs)) {
+    const id = /^StreamSubscriber([A-Za-z0-9]+)QueueUrl$/.exec(key)?.[1];
+    if (!id) continue;
+    const name = id.replace(/(?<=.)([A-Z])/g, "-$1").toLowerCase();
+    if (subscriberOutputs(name).queueUrl === key) queues[name] = url;
+  }
+  // `…DeadLetterQueueUrl` reads as a subscriber named `<name>-dead-letter`: it is `<name>`'s DLQ.
+  for (const name of Object.keys(queues)) {
+    const owner = name.replace(/-dead-letter$/, "");
+    if (owner !== name && queues[owner] !== undefined) delete queues[name];
+  }
+  return queues;
 }
 
 export async function resolveTarget(options: TargetOptions): Promise<Target> {
@@ -80,6 +102,7 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
             stream: {
               topicArn: outputs[STREAM_OUTPUTS.topicArn],
               unpublishedUrl: outputs[STREAM_OUTPUTS.unpublishedQueueUrl] || undefined,
+              subscribers: subscriberQueues(outputs),
             },
           }
         : {}),
@@ -108,7 +131,15 @@ export async function resolveTarget(options: TargetOptions): Promise<Target> {
     activityTable: info.activityTable ?? localActivityTableName("local"),
     appsTable: info.appsTable,
     ...(info.stream
-      ? { stream: { topicArn: info.stream.topicArn, unpublishedUrl: info.stream.unpublished.url } }
+      ? {
+          stream: {
+            topicArn: info.stream.topicArn,
+            unpublishedUrl: info.stream.unpublished.url,
+            subscribers: Object.fromEntries(
+              Object.entries(info.stream.subscribers).map(([name, queues]) => [name, queues.url]),
+            ),
+          },
+        }
       : {}),
   };
 }

@@ -5,14 +5,13 @@ import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
-import { CfnDatabase, CfnTable } from "aws-cdk-lib/aws-glue";
+import { CfnDatabase } from "aws-cdk-lib/aws-glue";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import type { ITopic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import {
-  ARCHIVE_COLUMNS,
   ARCHIVE_TABLES,
   type ArchiveTable,
   ATHENA_COMPACT_TABLE,
@@ -25,6 +24,7 @@ import { METRICS_NAMESPACE } from "../../shared/platform/observability";
 import { OUTCOME_METRICS } from "../../shared/platform/outcomes";
 import { ACTIVITY_TABLE } from "../../shared/platform/tables";
 import { FUNCTION_ENTRIES, SQL_DIR } from "../bundling";
+import { archiveGlueTable, compactGlueTable, daySetGlueTable } from "./archive-glue-tables";
 import { BackendFunction } from "./backend-function";
 import type { DataBucket } from "./data-bucket";
 import { declaredTable } from "./projection-tables";
@@ -49,26 +49,6 @@ export interface ActivityAnalyticsProps {
   /** Where the failed-rollup alarm goes. */
   readonly alarmTopic: ITopic;
 }
-
-/** Glue column types of the archive lines (the partition columns date, and hour of the raw archive, aside). */
-const COLUMN_TYPES: Record<string, string> = {
-  app: "string",
-  event_id: "string",
-  received_at: "bigint",
-  event_time: "bigint",
-  rank: "int",
-  trigger: "string",
-  natural_key: "string",
-  body: "string",
-};
-/** The JSON field of each column (the OpenX SerDe matches lower-cased keys). */
-const JSON_FIELDS: Record<string, string> = {
-  event_id: "eventid",
-  received_at: "receivedat",
-  event_time: "eventtime",
-  natural_key: "naturalkey",
-  app: "appid",
-};
 
 /**
  * Activity analytics: the raw archive and its edge copies as Athena tables (`archive_events`,
@@ -112,7 +92,14 @@ export class ActivityAnalytics extends Construct {
     rollupSchedule(this, this.rollup, props);
   }
 
-  /** The rollup function: every app's days in one pass a day, one run at a time. */
+  /**
+   * The rollup function: every app's days in one pass a day. No reserved concurrency: Lambda keeps
+   * 100 of the account's concurrency unreserved, so a reservation fails stack creation on an account
+   * whose quota is below 101 (new accounts start lower). Two runs that overlap (a slow run and the
+   * next tick, or an asynchronous invocation delivered twice) are serialised by the archive lease:
+   * each day's pass that writes holds it, and the schedule never waits for it, so the second run
+   * defers the day (`passesDeferred`, not a failure) and the next tick passes it.
+   */
   private rollupFunction(props: ActivityAnalyticsProps, databaseName: string): BackendFunction {
     const bucket = props.data.bucket;
     return new BackendFunction(this, "Rollup", {
@@ -124,8 +111,6 @@ export class ActivityAnalytics extends Construct {
       memorySize: 256,
       timeout: Duration.minutes(10),
       logRetention: props.logRetention,
-      // One run at a time: a slow run is not overtaken by the next tick.
-      reservedConcurrentExecutions: 1,
       bundledFiles: { from: SQL_DIR, to: "sql" },
       environment: rollupEnvironment({
         activityTable: this.table.tableName,
@@ -243,133 +228,6 @@ function activityTable(scope: Construct): Table {
   return declaredTable(scope, "Activity", ACTIVITY_TABLE);
 }
 
-/** Partition projection over a `date` partition of days (YYYY-MM-DD) since 2024: no crawler, no partitions to add. */
-const DATE_PROJECTION = {
-  "projection.enabled": "true",
-  "projection.date.type": "date",
-  "projection.date.format": "yyyy-MM-dd",
-  "projection.date.range": "2024-01-01,NOW",
-  "projection.date.interval": "1",
-  "projection.date.interval.unit": "DAYS",
-} as const;
-
-/** Text files of JSON lines (gzip read by its suffix). */
-const JSON_LINES = {
-  inputFormat: "org.apache.hadoop.mapred.TextInputFormat",
-  outputFormat: "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-} as const;
-
-/**
- * One archive table in Glue: JSON lines under its prefix, partition projection over the receipt
- * date (and hour, for the raw archive): no crawler, no partitions to add.
- */
-function archiveGlueTable(
-  scope: Construct,
-  name: ArchiveTable,
-  databaseName: string,
-  bucketName: string,
-): CfnTable {
-  const table = ARCHIVE_TABLES[name];
-  const stack = Stack.of(scope);
-  const root = `s3://${bucketName}/${table.prefix}`;
-  return new CfnTable(scope, name === "archive_events" ? "ArchiveEvents" : "ArchiveEdges", {
-    catalogId: stack.account,
-    databaseName,
-    tableInput: {
-      name,
-      description: `${table.description} (shared/contracts/bucket-layout.ts)`,
-      tableType: "EXTERNAL_TABLE",
-      partitionKeys: [
-        { name: "date", type: "string", comment: table.date },
-        ...(name === "archive_events"
-          ? [{ name: "hour", type: "string", comment: "the receipt hour, 00-23 (UTC)" }]
-          : []),
-      ],
-      parameters: {
-        classification: "json",
-        ...DATE_PROJECTION,
-        ...(name === "archive_events"
-          ? {
-              "projection.hour.type": "integer",
-              "projection.hour.range": "0,23",
-              "projection.hour.digits": "2",
-              "storage.location.template": `${root}date=\${date}/hour=\${hour}/`,
-            }
-          : { "storage.location.template": `${root}date=\${date}/` }),
-      },
-      storageDescriptor: {
-        location: root,
-        ...JSON_LINES,
-        serdeInfo: {
-          serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
-          parameters: {
-            "case.insensitive": "true",
-            ...Object.fromEntries(Object.entries(JSON_FIELDS).map(([c, f]) => [`mapping.${c}`, f])),
-          },
-        },
-        columns: Object.entries(COLUMN_TYPES).map(([column, type]) => ({
-          name: column,
-          type,
-          comment: ARCHIVE_COLUMNS[column as keyof typeof ARCHIVE_COLUMNS],
-        })),
-      },
-    },
-  });
-}
-
-/**
- * The Parquet of compacted days (`compact/date=<day>/<compaction>/`, written by the Athena
- * compactor's CTAS): partitioned by `day` (a date projection) and `compaction` (injected: a query
- * names the folder its day's manifest gives, `athenaArchiveEvents`), so a query reads one folder
- * a day. Its columns are the compaction's (`compactionSelect`): the archive's, `date` included.
- */
-function compactGlueTable(scope: Construct, databaseName: string, bucketName: string): CfnTable {
-  const stack = Stack.of(scope);
-  const root = `s3://${bucketName}/${S3_PREFIX.compact}`;
-  const types: Record<string, string> = { ...COLUMN_TYPES, rank: "int", date: "string" };
-  return new CfnTable(scope, "ArchiveCompact", {
-    catalogId: stack.account,
-    databaseName,
-    tableInput: {
-      name: ATHENA_COMPACT_TABLE,
-      description: "Closed receipt days of the raw archive as Parquet (shared/analytics/compaction.ts)",
-      tableType: "EXTERNAL_TABLE",
-      partitionKeys: [
-        { name: "day", type: "string", comment: "the receipt day, YYYY-MM-DD" },
-        { name: "compaction", type: "string", comment: "the compaction's folder (its manifest names it)" },
-      ],
-      parameters: {
-        classification: "parquet",
-        "projection.enabled": "true",
-        "projection.day.type": "date",
-        "projection.day.format": "yyyy-MM-dd",
-        "projection.day.range": "2024-01-01,NOW",
-        "projection.day.interval": "1",
-        "projection.day.interval.unit": "DAYS",
-        "projection.compaction.type": "injected",
-        "storage.location.template": `${root}date=\${day}/\${compaction}/`,
-      },
-      storageDescriptor: {
-        location: root,
-        inputFormat: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-        outputFormat: "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        serdeInfo: { serializationLibrary: "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe" },
-        columns: [
-          "app",
-          "date",
-          "event_id",
-          "received_at",
-          "event_time",
-          "rank",
-          "trigger",
-          "natural_key",
-          "body",
-        ].map((column) => ({ name: column, type: types[column] ?? "string" })),
-      },
-    },
-  });
-}
-
 /** The workgroup: engine 3, encrypted results kept `resultsDays` (7 by default), a bytes-scanned cutoff per query. */
 function athenaWorkGroup(
   scope: Construct,
@@ -425,54 +283,4 @@ function rollupSchedule(scope: Construct, rollup: BackendFunction, props: Activi
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
   failed.addAlarmAction(new SnsAction(props.alarmTopic));
-}
-
-const GLUE_TYPES = { VARCHAR: "string", BIGINT: "bigint", BOOLEAN: "boolean" } as const;
-
-/**
- * One day-set table in Glue (`DAY_SET_TABLES`): gzip JSON lines, one folder a closed day,
- * partition projection over `date`: no crawler, no partitions to add.
- */
-function daySetGlueTable(
-  scope: Construct,
-  name: DaySetTable,
-  databaseName: string,
-  bucketName: string,
-): CfnTable {
-  const table = DAY_SET_TABLES[name];
-  const stack = Stack.of(scope);
-  const days = `s3://${bucketName}/${table.prefix}`;
-  const id = name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
-  return new CfnTable(scope, `DaySet${id}`, {
-    catalogId: stack.account,
-    databaseName,
-    tableInput: {
-      name,
-      description: `${table.description} (shared/analytics/user-sets.ts)`,
-      tableType: "EXTERNAL_TABLE",
-      partitionKeys: [{ name: "date", type: "string", comment: "the closed day, YYYY-MM-DD" }],
-      parameters: {
-        classification: "json",
-        ...DATE_PROJECTION,
-        "storage.location.template": `${days}\${date}/`,
-      },
-      storageDescriptor: {
-        location: days.slice(0, -"date=".length),
-        ...JSON_LINES,
-        serdeInfo: {
-          serializationLibrary: "org.openx.data.jsonserde.JsonSerDe",
-          parameters: {
-            "case.insensitive": "true",
-            ...Object.fromEntries(
-              Object.entries(table.fields as Record<string, string>).map(([c, f]) => [`mapping.${c}`, f]),
-            ),
-          },
-        },
-        columns: Object.entries(table.columns).map(([column, type]) => ({
-          name: column,
-          type: GLUE_TYPES[type],
-        })),
-      },
-    },
-  });
 }

@@ -1,7 +1,8 @@
-import { Stack, Validations } from "aws-cdk-lib";
+import { RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret } from "aws-cdk-lib/aws-secretsmanager";
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from "aws-cdk-lib/custom-resources";
 import { Construct } from "constructs";
@@ -31,6 +32,8 @@ export interface AppSettingsProps {
    * key later changes (an app is taken off by deleting its record, README "Apps"). @default - none
    */
   readonly seedAllowedAppIds?: readonly string[];
+  /** Retention of the seed's custom resource provider's log group. @default one month */
+  readonly logRetention?: RetentionDays;
 }
 
 /**
@@ -71,12 +74,15 @@ export class AppSettings extends Construct {
       reason:
         "The platform issues each app's API key (its dashboard); a Lambda cannot rotate it. The deployer stores it here, for the operator's import only.",
     });
-    this.seed(props.seedAllowedAppIds ?? []);
+    this.seed(props.seedAllowedAppIds ?? [], props.logRetention ?? RetentionDays.ONE_MONTH);
   }
 
   /** One custom resource per 25 ids: a BatchWriteItem of their `allowed` records at create and update. */
-  private seed(appIds: readonly string[]): void {
+  private seed(appIds: readonly string[], retention: RetentionDays): void {
     if (appIds.length === 0) return;
+    // The provider's own log group, with the deployment's retention (Lambda's default group keeps
+    // its logs forever); one for the provider, which every seed shares.
+    const logGroup = new LogGroup(this, "SeedLogs", { retention, removalPolicy: RemovalPolicy.DESTROY });
     for (let i = 0; i < appIds.length; i += SEED_CHUNK) {
       const items = appIds.slice(i, i + SEED_CHUNK).map((appId) => ({
         PutRequest: {
@@ -97,6 +103,7 @@ export class AppSettings extends Construct {
         onCreate: call,
         onUpdate: call,
         installLatestAwsSdk: false,
+        logGroup,
         policy: AwsCustomResourcePolicy.fromStatements([
           new PolicyStatement({ actions: ["dynamodb:BatchWriteItem"], resources: [this.table.tableArn] }),
         ]),

@@ -41,8 +41,6 @@ export interface BackendFunctionProps {
    * @default "sqs"
    */
   readonly invokedBy?: "api" | "sqs" | "schedule";
-  /** @default - none: the function scales with its trigger's limits */
-  readonly reservedConcurrentExecutions?: number;
   /**
    * Whether X-Ray records the function's invocations (traces are priced per trace: a function
    * invoked once per event pays it per event).
@@ -99,7 +97,6 @@ export class BackendFunction extends Construct {
       // The same level as POWERTOOLS_LOG_LEVEL: Powertools follows Lambda's level when both are set.
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: props.systemLogLevel ?? SystemLogLevel.INFO,
-      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: {
         ...(sourceMaps ? { NODE_OPTIONS: "--enable-source-maps" } : {}),
         POWERTOOLS_LOG_LEVEL: "INFO",

@@ -26,7 +26,11 @@ export interface EventStreamProps {
   readonly key: IKey;
   /** The declared subscribers (`streamSubscribers`): each gets a queue, its DLQ, a subscription, outputs and alarms. @default - none */
   readonly subscribers?: readonly StreamSubscriber[];
-  /** How long a subscriber's queue keeps a fact its consumer has not taken. @default 14 days (SQS's longest: a consumer down for a long weekend loses nothing) */
+  /**
+   * How long a subscriber's queue keeps a fact its consumer has not taken: shorter than
+   * `deadLetterRetentionPeriod` (a dead-lettered fact keeps its first enqueue time).
+   * @default 10 days (a consumer down for a long weekend loses nothing)
+   */
   readonly subscriberRetentionPeriod?: Duration;
   /** A subscriber's consumer may take this long before a received fact shows again. @default 30 seconds (SQS's default; a consumer may change it per receive) */
   readonly subscriberVisibilityTimeout?: Duration;
@@ -104,7 +108,7 @@ export class EventStream extends Construct {
     const queues = new QueueWithDeadLetter(this, `Subscriber-${subscriber.name}`, {
       visibilityTimeout: props.subscriberVisibilityTimeout ?? Duration.seconds(30),
       maxReceiveCount: props.subscriberMaxReceiveCount ?? 5,
-      retentionPeriod: props.subscriberRetentionPeriod ?? Duration.days(14),
+      retentionPeriod: props.subscriberRetentionPeriod ?? Duration.days(10),
       deadLetterRetentionPeriod: props.deadLetterRetentionPeriod,
     });
     // SqsSubscription adds the queue policy (sns.amazonaws.com may SendMessage, only from this

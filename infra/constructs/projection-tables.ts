@@ -149,10 +149,11 @@ export class ProjectionTables extends Construct {
   grantItemReadWrite(
     grantee: IFunction,
     ids: ProjectionTableId[] = TABLE_DEFINITIONS.map((d) => d.id),
+    { batchReads = true }: { batchReads?: boolean } = {},
   ): void {
     grantee.addToRolePolicy(
       new PolicyStatement({
-        actions: ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem"],
+        actions: ["dynamodb:GetItem", ...(batchReads ? ["dynamodb:BatchGetItem"] : []), "dynamodb:PutItem"],
         resources: ids.map((id) => this.tables[id].tableArn),
       }),
     );

@@ -9,7 +9,10 @@ export interface QueueWithDeadLetterProps {
   readonly maxReceiveCount: number;
   /** @default 4 days (the DLQ keeps 14) */
   readonly retentionPeriod?: Duration;
-  /** How long the dead-letter queue keeps a message (at most 14 days, SQS's maximum). @default 14 days */
+  /**
+   * How long the dead-letter queue keeps a message (at most 14 days, SQS's maximum), counted from
+   * the message's first enqueue in the queue: longer than `retentionPeriod` (else a throw). @default 14 days
+   */
   readonly deadLetterRetentionPeriod?: Duration;
 }
 
@@ -20,10 +23,18 @@ export class QueueWithDeadLetter extends Construct {
 
   constructor(scope: Construct, id: string, props: QueueWithDeadLetterProps) {
     super(scope, id);
+    const retention = props.retentionPeriod ?? Duration.days(4);
+    const deadLetterRetention = props.deadLetterRetentionPeriod ?? Duration.days(14);
+    // A standard queue's message keeps its first enqueue time in the DLQ: a DLQ that keeps no
+    // longer than its source may drop a message on arrival (config refuses it first, by key).
+    if (deadLetterRetention.toSeconds() <= retention.toSeconds())
+      throw new Error(
+        `${this.node.path}: the dead-letter queue's retention (${deadLetterRetention.toDays()} days) must be longer than its queue's (${retention.toDays()} days)`,
+      );
     this.deadLetterQueue = new Queue(this, "DeadLetter", {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: props.deadLetterRetentionPeriod ?? Duration.days(14),
+      retentionPeriod: deadLetterRetention,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.deadLetterQueue).acknowledge({
@@ -34,7 +45,7 @@ export class QueueWithDeadLetter extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: props.visibilityTimeout,
-      retentionPeriod: props.retentionPeriod ?? Duration.days(4),
+      retentionPeriod: retention,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     });
   }

@@ -12,7 +12,6 @@ import {
   isImportBatchKey,
   type RecordedImportKind,
 } from "../contracts/import-records";
-import { isMissingObject } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
 import { type ArchiveLease, withArchiveLease } from "./archive-lease";
 import { s3BlobStore } from "./s3-blob-store";
@@ -48,12 +47,8 @@ function earlier(a: ImportedUser | undefined, b: ImportedUser): ImportedUser {
 
 /** An import record object's users; none when it is gone (folded and deleted since the listing). */
 async function readRecord(blobs: BlobStore, key: string): Promise<ImportedUser[]> {
-  try {
-    return decodeImportedUsers(await blobs.getBytes(key), key);
-  } catch (error) {
-    if (isMissingObject(error)) return [];
-    throw error;
-  }
+  const bytes = await blobs.getBytesIfPresent(key);
+  return bytes ? decodeImportedUsers(bytes, key) : [];
 }
 
 /** Where the import records are read from: the data bucket as a blob store and a listing (the day sets' store is one). */
@@ -65,7 +60,7 @@ export interface ImportRecordSource {
 /**
  * Every user recorded as imported into `app`, by uid (each once: the earliest confirmation), from
  * the days' objects and the batches not folded yet: what an import skips, and what the figures
- * count from each user's `createdAt` (`analytics/user-sets.ts`). Reads every import record object,
+ * count from each user's `createdAt` (`analytics/user-sets/`). Reads every import record object,
  * 16 at once: one a day on which something was imported, and the batches of an unfinished import.
  *
  * @example const imported = await importedUsersOf(s3UserSets(s3, bucket), "app1") // Map { "u1" => { uid: "u1", createdAt: … } }

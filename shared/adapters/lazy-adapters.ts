@@ -38,6 +38,7 @@ export function lazyBlobStore(bucket: string, load: () => Promise<BlobStore>): B
     put: async (key, body, options) => (await store()).put(key, body, options),
     getText: async (key) => (await store()).getText(key),
     getBytes: async (key) => (await store()).getBytes(key),
+    getBytesIfPresent: async (key) => (await store()).getBytesIfPresent(key),
   };
 }
 

@@ -1,6 +1,7 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { StorageError } from "../platform/errors";
 import type { BlobStore } from "../ports/blob-store";
+import { getObjectIfPresent } from "./s3-object-if-present";
 
 /**
  * An S3 bucket as a `BlobStore`. Takes its client; objects are written with SSE (AES-256 unless
@@ -34,5 +35,6 @@ export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
       if (!out.Body) throw new StorageError(`s3://${bucket}/${key} has no body`);
       return out.Body.transformToByteArray();
     },
+    getBytesIfPresent: (key) => getObjectIfPresent(client, bucket, key),
   };
 }

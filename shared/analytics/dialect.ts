@@ -122,7 +122,7 @@ export const ARCHIVE_TABLES = {
 export type ArchiveTable = keyof typeof ARCHIVE_TABLES;
 
 /**
- * The day sets a final pass writes (`user-sets.ts`) as tables, for SQL on both engines (`webhook
+ * The day sets a final pass writes (`user-sets/`) as tables, for SQL on both engines (`webhook
  * sql`: WAU, MAU, retention, conversations started, churn by SQL; `sql/users-over-time.sql`): JSON
  * lines under `prefix`, `date` the closed day (the partition, from the path). Columns are lower
  * case, as Glue has them; `fields` names the JSON field of a column named otherwise (`group` and

@@ -2,7 +2,7 @@ import type { SqlValue } from "./dialect";
 
 /**
  * The activity figures of an app, per UTC day and hour, by the names the SQL gives them
- * (`sql/day-activity.sql`) and the activity table stores. Each is a count over the facts of the
+ * (`sql/day-activity/`) and the activity table stores. Each is a count over the facts of the
  * day (each fact once, by its natural key, at its event time); docs/analytics.md's table is this one.
  */
 export const FIGURES = {
@@ -237,7 +237,7 @@ const byCountThenId =
     count(b) - count(a) || (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0);
 
 /**
- * A day's activity from the rows of `day-activity.sql`. The query gives each hour the highest
+ * A day's activity from the rows of `sql/day-activity/`. The query gives each hour the highest
  * level of users online its transitions reached; an hour's peak is also at least the level it
  * began with (carried from the transitions before it), which is filled in here.
  *

@@ -1,8 +1,8 @@
 import { gzipSync } from "node:zlib";
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { listObjects } from "../adapters/s3-listing";
+import { getObjectIfPresent } from "../adapters/s3-object-if-present";
 import { hasCompaction } from "../analytics/compaction";
-import { isMissingObject } from "../platform/errors";
 import type { ForgetDependencies } from "./plan";
 
 /*
@@ -15,14 +15,8 @@ import type { ForgetDependencies } from "./plan";
  *
  * @example await getBytes(deps, "raw/date=2026-03-01/hour=23/b1.ndjson.gz") // Uint8Array […]
  */
-export async function getBytes(deps: ForgetDependencies, key: string): Promise<Uint8Array | undefined> {
-  try {
-    const out = await deps.s3.send(new GetObjectCommand({ Bucket: deps.bucket, Key: key }));
-    return (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-  } catch (error) {
-    if (isMissingObject(error)) return undefined;
-    throw error;
-  }
+export function getBytes(deps: ForgetDependencies, key: string): Promise<Uint8Array | undefined> {
+  return getObjectIfPresent(deps.s3, deps.bucket, key);
 }
 
 /**

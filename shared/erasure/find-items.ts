@@ -2,6 +2,7 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 import { batchGetAll, queryAll } from "../adapters/dynamo-reads";
 import { TOP_LIMIT } from "../analytics/figures";
+import { RUNNER_UPS_KEPT } from "../platform/constants";
 import { appKey, keyOfItem, PROJECTION_TABLES, type TableNames } from "../platform/tables";
 import { canonicalJson } from "../projections/canonical-json";
 import type { ForgetDependencies, PlannedItem } from "./plan";
@@ -17,12 +18,21 @@ import { itemErasure, mentionsUid, type Redaction } from "./redact";
 type Table = keyof TableNames;
 type Item = Record<string, unknown>;
 
+/** A part's field as its runner-ups keep it: each of the `RUNNER_UPS_KEPT` in a list, and the one runner-up of items written before #49. */
+function runnerUpPaths(part: string, field: string): string[] {
+  return [
+    `fallback.${part}.f.${field}`,
+    ...Array.from({ length: RUNNER_UPS_KEPT }, (_, i) => `fallback.${part}[${i}].f.${field}`),
+  ];
+}
+
 /**
  * The fields of the groups and memberships items that hold a uid (`projections/groups.ts`,
- * `memberships.ts`), the runner-up versions' copies (`fallback.<part>.f`) included: where a
- * filtered Scan looks for the user in items that no index and no archive line leads to (a group
- * they own or renamed with no membership of theirs left, another member they added or kicked).
- * A unit test (`erasure-sweep`) keeps it complete: every field a projection writes a uid into.
+ * `memberships.ts`), the runner-ups' copies (`fallback.<part>[i].f`, and `fallback.<part>.f` on
+ * items written before #49) included: where a filtered Scan looks for the user in items that no
+ * index and no archive line leads to (a group they own or renamed with no membership of theirs
+ * left, another member they added or kicked). A unit test (`erasure-sweep`) keeps it complete:
+ * every field a projection writes a uid into.
  */
 export const PERSON_FIELDS = {
   groups: [
@@ -30,12 +40,12 @@ export const PERSON_FIELDS = {
     "updatedBy",
     "previousOwner",
     "deletedBy",
-    "fallback.info.f.owner",
-    "fallback.info.f.updatedBy",
-    "fallback.transfer.f.previousOwner",
-    "fallback.deleted.f.deletedBy",
+    ...runnerUpPaths("info", "owner"),
+    ...runnerUpPaths("info", "updatedBy"),
+    ...runnerUpPaths("transfer", "previousOwner"),
+    ...runnerUpPaths("deleted", "deletedBy"),
   ],
-  memberships: ["uid", "by", "fallback.status.f.by"],
+  memberships: ["uid", "by", ...runnerUpPaths("status", "by")],
 } as const satisfies Partial<Record<Table, readonly string[]>>;
 
 /** Segments of a Scan read at once: a large table is read in parallel. */
@@ -56,9 +66,11 @@ export async function sweep(
 ): Promise<Item[]> {
   const names: Record<string, string> = { "#app": "appId" };
   const tests = PERSON_FIELDS[table].map((path, i) => {
-    const parts = path.split(".").map((part, j) => {
+    const parts = path.split(".").map((segment, j) => {
+      // A list element (`info[2]`): the name, then its index as DynamoDB writes it.
+      const [, part = segment, index = ""] = /^(.*?)(\[\d+\])?$/.exec(segment) ?? [];
       names[`#p${i}_${j}`] = part;
-      return `#p${i}_${j}`;
+      return `#p${i}_${j}${index}`;
     });
     return `${parts.join(".")} = :uid`;
   });

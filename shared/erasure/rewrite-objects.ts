@@ -30,12 +30,12 @@ export function objectKind(key: string): ObjectKind | undefined {
   return undefined;
 }
 
-/** The fields of a day set's lines that are identifiers (analytics/user-sets.ts): the user's uid in them becomes the pseudonym. */
+/** The fields of a day set's lines that are identifiers (analytics/user-sets/): the user's uid in them becomes the pseudonym. */
 const SET_IDENTIFIERS = new Set(["uid", "conversation", "group"]);
 
 /**
  * A day set's lines (users, first sightings, conversations started, the membership history:
- * analytics/user-sets.ts) with the user's uid as the pseudonym wherever it is an identifier, as
+ * analytics/user-sets/) with the user's uid as the pseudonym wherever it is an identifier, as
  * the archive's redaction writes it (each user once: every count over the sets stays exact, and a
  * day recomputed from the redacted archive gives the same sets), or without the app's lines.
  */

@@ -60,7 +60,7 @@ export const S3_PREFIX = {
   compact: "compact/",
   /** Athena's query results (the activity rollup and `webhook sql --stack`), expired after a week. */
   athenaResults: "athena-results/",
-  /** Each closed day's active users and first sightings per app (`analytics/user-sets.ts`). */
+  /** Each closed day's active users and first sightings per app (`analytics/user-sets/`). */
   users: "users/",
   /** An erasure's plan while it runs (`erasures/<erasureId>/plan.json`: keys and days, no personal data). */
   erasures: "erasures/",
@@ -118,3 +118,18 @@ export const HOST_NAME_PATTERN =
  * above what a healthy trigger shows (0) and far below a shape change (100%).
  */
 export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;
+
+/**
+ * W: how much later than its fact's earliest receipt a copy may be received for the projections'
+ * fold (`projector/fold.ts`) to stay exact. The platform retries at most twice, 10 s and 30 s after a failed delivery, each waiting up
+ * to 2 s for an answer (~45 s); a minute leaves room for the edge's clock.
+ */
+export const RETRY_SPREAD_MS = 60_000;
+
+/**
+ * K: the most runner-ups a part of a projected item keeps (`projector/fold.ts`), candidates and
+ * shadows, the best first. Beyond it (more than K facts about one part within twice W), the lowest
+ * are forgotten: a part lowered by a late original may then fall back to an older fact than the
+ * right one.
+ */
+export const RUNNER_UPS_KEPT = 6;

@@ -50,7 +50,7 @@ export const RECONCILER_OUTCOMES = [
 ] as const;
 export type ReconcilerOutcome = (typeof RECONCILER_OUTCOMES)[number];
 
-/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup.ts`; unchanged: the same figures as its last pass). */
+/** What a scheduled rollup did with a day of an app (`shared/analytics/rollup/day-pass.ts`; unchanged: the same figures as its last pass). */
 export const ROLLUP_OUTCOMES = ["written", "superseded", "skipped", "unchanged", "failed"] as const;
 export type RollupOutcome = (typeof ROLLUP_OUTCOMES)[number];
 

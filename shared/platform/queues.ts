@@ -41,7 +41,7 @@ export const RECORDINGS_QUEUE: QueueDefinition = {
   id: "Recordings",
   name: "recordings",
   consumerTimeoutSeconds: 900,
-  maxReceiveCount: 3,
+  maxReceiveCount: 5,
   batchSize: 1,
   batchingWindowSeconds: 0,
 };

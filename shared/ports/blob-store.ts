@@ -16,4 +16,9 @@ export interface BlobStore {
   put(key: string, body: Uint8Array | string, options?: PutOptions): Promise<StoredObject>;
   getText(key: string): Promise<string>;
   getBytes(key: string): Promise<Uint8Array>;
+  /**
+   * An object's bytes, or undefined when it does not exist: for the reads that take a missing
+   * object as "not there yet" (S3: `getObjectIfPresent`, which tells absence from a refusal).
+   */
+  getBytesIfPresent(key: string): Promise<Uint8Array | undefined>;
 }

@@ -12,10 +12,11 @@ export type MembershipStatus = "member" | "left" | "kicked" | "banned" | "unbann
 
 /**
  * One (group, user) pair (the `memberships` table). Parts and their versions:
- * - `status` (status, by, statusAt, name): the latest membership event for this user. A leave,
+ * - `status` (status, by, statusAt): the latest membership event for this user. A leave,
  *   kick or ban is a tombstone: an older join arriving later cannot bring the member back.
  * - `joined` (joinedAt): the latest event that made the user a member.
- * - `scope`: the latest of a scope change, or of a join/add (which resets it to participant).
+ * - `scope`: the latest of a scope change, or of a join/add (which resets it to participant);
+ * - `name`: the latest event that carried the member's name (a payload may omit it).
  * Membership events carry no event time: their version is the edge's receipt time.
  */
 export interface MembershipState {
@@ -30,7 +31,8 @@ export interface MembershipState {
   by?: string;
   scope?: string;
   joinedAt?: number;
-  versions: { status?: Version; joined?: Version; scope?: Version };
+  /** Per part; `name` only where it is not the status's (`fieldParts`). */
+  versions: { status?: Version; joined?: Version; scope?: Version; name?: Version };
   seen?: SeenEvents;
   /** Each part's runner-up while a platform retry may hold it (`Projection.parts`). */
   fallback?: Fallbacks;
@@ -72,6 +74,11 @@ export function evolveMembership(
     versions: { ...state?.versions },
   };
   const { versions } = next;
+  // The member's name, which a payload may omit: the newest fact that carried it.
+  if (member?.name !== undefined && isNewer(versions.name, version)) {
+    next.name = member.name;
+    versions.name = version;
+  }
 
   if (event.trigger === "group_member_scope_changed") {
     const scope = event.data.members[uid]?.scope;
@@ -87,7 +94,6 @@ export function evolveMembership(
     next.status = status;
     next.statusAt = input.eventTimeMs;
     next.by = actorOf(event);
-    next.name = member?.name ?? next.name;
     versions.status = version;
   }
   if (status === "member") {
@@ -116,5 +122,6 @@ export const membershipsProjection: Projection<MembershipState, MembershipEvent>
       sk: uid,
     })),
   evolve: (state, input, key) => evolveMembership(state, input, key.sk ?? ""),
-  parts: { status: ["status", "statusAt", "by", "name"], joined: ["joinedAt"], scope: ["scope"] },
+  parts: { status: ["status", "statusAt", "by"], joined: ["joinedAt"], scope: ["scope"], name: ["name"] },
+  fieldParts: { name: "status" },
 };

@@ -1,6 +1,6 @@
 import type { EventOf, KnownEvent } from "../events/schemas";
 import { appKey, ONLINE_SHARDS, shardKey } from "../platform/tables";
-import type { Projection, ProjectionInput, SeenEvents } from "./types";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version, versionTime } from "./version";
 
 type PresenceEvent = EventOf<"user_connection_status_changed">;
@@ -8,6 +8,8 @@ type PresenceEvent = EventOf<"user_connection_status_changed">;
 /**
  * A user's presence (the `presence` table), from `user_connection_status_changed` (ms times).
  * - `status` part (status, platform, userAgent, appVersion, connection): the latest event;
+ * - name, avatar, role, lastActiveAt: each the newest event that carried it (a payload may omit
+ *   them: the spec marks avatar and lastActiveAt optional), each a part of its own;
  * - `change` part (since): the latest event that changed the user's presence
  *   (`userPresenceChanged` not false);
  * - lastSeen / firstSeen: the latest / earliest event time of any connection event (max and min
@@ -33,9 +35,22 @@ export interface PresenceState {
   userAgent?: string;
   appVersion?: string;
   onlineShard?: string;
-  versions: { status: Version; change?: Version };
+  /** Per part; `name`, `avatar`, `role`, `lastActiveAt` only where not the status's (`fieldParts`). */
+  versions: {
+    status: Version;
+    change?: Version;
+    name?: Version;
+    avatar?: Version;
+    role?: Version;
+    lastActiveAt?: Version;
+  };
   seen?: SeenEvents;
+  /** Each part's runner-ups (`Projection.parts`). */
+  fallback?: Fallbacks;
 }
+
+/** The user's profile fields: each a payload may omit, each kept from the newest fact that carried it. */
+const PROFILE_FIELDS = ["name", "avatar", "role", "lastActiveAt"] as const;
 
 /**
  * Applies one presence event.
@@ -56,10 +71,6 @@ export function evolvePresence(
         pk: appKey(event.appId, data.user.uid),
         appId: event.appId,
         uid: data.user.uid,
-        name: data.user.name ?? state?.name,
-        avatar: data.user.avatar ?? state?.avatar,
-        role: data.user.role ?? state?.role,
-        lastActiveAt: data.user.lastActiveAt ?? state?.lastActiveAt,
         status: data.status,
         since: eventTimeMs,
         firstSeen: eventTimeMs,
@@ -71,6 +82,14 @@ export function evolvePresence(
         versions: { ...state?.versions, status: version },
       }
     : { ...state, versions: { ...state.versions } };
+  // A profile field a payload may omit is the value of the newest fact that carried it.
+  for (const field of PROFILE_FIELDS) {
+    const value = data.user[field];
+    if (value !== undefined && isNewer(next.versions[field], version)) {
+      Object.assign(next, { [field]: value });
+      next.versions[field] = version;
+    }
+  }
   next.lastSeen = maxDefined(state?.lastSeen, eventTimeMs) ?? eventTimeMs;
   next.firstSeen = minDefined(state?.firstSeen, eventTimeMs) ?? eventTimeMs;
   if (changes && isNewer(next.versions.change, version)) next.versions.change = version;
@@ -84,4 +103,14 @@ export const presenceProjection: Projection<PresenceState, PresenceEvent> = {
   handles: (event: KnownEvent): event is PresenceEvent => event.trigger === "user_connection_status_changed",
   keys: ({ event }) => [{ pk: appKey(event.appId, event.data.user.uid) }],
   evolve: (state, input) => evolvePresence(state, input),
+  // Payload-timed (ms): a platform retry matters only against a fact of the same ms and rank.
+  parts: {
+    status: ["status", "platform", "connection", "userAgent", "appVersion"],
+    change: [],
+    name: ["name"],
+    avatar: ["avatar"],
+    role: ["role"],
+    lastActiveAt: ["lastActiveAt"],
+  },
+  fieldParts: { name: "status", avatar: "status", role: "status", lastActiveAt: "status" },
 };

@@ -1,7 +1,7 @@
 import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors";
 import type { Occupant } from "../events/resources";
 import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "../platform/tables";
-import type { Projection, ProjectionInput, SeenEvents } from "./types";
+import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types";
 import { isNewer, maxDefined, minDefined, type Version } from "./version";
 
 /** One stint of one occupant: occupants have names, not uids; a name may join several times. */
@@ -96,6 +96,8 @@ export interface SessionState {
   recordingShard?: string;
   versions: { initiation?: Version; outcome?: Version; end?: Version };
   seen?: SeenEvents;
+  /** Each part's runner-ups (`Projection.parts`). */
+  fallback?: Fallbacks;
 }
 
 function toParticipant(occupant: Occupant): Participant {
@@ -376,4 +378,11 @@ export const sessionsProjection: Projection<SessionState, SessionEvent> = {
   handles: (event): event is SessionEvent => isSessionEvent(event) && sessionIdOf(event) !== undefined,
   keys: ({ event }) => [{ pk: appKey(event.appId, sessionIdOf(event) ?? "") }],
   evolve: (state, input) => evolveSession(state, input, sessionIdOf(input.event) ?? ""),
+  // Payload-timed (seconds): a platform retry matters only against a fact of the same second and
+  // rank. The end's marks on the stints are not a part's fields: two different end events of one
+  // session in one second are not made exact by a runner-up (docs/design-and-limits.md).
+  parts: {
+    initiation: ["initiator", "receiver", "receiverType", "conversationId", "callType", "initiatedAt"],
+    outcome: ["outcome"],
+  },
 };

@@ -29,27 +29,39 @@ export interface Projection<S extends { pk: string }, E extends KnownEvent = Kno
   /** The new state of one item. Must be commutative and idempotent over inputs. */
   evolve(state: S | null, input: ProjectionInput<E>, key: ItemKey): S;
   /**
-   * The fields each versioned part writes (`versions.<part>`), for a projection whose parts a
-   * receipt-timed fact can hold: the item then keeps each part's runner-up (`fallback`), so that a
-   * part released by a platform retry projected before its original falls back to the fact the
-   * retry displaced (`projector/core.ts`, `evolveOnce`).
+   * The fields each versioned part writes (`versions.<part>`): the item then keeps, per part, the
+   * facts that could still take it back (`fallback`, `projector/fold.ts`), so that a part released
+   * by the earlier copy of a fact (a platform retry projected before its original) falls back to
+   * the right fact, whatever the order.
    */
   readonly parts?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Parts that are one field a payload may omit (`name`, `avatar`, …), each with the part whose
+   * facts carry it: a max-lattice of its own (the value of the newest fact that carried it). Its
+   * version is stored only where it differs from its owner's (`fold.ts`, `expandFieldParts`).
+   */
+  readonly fieldParts?: Readonly<Record<string, string>>;
 }
 
-/** The best fact about a part other than the one holding it: its version and the fields it wrote. */
-export interface Fallback {
+/**
+ * A fact that may still take its part back (a candidate: its version and, where they differ from
+ * the holder's, the fields it wrote, `null` for one it left absent), or only its version (a
+ * shadow: remembered so that a later copy of it is recognised, never to win).
+ */
+export type RunnerUp = Version | { v: Version; f?: Record<string, unknown> };
+
+/** The single runner-up items written before #49 kept: its version and every field it wrote. */
+export interface LegacyFallback {
   v: Version;
   f: Record<string, unknown>;
 }
 
-/** Per part, its runner-up while it may be needed (`Projection.parts`). */
-export type Fallbacks = Partial<Record<string, Fallback>>;
+/** Per part, its runner-ups, best first (`Projection.parts`). */
+export type Fallbacks = Partial<Record<string, RunnerUp[] | LegacyFallback>>;
 
 /**
- * Event ids (a 64-bit prefix of the body hash) recently applied to an item, with their first
- * receipt time (ms; items written by older versions may hold a version string). Kept on every
- * item: a platform retry of the same bytes gets a new receipt time, and must rank at its first.
+ * Event ids (a 64-bit prefix of the body hash) with their first receipt time, on items written
+ * before #49 (the fold now recognises a fact by the versions its parts keep); read, never written.
  */
 export type SeenEvents = Record<string, number | Version>;
 

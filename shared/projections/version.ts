@@ -76,8 +76,16 @@ function encodeTime(ms: number): string {
  *   // "0mhwsoi68" + "2" + "0mhwsoiek" + "ab12cd34ef56"
  */
 export function versionOf(order: FactOrder): Version {
-  const id = order.eventId.slice(0, ID_WIDTH).padEnd(ID_WIDTH, "0");
+  const id = factIdOf(order.eventId);
   return `${encodeTime(order.eventTimeMs)}${order.rank}${encodeTime(order.firstReceivedAt)}${id}`;
+}
+
+/**
+ * What a version keeps of an event id: its first 12 characters (48 bits of the body's hash, enough
+ * to tell one item's facts apart).
+ */
+export function factIdOf(eventId: string): string {
+  return eventId.slice(0, ID_WIDTH).padEnd(ID_WIDTH, "0");
 }
 
 /** A version written before the rank and the first receipt were part of it, with an optional `<d>.` prefix. */
@@ -136,4 +144,56 @@ export function maxDefined(a: number | undefined, b: number | undefined): number
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.max(a, b);
+}
+
+/** A version without its optional `<rank>.` prefix, and the prefix. */
+function splitPrefix(version: Version): [prefix: string, plain: Version] {
+  const c = comparable(version);
+  const prefixed = /^\d\./.exec(c);
+  return prefixed ? [prefixed[0], c.slice(2)] : ["", c];
+}
+
+/**
+ * The fact a version names: the first 12 characters of its event id (what a version keeps).
+ *
+ * @example versionFactId(versionOf({ eventTimeMs: 1, rank: 1, firstReceivedAt: 2, eventId: "ab12cd34ef56ff" })) // "ab12cd34ef56"
+ */
+export function versionFactId(version: Version): string {
+  return splitPrefix(version)[1].slice(-ID_WIDTH);
+}
+
+/** Whether a version was made from a receipt (an event without a payload time): its time is its receipt. */
+function receiptTimed(plain: Version): boolean {
+  return plain.slice(0, TIME_WIDTH) === plain.slice(TIME_WIDTH + 1, 2 * TIME_WIDTH + 1);
+}
+
+/**
+ * The lowest version a copy of the same fact could have had, had it been received up to
+ * `earlierMs` before the delivery this version was made from: as a prefix, so that every version
+ * `>=` it (by string comparison of `comparable` versions) is one that fact could still lose to.
+ * A receipt-timed fact (time = receipt) moves in time; a payload-timed one only in its receipt.
+ *
+ * @example lowestCopy(joinedAtR, 60_000) >= joinedAtR minus one minute's time prefix
+ */
+export function lowestCopy(version: Version, earlierMs: number): string {
+  const [prefix, plain] = splitPrefix(version);
+  if (receiptTimed(plain)) return `${prefix}${encodeTime(versionTime(plain) - earlierMs)}`;
+  return `${prefix}${plain.slice(0, TIME_WIDTH + 1)}${encodeTime(versionReceipt(plain) - earlierMs)}`;
+}
+
+/**
+ * Above the highest version a copy of the same fact could have, had it been received up to
+ * `laterMs` after the delivery this version was made from (`lowestCopy`'s mirror): a fact whose
+ * `highestCopy` is below what a part's holder can be lowered to can never take the part, in any
+ * copy.
+ */
+export function highestCopy(version: Version, laterMs: number): string {
+  const [prefix, plain] = splitPrefix(version);
+  if (receiptTimed(plain)) return `${prefix}${encodeTime(versionTime(plain) + laterMs)}~`;
+  return `${prefix}${plain.slice(0, TIME_WIDTH + 1)}${encodeTime(versionReceipt(plain) + laterMs)}~`;
+}
+
+/** A version as it compares (`isNewer`): the legacy forms rewritten. */
+export function comparableVersion(version: Version): Version {
+  return comparable(version);
 }

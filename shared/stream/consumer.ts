@@ -70,7 +70,7 @@ function foldDeps(stores: ProjectionStores): ProjectorDependencies {
   };
   return {
     stores,
-    dataStore: { bucket: "", put: unused, getText: unused, getBytes: unused },
+    dataStore: { bucket: "", put: unused, getText: unused, getBytes: unused, getBytesIfPresent: unused },
     recordingJobs: { send: async () => undefined },
     now: () => 0,
   };
@@ -111,8 +111,10 @@ async function bodyOf(envelope: DeliveryEnvelope, readBody: BodyReader | undefin
 /** A consumer's copy of the four tables, in memory. */
 export interface StreamCopy {
   stores: ProjectionStores & { [T in ProjectionTableName]: { items: Map<string, VersionedItem> } };
-  /** Folds deliveries (`foldDeliveries`), but those an erasure of their whole app has ended. */
+  /** Folds deliveries (`foldDeliveries`), but those an erasure of their whole app has ended (`drops`). */
   apply(envelopes: readonly StreamEnvelope[]): Promise<void>;
+  /** Whether `apply` drops this message: a delivery of an app erased whole, received before the erasure ended. */
+  drops(envelope: StreamEnvelope): boolean;
   /** Every item of a table as `factFields`, by `pk|sk`. */
   facts(table: ProjectionTableName): Map<string, Record<string, unknown>>;
   /**
@@ -146,6 +148,7 @@ export function streamCopy(readBody?: BodyReader): StreamCopy {
         stores,
         readBody,
       ),
+    drops: erasedBefore,
     facts: (table) =>
       new Map([...stores[table].items].map(([id, item]) => [id, factFields(table, item)] as const)),
     erase({ appId, scope, finishedAt }) {

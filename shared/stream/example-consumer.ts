@@ -44,9 +44,11 @@ export interface ExampleConsumerOptions {
 
 /**
  * Receives batches from the subscriber queue, folds their deliveries into the copy, acts on
- * erasure notices, then deletes what it handled. A message that is not a stream envelope is left
- * in the queue: after its receives it goes to the subscriber's dead-letter queue (and its alarm).
- * Returns how many messages it handled.
+ * erasure notices, then deletes what it handled. A whole app's erasure is acted on first, so that
+ * a delivery of the app received before the erasure ended (published before it: nothing is
+ * ordered) reaches neither the copy nor `onDelivery`, in the notice's batch or any later one. A
+ * message that is not a stream envelope is left in the queue: after its receives it goes to the
+ * subscriber's dead-letter queue (and its alarm). Returns how many messages it handled.
  *
  * @example await consumeStream({ sqs, queueUrl, copy: streamCopy(s3BodyReader(s3)), signal })
  */
@@ -74,23 +76,27 @@ export async function consumeStream(options: ExampleConsumerOptions): Promise<nu
         return [];
       }
     });
-    await copy.apply(received.map((r) => r.envelope));
-    for (const { envelope } of received)
-      if (envelope.kind === "delivery") await options.onDelivery?.(envelope);
-    // After the batch's deliveries: those published before the erasure are erased with the rest
-    // (nothing is ordered: a whole app's erasure also drops any that come later; for one user,
-    // rebuild the app's copy from a replay once what was in flight has drained).
-    for (const { envelope } of received)
-      if (envelope.kind === "erasure") {
-        copy.erase(envelope);
-        await options.onErasure?.(envelope);
-      }
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: received.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receipt })),
-      }),
-    );
+    const envelopes = received.map((r) => r.envelope);
+    const notices = envelopes.filter((e): e is ErasureNotice => e.kind === "erasure");
+    for (const notice of notices) if (notice.scope === "app") copy.erase(notice);
+    await copy.apply(envelopes);
+    for (const envelope of envelopes)
+      if (envelope.kind === "delivery" && !copy.drops(envelope)) await options.onDelivery?.(envelope);
+    // One user's erasure after the batch's deliveries: those published before it are erased with
+    // the rest (the app's copy is dropped, to be rebuilt from a replay once what was in flight has
+    // drained).
+    for (const notice of notices) {
+      if (notice.scope !== "app") copy.erase(notice);
+      await options.onErasure?.(notice);
+    }
+    // A batch of only messages that are no envelope has nothing to delete (SQS refuses an empty batch).
+    if (received.length > 0)
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: received.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receipt })),
+        }),
+      );
     handled += received.length;
   }
   return handled;

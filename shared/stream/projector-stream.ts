@@ -34,19 +34,23 @@ export interface ProjectorStreamOptions {
  * The message of an envelope as it can be published: as it is when it fits SNS's 256 KiB, else
  * with its body replaced by the object holding it (`bodyKey`: the ingest's, for a body it put in
  * the bucket; else written now at the ingest's key for it, `oversize/…`, which a retry or a
- * replay rewrites with the same bytes). The projector's publish and `replay --to-stream` share it.
+ * replay rewrites with the same bytes). The projector's publish and `replay --to-stream` share it;
+ * a dry run (`write: false`) gets the same message and writes nothing, so that it bills the
+ * pointer the run sends.
  *
  * @example await publishableMessage(envelope, { ...queued }, dataStore) // { id, body, attributes }
  */
 export async function publishableMessage(
   envelope: DeliveryEnvelope,
   delivery: Pick<AcceptedDelivery, "appId" | "receivedAt" | "eventId" | "body"> & { bodyKey?: string },
-  dataStore: BlobStore,
+  dataStore: Pick<BlobStore, "bucket" | "put">,
+  { write = true }: { write?: boolean } = {},
 ): Promise<StreamMessage> {
   const message = streamMessage(envelope);
   if (fitsSns(message)) return message;
   const key = delivery.bodyKey ?? oversizeKey(delivery.appId, delivery.receivedAt, delivery.eventId);
-  if (!delivery.bodyKey) await dataStore.put(key, delivery.body, { contentType: "application/json" });
+  if (!delivery.bodyKey && write)
+    await dataStore.put(key, delivery.body, { contentType: "application/json" });
   const { body: _inline, ...rest } = envelope;
   return streamMessage({
     ...rest,

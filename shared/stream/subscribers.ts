@@ -104,6 +104,38 @@ function triggerMatcher(form: string): { matcher: TriggerMatcher } | { problem: 
 }
 
 /**
+ * What is wrong with one trigger form, or `undefined` when it is one: the vocabulary of every
+ * trigger filter (a subscriber's, `listen --trigger`, `replay --trigger`, `events --trigger`).
+ *
+ * @example triggerFormProblem("group:*") // undefined
+ * @example triggerFormProblem("grop:*") // 'unknown trigger family "grop:*" (did you mean "group:*"? …)'
+ */
+export function triggerFormProblem(form: string): string | undefined {
+  const parsed = triggerMatcher(form);
+  return "problem" in parsed ? parsed.problem : undefined;
+}
+
+/**
+ * Whether a trigger passes a list of trigger forms, as SNS matches the same forms in a
+ * subscriber's filter policy: an exact name (`message_sent`), a family (`group:*`: every
+ * `group_…` trigger) or a prefix (`group_member_*`, which also matches triggers the backend does
+ * not model yet). No forms (or none given): every trigger.
+ *
+ * @example triggerFilter(["group:*", "message_sent"])("group_member_added") // true
+ * @throws ConfigurationError naming each form that is none
+ */
+export function triggerFilter(forms: readonly string[] | undefined): (trigger: string) => boolean {
+  if (!forms?.length) return () => true;
+  const matchers = forms.map((form) => {
+    const parsed = triggerMatcher(form);
+    if ("problem" in parsed) throw new ConfigurationError(`trigger filter: ${parsed.problem}`);
+    return parsed.matcher;
+  });
+  return (trigger) =>
+    matchers.some((m) => (typeof m === "string" ? trigger === m : trigger.startsWith(m.prefix)));
+}
+
+/**
  * The fewest SNS values that match the same triggers: an exact name or a prefix that a shorter
  * prefix already covers is left out, each once, in a stable order.
  */

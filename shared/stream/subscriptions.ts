@@ -1,4 +1,5 @@
 import {
+  GetSubscriptionAttributesCommand,
   ListSubscriptionsByTopicCommand,
   type SNSClient,
   SubscribeCommand,
@@ -8,6 +9,7 @@ import {
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
+  GetQueueUrlCommand,
   ListQueuesCommand,
   ListQueueTagsCommand,
   QueueDoesNotExist,
@@ -55,7 +57,12 @@ function topicOnlyPolicy(queueArn: string, topicArn: string): string {
   });
 }
 
-async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
+/**
+ * The ARN of a queue, by its URL.
+ *
+ * @example await queueArnOf(sqs, queueUrl) // "arn:aws:sqs:us-east-1:000000000000:stream-crm"
+ */
+export async function queueArnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
   const out = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["QueueArn"] }),
   );
@@ -85,7 +92,7 @@ export async function subscribeQueue(
     new CreateQueueCommand({ QueueName: options.queueName, ...(options.tags ? { tags: options.tags } : {}) }),
   );
   const queueUrl = created.QueueUrl ?? "";
-  const queueArn = await arnOf(sqs, queueUrl);
+  const queueArn = await queueArnOf(sqs, queueUrl);
   await sqs.send(
     new SetQueueAttributesCommand({
       QueueUrl: queueUrl,
@@ -138,6 +145,41 @@ async function subscriptionsOf(sns: SNSClient, topicArn: string) {
   return all;
 }
 
+/** A queue's subscription to the topic, as SNS holds it: what a replay to that one queue must honour. */
+export interface QueueSubscription {
+  subscriptionArn: string;
+  /** SNS delivers the envelope itself (true), or its own signed notification JSON around it. */
+  rawDelivery: boolean;
+  /** The subscription's `FilterPolicy` (its JSON text), when it has one. */
+  filterPolicy?: string;
+  /** What the policy applies to: `MessageAttributes` (SNS's default) or `MessageBody`. */
+  filterPolicyScope: string;
+}
+
+/**
+ * The subscription of a queue (by its ARN) to the topic, with its attributes; `undefined` when
+ * the topic does not deliver to that queue.
+ *
+ * @example (await subscriptionOf(sns, topicArn, queueArn))?.filterPolicy // '{"appId":["app1"]}'
+ */
+export async function subscriptionOf(
+  sns: SNSClient,
+  topicArn: string,
+  queueArn: string,
+): Promise<QueueSubscription | undefined> {
+  const found = (await subscriptionsOf(sns, topicArn)).find((s) => s.endpoint === queueArn);
+  if (!found) return undefined;
+  const { Attributes: attributes = {} } = await sns.send(
+    new GetSubscriptionAttributesCommand({ SubscriptionArn: found.arn }),
+  );
+  return {
+    subscriptionArn: found.arn,
+    rawDelivery: attributes.RawMessageDelivery === "true",
+    ...(attributes.FilterPolicy ? { filterPolicy: attributes.FilterPolicy } : {}),
+    filterPolicyScope: attributes.FilterPolicyScope || "MessageAttributes",
+  };
+}
+
 /**
  * How many queues the topic delivers to (a replay to nobody is worth a warning).
  *
@@ -162,8 +204,7 @@ export async function removeSubscribedQueue(
   try {
     await sqs.send(new DeleteQueueCommand({ QueueUrl: queue.queueUrl }));
   } catch (error) {
-    if (!(error instanceof QueueDoesNotExist) && (error as { name?: string }).name !== "QueueDoesNotExist")
-      throw error;
+    if (!isQueueGone(error)) throw error;
   }
 }
 
@@ -182,10 +223,44 @@ export async function renewListenerQueue(sqs: SQSClient, queueUrl: string, now =
   );
 }
 
+/** When a listener's queue expires (its tag), or `undefined` when it has none or is gone. */
+async function listenerExpiry(sqs: SQSClient, queueUrl: string): Promise<number | undefined> {
+  try {
+    const tags = (await sqs.send(new ListQueueTagsCommand({ QueueUrl: queueUrl }))).Tags ?? {};
+    const expires = Number(tags[LISTENER_EXPIRES_TAG]);
+    return Number.isFinite(expires) ? expires : undefined;
+  } catch (error) {
+    if (isQueueGone(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The URL of a queue by its name, or `undefined` when it does not exist. */
+async function queueUrlOf(sqs: SQSClient, name: string): Promise<string | undefined> {
+  try {
+    return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+  } catch (error) {
+    if (isQueueGone(error)) return undefined;
+    throw error;
+  }
+}
+
+const isQueueGone = (error: unknown) =>
+  error instanceof QueueDoesNotExist ||
+  ["QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"].includes(
+    (error as { name?: string }).name ?? "",
+  );
+
 /**
  * Removes what crashed listeners left: every `webhook-listen-*` queue whose expiry tag has passed
  * (or that has none), with its subscription to the topic, and any subscription of the topic to a
  * `webhook-listen-*` queue that no longer exists. Returns how many queues or subscriptions it removed.
+ *
+ * Another `listen` may open while this one runs: it creates its queue (tagged at creation) and
+ * then subscribes it. So the subscriptions are listed before the queues (a subscription listed
+ * has its queue already made, tagged live), and a subscription whose queue the listing does not
+ * show (a listing is eventually consistent in SQS) is judged by its queue's own tag, asked
+ * directly: only a queue that is gone or expired loses its subscription.
  *
  * @example await removeExpiredListeners(sns, sqs, topicArn) // 1
  */
@@ -195,6 +270,9 @@ export async function removeExpiredListeners(
   topicArn: string,
   now = Date.now(),
 ): Promise<number> {
+  const subscriptions = (await subscriptionsOf(sns, topicArn)).filter(({ endpoint }) =>
+    (endpoint.split(":").pop() ?? "").startsWith(LISTENER_QUEUE_PREFIX),
+  );
   const urls: string[] = [];
   let token: string | undefined;
   do {
@@ -207,15 +285,21 @@ export async function removeExpiredListeners(
   const live = new Set<string>();
   const expired: string[] = [];
   for (const url of urls) {
-    const tags = (await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags ?? {};
-    const expires = Number(tags[LISTENER_EXPIRES_TAG]);
-    if (Number.isFinite(expires) && expires > now) live.add(url.split("/").pop() ?? "");
+    const expires = await listenerExpiry(sqs, url);
+    if (expires !== undefined && expires > now) live.add(url.split("/").pop() ?? "");
     else expired.push(url);
   }
   let removed = 0;
-  for (const { arn, endpoint } of await subscriptionsOf(sns, topicArn)) {
+  for (const { arn, endpoint } of subscriptions) {
     const name = endpoint.split(":").pop() ?? "";
-    if (!name.startsWith(LISTENER_QUEUE_PREFIX) || live.has(name)) continue;
+    if (live.has(name)) continue;
+    const listed = urls.some((url) => url.endsWith(`/${name}`));
+    if (!listed) {
+      // Not in the listing: asked directly, a live queue keeps its subscription.
+      const url = await queueUrlOf(sqs, name);
+      const expires = url === undefined ? undefined : await listenerExpiry(sqs, url);
+      if (expires !== undefined && expires > now) continue;
+    }
     await sns.send(new UnsubscribeCommand({ SubscriptionArn: arn }));
     removed++;
   }

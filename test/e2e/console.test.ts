@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { utcDay } from "../../shared/contracts/bucket-layout";
-import { platformsText } from "../../tools/analytics/activity-view";
+import { platformsText } from "../../tools/analytics/activity-view/days";
 import { localConsoleContext } from "../../tools/console/context";
 import { API_HEADER, type ConsoleServer, startConsole } from "../../tools/console/server";
 import { freePort } from "../../tools/local/emulators";

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { emulatorClients } from "../../tools/local/clients";
 import { credentialsFilePath, fileCredentialStore } from "../../tools/local/credentials-store";
 import { freePort } from "../../tools/local/emulators";
-import { DEV_PASSWORD, DEV_USERNAME } from "../../tools/local/stack";
+import { DEV_PASSWORD, DEV_USERNAME } from "../../tools/local/stack-options";
 import type { LocalStackInfo } from "../../tools/local/state";
 import { fixture } from "../support/fixtures";
 import { postWebhook } from "../support/ingest";

@@ -5,7 +5,7 @@ import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
-import { readDeploymentConfig } from "../../infra/config";
+import { readDeploymentConfig, streamFactsRetentionDays } from "../../infra/config";
 import { prebundleStackFunctions } from "../support/prebundle";
 
 type Rule = {
@@ -161,7 +161,8 @@ describe("table items expire after the archive that could replay them (#34 item 
   });
 });
 
-describe("the dead-letter queues keep a message as long as the deployment says (#34 item 1)", () => {
+describe("the dead-letter queues keep a message as long as the deployment says (#34 item 1, #48 item 2)", () => {
+  /** Each queue's retention and, for a queue with a DLQ, its DLQ's (seconds), by logical id. */
   const retentions = (context: Record<string, unknown>) => {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-dlq-")),
@@ -169,14 +170,40 @@ describe("the dead-letter queues keep a message as long as the deployment says (
     });
     const { stack } = buildApp(app);
     app.synth();
-    return Object.entries(Template.fromStack(stack).findResources("AWS::SQS::Queue"))
-      .filter(([id]) => id.includes("DeadLetter"))
-      .map(([, q]) => q.Properties.MessageRetentionPeriod);
+    const queues = Template.fromStack(stack).findResources("AWS::SQS::Queue");
+    const seconds = (id: string) => Number(queues[id]?.Properties.MessageRetentionPeriod ?? 345_600);
+    return Object.entries(queues).flatMap(([id, q]) => {
+      const dlq = q.Properties.RedrivePolicy?.deadLetterTargetArn?.["Fn::GetAtt"]?.[0];
+      return typeof dlq === "string" ? [{ id, own: seconds(id), deadLetters: seconds(dlq) }] : [];
+    });
   };
 
-  it("14 days by default (SQS's maximum), fewer when set, never more", () => {
-    expect(retentions({})).toEqual([1_209_600, 1_209_600]);
-    expect(retentions({ retainDeadLettersDays: "3" })).toEqual([259_200, 259_200]);
+  it("14 days by default (SQS's maximum), longer than the 4 days of their source queues", () => {
+    const queues = retentions({});
+    expect(queues.map((q) => q.id).sort()).toEqual([
+      expect.stringMatching(/^EventsQueue/),
+      expect.stringMatching(/^RecordingsQueue/),
+    ]);
+    for (const q of queues) expect(q).toMatchObject({ own: 345_600, deadLetters: 1_209_600 });
+  });
+
+  it("refuses a DLQ retention not longer than its source's, naming the key, and never more than 14 days", () => {
+    expect(() => readDeploymentConfig({ retainDeadLettersDays: "4" })).toThrow(
+      /retainDeadLettersDays: 4 must be longer than the events and recordings queues' retention \(4 days\)/,
+    );
     expect(() => readDeploymentConfig({ retainDeadLettersDays: "15" })).toThrow(/retainDeadLettersDays/);
+    const subscribers = JSON.stringify([{ name: "crm" }]);
+    expect(() =>
+      readDeploymentConfig({
+        streamSubscribers: subscribers,
+        retainDeadLettersDays: "9",
+        retainStreamFactsDays: "9",
+      }),
+    ).toThrow(
+      /retainDeadLettersDays: 9 must be longer than the stream subscribers' queues' retention \(retainStreamFactsDays: 9\)/,
+    );
+    // Not given, a subscriber's queue keeps one day less than a shorter DLQ (10 days at most).
+    expect(streamFactsRetentionDays(readDeploymentConfig({ retainDeadLettersDays: "7" }))).toBe(6);
+    expect(streamFactsRetentionDays(readDeploymentConfig({}))).toBe(10);
   });
 });

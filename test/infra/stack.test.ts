@@ -159,7 +159,7 @@ describe("the CDK stack", () => {
     });
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: 5400,
-      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+      RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
     });
     const queues = resourcesOf("AWS::SQS::Queue");
     expect(queues.every((q) => q.props.SqsManagedSseEnabled === true)).toBe(true);

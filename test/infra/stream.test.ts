@@ -89,7 +89,8 @@ describe("the stream of facts, deployed (#41 items 1, 4, 6, 7)", () => {
       const deadLetter = idOf("AWS::SQS::Queue", `${prefix}DeadLetter`);
       template.hasResourceProperties("AWS::SQS::Queue", {
         SqsManagedSseEnabled: true,
-        MessageRetentionPeriod: 14 * 86_400,
+        // One day less than its DLQ's 7 (#48: a dead-lettered fact keeps its first enqueue time).
+        MessageRetentionPeriod: 6 * 86_400,
         RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [deadLetter, "Arn"] }, maxReceiveCount: 5 },
       });
       expect(template.findResources("AWS::SQS::Queue")[deadLetter]?.Properties).toMatchObject({

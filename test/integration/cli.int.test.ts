@@ -54,6 +54,11 @@ describe("the command-line tools", () => {
     [["replay", "--from", "2026-02-01", "--to", "2026-01-01"], "--from"],
     [["reconcile", "--app", "a"], "--region"],
     [["replay", "--trigger", "group_craeted"], "group_created"],
+    // #51 item 5: one vocabulary of trigger filters, a wrong one a usage error everywhere (listen's exited 1).
+    [["replay", "--trigger", "grop:*"], 'did you mean "group:*"'],
+    [["events", "--trigger", "group_craeted"], "group_created"],
+    [["listen", "--trigger", "grop:*"], 'did you mean "group:*"'],
+    [["replay", "--to-stream", "--delivery", "3c01ffb07048"], "<eventId>@<receivedAt>"],
     [["rollup", "--app", "a", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
     [["sql", "SELECT 1", "--from", "2025-11-14", "--to", "2025-11-13"], "--from"],
     [["import", "groups", "groups.json", "--app", "a"], "group import"],

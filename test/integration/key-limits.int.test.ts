@@ -5,20 +5,10 @@ import { projectionStores } from "../../shared/projector/stores";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
 import { uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";
-import { fixture } from "../support/fixtures";
+import { fixture, memberAddedBody } from "../support/fixtures";
 
 const emulators = projectorOnEmulators("key-limits-test");
 const { dynamo, s3, silent, tableSet, depsFor } = emulators;
-
-/** A membership event of `app` adding `uid` to group `guid`. */
-function added(app: string, guid: string, uid: string): string {
-  const e = fixture("group_member_added");
-  e.appId = app;
-  e.data.group.guid = guid;
-  const [member] = Object.values(e.data.members) as Array<Record<string, unknown>>;
-  e.data.members = { [uid]: { ...member, uid } };
-  return JSON.stringify(e);
-}
 
 /** The quarantine records of an app in the test bucket. */
 async function quarantined(app: string): Promise<Array<{ eventId: string; error: string }>> {
@@ -43,7 +33,7 @@ describe("keys DynamoDB cannot hold", () => {
     const names = await tableSet();
     const stores = projectionStores(dynamo, names);
     const long = "u".repeat(1100);
-    const records = ["alice", "bob", long].map((uid) => ingestRecordFor(added(app, "g-1", uid)));
+    const records = ["alice", "bob", long].map((uid) => ingestRecordFor(memberAddedBody(app, "g-1", uid)));
 
     // Act
     const response = await projectSqsBatch(sqsEvent(records), undefined, depsFor(stores), silent());
@@ -62,8 +52,8 @@ describe("keys DynamoDB cannot hold", () => {
     const names = await tableSet();
     const stores = projectionStores(dynamo, names);
     const longGuid = "g".repeat(2100);
-    const records = [added(app, "g-ok", "carol"), added(app, longGuid, "dave")].map((body) =>
-      ingestRecordFor(body),
+    const records = [memberAddedBody(app, "g-ok", "carol"), memberAddedBody(app, longGuid, "dave")].map(
+      (body) => ingestRecordFor(body),
     );
 
     const response = await projectSqsBatch(sqsEvent(records), undefined, depsFor(stores), silent());
@@ -133,7 +123,7 @@ describe("items that valid events grow past DynamoDB's 400 KB", () => {
     e.data.group.name = "x".repeat(450_000);
 
     const response = await projectSqsBatch(
-      sqsEvent([ingestRecordFor(JSON.stringify(e)), ingestRecordFor(added(app, "g-2", "erin"))]),
+      sqsEvent([ingestRecordFor(JSON.stringify(e)), ingestRecordFor(memberAddedBody(app, "g-2", "erin"))]),
       undefined,
       depsFor(stores),
       silent(),

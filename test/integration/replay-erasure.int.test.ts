@@ -20,7 +20,7 @@ import { replayQuarantine } from "../../tools/ops/archive-repair";
 import { scanArchive } from "../../tools/ops/archive-scan";
 import { replayArchive } from "../../tools/ops/operations";
 import { recentEvents } from "../../tools/ops/recent";
-import { replayToStream } from "../../tools/ops/stream";
+import { replayToStream } from "../../tools/ops/stream-replay";
 import { judgeArchived } from "../../tools/ops/trace";
 import { beforeCommand, createQueue, testClients, uniqueName } from "../support/aws";
 import { projectorOnEmulators } from "../support/emulator-projector";

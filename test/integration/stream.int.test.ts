@@ -524,9 +524,9 @@ describe("the worked consumer (example-consumer.ts)", () => {
       untilEmpty: true,
     });
 
-    // Assess
+    // Assess: app-y's deliveries, received before its erasure ended, reach no reaction (#51).
     expect(handled).toBe(5);
-    expect(reacted.sort()).toEqual([...messages, ...messages].map((m) => m.id).sort());
+    expect(reacted.sort()).toEqual([messages[0]?.id, messages[0]?.id]);
     expect(erased).toEqual(["er-y"]);
     expect([...copy.facts("groups").keys()]).toEqual(["app-x#g-app-x|"]);
     expect(await drain(sqs, queue.queueUrl)).toEqual([]);

@@ -19,7 +19,7 @@ import {
 } from "../../shared/analytics/user-sets";
 import { addDays } from "../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../shared/projector/raw-archive";
-import { activityView } from "../../tools/analytics/activity-view";
+import { activityView } from "../../tools/analytics/activity-view/view";
 import { createActivityTable } from "../../tools/local/provision";
 import {
   expectedCreatedAt,

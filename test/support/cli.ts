@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { join } from "node:path";
-import { runQueryCli } from "../../tools/query/commands";
+import { runQueryCli } from "../../tools/query/commands/cli";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 

@@ -57,3 +57,13 @@ export function publishedExamples(dir = ""): Array<{ file: string; json: unknown
 /** A fixture as tests mutate it: any path, any value (the schemas are what judge it). */
 // biome-ignore lint/suspicious/noExplicitAny: tests reach into fixtures by path on purpose.
 export type Loose = Record<string, any>;
+
+/** The body of a `group_member_added` of `appId` adding `uid` to group `guid` (a long uid: a key DynamoDB cannot hold). */
+export function memberAddedBody(appId: string, guid: string, uid: string): string {
+  const e = fixture("group_member_added");
+  e.appId = appId;
+  e.data.group.guid = guid;
+  const [member] = Object.values(e.data.members) as Array<Record<string, unknown>>;
+  e.data.members = { [uid]: { ...member, uid } };
+  return JSON.stringify(e);
+}

@@ -46,6 +46,7 @@ export function memoryStore(): BlobStore & { objects: Map<string, Uint8Array> } 
       if (!bytes) throw new Error(`no object ${key}`);
       return bytes;
     },
+    getBytesIfPresent: async (key) => objects.get(key),
   };
 }
 

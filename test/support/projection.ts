@@ -14,6 +14,7 @@ import {
   projectKnownEvent,
 } from "../../shared/projector/core";
 import { PROJECTIONS } from "../../shared/projector/registry";
+import { factFields } from "../../shared/stream/consumer";
 import type { TableChecks } from "../../tools/simulate/check";
 import type { Delivery } from "./histories";
 import { memoryStore, recordingQueue } from "./ingest";
@@ -136,11 +137,56 @@ export function touchedKeys(deliveries: readonly Delivery[]) {
   return keys;
 }
 
-/** The items a history touches, read back, as one comparable string. */
+/**
+ * The items a history touches, read back, as one comparable string: their fact-derived fields
+ * (`factFields`: the bookkeeping, such as the runner-ups an item keeps, depends on the order).
+ */
 export async function readTables(stores: ProjectionStores, deliveries: readonly Delivery[]): Promise<string> {
   const out: Record<string, unknown> = {};
   for (const [table, keys] of touchedKeys(deliveries)) {
-    for (const [id, key] of keys) out[`${table}:${id}`] = await stores[table].get(key);
+    for (const [id, key] of keys) {
+      const item = await stores[table].get(key);
+      out[`${table}:${id}`] = item === null ? null : factFields(table, item);
+    }
   }
   return canonicalJson(out);
+}
+
+/** The contents of in-memory stores, their fact-derived fields only (`factFields`), as one comparable string. */
+export function factSnapshot(stores: ReturnType<typeof memoryStores>): string {
+  return canonicalJson(
+    Object.fromEntries(
+      Object.entries(stores).map(([table, store]) => [
+        table,
+        Object.fromEntries(
+          [...store.items]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([id, item]) => [id, factFields(table as keyof ProjectionStores, item as object)]),
+        ),
+      ]),
+    ),
+  );
+}
+
+/**
+ * The items whose fact-derived fields differ between two sets of in-memory tables, each as
+ * `<table> <id>` with both versions: an empty list when they agree (a readable failure otherwise).
+ */
+export function factDifferences(
+  actual: ReturnType<typeof memoryStores>,
+  expected: ReturnType<typeof memoryStores>,
+): string[] {
+  const out: string[] = [];
+  for (const table of Object.keys(expected) as Array<keyof ProjectionStores>) {
+    const ids = new Set([...actual[table].items.keys(), ...expected[table].items.keys()]);
+    for (const id of [...ids].sort()) {
+      const facts = (s: ReturnType<typeof memoryStores>) => {
+        const item = s[table].items.get(id);
+        return item === undefined ? "absent" : canonicalJson(factFields(table, item as object));
+      };
+      if (facts(actual) !== facts(expected))
+        out.push(`${table} ${id}:\n  got      ${facts(actual)}\n  expected ${facts(expected)}`);
+    }
+  }
+  return out;
 }

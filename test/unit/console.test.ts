@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CloudWatchClient, GetMetricDataCommand } from "@aws-sdk/client-cloudwatch";
@@ -14,7 +14,7 @@ import {
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
 import { busiestApp, busiestFromTotals } from "../../tools/console/api";
-import { isLoopback, refusal } from "../../tools/console/server";
+import { isLoopback, PAGE_SCRIPTS, refusal } from "../../tools/console/server";
 import { FLOW_SERIES, FLOW_WINDOW_SECONDS, FlowWindow, flowSeriesOf } from "../../tools/local/flow";
 import {
   appendLedger,
@@ -197,6 +197,28 @@ describe("loopback only", () => {
         at,
       ),
     ).toBeUndefined();
+  });
+});
+
+describe("the page's scripts", () => {
+  it("serves every module the page loads (index.html's script and the imports that follow), and no other", () => {
+    // Prepare: the page's folder, read as the browser would walk it.
+    const page = new URL("../../tools/console/page/", import.meta.url);
+    const html = readFileSync(new URL("index.html", page), "utf8");
+    const loaded = new Set<string>();
+    const toVisit = [...html.matchAll(/<script src="\/assets\/([\w.-]+\.js)" type="module">/g)].map(
+      (m) => m[1],
+    );
+    // Act: follow each module's relative imports.
+    for (let name = toVisit.pop(); name !== undefined; name = toVisit.pop()) {
+      if (loaded.has(name)) continue;
+      loaded.add(name);
+      const text = readFileSync(new URL(name, page), "utf8");
+      toVisit.push(...[...text.matchAll(/^import [^;]+ from "\.\/([\w.-]+\.js)";$/gm)].map((m) => m[1]));
+    }
+    // Assess
+    expect([...loaded].sort()).toEqual([...PAGE_SCRIPTS].sort());
+    expect(loaded.size).toBeGreaterThan(1);
   });
 });
 

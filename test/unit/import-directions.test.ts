@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -33,7 +33,7 @@ const SHARED_LAYERS: readonly (readonly string[])[] = [
 /** `tools/` from top to bottom (`.` is tools/target.ts: where the commands point). */
 const TOOLS_LAYERS: readonly (readonly string[])[] = [
   ["commands"], // one entry file per command
-  ["console"],
+  ["console", "contract"], // contract: the stream's published contract, generated (#51)
   ["simulate"],
   ["query"],
   ["ops"],
@@ -66,13 +66,19 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The project files a source file imports (static and dynamic imports, `export … from`). */
+/**
+ * The project files a source file imports (static and dynamic imports, `export … from`); a
+ * folder's import is its `index.ts` (its public face), so that a circle through it is seen.
+ */
 function importsOf(file: string): string[] {
   const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), "utf8"), true, true);
   return importedFiles
     .map((f) => f.fileName)
     .filter((name) => name.startsWith("."))
-    .map((name) => normalize(join(dirname(file), name)).replace(/\.(m?js|m?ts)$/, ""));
+    .map((name) => normalize(join(dirname(file), name)).replace(/\.(m?js|m?ts)$/, ""))
+    .map((path) =>
+      existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isDirectory() ? `${path}/index` : path,
+    );
 }
 
 interface Arrow {

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../tools/local/emulators";
 import { STATE_LOCK_FILE, StateDirInUseError } from "../../tools/local/lock";
-import { PortInUseError, startLocalStack } from "../../tools/local/stack";
+import { startLocalStack } from "../../tools/local/stack";
+import { PortInUseError } from "../../tools/local/stack-state-dir";
 
 // A second `npm start` is refused before it starts anything: no emulator is needed. The first
 // stack is played by what it leaves behind: its lock (with the pid of a live process) and its port.

@@ -6,7 +6,7 @@ import {
   tableLines,
   tableText,
 } from "../../tools/cli/format";
-import { recordingRow } from "../../tools/query/commands";
+import { recordingRow } from "../../tools/query/commands/recordings";
 
 // What a query table prints for a person (#42, walk-4): within TERMINAL_COLUMNS by default, the
 // widest columns left out with a note naming --wide; every column with --wide.

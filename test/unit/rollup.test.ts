@@ -170,6 +170,7 @@ describe("the rollup core", () => {
         getBytes: async () => {
           throw Object.assign(new Error("NoSuchKey"), { name: "NoSuchKey" });
         },
+        getBytesIfPresent: async () => undefined,
       },
       list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)),
     };

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readDeploymentConfig } from "../../infra/config";
 import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { ConfigurationError } from "../../shared/platform/errors";
+import { parseFilterPolicy, policyAdmits } from "../../shared/stream/filter-policy";
 import {
   filterPolicyCombinations,
   filterPolicyOf,
@@ -11,7 +12,10 @@ import {
   streamSubscribersSchema,
   subscriberOutputs,
   TRIGGER_FAMILIES,
+  triggerFilter,
+  triggerFormProblem,
 } from "../../shared/stream/subscribers";
+import { subscriberQueues } from "../../tools/target";
 
 type Attributes = Record<string, string | undefined>;
 
@@ -222,6 +226,59 @@ describe("a subscriber's filter policy (#41 item 4)", () => {
       queueUrl: "StreamSubscriberCrmSyncQueueUrl",
       queueArn: "StreamSubscriberCrmSyncQueueArn",
       deadLetterQueueUrl: "StreamSubscriberCrmSyncDeadLetterQueueUrl",
+    });
+  });
+});
+
+describe("one vocabulary of trigger filters (#51 item 5)", () => {
+  it("matches a trigger as the subscriber's SNS policy of the same forms routes it, whatever the forms", () => {
+    fc.assert(
+      fc.property(
+        fc.array(triggerForm, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom(...MESSAGE_TRIGGERS),
+        (forms, trigger) => {
+          const policy = filterPolicyOf({ name: "listen", triggers: forms });
+          expect(triggerFilter(forms)(trigger)).toBe(snsDelivers(policy, { trigger, kind: "delivery" }));
+        },
+      ),
+      { numRuns: 500 },
+    );
+    expect(triggerFilter(undefined)("anything")).toBe(true);
+  });
+
+  it("refuses what is no form, naming what was meant, as a subscriber's triggers are refused", () => {
+    expect(triggerFormProblem("group:*")).toBeUndefined();
+    expect(triggerFormProblem("grop:*")).toMatch(
+      /unknown trigger family "grop:\*" \(did you mean "group:\*"\?/,
+    );
+    expect(triggerFormProblem("poll_created")).toMatch(/a prefix: "poll_created\*"/);
+    expect(() => triggerFilter(["group_craeted"])).toThrow(ConfigurationError);
+  });
+});
+
+describe("a subscription's policy as a replay to one subscriber evaluates it (#51 item 3)", () => {
+  it("admits exactly what SNS delivers through every policy filterPolicyOf makes, read back from its JSON", () => {
+    fc.assert(
+      fc.property(subscriber, fc.array(message, { minLength: 1, maxLength: 30 }), (s, messages) => {
+        const made = filterPolicyOf(s);
+        const policy = made === undefined ? undefined : parseFilterPolicy(JSON.stringify(made));
+        for (const m of messages)
+          expect(policyAdmits(policy, m), JSON.stringify({ s, m })).toBe(snsDelivers(made, m));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("finds each declared subscriber's queue among a stack's outputs by its name", () => {
+    const outputs = {
+      [subscriberOutputs("crm-sync").queueUrl]: "https://sqs/crm-sync",
+      [subscriberOutputs("a1-b2").queueUrl]: "https://sqs/a1-b2",
+      [subscriberOutputs("crm-sync").deadLetterQueueUrl]: "https://sqs/crm-sync-dlq",
+      StreamUnpublishedQueueUrl: "https://sqs/unpublished",
+    };
+    expect(subscriberQueues(outputs)).toEqual({
+      "crm-sync": "https://sqs/crm-sync",
+      "a1-b2": "https://sqs/a1-b2",
     });
   });
 });

@@ -4,7 +4,7 @@
  * a local stack started in another terminal. `npm start` serves it too.
  */
 import { Command } from "commander";
-import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view/options";
 import { integer, runProgram, withTarget } from "../cli/program";
 import { deployedConsoleContext, localConsoleContext } from "../console/context";
 import { startConsole } from "../console/server";

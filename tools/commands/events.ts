@@ -1,11 +1,12 @@
 /**
- * `npx webhook events [--app <appId>] [--trigger <t>…] [--limit <n>] [--follow] [--json]`: the most
+ * `npx webhook events [--app <appId>] [--trigger <form>…] [--limit <n>] [--follow] [--json]`: the most
  * recent events, newest first (id, receipt time, trigger, app, outcome), from the raw archive and
  * the quarantine of the local stack or, with `--stack`, a deployed one; `--follow` tails them.
  */
 import { Command } from "commander";
 import { projectionStores } from "../../shared/projector/stores";
 import { shortId } from "../cli/event-id";
+import { triggerForm } from "../cli/filters";
 import { isoTime, tableLines } from "../cli/format";
 import { integer, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { type RecentEvent, recentEvents } from "../ops/recent";
@@ -91,7 +92,7 @@ const program = withTarget(
       "The most recent events, newest first, with their outcome (from the archive and the quarantine)",
     )
     .option("--app <appId>", "one app (default: all)")
-    .option("--trigger <trigger...>", "only these triggers")
+    .option("--trigger <trigger...>", "only these triggers: a name, family:* or a prefix*", triggerForm)
     .option("--limit <n>", "how many", integer(1, 10_000), 20)
     .option("--follow", "then print new events as they are archived (Ctrl-C stops)")
     .option("--json", "one JSON array on stdout (--follow: one JSON object a line)"),

@@ -7,8 +7,9 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import { filterPolicyOf } from "../../shared/stream/subscribers";
+import { triggerForm } from "../cli/filters";
 import { runProgram, UserFacingError, withTarget } from "../cli/program";
-import { openListener, receiveUntilAborted } from "../ops/listen";
+import { openListener, receiveUntilAborted, stopOnSignals } from "../ops/listen";
 import { resolveTarget } from "../target";
 
 interface ListenCliOptions {
@@ -55,8 +56,13 @@ async function run(o: ListenCliOptions): Promise<void> {
       { topicArn: target.stream.topicArn, appsTable: target.appsTable },
       filter,
     );
-    const stop = new AbortController();
-    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => stop.abort());
+    const queueName = listener.queueUrl.split("/").pop();
+    const stop = stopOnSignals(
+      process,
+      `Stopping: removing the queue ${queueName} and its subscription…`,
+      `Still removing the queue ${queueName} (a moment): it stops by itself once it is gone.`,
+      err,
+    );
     err(
       `Listening to ${target.stream.topicArn} (${[
         o.app?.length ? `apps ${o.app.join(", ")}` : "every app",
@@ -65,7 +71,7 @@ async function run(o: ListenCliOptions): Promise<void> {
     );
     if (o.forwardTo) err(`Forwarding each message to ${o.forwardTo}.`);
     err(
-      `${target.kind === "local" ? "Deliveries come as they are projected" : "Deliveries come within a minute (the projector reads the listener switch once a minute)"}; Ctrl-C stops and removes the queue ${listener.queueUrl.split("/").pop()}.${listener.cleaned ? ` (Removed ${listener.cleaned} left by an earlier listen.)` : ""}`,
+      `${target.kind === "local" ? "Deliveries come as they are projected" : "Deliveries come within a minute (the projector reads the listener switch once a minute)"}; Ctrl-C stops and removes the queue ${queueName}.${listener.cleaned ? ` (Removed ${listener.cleaned} left by an earlier listen.)` : ""}`,
     );
     try {
       await receiveUntilAborted(target.sqs, listener, {
@@ -79,6 +85,7 @@ async function run(o: ListenCliOptions): Promise<void> {
       });
     } finally {
       await listener.close();
+      stop.dispose();
       err("Stopped: the queue and its subscription are removed (publishing stops within minutes).");
     }
   } finally {
@@ -92,7 +99,11 @@ const program = withTarget(
       "Print the stream of facts as it flows (local stack by default), one line per delivery; forward each to a local endpoint with --forward-to",
     )
     .option("--app <appId>", "only this app (repeatable)", many)
-    .option("--trigger <trigger>", "only this trigger: a name, family:* or a prefix* (repeatable)", many)
+    .option(
+      "--trigger <trigger>",
+      "only this trigger: a name, family:* or a prefix* (repeatable)",
+      triggerForm,
+    )
     .option("--json", "each message as its JSON envelope, one per line")
     .option(
       "--forward-to <url>",

@@ -2,24 +2,33 @@
  * `npm run replay -- [--app <appId>] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--trigger <t>...] [--include-redacted] [--dry-run] [--json] [--stack <name>]`;
  * with `--quarantine`, the quarantine instead: what is accepted now goes back on the events queue;
  * with `--to-stream`, the archived deliveries are published to the stream again (same ids), and
- * the tables are left alone. A replay into the tables publishes nothing (docs/stream.md). Each
- * holds the archive lease while it runs (an erasure waits for it), waiting for it first if the
- * schedule's pass holds it (a dry run takes none).
+ * the tables are left alone; with `--to-subscriber <name>`, to that one subscriber's queue only,
+ * through its subscription's filter policy (a window, or one `--delivery`, is required for both).
+ * A replay into the tables publishes nothing (docs/stream.md). Each holds the archive lease while
+ * it runs (an erasure waits for it), waiting for it first if the schedule's pass holds it (a dry
+ * run takes none).
  */
-import { Command, InvalidArgumentError } from "commander";
-import { closest } from "fastest-levenshtein";
+import { Command } from "commander";
 import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
-import { KNOWN_TRIGGERS } from "../../shared/events/schemas";
 import { projectionStores } from "../../shared/projector/stores";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { subscriptionCount } from "../../shared/stream/subscriptions";
 import { archiveLeaseFor, sayWhoHoldsTheArchive } from "../analytics/engines";
+import { deliveryRef, triggerForm } from "../cli/filters";
 import { count, keyValueLines } from "../cli/format";
 import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } from "../cli/program";
 import { replayQuarantine } from "../ops/archive-repair";
+import { archiveDays } from "../ops/archive-scan";
 import { replayArchive } from "../ops/operations";
-import { nobodySubscribedLines, replayToStream, streamReplayLines } from "../ops/stream";
+import { nobodySubscribedLines, streamReplayLines } from "../ops/stream";
+import {
+  type DeliveryRef,
+  findSubscriber,
+  replayToStream,
+  replayToSubscriber,
+  type StreamReplayReport,
+} from "../ops/stream-replay";
 import { resolveTarget, type Target } from "../target";
 
 interface ReplayCliOptions {
@@ -34,27 +43,36 @@ interface ReplayCliOptions {
   json?: boolean;
   quarantine?: boolean;
   toStream?: boolean;
+  toSubscriber?: string;
+  delivery?: DeliveryRef;
   includeRedacted?: boolean;
 }
 
-/** A trigger the projector knows (commander's parser, repeatable): anything else names the closest one. */
-function knownTrigger(value: string, previous: string[] = []): string[] {
-  if (!KNOWN_TRIGGERS.has(value))
-    throw new InvalidArgumentError(
-      `unknown trigger "${value}" (did you mean "${closest(value, [...KNOWN_TRIGGERS])}"?)`,
+/** The usage errors found before reaching the target: modes that exclude each other, a window backwards. */
+function checkUsage(o: ReplayCliOptions): void {
+  if (o.from && o.to && o.from > o.to)
+    throw new UsageError(`--from ${o.from} is after --to ${o.to}: give the earlier day first`);
+  const modes = [
+    o.quarantine && "--quarantine",
+    o.toStream && "--to-stream",
+    o.toSubscriber && "--to-subscriber",
+  ];
+  if (modes.filter(Boolean).length > 1)
+    throw new UsageError(`${modes.filter(Boolean).join(" and ")} replay to different places: give one`);
+  if (o.delivery && !o.toStream && !o.toSubscriber)
+    throw new UsageError(
+      "--delivery replays one delivery to the stream or to a subscriber: add --to-stream or --to-subscriber <name>",
     );
-  return [...previous, value];
+  if (o.delivery && (o.from || o.to))
+    throw new UsageError("--delivery names its own receipt day: leave out --from and --to");
 }
 
 async function run(o: ReplayCliOptions): Promise<void> {
-  if (o.from && o.to && o.from > o.to)
-    throw new UsageError(`--from ${o.from} is after --to ${o.to}: give the earlier day first`);
-  if (o.quarantine && o.toStream)
-    throw new UsageError("--quarantine and --to-stream replay different things: give one");
+  checkUsage(o);
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   try {
     if (!target.bucket) throw new UserFacingError("the target has no data bucket");
-    if (o.toStream) {
+    if (o.toStream || o.toSubscriber) {
       await replayArchiveToStream(target, target.bucket, o);
       return;
     }
@@ -117,27 +135,61 @@ const windowOf = (o: ReplayCliOptions) => ({
   dryRun: o.dryRun,
 });
 
-/** `--to-stream`: the window's archived deliveries published again, with a word when nobody receives them. */
+/**
+ * A replay to the stream or to a subscriber needs its window: without one it would send the
+ * whole archive to consumers (a table replay keeps its whole-archive rebuild). The refusal gives
+ * the window the archive holds.
+ */
+async function requireWindow(target: Target, bucket: string, o: ReplayCliOptions): Promise<void> {
+  if (o.delivery || (o.from && o.to)) return;
+  const days = await archiveDays(target.s3, bucket, { from: o.from, to: o.to });
+  const mode = o.toSubscriber ? `--to-subscriber ${o.toSubscriber}` : "--to-stream";
+  throw new UsageError(
+    `${mode} sends every archived delivery of its window: give both --from and --to${
+      days.length
+        ? ` (the archive holds receipt days ${days[0]} to ${days.at(-1)})`
+        : " (the archive holds no day yet)"
+    }`,
+  );
+}
+
+/** `--to-stream` or `--to-subscriber`: the window's archived deliveries sent again, with a word when nobody receives them. */
 async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCliOptions): Promise<void> {
   if (!target.stream) throw new UserFacingError("the target has no stream topic (deployed before #41?)");
+  await requireWindow(target, bucket, o);
   const { topicArn } = target.stream;
-  if ((await subscriptionCount(target.sns, topicArn)) === 0)
-    for (const line of nobodySubscribedLines(topicArn, o.dryRun)) console.error(line);
-  const report = await replayToStream(
-    target.s3,
-    s3BlobStore(target.s3, bucket),
-    snsStreamPublisher(target.sns, topicArn),
-    archiveLeaseFor(target),
-    windowOf(o),
-  ).catch(sayWhoHoldsTheArchive);
+  const archive = s3BlobStore(target.s3, bucket);
+  const options = { ...windowOf(o), delivery: o.delivery };
+  let report: StreamReplayReport;
+  if (o.toSubscriber) {
+    const subscriber = await findSubscriber(target, topicArn, o.toSubscriber, target.stream.subscribers);
+    report = await replayToSubscriber(
+      target.s3,
+      target.sqs,
+      archive,
+      subscriber,
+      archiveLeaseFor(target),
+      options,
+    ).catch(sayWhoHoldsTheArchive);
+  } else {
+    if ((await subscriptionCount(target.sns, topicArn)) === 0)
+      for (const line of nobodySubscribedLines(topicArn, o.dryRun)) console.error(line);
+    report = await replayToStream(
+      target.s3,
+      archive,
+      snsStreamPublisher(target.sns, topicArn),
+      archiveLeaseFor(target),
+      options,
+    ).catch(sayWhoHoldsTheArchive);
+  }
   if (o.json) {
     console.log(JSON.stringify(report));
     return;
   }
-  for (const line of streamReplayLines(report)) console.log(line);
+  for (const line of streamReplayLines(report, o.toSubscriber)) console.log(line);
   if (report.failed.length)
     throw new UserFacingError(
-      `${report.failed.length} deliveries could not be published: run it again (ids are stable)`,
+      `${report.failed.length} deliveries could not be sent: run it again (ids are stable)`,
     );
 }
 
@@ -147,7 +199,7 @@ const program = withTarget(
     .option("--app <appId>", "one app (default: all)")
     .option("--from <date>", "first receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .option("--to <date>", "last receipt date, YYYY-MM-DD (or today, yesterday)", utcDayOption())
-    .option("--trigger <trigger...>", "only these triggers", knownTrigger)
+    .option("--trigger <trigger...>", "only these triggers: a name, family:* or a prefix*", triggerForm)
     .option(
       "--quarantine",
       "replay the quarantine instead: put what is accepted now back on the events queue (dates: receipt days)",
@@ -157,8 +209,17 @@ const program = withTarget(
       "publish the archived deliveries to the stream again (same ids), for a new consumer; the tables are left alone",
     )
     .option(
+      "--to-subscriber <name>",
+      "send them to this subscriber's queue only (a declared subscriber, or a running listen's webhook-listen-… queue), through its filter policy",
+    )
+    .option(
+      "--delivery <id>",
+      "only this delivery, <eventId>@<receivedAt> as listen prints it (with --to-stream or --to-subscriber)",
+      deliveryRef,
+    )
+    .option(
       "--dry-run",
-      "predict each outcome against the items as they are (--to-stream: count), write nothing",
+      "predict each outcome against the items as they are (--to-stream, --to-subscriber: count what would be sent and billed), write nothing",
     )
     .option("--json", "one JSON object on stdout")
     .option(

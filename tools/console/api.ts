@@ -6,7 +6,10 @@ import type { StoredDay } from "../../shared/analytics/store/activity-store";
 import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
 import { projectionStores } from "../../shared/projector/stores";
-import { activityView, DEFAULT_GRACE_MINUTES, notComputedNotes } from "../analytics/activity-view";
+import { triggerFormProblem } from "../../shared/stream/subscribers";
+import { notComputedNotes } from "../analytics/activity-view/notes";
+import { DEFAULT_GRACE_MINUTES } from "../analytics/activity-view/options";
+import { activityView } from "../analytics/activity-view/view";
 import { activityStoreFor, userSetsFor } from "../analytics/engines";
 import { eventIdPrefix } from "../cli/event-id";
 import { isoDate, UsageError, UserFacingError } from "../cli/program";
@@ -75,9 +78,14 @@ const schemas = {
   app: z.object({ app }),
   events: z.object({
     app: app.optional(),
+    // One vocabulary with every command's --trigger: a name, a family (group:*) or a prefix (group_member_*).
     trigger: z
       .string()
-      .regex(/^[a-z_]{1,64}$/, "expected a trigger name")
+      .max(64)
+      .superRefine((form, ctx) => {
+        const problem = triggerFormProblem(form);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
       .optional(),
     limit: z.coerce.number().int().min(1).max(200).default(25),
   }),

@@ -18,9 +18,28 @@ import { type ConsoleContext, errorResponse, handleApi } from "./api";
 const PAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "page");
 const CHART_JS = join(dirname(createRequire(import.meta.url).resolve("chart.js")), "chart.umd.min.js");
 
+/** The page's scripts: ES modules, app.js (the views' switch and the refresh loop) importing the rest. */
+export const PAGE_SCRIPTS = [
+  "app.js",
+  "state.js",
+  "format.js",
+  "widgets.js",
+  "apps.js",
+  "flow.js",
+  "events.js",
+  "activity.js",
+  "day.js",
+  "now.js",
+];
+
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/": { file: join(PAGE_DIR, "index.html"), type: "text/html; charset=utf-8" },
-  "/assets/app.js": { file: join(PAGE_DIR, "app.js"), type: "text/javascript; charset=utf-8" },
+  ...Object.fromEntries(
+    PAGE_SCRIPTS.map((name) => [
+      `/assets/${name}`,
+      { file: join(PAGE_DIR, name), type: "text/javascript; charset=utf-8" },
+    ]),
+  ),
   "/assets/style.css": { file: join(PAGE_DIR, "style.css"), type: "text/css; charset=utf-8" },
   "/assets/chart.umd.min.js": { file: CHART_JS, type: "text/javascript; charset=utf-8" },
 };

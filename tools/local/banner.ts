@@ -5,7 +5,8 @@
 import { join } from "node:path";
 import { credentialsFilePath } from "./credentials-store";
 import { STACK_LOG_FILE } from "./log-tap";
-import { DEV_PASSWORD, DEV_USERNAME, type LocalStack } from "./stack";
+import type { LocalStack } from "./stack";
+import { DEV_PASSWORD, DEV_USERNAME } from "./stack-options";
 import { type LocalStackInfo, stateDir } from "./state";
 
 export interface BannerOptions {

@@ -85,6 +85,33 @@ export function toHttpApiEvent(
   };
 }
 
+/**
+ * A webhook delivery as API Gateway hands it to the ingest (a POST with Basic credentials,
+ * received at `receivedAt`): what the benchmarks and tests that call the handler directly send.
+ */
+export function webhookPostEvent(
+  body: string,
+  receivedAt: number,
+  credentials: { username: string; password: string },
+): APIGatewayProxyEventV2 {
+  return {
+    version: "2.0",
+    routeKey: WEBHOOK_ROUTE,
+    rawPath: "/webhook",
+    rawQueryString: "",
+    headers: {
+      authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`,
+      "content-type": "application/json",
+    },
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      http: { method: "POST" },
+      timeEpoch: receivedAt,
+    } as APIGatewayProxyEventV2["requestContext"],
+  };
+}
+
 export interface GatewayOptions {
   port: number;
   host: string;

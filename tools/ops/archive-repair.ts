@@ -24,6 +24,7 @@ import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { archiveLine } from "../../shared/projector/raw-archive";
+import { triggerFilter } from "../../shared/stream/subscribers";
 import { listKeys, resendEvent } from "./inspect";
 
 /**
@@ -221,6 +222,7 @@ async function resendQuarantined(
     : S3_PREFIX.quarantine;
   const keys = (await listKeys(clients.s3, where.bucket, prefix)).filter(inRange(options));
   const report: QuarantineReplayReport = { records: 0, resent: {}, stillRefused: {} };
+  const wanted = triggerFilter(options.triggers);
   for (const key of keys) {
     await renew();
     const out = await clients.s3.send(new GetObjectCommand({ Bucket: where.bucket, Key: key }));
@@ -229,7 +231,7 @@ async function resendQuarantined(
       (await out.Body?.transformToString()) ?? "",
       `quarantine record ${key}`,
     );
-    if (options.triggers?.length && !options.triggers.includes(record.trigger)) continue;
+    if (!wanted(record.trigger)) continue;
     report.records++;
     const reason = refusalOf(parseEventBody(record.body));
     if (reason !== undefined) {

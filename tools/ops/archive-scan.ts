@@ -5,7 +5,10 @@
  * console, trace, resend and the simulator's check all go through it.
  */
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { listObjects } from "../../shared/adapters/s3-listing";
 import {
+  appSegment,
+  dayOfKey,
   isArchiveObjectKey,
   parseRawArchiveObject,
   type RawArchiveLine,
@@ -116,4 +119,24 @@ export async function scanArchive(
     }
   }
   return extent;
+}
+
+/**
+ * The quarantine's keys (`quarantine/app=<app>/date=<day>/<eventId>.json`) of an app, or of every
+ * app, whose receipt day `onDay` keeps: one listing (the quarantine stays small). A line of the
+ * archive with a key here was refused by the projector (its schema, or a key DynamoDB cannot
+ * hold), whatever its body says now.
+ *
+ * @example (await quarantineKeys(s3, bucket, "app1", (day) => day === "2026-04-02")).has(quarantineKey("app1", receivedAt, eventId))
+ */
+export async function quarantineKeys(
+  s3: S3Client,
+  bucket: string,
+  appId: string | undefined,
+  onDay: (day: string) => boolean,
+): Promise<Set<string>> {
+  const root = appId ? `${S3_PREFIX.quarantine}app=${appSegment(appId)}/` : S3_PREFIX.quarantine;
+  return new Set(
+    (await listObjects(s3, bucket, root)).map((o) => o.key).filter((key) => onDay(dayOfKey(key) ?? "")),
+  );
 }

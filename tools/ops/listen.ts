@@ -120,12 +120,14 @@ export interface ForwardResult {
   status: number;
   attempts: number;
   ok: boolean;
+  /** Stopped by its signal (Ctrl-C) before the endpoint took it: neither delivered nor dropped. */
+  stopped?: boolean;
 }
 
 /**
  * POSTs one message (its JSON as received) to a local endpoint, with its id and kind in headers,
  * retrying a refused connection, a 5xx or a 429 with a doubling wait; a 2xx is delivered, any
- * other answer is final.
+ * other answer is final. `signal` (Ctrl-C) stops it at once, the POST in flight too (`stopped`).
  *
  * @example await forwardMessage("http://localhost:4000/hooks", text, envelope) // { status: 200, attempts: 1, ok: true }
  */
@@ -133,7 +135,26 @@ export async function forwardMessage(
   url: string,
   text: string,
   envelope: StreamEnvelope,
-  { attempts = 5, backoffMs = 250, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) } = {},
+  {
+    attempts = 5,
+    backoffMs = 250,
+    signal,
+    sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener("abort", done, { once: true });
+      }),
+  }: {
+    attempts?: number;
+    backoffMs?: number;
+    signal?: AbortSignal;
+    sleep?: (ms: number) => Promise<void>;
+  } = {},
 ): Promise<ForwardResult> {
   let status = 0;
   for (let attempt = 1; ; attempt++) {
@@ -146,7 +167,7 @@ export async function forwardMessage(
           "webhook-stream-kind": envelope.kind,
         },
         body: text,
-        signal: AbortSignal.timeout(10_000),
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(10_000)]) : AbortSignal.timeout(10_000),
       });
       status = response.status;
       await response.body?.cancel();
@@ -155,39 +176,39 @@ export async function forwardMessage(
     } catch {
       status = 0;
     }
+    if (signal?.aborted) return { status, attempts: attempt, ok: false, stopped: true };
     if (attempt >= attempts) return { status, attempts: attempt, ok: false };
     await sleep(backoffMs * 2 ** (attempt - 1));
+    if (signal?.aborted) return { status, attempts: attempt, ok: false, stopped: true };
   }
 }
 
 /**
  * What `listen --forward-to` prints of one message's POST: its status, and the attempts when the
  * endpoint took it only after a retry (its 5xx, 429 or silence is otherwise invisible). A message
- * the endpoint never took is named, with what publishes it again: a delivery, the `replay
- * --to-stream` of its app and receipt day (every delivery of that day, with their ids: consumers
- * deduplicate); an erasure notice, which no replay sends, the erasure's id.
+ * the endpoint never took is named, with what sends it again: a delivery, the replay of that one
+ * delivery to this listener's queue alone (`replay --to-subscriber <queue> --delivery <id>`, no
+ * other subscriber receives it); an erasure notice, which no replay sends, the erasure's id.
  *
- * @example forwardedLine("http://localhost:4000/hooks", { status: 200, attempts: 2, ok: true }, envelope) // "  → POST http://localhost:4000/hooks [200] at attempt 2 (retried)"
+ * @example forwardedLine("http://localhost:4000/hooks", { status: 200, attempts: 2, ok: true }, envelope, { queueName }) // "  → POST http://localhost:4000/hooks [200] at attempt 2 (retried)"
  */
 export function forwardedLine(
   url: string,
   result: ForwardResult,
   envelope: StreamEnvelope,
-  stack?: string,
+  listener: { queueName: string; stack?: string },
 ): string {
   if (result.ok)
     return `  → POST ${url} [${result.status}]${result.attempts > 1 ? ` at attempt ${result.attempts} (retried)` : ""}`;
   const failed = `  → POST ${url} failed after ${count(result.attempts, "attempt")} [${result.status || "no answer"}]: dropped`;
   if (envelope.kind === "erasure")
     return `${failed} the erasure notice ${envelope.id} (app ${envelope.appId})\n    no replay sends a notice again: stdout shows it`;
-  const day = isoTime(envelope.receivedAt).slice(0, 10);
+  const id = `${shortId(envelope.eventId)}@${envelope.receivedAt}`;
   const replay = [
-    "npx webhook replay --to-stream",
-    ...(envelope.appId ? [`--app ${envelope.appId}`] : []),
-    `--from ${day} --to ${day}`,
-    ...(stack ? [`--stack ${stack}`] : []),
+    `npx webhook replay --to-subscriber ${listener.queueName} --delivery ${id}`,
+    ...(listener.stack ? [`--stack ${listener.stack}`] : []),
   ].join(" ");
-  return `${failed} ${shortId(envelope.eventId)}@${envelope.receivedAt}\n    to publish it again: ${replay}`;
+  return `${failed} ${id}\n    to send it to this listener again: ${replay}`;
 }
 
 export interface ListenOptions {
@@ -206,9 +227,14 @@ export interface ListenOptions {
 
 /**
  * Receives the listener's messages until `signal` aborts, and for each prints it (`--json`: the
- * message as published, one JSON line, unknown fields kept; else `describeMessage`), forwards it when asked, then deletes it (a
- * message the endpoint never took is reported and dropped: `replay --to-stream` sends it again).
- * Renews the listener every minute. Returns how many messages it handled.
+ * message as published, one JSON line, unknown fields kept; else `describeMessage`), forwards it
+ * when asked, then deletes it (a message the endpoint never took is reported and dropped, with
+ * the replay that sends it to this listener again). The listener is renewed every
+ * `LISTENER_RENEW_MS` on a timer of its own, whatever the receive or a forward is doing (a slow
+ * endpoint, a breakpoint in the developer's handler): the switch's lease is three minutes, and
+ * past ten minutes without a renewal the next `listen` removes the queue as a crashed one's.
+ * `signal` stops a forward in flight too: the message is left undeleted (its queue goes with the
+ * listener). Returns how many messages it handled.
  *
  * @example await receiveUntilAborted(sqs, listener, { json: true, out: console.log, err: console.error, signal })
  */
@@ -217,22 +243,32 @@ export async function receiveUntilAborted(
   listener: Pick<Listener, "queueUrl" | "renew">,
   options: ListenOptions,
 ): Promise<number> {
+  const renewal = setInterval(() => {
+    void listener
+      .renew(Date.now())
+      .catch((error: unknown) => options.err(`renewing the listener failed: ${String(error)}`));
+  }, LISTENER_RENEW_MS);
+  try {
+    return await receiveMessages(sqs, listener.queueUrl, options);
+  } finally {
+    clearInterval(renewal);
+  }
+}
+
+/** `receiveUntilAborted`'s loop: receive, print, forward, delete. */
+async function receiveMessages(sqs: SQSClient, queueUrl: string, options: ListenOptions): Promise<number> {
+  const queueName = queueUrl.split("/").pop() ?? queueUrl;
+  const remove = (message: Message) =>
+    sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
   let handled = 0;
-  let renewedAt = Date.now();
   while (!options.signal.aborted) {
-    if (Date.now() - renewedAt >= LISTENER_RENEW_MS) {
-      renewedAt = Date.now();
-      await listener
-        .renew(renewedAt)
-        .catch((error: unknown) => options.err(`renewing the listener failed: ${String(error)}`));
-    }
     let messages: Message[];
     try {
       messages =
         (
           await sqs.send(
             new ReceiveMessageCommand({
-              QueueUrl: listener.queueUrl,
+              QueueUrl: queueUrl,
               MaxNumberOfMessages: 10,
               WaitTimeSeconds: options.waitSeconds ?? 5,
             }),
@@ -244,28 +280,58 @@ export async function receiveUntilAborted(
       throw error;
     }
     for (const message of messages) {
+      if (options.signal.aborted) break;
       const text = message.Body ?? "";
       let envelope: StreamEnvelope;
       try {
         envelope = parseStreamMessage(text);
       } catch (error) {
         options.err(`not a stream message, skipped: ${(error as Error).message}`);
-        await sqs.send(
-          new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),
-        );
+        await remove(message);
         continue;
       }
       // --json: the message as published, one line, fields this version does not know kept (the contract: additive).
       options.out(options.json ? JSON.stringify(publishedMessage(text)) : describeMessage(envelope));
       if (options.forwardTo) {
-        const result = await forwardMessage(options.forwardTo, text, envelope);
-        options.err(forwardedLine(options.forwardTo, result, envelope, options.stack));
+        const result = await forwardMessage(options.forwardTo, text, envelope, { signal: options.signal });
+        if (result.stopped) break;
+        options.err(forwardedLine(options.forwardTo, result, envelope, { queueName, stack: options.stack }));
       }
-      await sqs.send(
-        new DeleteMessageCommand({ QueueUrl: listener.queueUrl, ReceiptHandle: message.ReceiptHandle }),
-      );
+      await remove(message);
       handled++;
     }
   }
   return handled;
+}
+
+/**
+ * Ctrl-C (and SIGTERM, SIGHUP) for a command that must clean up before it ends: the first signal
+ * aborts the returned signal (and says so with `stopping`), every later one only says it is still
+ * cleaning up (`still`), so a second Ctrl-C does not kill it before its queue is removed.
+ * `dispose` takes the handlers off.
+ *
+ * @example const { signal, dispose } = stopOnSignals(process, "Stopping…", "still removing the queue", err)
+ */
+export function stopOnSignals(
+  emitter: Pick<NodeJS.Process, "on" | "off">,
+  stopping: string,
+  still: string,
+  err: (line: string) => void,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = () => {
+    if (controller.signal.aborted) err(still);
+    else {
+      err(stopping);
+      controller.abort();
+    }
+  };
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) emitter.on(signal, handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const signal of signals) emitter.off(signal, handler);
+    },
+  };
 }

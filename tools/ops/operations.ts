@@ -12,6 +12,7 @@ import { parseEventBody, refusalOf } from "../../shared/events/parse-body";
 import type { ProjectionOutcome } from "../../shared/platform/outcomes";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { type ProjectorDependencies, projectKnownEvent } from "../../shared/projector/core";
+import { triggerFilter } from "../../shared/stream/subscribers";
 import { scanArchive } from "./archive-scan";
 import { dryRunStores } from "./dry-run";
 
@@ -69,7 +70,7 @@ export interface ReplayOptions {
   /** Dates (YYYY-MM-DD, the receipt date), inclusive. */
   from?: string;
   to?: string;
-  /** Only these triggers. */
+  /** Only these triggers: forms (`triggerFilter`: names, `group:*`, `group_member_*`). */
   triggers?: readonly string[];
   /**
    * Apply the lines an erasure redacted too (a rebuild into empty tables: what only those lines
@@ -160,9 +161,8 @@ async function replayLines(
     },
   );
   await options.checkpoint?.("read");
-  const wanted = [...events.values()].filter(
-    (e) => !options.triggers?.length || options.triggers.includes(e.trigger),
-  );
+  const ofTriggers = triggerFilter(options.triggers);
+  const wanted = [...events.values()].filter((e) => ofTriggers(e.trigger));
   // A line an erasure redacted was projected before it, and the erasure rewrote its items: not
   // applied again over them (it would recreate the erased user's presence and memberships under
   // the pseudonym), unless asked for a rebuild.

@@ -4,11 +4,10 @@
  */
 import type { S3Client } from "@aws-sdk/client-s3";
 import pLimit from "p-limit";
-import { listObjects } from "../../shared/adapters/s3-listing";
-import { appSegment, dayOfKey, type RawArchiveLine, utcDay } from "../../shared/contracts/bucket-layout";
-import { S3_PREFIX } from "../../shared/platform/constants";
+import { type RawArchiveLine, utcDay } from "../../shared/contracts/bucket-layout";
 import type { ProjectionStores } from "../../shared/projector/core";
-import { scanArchive } from "./archive-scan";
+import { triggerFilter } from "../../shared/stream/subscribers";
+import { quarantineKeys, scanArchive } from "./archive-scan";
 import { type EventTrace, judgeArchived } from "./trace";
 
 /** One recent event, as `events` lists it. */
@@ -31,30 +30,31 @@ export async function recentEvents(
   s3: S3Client,
   bucket: string,
   stores: ProjectionStores,
-  options: { appId?: string; triggers?: readonly string[]; limit: number },
+  options: {
+    appId?: string;
+    /** Trigger forms (`triggerFilter`: names, `group:*`, `group_member_*`). */
+    triggers?: readonly string[];
+    limit: number;
+  },
 ): Promise<RecentEvent[]> {
+  const wanted = triggerFilter(options.triggers);
   const lines = new Map<string, RawArchiveLine>();
   const quarantined = new Set<string>();
   const days = new Set<string>();
   await scanArchive(s3, bucket, { appId: options.appId }, "newest", (line) => {
     days.add(utcDay(line.receivedAt));
-    if (options.triggers?.length && !options.triggers.includes(line.trigger)) return;
+    if (!wanted(line.trigger)) return;
     const known = lines.get(line.eventId);
     if (!known || line.receivedAt < known.receivedAt) lines.set(line.eventId, line);
     return lines.size >= options.limit ? "stop" : undefined;
   });
-  // The quarantine is keyed by app, then day: one listing (of the app's, or of all: it stays small).
-  const root = options.appId
-    ? `${S3_PREFIX.quarantine}app=${appSegment(options.appId)}/`
-    : S3_PREFIX.quarantine;
-  for (const { key } of await listObjects(s3, bucket, root))
-    if (days.has(dayOfKey(key) ?? ""))
-      quarantined.add(
-        key
-          .split("/")
-          .pop()
-          ?.replace(/\.json$/, "") ?? "",
-      );
+  for (const key of await quarantineKeys(s3, bucket, options.appId, (day) => days.has(day)))
+    quarantined.add(
+      key
+        .split("/")
+        .pop()
+        ?.replace(/\.json$/, "") ?? "",
+    );
   const newest = [...lines.values()]
     .sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId))
     .slice(0, options.limit);

@@ -9,9 +9,9 @@ import type { ItemKey, Projection, ProjectionInput } from "../../shared/projecti
 import {
   atFirstReceipt,
   evolveOnce,
+  knownReceipt,
   type ProjectionStores,
   projectionInput,
-  seenAt,
   type VersionedItem,
   withoutSeen,
 } from "../../shared/projector/core";
@@ -64,7 +64,7 @@ function holds<S extends VersionedItem, E extends KnownEvent>(
     v?.endsWith(input.version),
   );
   if (!versioned) return true;
-  const { version } = atFirstReceipt(input, seenAt(state.seen, input.eventId));
+  const { version } = atFirstReceipt(input, knownReceipt(state, input.eventId));
   return Object.values(state.versions).some((v) => v?.endsWith(version));
 }
 

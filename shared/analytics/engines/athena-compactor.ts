@@ -7,8 +7,9 @@ import {
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod/mini";
 import { listObjects } from "../../adapters/s3-listing";
+import { getObjectIfPresent } from "../../adapters/s3-object-if-present";
 import { parseJsonContract } from "../../contracts/queue-messages";
-import { CompactionPendingError, isMissingObject, SqlQueryError } from "../../platform/errors";
+import { CompactionPendingError, SqlQueryError } from "../../platform/errors";
 import {
   type ArchiveCompactor,
   type CompactionManifest,
@@ -110,7 +111,7 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
     async stopDay(day) {
       for (const { key } of await listObjects(s3, bucket, compactDayPrefix(day))) {
         const hash = CTAS_MARKER.exec(key)?.[1];
-        const queryId = hash && (await readMarker(getText, bucket, key))?.queryId;
+        const queryId = hash && (await readMarker(s3, bucket, key))?.queryId;
         if (!hash || !queryId) continue;
         const { QueryExecution: execution = {} } = await options.client
           .send(new GetQueryExecutionCommand({ QueryExecutionId: queryId }))
@@ -148,15 +149,8 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         if (dropTable || left.length) await statement(`DROP TABLE IF EXISTS ${table}`);
       };
       const readManifest = async (d: string) => {
-        try {
-          return parseCompactionManifest(
-            await getText({ bucket, key: compactManifestKey(d) }),
-            compactManifestKey(d),
-          );
-        } catch (error) {
-          if (isMissingObject(error)) return undefined;
-          throw error;
-        }
+        const text = await textIfPresent(s3, bucket, compactManifestKey(d));
+        return text === undefined ? undefined : parseCompactionManifest(text, compactManifestKey(d));
       };
       const fresh = async (attempt: number): Promise<CtasMarker> => {
         const marker = { attempt, nonce: newNonce() };
@@ -164,7 +158,7 @@ export function athenaCompactor(options: AthenaCompactorOptions): ArchiveCompact
         return marker;
       };
 
-      let marker = await readMarker(getText, bucket, markerKey);
+      let marker = await readMarker(s3, bucket, markerKey);
       // Adopted already (a re-run after a crash before the ledger noted it): nothing to do. A
       // manifest of the same sources with no attempt recorded is not trusted (an earlier version
       // adopted any folder): compacted again.
@@ -264,16 +258,14 @@ const CTAS_MARKER = /\/([0-9a-f]{32})\.ctas\.json$/;
 /** The Glue table a day's CTAS of the sources `hash` creates (dropped once its files are adopted). */
 const ctasTable = (day: string, hash: string) => `compact_${day.replaceAll("-", "_")}_${hash.slice(0, 8)}`;
 
+/** An object's text, or undefined where there is none (`getObjectIfPresent`). */
+async function textIfPresent(s3: S3Client, bucket: string, key: string): Promise<string | undefined> {
+  const bytes = await getObjectIfPresent(s3, bucket, key);
+  return bytes && new TextDecoder().decode(bytes);
+}
+
 /** A CTAS marker, or undefined where there is none. */
-async function readMarker(
-  getText: (at: { bucket: string; key: string }) => Promise<string>,
-  bucket: string,
-  key: string,
-): Promise<CtasMarker | undefined> {
-  try {
-    return parseJsonContract(ctasMarkerSchema, await getText({ bucket, key }), key);
-  } catch (error) {
-    if (isMissingObject(error)) return undefined;
-    throw error;
-  }
+async function readMarker(s3: S3Client, bucket: string, key: string): Promise<CtasMarker | undefined> {
+  const text = await textIfPresent(s3, bucket, key);
+  return text === undefined ? undefined : parseJsonContract(ctasMarkerSchema, text, key);
 }

@@ -1,7 +1,6 @@
 import * as z from "zod/mini";
 import { parseJsonContract } from "../../contracts/queue-messages";
 import { S3_PREFIX } from "../../platform/constants";
-import { isMissingObject } from "../../platform/errors";
 import type { BlobStore } from "../../ports/blob-store";
 
 /** A day's last pass over every app (`rollupDayAllApps`), as the ledger keeps it. */
@@ -54,18 +53,15 @@ export function dayPassKey(day: string): string {
  * The ledger as one small JSON object per day in the data bucket (one GET and at most one PUT a
  * day a pass: at 10,000 apps ~0.4 MB, beyond what one DynamoDB item holds). A day never passed
  * over reads as undefined (the object's absence is all the adapter interprets of a failed read:
- * `NoSuchKey`; any other failure is thrown).
+ * `BlobStore.getBytesIfPresent`, which tells a missing key from a refused read; any other failure
+ * is thrown).
  *
  * @example await blobRollupLedger(s3BlobStore(s3, bucket)).pass("2026-01-02") // { final: true, … }
  */
 export function blobRollupLedger(blobs: BlobStore): RollupLedger {
   const read = async (day: string) => {
-    try {
-      return parseJsonContract(dayPassSchema, await blobs.getText(dayPassKey(day)), dayPassKey(day));
-    } catch (error) {
-      if (isMissingObject(error)) return undefined;
-      throw error;
-    }
+    const bytes = await blobs.getBytesIfPresent(dayPassKey(day));
+    return bytes && parseJsonContract(dayPassSchema, new TextDecoder().decode(bytes), dayPassKey(day));
   };
   return {
     pass: read,

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { startBanner } from "../../tools/local/banner";
+import { readableLine } from "../../tools/local/log-tap";
+import type { LedgerEntry } from "../../tools/local/state";
+import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
+
+// What `npm start` prints: the readable log lines, the status line, the banner (the other
+// operator output: operator-output, operator-output-stream, operator-output-forget-import).
+
+const ID = "33db60451d28b006".padEnd(64, "7");
+
+describe("the local stack's readable log lines", () => {
+  it("print an event id in its one printed form: the first 16 hex characters", () => {
+    const line = readableLine({ level: "INFO", service: "projector", message: "event", eventId: ID });
+    expect(line).toContain(`event=${ID.slice(0, 16)}`);
+    expect(line).not.toContain(ID.slice(0, 17));
+  });
+});
+
+describe("npm start's status line (#42 item 1)", () => {
+  const AT = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const outcome = (service: string, what: string): LedgerEntry => [
+    "outcome",
+    service,
+    what,
+    "app1",
+    "message_sent",
+  ];
+
+  it("counts what the functions report: accepted, refused, projected (tables, stale, archive only), quarantined, failed", () => {
+    const counts = emptyCounts();
+    for (const entry of [
+      outcome("ingest", "accepted"),
+      outcome("ingest", "accepted-oversize"),
+      outcome("ingest", "unauthorized"),
+      outcome("projector", "projected"),
+      outcome("projector", "stale"),
+      outcome("projector", "archived-only"),
+      outcome("projector", "quarantined"),
+      outcome("projector", "failed"),
+      outcome("recorder", "archived"),
+      ["failure", "projector", "NoSuchKey"] as LedgerEntry,
+    ])
+      countOutcome(counts, entry);
+    expect(statusText(counts, 7, AT)).toBe(
+      "03:04:05Z  accepted 2  refused 1  projected 3  quarantined 1  queued 7  failed 1  recordings 1",
+    );
+    expect(statusText(emptyCounts(), undefined, AT)).toBe(
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued ?  failed 0",
+    );
+  });
+
+  it("off a terminal, prints a plain line only when something moved", async () => {
+    const written: string[] = [];
+    const status = statusLine({ stream: { write: (t) => written.push(t) }, now: () => AT });
+    await status.refresh(async () => 0);
+    await status.refresh(async () => 0);
+    status.count(outcome("ingest", "accepted"));
+    await status.refresh(async () => 1);
+    await status.stop();
+    expect(written).toEqual([
+      "03:04:05Z  accepted 0  projected 0  quarantined 0  queued 0  failed 0\n",
+      "03:04:05Z  accepted 1  projected 0  quarantined 0  queued 1  failed 0\n",
+    ]);
+  });
+
+  it("on a terminal, redraws in place, steps aside for other output, and ends with a newline", async () => {
+    const written: string[] = [];
+    const status = statusLine({
+      stream: { write: (t) => written.push(t), isTTY: true, columns: 40 },
+      now: () => AT,
+    });
+    await status.refresh(async () => 0);
+    status.terminal.beforeOutput();
+    written.push("a warning\n");
+    status.terminal.afterOutput();
+    await status.stop();
+    const line = "03:04:05Z  accepted 0  projected 0  qua";
+    expect(written).toEqual([`\r\x1b[2K${line}`, "\r\x1b[2K", "a warning\n", `\r${line}`, "\n"]);
+  });
+});
+
+describe("npm start's banner (#42, walk-5)", () => {
+  const stack = {
+    credentialCount: 1,
+    info: {
+      pid: 27857,
+      webhookUrl: "http://127.0.0.1:3000/webhook",
+      healthUrl: "http://127.0.0.1:3000/health",
+      consoleUrl: "http://127.0.0.1:3001/",
+      credentials: { username: "local-webhook", password: "local-password-change-me" },
+    },
+  };
+
+  it("keeps every line within 100 columns in the default state directory (the log line ran to 134)", () => {
+    for (const options of [{}, { verbose: true }, { inMemory: true }]) {
+      const text = startBanner(stack, { stateDir: ".", retrySeconds: 5, ...options }, 1800, "local");
+      for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it("says where the log is, and what the terminal shows of it", () => {
+    const text = startBanner(stack, { stateDir: "/tmp/s", retrySeconds: 5 }, 1800, "local");
+    expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
+    expect(text).toContain("here: a status line and every warning (--verbose: every line)");
+    expect(text).toContain("In another terminal (first: export LOCAL_STATE_DIR=/tmp/s):");
+  });
+});
