@@ -9,7 +9,7 @@ import {
   matchCredential,
   parseCredentialList,
 } from "../../../shared/ingest/credentials";
-import { namesUid } from "../../support/writers-model/cast";
+import { namesUid, USERS } from "../../support/writers-model/cast";
 import { RETAIN_DAYS, type Wiring } from "../../support/writers-model/cores";
 import type { Erasure, Model } from "../../support/writers-model/model";
 import { readSnapshot, type Snapshot, type StoredObject } from "../../support/writers-model/snapshot";
@@ -144,6 +144,14 @@ function lineViolations(m: Model, object: StoredObject): string[] {
       found.push(
         `${object.key}: ${delivered.trigger} ${delivered.eventId.slice(0, 8)} named ${erased.join(", ")} and has lost its erasure mark`,
       );
+    // The erased user's name, on a line tied to them, is gone too (unless a namesake on it keeps it).
+    for (const uid of ended ? erased : []) {
+      const namesake = delivered.uids.some((u) => u !== uid && USERS[u] === USERS[uid]);
+      if (!namesake && String(value.body).includes(`"${USERS[uid]}"`))
+        found.push(
+          `${object.key}: ${delivered.trigger} ${delivered.eventId.slice(0, 8)} still gives ${uid}'s name`,
+        );
+    }
   }
   return found;
 }
