@@ -107,9 +107,9 @@ export function factBodies(spec: FactSpec, at: number, id: string): PlatformBody
       /"(id|messageId)":"(\d+)"/g,
       (_m, key, n) => `"${key}":"${id}-${n}"`,
     );
-    const uids =
-      trigger === "call_participant_joined" ? [peer] : spec.kind === "presence" ? [actor] : [actor, peer];
-    return { trigger, appId: app, body: json, uids: [...new Set(uids)] };
+    // The people the body names by uid (a reaction names its reactor alone); an occupant, by name only.
+    const uids = trigger === "call_participant_joined" ? [peer] : UIDS.filter((uid) => namesUid(json, uid));
+    return { trigger, appId: app, body: json, uids };
   });
 }
 
