@@ -116,7 +116,12 @@ function pseudonymized(
   });
   for (const e of m.erasures.filter((x) => x.app === app))
     text = text.replaceAll(`"${e.uid}"`, `"${e.pseudonym}"`);
-  return canonicalJson(JSON.parse(text));
+  const named = JSON.parse(text) as { topUsers: Array<{ uid: string; messages: number }> };
+  // Ties rank by id (`7-top-lists.sql`), and the stored day was ranked over the redacted archive:
+  // by pseudonym, not by the uid it replaced (two erased users of one count: #50 defect 2's
+  // sequence). The model has far fewer users than TOP_LIMIT, so no tie falls at the cut.
+  named.topUsers.sort((a, b) => b.messages - a.messages || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  return canonicalJson(named);
 }
 
 /** The first keys whose values differ between two canonical JSON texts (figures and top lists). */
