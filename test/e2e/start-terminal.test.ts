@@ -77,7 +77,9 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
       const log = readFileSync(join(dir, "stack.log"), "utf8");
       for (const id of ids) expect(log).toContain(`event=${id.slice(0, 16)}`);
       // A refusal is a WARN line naming the username presented (#52), on the terminal too.
-      expect(log).toMatch(/ingest +WARN delivery refused outcome=unauthorized status=401 detail=invalid username=nobody/);
+      expect(log).toMatch(
+        /ingest +WARN delivery refused outcome=unauthorized status=401 detail=invalid username=nobody/,
+      );
       expect(output).toMatch(/ingest +WARN delivery refused outcome=unauthorized/);
       expect(log).toMatch(/outcome=quarantined/);
     } finally {
