@@ -155,7 +155,7 @@ describe("activity analytics in the stack", () => {
     expect(policy).toContain("athena:StopQueryExecution");
     expect(policy).toContain('["glue:GetDatabase","glue:GetTable"]');
     expect(policy).toContain(
-      '["dynamodb:GetItem","dynamodb:Query","dynamodb:PutItem","dynamodb:DeleteItem"]',
+      '["dynamodb:GetItem","dynamodb:Query","dynamodb:PutItem","dynamodb:UpdateItem","dynamodb:DeleteItem"]',
     );
     expect(policy).toMatch(/raw\/\*/);
     expect(policy).toMatch(/edge\/\*/);
