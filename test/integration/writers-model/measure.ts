@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import type { Model } from "../../support/writers-model/model";
-import { MAX_STEPS, quietScheduler, runModel, step, world } from "./runner";
+import { step, world } from "./arbitraries";
+import { MAX_STEPS, runModel } from "./runner";
+import { quietScheduler } from "./step";
 
 /*
  * What the drawn model finds (issue #50, "show it can fail"): `MODEL_MEASURE=1 PROPERTY_RUNS=n
