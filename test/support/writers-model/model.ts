@@ -48,6 +48,13 @@ export type OpSpec = (
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
   | { op: "lapse" }
+  // The queues' second chances and the stream (operations/stream.ts).
+  | { op: "queue"; facts: FactSpec[] }
+  | { op: "drain"; again?: boolean }
+  | { op: "stall" }
+  | { op: "unpublish" }
+  | { op: "redrive"; stream: boolean }
+  | { op: "replayStream"; app?: AppId; subscriber: boolean }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
@@ -141,6 +148,18 @@ export function describeOp(o: OpSpec): string {
       return `clock +${o.hours} h`;
     case "lapse":
       return "clock jumps past the lease's lapse (16 min)";
+    case "queue":
+      return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")} (left queued)${crash}`;
+    case "drain":
+      return `the projector drains the events queue${o.again ? " (each batch twice)" : ""}${crash}`;
+    case "stall":
+      return `the projector drains, DynamoDB and S3 throttled, until the DLQ${crash}`;
+    case "unpublish":
+      return `the projector drains, SNS throttled, until the unpublished queue${crash}`;
+    case "redrive":
+      return `redrive${o.stream ? " --stream" : ""}${crash}`;
+    case "replayStream":
+      return `replay ${o.subscriber ? "--to-subscriber" : "--to-stream"}${o.app ? ` --app ${o.app}` : " (every app)"}${crash}`;
     default:
       return `${o.op}${crash}`;
   }

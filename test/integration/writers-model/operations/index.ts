@@ -23,6 +23,7 @@ import { actorClients, type Site } from "../../../support/writers-model/world";
 import { deliver, factDays } from "./deliver";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
+import { runStreamOp } from "./stream";
 
 /*
  * The writers model's operations (issue #50): each runs a command's real core over the run's
@@ -71,7 +72,7 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
   const ended = await Promise.race([done, actor.crashed.then(() => ({ crashed: true as const }))]);
   if ("crashed" in ended) {
     m.log.push(`${describeOp(o)}: crashed at its request ${actor.steps}`);
-    if (o.op === "deliver" || o.op === "resend") m.inFlightUnknown = true;
+    if (o.op === "deliver" || o.op === "resend" || o.op === "queue") m.inFlightUnknown = true;
     if (o.op === "forgetApp") m.forgettingApps.add(o.app);
     return;
   }
@@ -194,6 +195,8 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
+    default:
+      return runStreamOp(m, w, o);
   }
 }
 
