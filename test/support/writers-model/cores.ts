@@ -154,7 +154,7 @@ export function forgetDeps(w: Wiring): ForgetDependencies {
         "events dead-letter queue": w.site.stream.deadLetterUrl,
         "stream unpublished queue": w.site.stream.unpublishedUrl,
       },
-      projected: ["events queue", "events dead-letter queue"],
+      projected: ["events queue", "events dead-letter queue", "stream unpublished queue"],
     },
     now: () => w.site.clock.now,
     newId: w.site.newId,

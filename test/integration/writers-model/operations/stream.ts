@@ -12,7 +12,7 @@ import type { SQSRecord } from "aws-lambda";
 import { s3BlobStore } from "../../../../shared/adapters/s3-blob-store";
 import { projectSqsBatch } from "../../../../shared/projector/batch";
 import { redrive } from "../../../../tools/ops/operations";
-import { redriveUnpublished } from "../../../../tools/ops/stream";
+import { erasedMarksRedaction, redriveUnpublished } from "../../../../tools/ops/stream";
 import { findSubscriber, replayToStream, replayToSubscriber } from "../../../../tools/ops/stream-replay";
 import {
   drainEvents,
@@ -63,6 +63,8 @@ export async function runStreamOp(m: Model, w: Wiring, o: StreamOp): Promise<str
           w.clients.sqs,
           w.site.stream.unpublishedUrl,
           topicPublisher(streamWiring(w)),
+          // As tools/commands/redrive.ts wires it: the marks of the run's apps table, on its clock.
+          erasedMarksRedaction(w.clients.doc, w.site.appsTable, () => w.site.clock.now),
         );
         return `redrive --stream: ${report.moved} published, ${report.failed} failed`;
       }
