@@ -224,7 +224,8 @@ export async function post(
   return { status: result.response.statusCode ?? 0, eventId: result.eventId };
 }
 
-const silent = () => ({
+/** The projector's logger and metrics, silent (the model reads the stores, not the logs). */
+export const silent = () => ({
   logger: new Logger({ serviceName: "writers-model", logLevel: "SILENT" }),
   metrics: new Metrics({ namespace: "WritersModel", serviceName: "writers-model" }),
 });

@@ -5,8 +5,6 @@
  * fault that keeps facts in the stream's unpublished queue, `redrive --stream`, and the stream's
  * replays from the archive (`replay --to-stream`, `--to-subscriber`).
  */
-import { Logger } from "@aws-lambda-powertools/logger";
-import { Metrics } from "@aws-lambda-powertools/metrics";
 import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import type { SQSRecord } from "aws-lambda";
 import { s3BlobStore } from "../../../../shared/adapters/s3-blob-store";
@@ -18,6 +16,7 @@ import {
   drainEvents,
   leaseOf,
   projectorDeps,
+  silent,
   streamWiring,
   type Wiring,
 } from "../../../support/writers-model/cores";
@@ -110,7 +109,7 @@ async function drain(m: Model, w: Wiring, again: boolean): Promise<string> {
   let twice = 0;
   const afterBatch = async (records: SQSRecord[]) => {
     const before = await tablesOf(w);
-    await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silentObservability());
+    await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silent());
     const after = await tablesOf(w);
     twice += records.length;
     for (const [table, text] of before)
@@ -144,8 +143,3 @@ function firstDifference(a: string, b: string): string {
   while (i < a.length && a[i] === b[i]) i++;
   return `…${a.slice(Math.max(0, i - 60), i + 80)}… -> …${b.slice(Math.max(0, i - 60), i + 80)}…`;
 }
-
-const silentObservability = () => ({
-  logger: new Logger({ serviceName: "writers-model", logLevel: "SILENT" }),
-  metrics: new Metrics({ namespace: "WritersModel", serviceName: "writers-model" }),
-});
