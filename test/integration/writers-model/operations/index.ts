@@ -107,7 +107,9 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return deliver(m, w, o);
     case "forget": {
       const report = await forget(forgetDeps(w), { appId: o.app, uid: o.uid, requestedBy: "model" });
-      m.erasures = m.erasures.filter((e) => !(e.app === o.app && e.uid === o.uid));
+      // A re-run of one erasure (after a crash) keeps its id; a second erasure of the user finds
+      // nothing and leaves the first's pseudonym standing: both kept, the first's first.
+      m.erasures = m.erasures.filter((e) => e.erasureId !== report.erasureId);
       m.erasures.push({
         app: o.app,
         uid: o.uid,
