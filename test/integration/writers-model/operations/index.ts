@@ -162,13 +162,13 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const days = factDays(m, now());
       if (!days.length) return "no day";
       const report = await rollupDays(days, rollupDeps(w), o.app ? { app: o.app } : {});
-      if (report.failures.length) throw new Error(`rollup failed: ${String(report.failures[0]?.error)}`);
+      // A failure thrown as it is: a lease lost to a lapse (the model's clock jump) is a refusal by design.
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "rollup failed");
       return `${report.rollups.length} day(s) of apps`;
     }
     case "tick": {
       const report = await scheduledRollup(rollupDeps(w, true));
-      if (report.failures.length)
-        throw new Error(`the schedule failed: ${String(report.failures[0]?.error)}`);
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "the schedule failed");
       if (report.sweep) noteSweep(m, now());
       return `passes ${report.passes.length}, deferred ${report.passesDeferred.length}, compacted ${report.compactions.length}${report.sweep ? `, swept ${report.sweep.swept.length}` : ""}`;
     }
@@ -204,6 +204,11 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
     default:
       return runStreamOp(m, w, o);
   }
+}
+
+/** A rollup's reported failure as an error to throw: the error itself (its name says whether it is expected). */
+function failureOf(error: unknown, what: string): Error {
+  return error instanceof Error ? error : new Error(`${what}: ${String(error)}`);
 }
 
 export { deliver, factDays } from "./deliver";
