@@ -210,7 +210,7 @@ describe("what the drawn model found in flight across an erasure (#50, the strea
   // erasure in `oversize/`, then projected without the erasure's mark: the projector found no
   // erased uid in it. Found as: "raw/…: message_reaction_added … named john and has lost its
   // erasure mark" and "… received by the subscriber after john's erasure notice … carries no
-  // erasure mark".
+  // erasure mark" (when the run settles: its drain projects what was queued).
   it("a delivery whose body the erasure redacted while its pointer was queued keeps the erasure's mark", async () => {
     await keepsEveryInvariant(inFlightSteps("queued", fact("react", "john", "carol")));
   }, 240_000);
