@@ -23,7 +23,7 @@ import { actorClients, type Site } from "../../../support/writers-model/world";
 import { deliver, factDays } from "./deliver";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
-import { runStreamOp } from "./stream";
+import { beforeTimePasses, runStreamOp } from "./stream";
 
 /*
  * The writers model's operations (issue #50): each runs a command's real core over the run's
@@ -194,9 +194,11 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return sweep(m, w);
     case "rotate":
       return rotate(m, w, o);
-    case "advance":
+    case "advance": {
+      const before = await beforeTimePasses(w, o.hours);
       site.clock.now += o.hours * 3_600_000;
-      return utcDay(now());
+      return `${utcDay(now())}${before}`;
+    }
     case "lapse":
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;

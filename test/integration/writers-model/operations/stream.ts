@@ -90,6 +90,28 @@ export async function runStreamOp(m: Model, w: Wiring, o: StreamOp): Promise<str
   }
 }
 
+/** The events queue's retention (4 days) and the dead-letter queues' (14, counted from the first enqueue). */
+const EVENTS_RETENTION_HOURS = 4 * 24;
+const DEAD_LETTER_RETENTION_HOURS = 14 * 24;
+
+/**
+ * Before the clock jumps `hours`: what SQS would not keep that long is dealt with as a deployment
+ * does, so that no message outlives its queue (fauxqs keeps them on the wall clock, the model's
+ * jumps weeks): past the dead letters' retention the operator redrives them first (`redrive`'s
+ * window); past the events queue's the projector drains it (Lambda polls as time passes). A fact
+ * projected weeks after its erasure is otherwise one SQS had dropped (and the erasure's mark, 30
+ * days, lapsed: docs/personal-data.md).
+ */
+export async function beforeTimePasses(w: Wiring, hours: number): Promise<string> {
+  if (hours < EVENTS_RETENTION_HOURS) return "";
+  const moved =
+    hours >= DEAD_LETTER_RETENTION_HOURS
+      ? await redrive(w.clients.sqs, w.site.stream.deadLetterUrl, w.site.queueUrl)
+      : 0;
+  const drained = await drainEvents(w, 20);
+  return ` (first ${moved ? `${moved} dead letter(s) redriven, ` : ""}${drained.handled} message(s) drained)`;
+}
+
 /** Runs `work` with a fault armed for this operation's clients only, disarmed after. */
 async function withFault(w: Wiring, fault: "throttle" | "publish", work: () => Promise<string>) {
   w.site.stream.faults[fault] = w.actor;
