@@ -130,15 +130,28 @@ function redactDelivery<T extends InFlightDelivery>(
 ): T {
   let { body } = delivery;
   let erasure: string | undefined;
+  const applies = (mark: ErasedSubject | undefined): mark is ErasedSubject =>
+    mark !== undefined &&
+    mark.expiresAt * 1000 > nowMs &&
+    (mark.until === undefined || delivery.receivedAt <= mark.until);
   for (const uid of identifiersIn(delivery.body)) {
     const mark = marks.get(erasureSubject(delivery.appId ?? "", uid));
-    if (!mark || mark.expiresAt * 1000 <= nowMs) continue;
-    if (mark.until !== undefined && delivery.receivedAt > mark.until) continue;
+    if (!applies(mark)) continue;
     const next = redactBody(body, { uid, names: [], pseudonym: mark.pseudonym });
     if (next === body) continue;
     body = next;
     erasure ??= mark.erasureId;
   }
+  // A body the erasure redacted already (one kept in the bucket, `oversize/`, which it rewrites
+  // while the pointer to it is queued) names their pseudonym: marked with that erasure too, so that
+  // its line and its envelope say so as those the erasure rewrote do (replay skips it, resend
+  // refuses it). Looked up only in an app with marks (this map), by the marks' pseudonyms.
+  if (erasure === undefined && delivery.erasure === undefined)
+    for (const mark of marks.values())
+      if (applies(mark) && body.includes(mark.pseudonym) && identifiersIn(body).has(mark.pseudonym)) {
+        erasure = mark.erasureId;
+        break;
+      }
   return erasure === undefined ? delivery : { ...delivery, body, erasure: delivery.erasure ?? erasure };
 }
 

@@ -48,6 +48,13 @@ export type OpSpec = (
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
   | { op: "lapse" }
+  // The queues' second chances and the stream (operations/stream.ts).
+  | { op: "queue"; facts: FactSpec[] }
+  | { op: "drain"; again?: boolean }
+  | { op: "stall" }
+  | { op: "unpublish" }
+  | { op: "redrive"; stream: boolean }
+  | { op: "replayStream"; app?: AppId; subscriber: boolean }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
@@ -78,6 +85,13 @@ export interface Model {
    */
   collected?: Array<{ violation: string; step: string }>;
   nextFact: number;
+  /**
+   * `<app>/<uid>` whose erasure began while a delivery naming them was still queued (events queue
+   * or its DLQ): projected after it, redacted with the pseudonym (docs/personal-data.md: "the
+   * projector redacts … before it archives, projects or publishes it … their uid as the same
+   * pseudonym"), it may give the pseudonym a presence or membership of its own.
+   */
+  inFlight?: Set<string>;
 }
 
 export function emptyModel(): Model {
@@ -141,6 +155,18 @@ export function describeOp(o: OpSpec): string {
       return `clock +${o.hours} h`;
     case "lapse":
       return "clock jumps past the lease's lapse (16 min)";
+    case "queue":
+      return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")} (left queued)${crash}`;
+    case "drain":
+      return `the projector drains the events queue${o.again ? " (each batch twice)" : ""}${crash}`;
+    case "stall":
+      return `the projector drains, DynamoDB and S3 throttled, until the DLQ${crash}`;
+    case "unpublish":
+      return `the projector drains, SNS throttled, until the unpublished queue${crash}`;
+    case "redrive":
+      return `redrive${o.stream ? " --stream" : ""}${crash}`;
+    case "replayStream":
+      return `replay ${o.subscriber ? "--to-subscriber" : "--to-stream"}${o.app ? ` --app ${o.app}` : " (every app)"}${crash}`;
     default:
       return `${o.op}${crash}`;
   }

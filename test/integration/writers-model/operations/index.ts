@@ -23,6 +23,7 @@ import { actorClients, type Site } from "../../../support/writers-model/world";
 import { deliver, factDays } from "./deliver";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
+import { beforeTimePasses, runStreamOp } from "./stream";
 
 /*
  * The writers model's operations (issue #50): each runs a command's real core over the run's
@@ -71,7 +72,7 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
   const ended = await Promise.race([done, actor.crashed.then(() => ({ crashed: true as const }))]);
   if ("crashed" in ended) {
     m.log.push(`${describeOp(o)}: crashed at its request ${actor.steps}`);
-    if (o.op === "deliver" || o.op === "resend") m.inFlightUnknown = true;
+    if (o.op === "deliver" || o.op === "resend" || o.op === "queue") m.inFlightUnknown = true;
     if (o.op === "forgetApp") m.forgettingApps.add(o.app);
     return;
   }
@@ -91,6 +92,10 @@ export function announce(m: Model, o: OpSpec): OpSpec {
   if (o.op !== "forget") return o;
   const resolved = { ...o, uid: knownUser(m, o.app, o.uid, ERASABLE) };
   m.requested.add(`${resolved.app}/${resolved.uid}`);
+  if (m.delivered.some((d) => d.pending && d.app === resolved.app && d.uids.includes(resolved.uid))) {
+    m.inFlight ??= new Set();
+    m.inFlight.add(`${resolved.app}/${resolved.uid}`);
+  }
   return resolved;
 }
 
@@ -102,7 +107,9 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return deliver(m, w, o);
     case "forget": {
       const report = await forget(forgetDeps(w), { appId: o.app, uid: o.uid, requestedBy: "model" });
-      m.erasures = m.erasures.filter((e) => !(e.app === o.app && e.uid === o.uid));
+      // A re-run of one erasure (after a crash) keeps its id; a second erasure of the user finds
+      // nothing and leaves the first's pseudonym standing: both kept, the first's first.
+      m.erasures = m.erasures.filter((e) => e.erasureId !== report.erasureId);
       m.erasures.push({
         app: o.app,
         uid: o.uid,
@@ -155,13 +162,13 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const days = factDays(m, now());
       if (!days.length) return "no day";
       const report = await rollupDays(days, rollupDeps(w), o.app ? { app: o.app } : {});
-      if (report.failures.length) throw new Error(`rollup failed: ${String(report.failures[0]?.error)}`);
+      // A failure thrown as it is: a lease lost to a lapse (the model's clock jump) is a refusal by design.
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "rollup failed");
       return `${report.rollups.length} day(s) of apps`;
     }
     case "tick": {
       const report = await scheduledRollup(rollupDeps(w, true));
-      if (report.failures.length)
-        throw new Error(`the schedule failed: ${String(report.failures[0]?.error)}`);
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "the schedule failed");
       if (report.sweep) noteSweep(m, now());
       return `passes ${report.passes.length}, deferred ${report.passesDeferred.length}, compacted ${report.compactions.length}${report.sweep ? `, swept ${report.sweep.swept.length}` : ""}`;
     }
@@ -187,14 +194,23 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return sweep(m, w);
     case "rotate":
       return rotate(m, w, o);
-    case "advance":
+    case "advance": {
+      const before = await beforeTimePasses(w, o.hours);
       site.clock.now += o.hours * 3_600_000;
-      return utcDay(now());
+      return `${utcDay(now())}${before}`;
+    }
     case "lapse":
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
+    default:
+      return runStreamOp(m, w, o);
   }
+}
+
+/** A rollup's reported failure as an error to throw: the error itself (its name says whether it is expected). */
+function failureOf(error: unknown, what: string): Error {
+  return error instanceof Error ? error : new Error(`${what}: ${String(error)}`);
 }
 
 export { deliver, factDays } from "./deliver";
