@@ -23,6 +23,12 @@ export interface InFlightDelivery {
   body: string;
   /** Set when redacted here: the erasure's id, as on a line the erasure rewrote. */
   erasure?: string;
+  /**
+   * Set when redacted here: the pseudonyms it now names in place of erased users. The projector
+   * writes no item of theirs (`OWN_ITEMS`): the erasure deleted their own items, and a delivery
+   * redacted in flight leaves the tables as if it had been projected before the erasure.
+   */
+  erasedAs?: readonly string[];
 }
 
 /** A uid as the platform allows it: letters, digits, `_` and `-`, at most 100 characters. */
@@ -130,6 +136,7 @@ function redactDelivery<T extends InFlightDelivery>(
 ): T {
   let { body } = delivery;
   let erasure: string | undefined;
+  const erasedAs = new Set<string>();
   const applies = (mark: ErasedSubject | undefined): mark is ErasedSubject =>
     mark !== undefined &&
     mark.expiresAt * 1000 > nowMs &&
@@ -141,6 +148,7 @@ function redactDelivery<T extends InFlightDelivery>(
     if (next === body) continue;
     body = next;
     erasure ??= mark.erasureId;
+    erasedAs.add(mark.pseudonym);
   }
   // A body the erasure redacted already (one kept in the bucket, `oversize/`, which it rewrites
   // while the pointer to it is queued) names their pseudonym: marked with that erasure too, so that
@@ -150,9 +158,12 @@ function redactDelivery<T extends InFlightDelivery>(
     for (const mark of marks.values())
       if (applies(mark) && body.includes(mark.pseudonym) && identifiersIn(body).has(mark.pseudonym)) {
         erasure = mark.erasureId;
+        erasedAs.add(mark.pseudonym);
         break;
       }
-  return erasure === undefined ? delivery : { ...delivery, body, erasure: delivery.erasure ?? erasure };
+  return erasure === undefined
+    ? delivery
+    : { ...delivery, body, erasure: delivery.erasure ?? erasure, erasedAs: [...erasedAs] };
 }
 
 /**

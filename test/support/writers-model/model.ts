@@ -85,13 +85,6 @@ export interface Model {
    */
   collected?: Array<{ violation: string; step: string }>;
   nextFact: number;
-  /**
-   * `<app>/<uid>` whose erasure began while a delivery naming them was still queued (events queue
-   * or its DLQ): projected after it, redacted with the pseudonym (docs/personal-data.md: "the
-   * projector redacts … before it archives, projects or publishes it … their uid as the same
-   * pseudonym"), it may give the pseudonym a presence or membership of its own.
-   */
-  inFlight?: Set<string>;
 }
 
 export function emptyModel(): Model {

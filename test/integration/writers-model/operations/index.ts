@@ -92,10 +92,6 @@ export function announce(m: Model, o: OpSpec): OpSpec {
   if (o.op !== "forget") return o;
   const resolved = { ...o, uid: knownUser(m, o.app, o.uid, ERASABLE) };
   m.requested.add(`${resolved.app}/${resolved.uid}`);
-  if (m.delivered.some((d) => d.pending && d.app === resolved.app && d.uids.includes(resolved.uid))) {
-    m.inFlight ??= new Set();
-    m.inFlight.add(`${resolved.app}/${resolved.uid}`);
-  }
   return resolved;
 }
 
