@@ -51,6 +51,8 @@ export interface RotationLock {
   renew(holder: string): Promise<void>;
   /** Releases it if `holder` still holds it. */
   release(holder: string): Promise<void>;
+  /** A run's id, appended to its name. @default 8 random hex digits (a test passes seeded ones) */
+  runId?: () => string;
 }
 
 /**

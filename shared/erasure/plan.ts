@@ -52,6 +52,8 @@ export interface ForgetDependencies {
   now: () => number;
   /** Random ids (erasure id, pseudonym). @default 16 random hex digits */
   newId?: () => string;
+  /** The id of an import batch's new key when an old-form key is moved. @default `newImportBatchId` (32 random hex digits) */
+  newImportBatchId?: () => string;
   /** The most archive bytes one search query reads. @default SEARCH_CHUNK_BYTES */
   searchChunkBytes?: number;
   /**

@@ -147,7 +147,12 @@ export async function rewriteObjects(
           // with the pseudonym inside, trying candidate uids against the key would recover the
           // user. Its lines move to a random key (a re-run after a crash between the two moves
           // it again: a reader keeps each uid once).
-          await putText(deps, importBatchKey("users", day, newImportBatchId()), rewrite.text, isGzip(bytes));
+          await putText(
+            deps,
+            importBatchKey("users", day, (deps.newImportBatchId ?? newImportBatchId)()),
+            rewrite.text,
+            isGzip(bytes),
+          );
           counts.versionsDeleted += await deleteObject(deps, key);
           counts.objectsRewritten++;
         } else {

@@ -104,11 +104,15 @@ export function commandWait(w: Wiring): LeaseWait {
 
 /** The archive lease as a command takes it (waiting), or as the schedule does (`wait: false`). */
 export function leaseOf(w: Wiring, wait = true): ArchiveLease {
-  return archiveLease(
-    { doc: w.clients.doc, tableName: w.site.activityTable },
-    () => w.site.clock.now,
-    wait ? commandWait(w) : undefined,
-  );
+  return {
+    ...archiveLease(
+      { doc: w.clients.doc, tableName: w.site.activityTable },
+      () => w.site.clock.now,
+      wait ? commandWait(w) : undefined,
+    ),
+    // The holder's run id from the run's seed, as every other id (a failure's log names the same holders).
+    runId: w.site.newId,
+  };
 }
 
 /** The rollup's dependencies (the `rollup` command's, with the schedule's ledger, compactor and sweep when `scheduled`). */
@@ -131,6 +135,9 @@ export function rollupDeps(w: Wiring, scheduled = false): RollupDependencies {
       : {}),
   };
 }
+
+/** An import batch's key id (32 hex digits, as `newImportBatchId`) from the run's seed. */
+export const seededBatchId = (site: Site) => () => site.newId() + site.newId();
 
 /** `forget`'s dependencies as the command wires them (DuckDB's search, the events queue counted, seeded ids). */
 export function forgetDeps(w: Wiring): ForgetDependencies {
@@ -158,6 +165,7 @@ export function forgetDeps(w: Wiring): ForgetDependencies {
     },
     now: () => w.site.clock.now,
     newId: w.site.newId,
+    newImportBatchId: seededBatchId(w.site),
     ...forgetStreamParts(streamWiring(w)),
   };
 }

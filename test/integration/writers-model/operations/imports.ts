@@ -7,7 +7,7 @@ import { USERS_IMPORT } from "../../../../shared/imports/kinds";
 import { runImport } from "../../../../shared/imports/run-import";
 import { usersLedger } from "../../../../shared/imports/users-ledger";
 import { USERS } from "../../../support/writers-model/cast";
-import { leaseOf, RETAIN_DAYS, type Wiring } from "../../../support/writers-model/cores";
+import { leaseOf, RETAIN_DAYS, seededBatchId, type Wiring } from "../../../support/writers-model/cores";
 import type { Model, OpSpec } from "../../../support/writers-model/model";
 import { usersOverTimeOf } from "../invariants";
 
@@ -22,7 +22,7 @@ export async function importUsers(
   const uids = o.uids.filter((uid) => !m.requested.has(`${o.app}/${uid}`));
   if (!uids.length || m.forgottenApps.has(o.app) || m.forgettingApps.has(o.app)) return "nothing to import";
   const createdAt = Math.floor((w.site.clock.now - o.createdDaysAgo * DAY_MS) / 1000);
-  const records = s3ImportRecords(w.clients.s3, w.site.bucket);
+  const records = s3ImportRecords(w.clients.s3, w.site.bucket, seededBatchId(w.site));
   const api = {
     requests: 0,
     send: async <T extends { [key: string]: unknown }>(_kind: unknown, entries: readonly T[]) => {

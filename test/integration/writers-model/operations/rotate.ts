@@ -64,7 +64,10 @@ export async function rotate(m: Model, w: Wiring, o: Extract<OpSpec, { op: "rota
     }),
     probe: ingestProbe("http://ingest.model/webhook", ingest),
     // The command's lock: the apps table's lease, through the actor's client, on the run's clock.
-    lock: dynamoRotationLock(w.clients.doc, w.site.appsTable, () => w.site.clock.now),
+    lock: {
+      ...dynamoRotationLock(w.clients.doc, w.site.appsTable, () => w.site.clock.now),
+      runId: w.site.newId,
+    },
     waits: {
       probeEveryMs: 1_000,
       acceptWithinMs: 5_000,
