@@ -194,3 +194,17 @@ describe("the ten defects of issue #50, as fixed sequences of the writers model"
     );
   }, 240_000);
 });
+
+describe("what the writers model found on the bucket's side objects (quarantine, oversize, recordings)", () => {
+  // replay --quarantine put back a quarantine record an erasure had redacted: a join refused for
+  // its member's avatar (a number), the member erased, the redaction (which removes the avatar)
+  // made it acceptable; the projector then applied it, bringing back a membership under the
+  // pseudonym, and the record left quarantine/.
+  it("replay --quarantine skips a record an erasure redacted", async () => {
+    await keepsEveryInvariant([
+      [deliver(fact("refusedJoin", "carol", "john"))],
+      [{ op: "forget", app: "app-a", uid: "john" }],
+      [{ op: "replayQuarantine" }],
+    ]);
+  }, 240_000);
+});

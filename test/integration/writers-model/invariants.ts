@@ -14,6 +14,7 @@ import { RETAIN_DAYS, type Wiring } from "../../support/writers-model/cores";
 import type { Erasure, Model } from "../../support/writers-model/model";
 import { readSnapshot, type Snapshot, type StoredObject } from "../../support/writers-model/snapshot";
 import { APPS, type AppId, type Site, webhookPair } from "../../support/writers-model/world";
+import { sideViolations } from "./side-invariants";
 
 /*
  * The writers model's invariants (issue #50), checked after every step, while nothing runs:
@@ -62,6 +63,7 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
     ...deliveryViolations(m, snapshot),
     ...compactionViolations(snapshot),
     ...credentialViolations(m, site),
+    ...sideViolations(m, snapshot),
   ];
 }
 

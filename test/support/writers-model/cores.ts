@@ -5,6 +5,7 @@ import {
   DeleteMessageCommand,
   ReceiveMessageCommand,
 } from "@aws-sdk/client-sqs";
+import type { SQSBatchResponse, SQSRecord } from "aws-lambda";
 import {
   type ArchiveLease,
   archiveLease,
@@ -146,19 +147,26 @@ export function forgetDeps(w: Wiring): ForgetDependencies {
     leaseWait: commandWait(w),
     rollup: rollupDeps(w),
     compactor: gatedCompactor(w),
-    queues: { sqs, urls: { "events queue": w.site.queueUrl } },
+    queues: {
+      sqs,
+      urls: { "events queue": w.site.queueUrl, "recordings queue": w.site.recordings.queueUrl },
+    },
     now: () => w.site.clock.now,
     newId: w.site.newId,
   };
 }
 
-/** The projector's dependencies over the actor's clients (no recording jobs: the model has no recordings). */
-export function projectorDeps(w: Wiring): ProjectorDependencies {
-  const { dynamo, s3 } = w.clients;
+/**
+ * The projector's dependencies over the actor's clients: its recording jobs sent to the recordings
+ * queue (`jobs`, as the projector function sends them), or none (a replay's, as the command wires it
+ * without `--recordings`).
+ */
+export function projectorDeps(w: Wiring, jobs = false): ProjectorDependencies {
+  const { dynamo, s3, sqs } = w.clients;
   return {
     stores: projectionStores(dynamo, w.site.tables),
     dataStore: s3BlobStore(s3, w.site.bucket),
-    recordingJobs: { send: async () => undefined },
+    recordingJobs: jobs ? sqsMessageQueue(sqs, w.site.recordings.queueUrl) : { send: async () => undefined },
     now: () => w.site.clock.now,
   };
 }
@@ -198,7 +206,7 @@ export async function post(
   return { status: result.response.statusCode ?? 0, eventId: result.eventId };
 }
 
-const silent = () => ({
+export const silent = () => ({
   logger: new Logger({ serviceName: "writers-model", logLevel: "SILENT" }),
   metrics: new Metrics({ namespace: "WritersModel", serviceName: "writers-model" }),
 });
@@ -208,14 +216,33 @@ const silent = () => ({
  * mapping calls it: batches of up to 10, the records it reports failed made visible again (the
  * next drain retries them). Returns how many records it handled and how many failed.
  */
-export async function drainEvents(w: Wiring, rounds = 4): Promise<{ handled: number; failed: number }> {
+export function drainEvents(w: Wiring, rounds = 4): Promise<{ handled: number; failed: number }> {
+  return drainQueue(
+    w,
+    { url: w.site.queueUrl, arn: "arn:aws:sqs:us-east-1:000000000000:events", held: w.site.received },
+    (records) => projectSqsBatch({ Records: records }, undefined, projectorDeps(w, true), silent()),
+    rounds,
+  );
+}
+
+/**
+ * A queue drained through a function's batch handler, as Lambda's event source mapping calls it:
+ * batches of up to 10, the records it reports failed made visible again. The receipt handles of
+ * the messages under way are kept in `held` (a crashed receiver's come back at the run's settling).
+ */
+export async function drainQueue(
+  w: Wiring,
+  queue: { url: string; arn: string; held?: Set<string> },
+  handler: (records: SQSRecord[]) => Promise<SQSBatchResponse | undefined>,
+  rounds: number,
+): Promise<{ handled: number; failed: number }> {
   const { sqs } = w.clients;
   let handled = 0;
   let failed = 0;
   for (let i = 0; i < rounds; i++) {
     const out = await sqs.send(
       new ReceiveMessageCommand({
-        QueueUrl: w.site.queueUrl,
+        QueueUrl: queue.url,
         MaxNumberOfMessages: 10,
         WaitTimeSeconds: 0,
         MessageAttributeNames: ["All"],
@@ -224,19 +251,16 @@ export async function drainEvents(w: Wiring, rounds = 4): Promise<{ handled: num
     );
     const messages = out.Messages ?? [];
     if (messages.length === 0) break;
-    for (const m of messages) if (m.ReceiptHandle) w.site.received.add(m.ReceiptHandle);
-    const records = messages.map((m) =>
-      recordFromMessage(m, "arn:aws:sqs:us-east-1:000000000000:events", "us-east-1"),
-    );
-    const response = await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silent());
-    const failures = new Set((response.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    for (const m of messages) if (m.ReceiptHandle) queue.held?.add(m.ReceiptHandle);
+    const response = await handler(messages.map((m) => recordFromMessage(m, queue.arn, "us-east-1")));
+    const failures = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     for (const m of messages) {
-      const handle = { QueueUrl: w.site.queueUrl, ReceiptHandle: m.ReceiptHandle };
+      const handle = { QueueUrl: queue.url, ReceiptHandle: m.ReceiptHandle };
       if (failures.has(m.MessageId ?? "")) {
         failed++;
         await sqs.send(new ChangeMessageVisibilityCommand({ ...handle, VisibilityTimeout: 0 }));
       } else await sqs.send(new DeleteMessageCommand(handle));
-      w.site.received.delete(m.ReceiptHandle ?? "");
+      queue.held?.delete(m.ReceiptHandle ?? "");
     }
     handled += messages.length;
   }

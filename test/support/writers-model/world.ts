@@ -16,6 +16,7 @@ import {
   createProjectionTables,
   localTableNames,
 } from "../../../tools/local/provision";
+import { startFileServer } from "../../../tools/simulate/file-server";
 import { type ManagementApiServer, startManagementApi } from "../../../tools/simulate/management-api";
 import { createBucket, createQueue, testClients, uniqueName } from "../aws";
 import { type AthenaDouble, athenaDouble } from "./athena";
@@ -81,6 +82,8 @@ export interface Site {
   received: Set<string>;
   /** Athena (a double): the compactor is Athena's CTAS when set, DuckDB's otherwise. */
   athena?: AthenaDouble;
+  /** The platform's recordings (the simulator's file server) and the recordings queue the projector sends jobs to. */
+  recordings: { url: string; queueUrl: string };
   /** Faults armed by an operation: the next PUT of a CTAS marker with its query id fails (S3 refuses it). */
   faults: { ctasMarker: boolean };
   close(): Promise<void>;
@@ -105,6 +108,8 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
   await createAppsTable(dynamo, appsTable);
   const queueUrl = await createQueue(sqs, uniqueName("wm-events"));
   const management = await startManagementApi({ ...MANAGEMENT, appIds: APPS });
+  const files = await startFileServer({ host: "127.0.0.1" });
+  const recordingsQueueUrl = await createQueue(sqs, uniqueName("wm-recordings"));
   const credentials = APPS.map((app) => firstCredential(app, newId));
   const secret = { value: JSON.stringify({ credentials }), puts: 0 };
   const api = managementApi({ url: management.url, ...MANAGEMENT, sleep: async () => undefined });
@@ -132,8 +137,12 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
     newId,
     received: new Set(),
     ...(options.athena ? { athena: await athenaDouble(bucket) } : {}),
+    recordings: { url: files.url, queueUrl: recordingsQueueUrl },
     faults: { ctasMarker: false },
-    close: () => management.close(),
+    close: async () => {
+      await management.close();
+      await files.close();
+    },
   };
 }
 

@@ -23,6 +23,7 @@ import { actorClients, type Site } from "../../../support/writers-model/world";
 import { deliver, factDays } from "./deliver";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
+import { record, replayQuarantined } from "./side";
 
 /*
  * The writers model's operations (issue #50): each runs a command's real core over the run's
@@ -194,9 +195,14 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
+    case "replayQuarantine":
+      return replayQuarantined(w, o);
+    case "record":
+      return record(m, w);
   }
 }
 
 export { deliver, factDays } from "./deliver";
 export { importUsers, noteSweep, sweep } from "./imports";
 export { rotate } from "./rotate";
+export { record, replayQuarantined } from "./side";
