@@ -207,4 +207,16 @@ describe("what the writers model found on the bucket's side objects (quarantine,
       [{ op: "replayQuarantine" }],
     ]);
   }, 240_000);
+
+  // rederive derived facts from a redacted line the projector had refused: the join refused for
+  // its member's avatar, the member erased (the avatar removed), rederive gave the line a natural
+  // key. Found as: "figures of app-a 2026-03-01: member_joins 0 (model) != 1 (stored)".
+  it("rederive derives no fact from a refused line an erasure redacted", async () => {
+    await keepsEveryInvariant([
+      [deliver(fact("refusedJoin", "carol", "john"), fact("dm", "carol", "sam"))],
+      [{ op: "rollup" }],
+      [{ op: "forget", app: "app-a", uid: "john" }],
+      [{ op: "rederive" }],
+    ]);
+  }, 240_000);
 });

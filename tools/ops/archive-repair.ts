@@ -54,11 +54,15 @@ const derived = (line: RawArchiveLine) => JSON.stringify([line.eventTime, line.n
 /**
  * A line with its facts derived by today's code (the same `archiveLine` the projector writes with),
  * its erasure mark kept: a redacted line stays one through every rewrite (`replay` skips it, `query
- * event` says so), whatever is derived again.
+ * event` says so), whatever is derived again. A redacted line that was refused (no facts: the
+ * projector quarantined it) stays refused: the redaction may have made its body acceptable (it
+ * removes a malformed avatar), and derived again it would count a fact the platform never gave
+ * (#50; `replay --quarantine` leaves its record where it is).
  */
 export function rederivedLine(line: RawArchiveLine): RawArchiveLine {
   // A line without an app came from a body without an envelope: nothing to derive.
   if (line.appId === undefined) return line;
+  if (line.erasure !== undefined && line.naturalKey === undefined) return line;
   const fresh = archiveLine({ ...line, appId: line.appId, messageId: "" });
   return line.erasure === undefined ? fresh : { ...fresh, erasure: line.erasure };
 }
