@@ -102,7 +102,7 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: withCrash(fc.record({ op: fc.constant("replayQuarantine" as const), app: someApp })),
   },
   { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("record" as const) })) },

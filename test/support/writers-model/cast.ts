@@ -95,11 +95,17 @@ function stamp(value: unknown, at: number): void {
  * The bodies of one fact at `at` (ms): its template(s) with the template's people replaced by the
  * actor (uid 1, Andrew Joseph) and the peer (uids 2 and 5), its ids made from `id` (unique in the
  * run), its times the clock's. A call is two deliveries: its initiation and the peer joining
- * (an occupant line names the peer by name only).
+ * (an occupant line names the peer by name only). `platform`: the address of the recordings it
+ * serves, and whether it changed its joins (each then a refused join).
  *
  * @example factBodies({ kind: "dm", app: "app-a", actor: "john", peer: "carol" }, T0, "7f3a")[0].trigger // "message_sent"
  */
-export function factBodies(spec: FactSpec, at: number, id: string, recordingsUrl = ""): PlatformBody[] {
+export function factBodies(
+  spec: FactSpec,
+  at: number,
+  id: string,
+  platform: { recordingsUrl?: string; changedJoins?: boolean } = {},
+): PlatformBody[] {
   const { actor, peer, app } = spec;
   return (TEMPLATES[spec.kind] ?? []).map((trigger) => {
     let text = fixtureText(trigger)
@@ -116,7 +122,8 @@ export function factBodies(spec: FactSpec, at: number, id: string, recordingsUrl
     const body = JSON.parse(text) as Loose;
     body.appId = app;
     stamp(body, at);
-    sideOf(spec.kind, body, peer, `${recordingsUrl}/recordings/${app}-${id}-4096.mp4`);
+    const kind = spec.kind === "join" && platform.changedJoins ? "refusedJoin" : spec.kind;
+    sideOf(kind, body, peer, `${platform.recordingsUrl ?? ""}/recordings/${app}-${id}-4096.mp4`);
     const json = JSON.stringify(body).replace(
       /"(id|messageId)":"(\d+)"/g,
       (_m, key, n) => `"${key}":"${id}-${n}"`,

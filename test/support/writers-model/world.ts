@@ -82,6 +82,11 @@ export interface Site {
   received: Set<string>;
   /** Athena (a double): the compactor is Athena's CTAS when set, DuckDB's otherwise. */
   athena?: AthenaDouble;
+  /**
+   * The platform changed its joins (a third of the runs: `seed % 3 === 0`): every join's member
+   * carries its avatar as a number, which the projector refuses (`quarantine/`).
+   */
+  changedJoins: boolean;
   /** The platform's recordings (the simulator's file server) and the recordings queue the projector sends jobs to. */
   recordings: { url: string; queueUrl: string };
   /** Faults armed by an operation: the next PUT of a CTAS marker with its query id fails (S3 refuses it). */
@@ -137,6 +142,7 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
     newId,
     received: new Set(),
     ...(options.athena ? { athena: await athenaDouble(bucket) } : {}),
+    changedJoins: seed % 3 === 0,
     recordings: { url: files.url, queueUrl: recordingsQueueUrl },
     faults: { ctasMarker: false },
     close: async () => {

@@ -16,7 +16,10 @@ export async function deliver(m: Model, w: Wiring, o: Extract<OpSpec, { op: "del
   let acked = 0;
   for (const spec of o.facts) {
     if (!deliverable(m, spec)) continue;
-    for (const body of factBodies(spec, w.site.clock.now, `${m.nextFact++}`, w.site.recordings.url)) {
+    for (const body of factBodies(spec, w.site.clock.now, `${m.nextFact++}`, {
+      recordingsUrl: w.site.recordings.url,
+      changedJoins: w.site.changedJoins,
+    })) {
       for (let attempt = 0; attempt < (o.retry ? 2 : 1); attempt++) {
         w.site.clock.now += 1_000;
         const answer = await post(w, body.body, webhookPair(w.site, body.appId));
