@@ -199,7 +199,9 @@ describe("what the writers model found on the bucket's side objects (quarantine,
   // replay --quarantine put back a quarantine record an erasure had redacted: a join refused for
   // its member's avatar (a number), the member erased, the redaction (which removes the avatar)
   // made it acceptable; the projector then applied it, bringing back a membership under the
-  // pseudonym, and the record left quarantine/.
+  // pseudonym, and the record left quarantine/. Found as: "memberships item of erased-… (john's
+  // pseudonym) is back", "raw/…: group_member_joined … named john and has lost its erasure mark",
+  // "refused group_member_joined of app-a … is not in quarantine/".
   it("replay --quarantine skips a record an erasure redacted", async () => {
     await keepsEveryInvariant([
       [deliver(fact("refusedJoin", "carol", "john"))],

@@ -27,8 +27,9 @@ const fact: fc.Arbitrary<FactSpec> = fc
   .record({ kind: fc.constantFrom(...FACT_KINDS), app, actor: uid, peer: uid })
   .filter((f) => f.actor !== f.peer);
 // A side fact (a refused join, a big message, a recorded call: `cast.ts`), delivered among others.
+// Its peer (a refused join's member) is one a drawn forget erases.
 const sideFact: fc.Arbitrary<FactSpec> = fc
-  .record({ kind: fc.constantFrom(...SIDE_FACT_KINDS), app, actor: uid, peer: uid })
+  .record({ kind: fc.constantFrom(...SIDE_FACT_KINDS), app, actor: uid, peer: fc.constantFrom(...ERASABLE) })
   .filter((f) => f.actor !== f.peer);
 // One operation in eight crashes, at a drawn request of its own.
 const crashAt = fc.oneof(
@@ -131,6 +132,17 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
           { op: "rotate", apps: ["app-b"], fault: false },
         ]),
     ),
+  },
+  // An erasure beside a rewriter of what it rewrites (the quarantine put back, the archive derived
+  // again): which takes the archive lease first is the scheduler's.
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.record({ op: fc.constant("forget" as const), app, uid: fc.constantFrom(...ERASABLE) }),
+        fc.constantFrom<OpSpec>({ op: "replayQuarantine" }, { op: "rederive" }),
+      )
+      .map((ops) => new Step(ops)),
   },
 );
 
