@@ -12,7 +12,12 @@ import {
 } from "../../shared/analytics/compaction";
 import { duckDbCompactor } from "../../shared/analytics/engines/duckdb-compactor";
 import { duckDbEngine } from "../../shared/analytics/engines/duckdb-sql-engine";
-import { parseRawArchiveObject, rawArchiveHourPrefix } from "../../shared/contracts/bucket-layout";
+import {
+  parseRawArchiveObject,
+  quarantineKey,
+  rawArchiveHourPrefix,
+} from "../../shared/contracts/bucket-layout";
+import { redactArchiveLine } from "../../shared/erasure/redact";
 import { S3_PREFIX } from "../../shared/platform/constants";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import type { QueuedEvent } from "../../shared/projector/queued-event";
@@ -174,5 +179,40 @@ describe("archive repair after #30 (live edits and deletes)", () => {
     );
     const sent = (out.Messages ?? []).map((m) => m.MessageAttributes?.receivedAt?.StringValue).sort();
     expect(sent).toEqual([String(receivedAt), String(receivedAt + 1)]);
+  });
+
+  it("leaves a quarantine record an erasure redacted where it is, even when the redaction made it acceptable (#50)", async () => {
+    // Prepare: a join refused for its member's avatar (a number), quarantined; the member erased,
+    // the record redacted as the erasure redacts it (the avatar removed: the body now passes).
+    const appId = uniqueName("app");
+    const queueUrl = await createQueue(clients.sqs, uniqueName("events"));
+    const receivedAt = Date.UTC(2026, 8, 4, 10);
+    const body = fixture("group_member_joined");
+    body.data.members["cometchat-uid-2"].avatar = 404;
+    const join = queued(body, appId, receivedAt);
+    await quarantine(join, "group_member_joined: avatar: expected string", archive, () => receivedAt);
+    const key = quarantineKey(appId, receivedAt, join.eventId);
+    const redacted = redactArchiveLine(await archive.getText(key), appId, {
+      uid: "cometchat-uid-2",
+      names: ["George Alan"],
+      pseudonym: "erased-0123456789abcdef",
+      erasureId: "e1",
+    });
+    if (!redacted) throw new Error("the record names the member");
+    await archive.put(key, redacted, { contentType: "application/json" });
+
+    // Act
+    const dry = await replayQuarantine(clients, { bucket, queueUrl }, rewriter.lease, {
+      appId,
+      dryRun: true,
+    });
+    const report = await replayQuarantine(clients, { bucket, queueUrl }, rewriter.lease, { appId });
+
+    // Assess: nothing put back, the record kept, counted as redacted.
+    const out = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect((out.Messages ?? []).map((m) => m.Body)).toEqual([]);
+    expect(await listKeys(clients.s3, bucket, `${S3_PREFIX.quarantine}app=${appId}/`)).toEqual([key]);
+    expect(dry).toMatchObject({ records: 1, resent: {}, redacted: 1 });
+    expect(report).toMatchObject({ records: 1, resent: {}, stillRefused: {}, redacted: 1 });
   });
 });

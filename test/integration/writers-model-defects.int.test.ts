@@ -215,3 +215,31 @@ describe("what the drawn model found in flight across an erasure (#50, the strea
     await keepsEveryInvariant(inFlightSteps("queued", fact("react", "john", "carol")));
   }, 240_000);
 });
+
+describe("what the writers model found on the bucket's side objects (quarantine, oversize, recordings)", () => {
+  // replay --quarantine put back a quarantine record an erasure had redacted: a join refused for
+  // its member's avatar (a number), the member erased, the redaction (which removes the avatar)
+  // made it acceptable; the projector then applied it, bringing back a membership under the
+  // pseudonym, and the record left quarantine/. Found as: "memberships item of erased-… (john's
+  // pseudonym) is back", "raw/…: group_member_joined … named john and has lost its erasure mark",
+  // "refused group_member_joined of app-a … is not in quarantine/".
+  it("replay --quarantine skips a record an erasure redacted", async () => {
+    await keepsEveryInvariant([
+      [deliver(fact("refusedJoin", "carol", "john"))],
+      [{ op: "forget", app: "app-a", uid: "john" }],
+      [{ op: "replayQuarantine" }],
+    ]);
+  }, 240_000);
+
+  // rederive derived facts from a redacted line the projector had refused: the join refused for
+  // its member's avatar, the member erased (the avatar removed), rederive gave the line a natural
+  // key. Found as: "figures of app-a 2026-03-01: member_joins 0 (model) != 1 (stored)".
+  it("rederive derives no fact from a refused line an erasure redacted", async () => {
+    await keepsEveryInvariant([
+      [deliver(fact("refusedJoin", "carol", "john"), fact("dm", "carol", "sam"))],
+      [{ op: "rollup" }],
+      [{ op: "forget", app: "app-a", uid: "john" }],
+      [{ op: "rederive" }],
+    ]);
+  }, 240_000);
+});

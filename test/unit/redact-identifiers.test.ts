@@ -103,6 +103,22 @@ describe("a redacted line is read as the same fact (#50, defect 1)", () => {
     );
   });
 
+  it("a refused line that the redaction made acceptable (its member's malformed avatar removed) stays refused: rederive derives no fact from it", () => {
+    // Prepare: a join refused for its member's avatar (a number): archived without facts.
+    const body = JSON.parse(fixtureText("group_member_joined"));
+    body.data.members["cometchat-uid-2"].avatar = 404;
+    const line = archiveLine(queuedAt({ trigger: body.trigger, appId: "a", body: JSON.stringify(body) }, 1));
+    const redaction: Redaction = { uid: "cometchat-uid-2", names: [], pseudonym: "erased-1", erasureId: "e" };
+
+    // Act
+    const redacted = JSON.parse(redactArchiveLine(JSON.stringify(line), "a", redaction) ?? "{}");
+
+    // Assess: the redacted body passes its schema now, and the line still counts no fact.
+    expect(line.naturalKey).toBeUndefined();
+    expect(parseWebhookEvent(JSON.parse(redacted.body)).kind).toBe("known");
+    expect(rederivedLine(redacted)).toEqual(redacted);
+  });
+
   it("keeps a call's data.action, a reaction's ids and an edit's action layout, which the schemas require", () => {
     const redaction: Redaction = { uid: "cometchat-uid-1", names: [], pseudonym: "erased-1", erasureId: "e" };
     const redacted = (name: string) => JSON.parse(redactBody(fixtureText(name), redaction));

@@ -95,6 +95,8 @@ async function run(o: ReplayCliOptions): Promise<void> {
       for (const line of keyValueLines(Object.entries(report.resent))) console.log(`  ${line}`);
       for (const [trigger, { count, reason }] of Object.entries(report.stillRefused))
         console.log(`  still refused: ${trigger} = ${count} (${reason})`);
+      if (report.redacted)
+        console.log(`  left: ${count(report.redacted, "record")} an erasure redacted (never put back)`);
       return;
     }
     const archive = s3BlobStore(target.s3, target.bucket);

@@ -54,11 +54,15 @@ const derived = (line: RawArchiveLine) => JSON.stringify([line.eventTime, line.n
 /**
  * A line with its facts derived by today's code (the same `archiveLine` the projector writes with),
  * its erasure mark kept: a redacted line stays one through every rewrite (`replay` skips it, `query
- * event` says so), whatever is derived again.
+ * event` says so), whatever is derived again. A redacted line that was refused (no facts: the
+ * projector quarantined it) stays refused: the redaction may have made its body acceptable (it
+ * removes a malformed avatar), and derived again it would count a fact the platform never gave
+ * (#50; `replay --quarantine` leaves its record where it is).
  */
 export function rederivedLine(line: RawArchiveLine): RawArchiveLine {
   // A line without an app came from a body without an envelope: nothing to derive.
   if (line.appId === undefined) return line;
+  if (line.erasure !== undefined && line.naturalKey === undefined) return line;
   const fresh = archiveLine({ ...line, appId: line.appId, messageId: "" });
   return line.erasure === undefined ? fresh : { ...fresh, erasure: line.erasure };
 }
@@ -184,13 +188,20 @@ export interface QuarantineReplayReport {
   resent: Record<string, number>;
   /** Still refused, per trigger, with one reason each. */
   stillRefused: Record<string, { count: number; reason: string }>;
+  /**
+   * Records an erasure redacted (`erasure` set), left where they are: the redaction may make a
+   * refused body acceptable (it removes a malformed avatar), and put back it would be projected
+   * as a new fact of the pseudonym, a membership the erasure deleted (#50).
+   */
+  redacted: number;
 }
 
 /**
  * Replays the quarantine: each quarantined event (of the triggers given, or all) that today's
  * schemas accept and the projector would not refuse (`refusalOf`) goes back on the events queue as
  * the ingest sent it (its first receipt time, so it is archived on its receipt day and counted
- * once), and its quarantine record is removed once it is queued. The rest stay, with why.
+ * once), and its quarantine record is removed once it is queued. The rest stay, with why; so do
+ * the records an erasure redacted (counted: `redacted`), as `replay` skips a redacted line.
  * Recompute the receipt days afterwards (`rollup`): the figures then count them.
  *
  * It reads records an erasure rewrites, puts what it read on the queue and deletes them: it holds
@@ -205,11 +216,11 @@ export async function replayQuarantine(
   clients: { s3: S3Client; sqs: SQSClient },
   where: { bucket: string; queueUrl: string },
   lease: ArchiveLease,
-  options: ArchiveRange & { triggers?: readonly string[] } = {},
+  options: ArchiveRange & { triggers?: readonly string[]; now?: () => number } = {},
 ): Promise<QuarantineReplayReport> {
   if (options.dryRun) return resendQuarantined(clients, where, options, async () => {});
   const holder = `replay --quarantine ${options.appId ?? "(every app)"} ${options.from ?? "…"}..${options.to ?? "…"}`;
-  return withArchiveLease(lease, holder, Date.now, (renew) =>
+  return withArchiveLease(lease, holder, options.now ?? Date.now, (renew) =>
     resendQuarantined(clients, where, options, renew),
   );
 }
@@ -226,7 +237,7 @@ async function resendQuarantined(
     ? `${S3_PREFIX.quarantine}app=${appSegment(options.appId)}/`
     : S3_PREFIX.quarantine;
   const keys = (await listKeys(clients.s3, where.bucket, prefix)).filter(inRange(options));
-  const report: QuarantineReplayReport = { records: 0, resent: {}, stillRefused: {} };
+  const report: QuarantineReplayReport = { records: 0, resent: {}, stillRefused: {}, redacted: 0 };
   const wanted = triggerFilter(options.triggers);
   for (const key of keys) {
     await renew();
@@ -238,6 +249,12 @@ async function resendQuarantined(
     );
     if (!wanted(record.trigger)) continue;
     report.records++;
+    // Redacted by an erasure: the erasure rewrote what it named; put back, it would bring the
+    // user back under the pseudonym (a refused body the redaction made acceptable).
+    if (record.erasure !== undefined) {
+      report.redacted++;
+      continue;
+    }
     const reason = refusalOf(parseEventBody(record.body));
     if (reason !== undefined) {
       const refused = report.stillRefused[record.trigger] ?? { count: 0, reason };

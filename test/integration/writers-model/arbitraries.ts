@@ -1,5 +1,12 @@
 import fc from "fast-check";
-import { ERASABLE, FACT_KINDS, type FactSpec, UIDS, type Uid } from "../../support/writers-model/cast";
+import {
+  ERASABLE,
+  FACT_KINDS,
+  type FactSpec,
+  SIDE_FACT_KINDS,
+  UIDS,
+  type Uid,
+} from "../../support/writers-model/cast";
 import type { OpSpec } from "../../support/writers-model/model";
 import type { AppId } from "../../support/writers-model/world";
 
@@ -19,6 +26,11 @@ const app = fc.oneof(
 const uid = fc.constantFrom<Uid>(...UIDS);
 const fact: fc.Arbitrary<FactSpec> = fc
   .record({ kind: fc.constantFrom(...FACT_KINDS), app, actor: uid, peer: uid })
+  .filter((f) => f.actor !== f.peer);
+// A side fact (a refused join, a big message, a recorded call: `cast.ts`), delivered among others.
+// Its peer (a refused join's member) is one a drawn forget erases.
+const sideFact: fc.Arbitrary<FactSpec> = fc
+  .record({ kind: fc.constantFrom(...SIDE_FACT_KINDS), app, actor: uid, peer: fc.constantFrom(...ERASABLE) })
   .filter((f) => f.actor !== f.peer);
 // One operation in eight crashes, at a drawn request of its own.
 const crashAt = fc.oneof(
@@ -102,6 +114,20 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
       fc.record({ op: fc.constant("replayStream" as const), app: someApp, subscriber: fc.boolean() }),
     ),
   },
+  // The side objects (quarantine, oversize, recordings): their deliveries, replay --quarantine, the recorder.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("deliver" as const),
+      facts: fc.tuple(sideFact, fc.array(fact, { maxLength: 2 })).map(([s, rest]) => [s, ...rest]),
+      retry: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: withCrash(fc.record({ op: fc.constant("replayQuarantine" as const), app: someApp })),
+  },
+  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("record" as const) })) },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -129,6 +155,17 @@ export const step: fc.Arbitrary<Step | Steps> = fc.oneof(
           { op: "rotate", apps: ["app-b"], fault: false },
         ]),
     ),
+  },
+  // An erasure beside a rewriter of what it rewrites (the quarantine put back, the archive derived
+  // again): which takes the archive lease first is the scheduler's.
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        fc.record({ op: fc.constant("forget" as const), app, uid: fc.constantFrom(...ERASABLE) }),
+        fc.constantFrom<OpSpec>({ op: "replayQuarantine" }, { op: "rederive" }),
+      )
+      .map((ops) => new Step(ops)),
   },
 );
 

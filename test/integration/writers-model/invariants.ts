@@ -14,6 +14,7 @@ import { RETAIN_DAYS, type Wiring } from "../../support/writers-model/cores";
 import type { Erasure, Model } from "../../support/writers-model/model";
 import { readSnapshot, type Snapshot, type StoredObject } from "../../support/writers-model/snapshot";
 import { APPS, type AppId, type Site, webhookPair } from "../../support/writers-model/world";
+import { sideViolations } from "./side-invariants";
 import { streamViolations } from "./stream-invariants";
 
 /*
@@ -64,6 +65,7 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
     ...compactionViolations(snapshot),
     ...credentialViolations(m, site),
     ...(await streamViolations(m, site)),
+    ...sideViolations(m, snapshot),
   ];
 }
 

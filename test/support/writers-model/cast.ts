@@ -23,8 +23,18 @@ export const UIDS = Object.keys(USERS) as Uid[];
 export const ERASABLE: readonly Uid[] = ["john", "john_doe", "sam"];
 
 /** What a fact is: a trigger of the templates, acted by `actor` towards `peer`. */
-export type FactKind = "dm" | "react" | "edit" | "call" | "presence" | "join";
+export type FactKind = "dm" | "react" | "edit" | "call" | "presence" | "join" | SideFactKind;
 export const FACT_KINDS: readonly FactKind[] = ["dm", "react", "edit", "call", "presence", "join"];
+/**
+ * Facts that reach the bucket's side objects (drawn by their own operation, `operations/side.ts`):
+ * a join whose member's avatar is a number (as the platform might send after a change: the
+ * projector refuses it, `quarantine/`), a message over the ingest's inline limit (`oversize/`), a
+ * call with its recording (the recorder fetches it from the world's file server: `recordings/`).
+ */
+export type SideFactKind = "refusedJoin" | "bigDm" | "recordedCall";
+export const SIDE_FACT_KINDS: readonly SideFactKind[] = ["refusedJoin", "bigDm", "recordedCall"];
+/** A big message's text: over the ingest's inline limit (200,000 bytes) with its envelope. */
+const BIG_TEXT = "lorem ipsum ".repeat(17_000);
 
 /** One fact drawn by the model: who, to whom, in which app. */
 export interface FactSpec {
@@ -51,6 +61,9 @@ const TEMPLATES: Record<FactKind, string[]> = {
   call: ["call_initiated", "call_participant_joined"],
   presence: ["user_connection_status_changed"],
   join: ["group_member_joined"],
+  refusedJoin: ["group_member_joined"],
+  bigDm: ["message_sent"],
+  recordedCall: ["call_initiated", "call_participant_joined", "recording_generated"],
 };
 const TEMPLATE_SESSION = "v1.eu.2598234fa1e3b9c.1696934199a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8";
 const TIME_KEYS = new Set([
@@ -82,11 +95,17 @@ function stamp(value: unknown, at: number): void {
  * The bodies of one fact at `at` (ms): its template(s) with the template's people replaced by the
  * actor (uid 1, Andrew Joseph) and the peer (uids 2 and 5), its ids made from `id` (unique in the
  * run), its times the clock's. A call is two deliveries: its initiation and the peer joining
- * (an occupant line names the peer by name only).
+ * (an occupant line names the peer by name only). `platform`: the address of the recordings it
+ * serves, and whether it changed its joins (each then a refused join).
  *
  * @example factBodies({ kind: "dm", app: "app-a", actor: "john", peer: "carol" }, T0, "7f3a")[0].trigger // "message_sent"
  */
-export function factBodies(spec: FactSpec, at: number, id: string): PlatformBody[] {
+export function factBodies(
+  spec: FactSpec,
+  at: number,
+  id: string,
+  platform: { recordingsUrl?: string; changedJoins?: boolean } = {},
+): PlatformBody[] {
   const { actor, peer, app } = spec;
   return (TEMPLATES[spec.kind] ?? []).map((trigger) => {
     let text = fixtureText(trigger)
@@ -103,6 +122,8 @@ export function factBodies(spec: FactSpec, at: number, id: string): PlatformBody
     const body = JSON.parse(text) as Loose;
     body.appId = app;
     stamp(body, at);
+    const kind = spec.kind === "join" && platform.changedJoins ? "refusedJoin" : spec.kind;
+    sideOf(kind, body, peer, `${platform.recordingsUrl ?? ""}/recordings/${app}-${id}-4096.mp4`);
     const json = JSON.stringify(body).replace(
       /"(id|messageId)":"(\d+)"/g,
       (_m, key, n) => `"${key}":"${id}-${n}"`,
@@ -111,6 +132,14 @@ export function factBodies(spec: FactSpec, at: number, id: string): PlatformBody
     const uids = trigger === "call_participant_joined" ? [peer] : UIDS.filter((uid) => namesUid(json, uid));
     return { trigger, appId: app, body: json, uids };
   });
+}
+
+/** What makes a side fact's body what it is: the refused avatar, the big text, the recording's address. */
+function sideOf(kind: FactKind, body: Loose, peer: Uid, recordingUrl: string): void {
+  const data = body.data as Loose;
+  if (kind === "refusedJoin") ((data.members as Loose)[peer] as Loose).avatar = 404;
+  if (kind === "bigDm") ((data.message as Loose).data as Loose).text = BIG_TEXT;
+  if (kind === "recordedCall" && body.trigger === "recording_generated") data.recording_url = recordingUrl;
 }
 
 /** The event id the ingest gives a body: its SHA-256. */

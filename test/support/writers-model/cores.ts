@@ -5,7 +5,7 @@ import {
   DeleteMessageCommand,
   ReceiveMessageCommand,
 } from "@aws-sdk/client-sqs";
-import type { SQSRecord } from "aws-lambda";
+import type { SQSBatchResponse, SQSRecord } from "aws-lambda";
 import {
   type ArchiveLease,
   archiveLease,
@@ -160,6 +160,7 @@ export function forgetDeps(w: Wiring): ForgetDependencies {
         "events queue": w.site.queueUrl,
         "events dead-letter queue": w.site.stream.deadLetterUrl,
         "stream unpublished queue": w.site.stream.unpublishedUrl,
+        "recordings queue": w.site.recordings.queueUrl,
       },
       projected: ["events queue", "events dead-letter queue", "stream unpublished queue"],
     },
@@ -182,16 +183,17 @@ export const streamWiring = (w: Wiring) => ({
 });
 
 /**
- * The projector's dependencies over the actor's clients (no recording jobs: the model has no
- * recordings), with the in-flight redaction and the stream as functions/projector/handler.ts
+ * The projector's dependencies over the actor's clients: its recording jobs sent to the recordings
+ * queue (`jobs`, as the projector function sends them), or none (a replay's, as the command wires it
+ * without `--recordings`); the in-flight redaction and the stream as functions/projector/handler.ts
  * wires them (`stream.ts`).
  */
-export function projectorDeps(w: Wiring): BatchDependencies {
-  const { dynamo, s3 } = w.clients;
+export function projectorDeps(w: Wiring, jobs = false): BatchDependencies {
+  const { dynamo, s3, sqs } = w.clients;
   return {
     stores: projectionStores(dynamo, w.site.tables),
     dataStore: s3BlobStore(s3, w.site.bucket),
-    recordingJobs: { send: async () => undefined },
+    recordingJobs: jobs ? sqsMessageQueue(sqs, w.site.recordings.queueUrl) : { send: async () => undefined },
     now: () => w.site.clock.now,
     ...projectorStreamParts(streamWiring(w)),
   };
@@ -245,9 +247,32 @@ export const silent = () => ({
  * runs after each batch is projected, before its messages are deleted. Returns how many records
  * it handled and how many failed.
  */
-export async function drainEvents(
+export function drainEvents(
   w: Wiring,
   rounds = 4,
+  afterBatch?: (records: SQSRecord[]) => Promise<void>,
+): Promise<{ handled: number; failed: number }> {
+  return drainQueue(
+    w,
+    { url: w.site.queueUrl, arn: "arn:aws:sqs:us-east-1:000000000000:events", held: w.site.received },
+    (records) => projectSqsBatch({ Records: records }, undefined, projectorDeps(w, true), silent()),
+    rounds,
+    afterBatch,
+  );
+}
+
+/**
+ * A queue drained through a function's batch handler, as Lambda's event source mapping calls it:
+ * batches of up to 10, the records it reports failed made visible again (a batch that throws fails
+ * whole); `afterBatch` runs after a batch with no failure, before its messages are deleted. The
+ * receipt handles of the messages under way are kept in `held` (a crashed receiver's come back at
+ * the run's settling).
+ */
+export async function drainQueue(
+  w: Wiring,
+  queue: { url: string; arn: string; held?: Set<string> },
+  handler: (records: SQSRecord[]) => Promise<SQSBatchResponse | undefined>,
+  rounds: number,
   afterBatch?: (records: SQSRecord[]) => Promise<void>,
 ): Promise<{ handled: number; failed: number }> {
   const { sqs } = w.clients;
@@ -256,7 +281,7 @@ export async function drainEvents(
   for (let i = 0; i < rounds; i++) {
     const out = await sqs.send(
       new ReceiveMessageCommand({
-        QueueUrl: w.site.queueUrl,
+        QueueUrl: queue.url,
         MaxNumberOfMessages: 10,
         WaitTimeSeconds: 0,
         MessageAttributeNames: ["All"],
@@ -265,23 +290,21 @@ export async function drainEvents(
     );
     const messages = out.Messages ?? [];
     if (messages.length === 0) break;
-    for (const m of messages) if (m.ReceiptHandle) w.site.received.add(m.ReceiptHandle);
-    const records = messages.map((m) =>
-      recordFromMessage(m, "arn:aws:sqs:us-east-1:000000000000:events", "us-east-1"),
-    );
+    for (const m of messages) if (m.ReceiptHandle) queue.held?.add(m.ReceiptHandle);
+    const records = messages.map((m) => recordFromMessage(m, queue.arn, "us-east-1"));
     // A batch that throws (its archive not written) fails whole, as Lambda retries it.
-    const failures = await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silent()).then(
-      (response) => new Set((response.batchItemFailures ?? []).map((f) => f.itemIdentifier)),
+    const failures = await handler(records).then(
+      (response) => new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier)),
       () => new Set(records.map((r) => r.messageId)),
     );
     if (failures.size === 0) await afterBatch?.(records);
     for (const m of messages) {
-      const handle = { QueueUrl: w.site.queueUrl, ReceiptHandle: m.ReceiptHandle };
+      const handle = { QueueUrl: queue.url, ReceiptHandle: m.ReceiptHandle };
       if (failures.has(m.MessageId ?? "")) {
         failed++;
         await sqs.send(new ChangeMessageVisibilityCommand({ ...handle, VisibilityTimeout: 0 }));
       } else await sqs.send(new DeleteMessageCommand(handle));
-      w.site.received.delete(m.ReceiptHandle ?? "");
+      queue.held?.delete(m.ReceiptHandle ?? "");
     }
     handled += messages.length;
   }

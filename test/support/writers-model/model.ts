@@ -55,6 +55,8 @@ export type OpSpec = (
   | { op: "unpublish" }
   | { op: "redrive"; stream: boolean }
   | { op: "replayStream"; app?: AppId; subscriber: boolean }
+  | { op: "replayQuarantine"; app?: AppId }
+  | { op: "record" }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
@@ -85,6 +87,12 @@ export interface Model {
    */
   collected?: Array<{ violation: string; step: string }>;
   nextFact: number;
+  /**
+   * Recordings the recorder archived (`operations/side.ts`): their key, app and session, and
+   * whether their app or a user of their session was being erased when they were (then no
+   * invariant says where they must be).
+   */
+  recorded: Array<{ key: string; app: AppId; session: string; duringErasure: boolean }>;
 }
 
 export function emptyModel(): Model {
@@ -100,6 +108,7 @@ export function emptyModel(): Model {
     violations: [],
     log: [],
     nextFact: 0,
+    recorded: [],
   };
 }
 
@@ -142,6 +151,10 @@ export function describeOp(o: OpSpec): string {
       return `rotate-credentials ${o.apps.join("+")}${o.fault ? " (the ingest answers 503 once the old pair is removed)" : ""}${crash}`;
     case "compact":
       return `compact${o.running ? " (its CTAS runs on)" : ""}${o.fault ? " (S3 refuses the CTAS marker's query id)" : ""}${crash}`;
+    case "replayQuarantine":
+      return `replay --quarantine${o.app ? ` --app ${o.app}` : " (every app)"}${crash}`;
+    case "record":
+      return `the recorder drains the recordings queue${crash}`;
     case "ctasEnd":
       return "Athena ends the queries still running";
     case "advance":

@@ -16,6 +16,7 @@ import {
   createProjectionTables,
   localTableNames,
 } from "../../../tools/local/provision";
+import { startFileServer } from "../../../tools/simulate/file-server";
 import { type ManagementApiServer, startManagementApi } from "../../../tools/simulate/management-api";
 import { createBucket, createQueue, testClients, uniqueName } from "../aws";
 import { type AthenaDouble, athenaDouble } from "./athena";
@@ -82,6 +83,13 @@ export interface Site {
   received: Set<string>;
   /** Athena (a double): the compactor is Athena's CTAS when set, DuckDB's otherwise. */
   athena?: AthenaDouble;
+  /**
+   * The platform changed its joins (a third of the runs: `seed % 3 === 0`): every join's member
+   * carries its avatar as a number, which the projector refuses (`quarantine/`).
+   */
+  changedJoins: boolean;
+  /** The platform's recordings (the simulator's file server) and the recordings queue the projector sends jobs to. */
+  recordings: { url: string; queueUrl: string };
   /** Faults armed by an operation: the next PUT of a CTAS marker with its query id fails (S3 refuses it). */
   faults: { ctasMarker: boolean };
   /** The stream as deployed: topic, subscriber, unpublished queue, the events DLQ (`stream.ts`). */
@@ -109,6 +117,8 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
   const queueUrl = await createQueue(sqs, uniqueName("wm-events"));
   const stream = await openStream(sqs, sns, queueUrl);
   const management = await startManagementApi({ ...MANAGEMENT, appIds: APPS });
+  const files = await startFileServer({ host: "127.0.0.1" });
+  const recordingsQueueUrl = await createQueue(sqs, uniqueName("wm-recordings"));
   const credentials = APPS.map((app) => firstCredential(app, newId));
   const secret = { value: JSON.stringify({ credentials }), puts: 0 };
   const api = managementApi({ url: management.url, ...MANAGEMENT, sleep: async () => undefined });
@@ -136,9 +146,14 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
     newId,
     received: new Set(),
     ...(options.athena ? { athena: await athenaDouble(bucket) } : {}),
+    changedJoins: seed % 3 === 0,
+    recordings: { url: files.url, queueUrl: recordingsQueueUrl },
     faults: { ctasMarker: false },
     stream,
-    close: () => management.close(),
+    close: async () => {
+      await management.close();
+      await files.close();
+    },
   };
 }
 

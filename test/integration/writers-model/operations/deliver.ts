@@ -27,7 +27,10 @@ export async function acknowledge(
   let acked = 0;
   for (const spec of o.facts) {
     if (!deliverable(m, spec)) continue;
-    for (const body of factBodies(spec, w.site.clock.now, `${m.nextFact++}`)) {
+    for (const body of factBodies(spec, w.site.clock.now, `${m.nextFact++}`, {
+      recordingsUrl: w.site.recordings.url,
+      changedJoins: w.site.changedJoins,
+    })) {
       for (let attempt = 0; attempt < (o.retry ? 2 : 1); attempt++) {
         w.site.clock.now += 1_000;
         const answer = await post(w, body.body, webhookPair(w.site, body.appId));

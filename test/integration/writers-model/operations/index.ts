@@ -23,6 +23,7 @@ import { actorClients, type Site } from "../../../support/writers-model/world";
 import { deliver, factDays } from "./deliver";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
+import { record, replayQuarantined } from "./side";
 import { beforeTimePasses, runStreamOp } from "./stream";
 
 /*
@@ -199,6 +200,10 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
+    case "replayQuarantine":
+      return replayQuarantined(w, o);
+    case "record":
+      return record(m, w);
     default:
       return runStreamOp(m, w, o);
   }
@@ -212,3 +217,4 @@ function failureOf(error: unknown, what: string): Error {
 export { deliver, factDays } from "./deliver";
 export { importUsers, noteSweep, sweep } from "./imports";
 export { rotate } from "./rotate";
+export { record, replayQuarantined } from "./side";
