@@ -36,6 +36,8 @@ function ungated(site: Site, label: string): Wiring {
  */
 export async function settle(m: Model, site: Site): Promise<void> {
   site.clock.now += 16 * 60_000;
+  // Athena ends, in time, every query still running (an orphan CTAS too): its files land where they land.
+  await site.athena?.endRunning();
   const w = ungated(site, "settle");
   try {
     for (const handle of site.received)

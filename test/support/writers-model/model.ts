@@ -47,6 +47,7 @@ export type OpSpec = (
   | { op: "sweep" }
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
+  | { op: "expire" }
   | { op: "lapse" }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
@@ -141,6 +142,8 @@ export function describeOp(o: OpSpec): string {
       return `clock +${o.hours} h`;
     case "lapse":
       return "clock jumps past the lease's lapse (16 min)";
+    case "expire":
+      return "clock to the hour the oldest day held expires";
     default:
       return `${o.op}${crash}`;
   }

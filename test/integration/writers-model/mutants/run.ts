@@ -54,7 +54,8 @@ const positive = (value: string) => {
 const defectList = (value: string) =>
   value.split(",").map((part) => {
     const n = Number(part.trim());
-    if (!Number.isInteger(n) || n < 1 || n > 10) throw new InvalidArgumentError("defects 1 to 10, comma-separated");
+    if (!Number.isInteger(n) || n < 1 || n > 10)
+      throw new InvalidArgumentError("defects 1 to 10, comma-separated");
     return n;
   });
 
@@ -73,8 +74,16 @@ function runLogged(
 ): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
     const file = createWriteStream(log, { flags: "a" });
-    file.write(`\n$ ${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}${command} ${args.join(" ")}\n`);
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    file.write(
+      `\n$ ${Object.entries(env)
+        .map(([k, v]) => `${k}=${v} `)
+        .join("")}${command} ${args.join(" ")}\n`,
+    );
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     const take = (chunk: Buffer) => {
       output += chunk.toString();
@@ -153,7 +162,13 @@ async function measureMutant(patch: string, o: Options): Promise<Outcome> {
       POWERTOOLS_METRICS_DISABLED: "true",
       ...(o.steps ? { MODEL_MAX_STEPS: String(o.steps) } : {}),
     };
-    const drawn = await runLogged(dir, vitest, ["run", "test/integration/writers-model.int.test.ts"], env, log);
+    const drawn = await runLogged(
+      dir,
+      vitest,
+      ["run", "test/integration/writers-model.int.test.ts"],
+      env,
+      log,
+    );
     Object.assign(out, measured(drawn.output, defect));
     if (drawn.code !== 0) out.note = `the measuring vitest exited ${drawn.code}: see ${log}`;
     console.log(
@@ -191,7 +206,9 @@ async function main(o: Options): Promise<void> {
 }
 
 const program = new Command("test:model:mutants")
-  .description("whether the writers model's drawn runs find each of issue #50's defects with its fix reverted")
+  .description(
+    "whether the writers model's drawn runs find each of issue #50's defects with its fix reverted",
+  )
   .option("--runs <n>", "drawn runs per mutant", positive, 40)
   .option("--seed <n>", "the seed the runs are drawn from", positive, 1)
   .option("--only <defects>", "only these defects' mutants (e.g. 4,8,9,10)", defectList)
@@ -199,7 +216,11 @@ const program = new Command("test:model:mutants")
   .option("--ref <commit>", "the commit each mutant is made from", "HEAD")
   .option("--skip-fixed", "do not check that the defect's fixed sequence fails on the mutant")
   .option("--keep", "keep each mutant's worktree")
-  .option("--logs <dir>", "where each mutant's vitest output goes", join(tmpdir(), `wm-mutants-${Date.now()}`))
+  .option(
+    "--logs <dir>",
+    "where each mutant's vitest output goes",
+    join(tmpdir(), `wm-mutants-${Date.now()}`),
+  )
   .action((o: Options) => main(o));
 
 program.parseAsync().catch((error: unknown) => {

@@ -21,7 +21,7 @@ import { describeOp, knownUser, type Model, type OpSpec } from "../../../support
 import { actorClients, type Site } from "../../../support/writers-model/world";
 
 import { deliver, factDays } from "./deliver";
-import { importUsers, noteSweep, sweep } from "./imports";
+import { expireOldest, importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
 
 /*
@@ -190,6 +190,8 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
     case "advance":
       site.clock.now += o.hours * 3_600_000;
       return utcDay(now());
+    case "expire":
+      return expireOldest(m, w);
     case "lapse":
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
