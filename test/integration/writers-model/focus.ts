@@ -40,8 +40,14 @@ const LOOKALIKE: Record<Uid, Uid> = {
   carol: "carol",
 };
 
+// The themes whose defects need the longest sequences are drawn more often.
 const focusArbitrary: fc.Arbitrary<Focus> = fc.record({
-  theme: fc.constantFrom(...THEMES),
+  theme: fc.oneof(
+    { weight: 1, arbitrary: fc.constant<Theme>("erasure") },
+    { weight: 2, arbitrary: fc.constant<Theme>("retention") },
+    { weight: 2, arbitrary: fc.constant<Theme>("lease") },
+    { weight: 2, arbitrary: fc.constant<Theme>("athena") },
+  ),
   uid: fc.constantFrom(...ERASABLE),
   app: fc.constantFrom<AppId>("app-a", "app-b"),
 });
@@ -110,7 +116,7 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
     case "erasure":
       return [
         { weight: 3, arbitrary: one(deliver) },
-        { weight: 2, arbitrary: one(forget) },
+        { weight: 3, arbitrary: one(forget) },
         { weight: 1, arbitrary: one(fc.constant<OpSpec>({ op: "rederive" })) },
         { weight: 1, arbitrary: one(fc.constant<OpSpec>({ op: "replay", app: f.app })) },
         {
@@ -121,16 +127,14 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
         },
         { weight: 1, arbitrary: one(rollup) },
       ];
-    // Imported (created long ago), active days later, the day rolled up, the window crossed and swept.
+    // Imported (created long ago), active days later, a month passing (the schedule's passes, the
+    // window crossed, the sweep).
     case "retention":
       return [
-        { weight: 2, arbitrary: one(importThem(fc.boolean(), fc.constant(2_000))) },
-        { weight: 2, arbitrary: later(deliver) },
-        { weight: 2, arbitrary: later(rollup) },
-        {
-          weight: 2,
-          arbitrary: fc.constant(null).map(() => new Step([{ op: "expire" }, { op: "sweep" }])),
-        },
+        { weight: 3, arbitrary: one(importThem(fc.boolean(), fc.constant(2_000))) },
+        { weight: 3, arbitrary: later(deliver) },
+        { weight: 3, arbitrary: one(fc.constant<OpSpec>({ op: "expire" })) },
+        { weight: 1, arbitrary: later(rollup) },
         { weight: 1, arbitrary: one(forget) },
       ];
     // Imports of the day (folded, and theirs left as a batch), and their forget beside another
@@ -139,6 +143,13 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
       return [
         { weight: 2, arbitrary: one(importOthers) },
         { weight: 2, arbitrary: one(importThem(fc.constant(false), fc.constant(0))) },
+        // Two imports at once: others' (folded) beside theirs (left as a batch).
+        {
+          weight: 2,
+          arbitrary: fc
+            .tuple(importOthers, importThem(fc.constant(false), fc.constant(0)))
+            .map((ops) => new Step(ops)),
+        },
         {
           weight: 3,
           arbitrary: fc
@@ -182,19 +193,22 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
 }
 
 /**
- * A drawn run: its focus, and at most `maxCommands` steps, each the model's own (`step`) or one of
- * the theme's about the focus. The focus shrinks first (to the erasure theme, john, app-a), then
+ * A drawn run: its focus, and four to `maxCommands` steps, each the model's own (`step`) or one
+ * of the theme's about the focus. The focus shrinks first (to the erasure theme, john, app-a), then
  * the steps as `fc.commands` shrinks them.
  */
 export function focusedRun(
   maxCommands: number,
 ): fc.Arbitrary<{ focus: Focus; steps: Iterable<fc.AsyncCommand<Model, Real>> }> {
+  // At least four steps: the theme's sequences are two or three steps long, among others.
+  const least = Math.min(4, maxCommands);
   return focusArbitrary.chain((focus) =>
     fc
-      .commands([fc.oneof({ weight: 2, arbitrary: step }, ...themedSteps(focus))], {
+      .commands([fc.oneof({ weight: 1, arbitrary: step }, ...themedSteps(focus))], {
         maxCommands,
         size: "max",
       })
+      .filter((steps) => [...steps].length >= least)
       .map((steps) => ({ focus, steps })),
   );
 }

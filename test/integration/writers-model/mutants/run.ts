@@ -64,6 +64,16 @@ function git(cwd: string, ...args: string[]): { ok: boolean; out: string } {
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}`.trim() };
 }
 
+/** The process groups of the vitest runs under way, and the worktrees made: ended on an interrupt. */
+const running = new Set<number>();
+const made = new Set<string>();
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    for (const pid of running) if (pid) process.kill(-pid, "SIGTERM");
+    for (const dir of made) removeWorktree(dir);
+    process.exit(130);
+  });
+
 /** Runs a command in `cwd`, its output appended to `log`; resolves with its exit code and output. */
 function runLogged(
   cwd: string,
@@ -83,7 +93,10 @@ function runLogged(
       cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
+      // A process group of its own (vitest, its workers, its emulators): ended whole on an interrupt.
+      detached: true,
     });
+    running.add(child.pid ?? 0);
     let output = "";
     const take = (chunk: Buffer) => {
       output += chunk.toString();
@@ -92,6 +105,7 @@ function runLogged(
     child.stdout.on("data", take);
     child.stderr.on("data", take);
     child.on("close", (code) => {
+      running.delete(child.pid ?? 0);
       file.end(() => done({ code: code ?? 1, output }));
     });
   });
@@ -102,6 +116,7 @@ function worktree(ref: string): string {
   const dir = mkdtempSync(join(tmpdir(), "wm-mutant-"));
   const added = git(ROOT, "worktree", "add", "--detach", dir, ref);
   if (!added.ok) throw new Error(`git worktree add ${ref}: ${added.out}`);
+  made.add(dir);
   const copied = spawnSync("cp", ["-al", join(ROOT, "node_modules"), join(dir, "node_modules")]);
   if (copied.status !== 0) throw new Error(`cp -al node_modules: ${copied.stderr}`);
   const stream = join(dir, "node_modules/@webhook-backend/stream");
@@ -113,6 +128,7 @@ function worktree(ref: string): string {
 function removeWorktree(dir: string): void {
   spawnSync("rm", ["-rf", join(dir, "node_modules")]);
   git(ROOT, "worktree", "remove", "--force", dir);
+  made.delete(dir);
 }
 
 /** The measure's figures of defect `n` in a vitest output: runs found, runs drawn, the first run. */

@@ -71,19 +71,3 @@ export function noteSweep(m: Model, now: number): void {
   while (isExpired(day, RETAIN_DAYS, now)) day = utcDay(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
   if (!m.keptFrom || day > m.keptFrom) m.keptFrom = day;
 }
-
-/**
- * The clock moves to the first hour at which the oldest day the run holds (a fact's receipt day or
- * an import day, not yet expired) expires: the retention window crossed, the days after it kept.
- */
-export function expireOldest(m: Model, w: Wiring): string {
-  const now = w.site.clock.now;
-  const days = [
-    ...m.delivered.map((d) => utcDay(d.receivedAt)),
-    ...m.imported.map((i) => utcDay(i.importedAt * 1000)),
-  ].filter((day) => !isExpired(day, RETAIN_DAYS, now));
-  const oldest = days.sort()[0];
-  if (!oldest) return "nothing held";
-  while (!isExpired(oldest, RETAIN_DAYS, w.site.clock.now)) w.site.clock.now += 3_600_000;
-  return `${oldest} expired at ${new Date(w.site.clock.now).toISOString()}`;
-}

@@ -21,7 +21,8 @@ import { describeOp, knownUser, type Model, type OpSpec } from "../../../support
 import { actorClients, type Site } from "../../../support/writers-model/world";
 
 import { deliver, factDays } from "./deliver";
-import { expireOldest, importUsers, noteSweep, sweep } from "./imports";
+import { expireOldest } from "./expire";
+import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
 
 /*
@@ -47,6 +48,12 @@ const EXPECTED = new Set([
   "InjectedFaultError",
   "CompactionPendingError",
 ]);
+
+/** A pass's failure as it is when it is a refusal by design (`EXPECTED`: a lease lost, held), else an error saying `what`. */
+export function refusalOr(error: unknown, what: string): Error {
+  if (error instanceof Error && EXPECTED.has(error.name)) return error;
+  return new Error(`${what}: ${String(error)}`);
+}
 
 /** The run: its world, its gate, its model. */
 export interface Real {
@@ -155,13 +162,12 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const days = factDays(m, now());
       if (!days.length) return "no day";
       const report = await rollupDays(days, rollupDeps(w), o.app ? { app: o.app } : {});
-      if (report.failures.length) throw new Error(`rollup failed: ${String(report.failures[0]?.error)}`);
+      if (report.failures.length) throw refusalOr(report.failures[0]?.error, "rollup failed");
       return `${report.rollups.length} day(s) of apps`;
     }
     case "tick": {
       const report = await scheduledRollup(rollupDeps(w, true));
-      if (report.failures.length)
-        throw new Error(`the schedule failed: ${String(report.failures[0]?.error)}`);
+      if (report.failures.length) throw refusalOr(report.failures[0]?.error, "the schedule failed");
       if (report.sweep) noteSweep(m, now());
       return `passes ${report.passes.length}, deferred ${report.passesDeferred.length}, compacted ${report.compactions.length}${report.sweep ? `, swept ${report.sweep.swept.length}` : ""}`;
     }
@@ -191,7 +197,7 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       site.clock.now += o.hours * 3_600_000;
       return utcDay(now());
     case "expire":
-      return expireOldest(m, w);
+      return expireOldest(m, w, refusalOr);
     case "lapse":
       await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
