@@ -30,7 +30,7 @@ export async function expireOldest(
   while (!isExpired(oldest, RETAIN_DAYS, until)) until += HOUR_MS;
   // The schedule's pass of each day once it closed: the clock past today's end, the days rolled up.
   const days = factDays(m, clock.now);
-  clock.now = Math.min(until, Date.parse(`${utcDay(clock.now)}T00:00:00Z`) + 25 * HOUR_MS);
+  clock.now = Math.min(until, Date.parse(`${utcDay(clock.now)}T00:00:00Z`) + 50 * HOUR_MS);
   if (m.delivered.length && days.length) {
     const report = await rollupDays(days, rollupDeps(w));
     if (report.failures.length) throw refusalOr(report.failures[0]?.error, "the schedule failed");
