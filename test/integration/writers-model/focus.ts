@@ -160,7 +160,15 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
                 arbitrary: fc.constantFrom<OpSpec>({ op: "compact" }, { op: "rederive" }, { op: "sweep" }),
               },
             )
-            .map((holder) => new Step([{ op: "forget", app: f.app, uid: f.uid }, holder, { op: "lapse" }])),
+            .chain((holder) =>
+              // The clock jumps at a drawn moment of the step: mid-search, mid-rewrite.
+              fc
+                .integer({ min: 4, max: 28 })
+                .map(
+                  (after) =>
+                    new Step([{ op: "forget", app: f.app, uid: f.uid }, holder, { op: "lapse", after }]),
+                ),
+            ),
         },
         { weight: 1, arbitrary: one(deliver) },
       ];

@@ -48,7 +48,8 @@ export type OpSpec = (
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
   | { op: "expire" }
-  | { op: "lapse" }
+  /** The clock jumps once the step's scheduler released `after` of its own waits (1: at its first). */
+  | { op: "lapse"; after?: number }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
@@ -141,7 +142,7 @@ export function describeOp(o: OpSpec): string {
     case "advance":
       return `clock +${o.hours} h`;
     case "lapse":
-      return "clock jumps past the lease's lapse (16 min)";
+      return `clock jumps past the lease's lapse (16 min)${o.after ? ` at its wait ${o.after}` : ""}`;
     case "expire":
       return "clock to the hour the oldest day held expires";
     default:

@@ -199,7 +199,7 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
     case "expire":
       return expireOldest(m, w, refusalOr);
     case "lapse":
-      await w.gate.pause(w.actor, "clock jump");
+      for (let i = 0; i < (o.after ?? 1); i++) await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
   }
