@@ -109,7 +109,13 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return deliver(m, w, o);
     case "forget": {
       const report = await forget(forgetDeps(w), { appId: o.app, uid: o.uid, requestedBy: "model" });
-      m.erasures = m.erasures.filter((e) => !(e.app === o.app && e.uid === o.uid));
+      // A second erasure of a user whose first ended finds nothing (docs/personal-data.md): the
+      // data keeps the first one's pseudonym, and so does the model.
+      const earlier = m.erasures.find((e) => e.app === o.app && e.uid === o.uid);
+      if (earlier) {
+        earlier.complete &&= report.unreached.length === 0;
+        return `erased again as ${report.pseudonym} (the data keeps ${earlier.pseudonym})`;
+      }
       m.erasures.push({
         app: o.app,
         uid: o.uid,
