@@ -131,7 +131,18 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
     // window crossed, the sweep).
     case "retention":
       return [
-        { weight: 3, arbitrary: one(importThem(fc.boolean(), fc.constant(2_000))) },
+        {
+          weight: 3,
+          arbitrary: one(
+            importThem(
+              fc.oneof(
+                { weight: 1, arbitrary: fc.constant(true) },
+                { weight: 2, arbitrary: fc.constant(false) },
+              ),
+              fc.constant(2_000),
+            ),
+          ),
+        },
         { weight: 3, arbitrary: later(deliver) },
         { weight: 3, arbitrary: one(fc.constant<OpSpec>({ op: "expire" })) },
         { weight: 1, arbitrary: later(rollup) },
@@ -186,10 +197,7 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
                   { weight: 3, arbitrary: fc.constant(true) },
                   { weight: 1, arbitrary: fc.constant(false) },
                 ),
-                running: fc.oneof(
-                  { weight: 3, arbitrary: fc.constant(true) },
-                  { weight: 1, arbitrary: fc.constant(false) },
-                ),
+                running: fc.constant(true),
               })
               .map((c): OpSpec => ({ op: "compact", ...c })),
           ),
