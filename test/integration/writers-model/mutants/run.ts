@@ -70,6 +70,11 @@ const made = new Set<string>();
 for (const signal of ["SIGINT", "SIGTERM"] as const)
   process.on(signal, () => {
     for (const pid of running) if (pid) process.kill(-pid, "SIGTERM");
+    // DynamoDB Local runs detached (a group of its own): ended by its pid, found by its worktree's path.
+    const ps = spawnSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" }).stdout;
+    for (const line of ps.split("\n"))
+      if ([...made].some((dir) => line.includes(`${dir}/`)))
+        process.kill(Number(line.trim().split(" ")[0]), "SIGTERM");
     for (const dir of made) removeWorktree(dir);
     process.exit(130);
   });
