@@ -21,7 +21,7 @@ import { Step } from "./step";
  */
 
 /** The families a run dwells on. */
-export const THEMES = ["erasure", "retention", "lease", "athena"] as const;
+export const THEMES = ["erasure", "retention", "lease", "athena", "rotation"] as const;
 export type Theme = (typeof THEMES)[number];
 
 /** A run's focus: the user and app most of it concerns, and its theme. */
@@ -47,6 +47,7 @@ const focusArbitrary: fc.Arbitrary<Focus> = fc.record({
     { weight: 2, arbitrary: fc.constant<Theme>("retention") },
     { weight: 2, arbitrary: fc.constant<Theme>("lease") },
     { weight: 2, arbitrary: fc.constant<Theme>("athena") },
+    { weight: 1, arbitrary: fc.constant<Theme>("rotation") },
   ),
   uid: fc.constantFrom(...ERASABLE),
   app: fc.constantFrom<AppId>("app-a", "app-b"),
@@ -180,6 +181,27 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
                     new Step([{ op: "forget", app: f.app, uid: f.uid }, holder, { op: "lapse", after }]),
                 ),
             ),
+        },
+        { weight: 1, arbitrary: one(deliver) },
+      ];
+    // Rotations, two at once or one whose ingest answers 503, and deliveries with the credentials.
+    case "rotation":
+      return [
+        {
+          weight: 3,
+          arbitrary: fc.boolean().map(
+            (fault) =>
+              new Step([
+                { op: "rotate", apps: [f.app], fault },
+                { op: "rotate", apps: [f.app === "app-a" ? "app-b" : "app-a"], fault: false },
+              ]),
+          ),
+        },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom<AppId[]>([f.app], ["app-a", "app-b"])
+            .map((apps) => new Step([{ op: "rotate", apps, fault: true }])),
         },
         { weight: 1, arbitrary: one(deliver) },
       ];
