@@ -23,6 +23,12 @@ export interface InFlightDelivery {
   body: string;
   /** Set when redacted here: the erasure's id, as on a line the erasure rewrote. */
   erasure?: string;
+  /**
+   * Set when redacted here: the pseudonyms it now names in place of erased users. The projector
+   * writes no item of theirs (`OWN_ITEMS`): the erasure deleted their own items, and a delivery
+   * redacted in flight leaves the tables as if it had been projected before the erasure.
+   */
+  erasedAs?: readonly string[];
 }
 
 /** A uid as the platform allows it: letters, digits, `_` and `-`, at most 100 characters. */
@@ -130,16 +136,34 @@ function redactDelivery<T extends InFlightDelivery>(
 ): T {
   let { body } = delivery;
   let erasure: string | undefined;
+  const erasedAs = new Set<string>();
+  const applies = (mark: ErasedSubject | undefined): mark is ErasedSubject =>
+    mark !== undefined &&
+    mark.expiresAt * 1000 > nowMs &&
+    (mark.until === undefined || delivery.receivedAt <= mark.until);
   for (const uid of identifiersIn(delivery.body)) {
     const mark = marks.get(erasureSubject(delivery.appId ?? "", uid));
-    if (!mark || mark.expiresAt * 1000 <= nowMs) continue;
-    if (mark.until !== undefined && delivery.receivedAt > mark.until) continue;
+    if (!applies(mark)) continue;
     const next = redactBody(body, { uid, names: [], pseudonym: mark.pseudonym });
     if (next === body) continue;
     body = next;
     erasure ??= mark.erasureId;
+    erasedAs.add(mark.pseudonym);
   }
-  return erasure === undefined ? delivery : { ...delivery, body, erasure: delivery.erasure ?? erasure };
+  // A body the erasure redacted already (one kept in the bucket, `oversize/`, which it rewrites
+  // while the pointer to it is queued) names their pseudonym: marked with that erasure too, so that
+  // its line and its envelope say so as those the erasure rewrote do (replay skips it, resend
+  // refuses it). Looked up only in an app with marks (this map), by the marks' pseudonyms.
+  if (erasure === undefined && delivery.erasure === undefined)
+    for (const mark of marks.values())
+      if (applies(mark) && body.includes(mark.pseudonym) && identifiersIn(body).has(mark.pseudonym)) {
+        erasure = mark.erasureId;
+        erasedAs.add(mark.pseudonym);
+        break;
+      }
+  return erasure === undefined
+    ? delivery
+    : { ...delivery, body, erasure: delivery.erasure ?? erasure, erasedAs: [...erasedAs] };
 }
 
 /**

@@ -43,9 +43,10 @@ export interface ForgetDependencies {
   /** Rewrites a compacted day's Parquet from its redacted NDJSON. None: compacted days are left (reported). */
   compactor?: ArchiveCompactor;
   /**
-   * The queues whose messages an erasure cannot change: counted in the report; but those the
-   * projector processes (`projected`: the events queue, its dead letters once redriven) when it
-   * redacts the user in flight (`erased`): a message there naming them is redacted as it is projected.
+   * The queues whose messages an erasure cannot change: counted in the report; but those whose
+   * messages are redacted with the marks before anything is sent from them (`projected`: the events
+   * queue and its dead letters once redriven, by the projector; the stream's unpublished queue, by
+   * `redrive --stream`) when the user is marked (`erased`).
    */
   queues?: { sqs: SQSClient; urls: Record<string, string>; projected?: readonly string[] };
   now: () => number;

@@ -2,7 +2,7 @@ import { type SessionEvent, sessionIdOf } from "@webhook-backend/stream/events/a
 import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import type { KnownEvent, ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import { evolveOnce, projectionInput, withoutSeen } from "@webhook-backend/stream/fold";
-import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { appKey, PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import { PROJECTIONS, type VersionedItem } from "@webhook-backend/stream/projections/registry";
 import type { SessionState } from "@webhook-backend/stream/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
@@ -37,6 +37,30 @@ export interface ProjectorDependencies {
 interface BatchInput {
   index: number;
   input: ProjectionInput;
+  /** The pseudonyms a redaction in flight put in its body (`QueuedEvent.erasedAs`): none of their own items is written. */
+  erasedAs?: readonly string[];
+}
+
+/**
+ * The items that are a user's own, by key: their presence, their memberships (those the erasure
+ * deletes, `OWN_ITEM` in shared/erasure/redact.ts). A delivery redacted in flight (#50) writes none
+ * of its pseudonyms': the erasure deleted the user's, and the tables end as if it had been
+ * projected before the erasure ran (and as a replay, which skips redacted lines, leaves them).
+ */
+const OWN_KEY: Partial<Record<string, (key: ItemKey, appId: string, uid: string) => boolean>> = {
+  presence: (key, appId, uid) => key.pk === appKey(appId, uid),
+  memberships: (key, _appId, uid) => key.sk === uid,
+};
+
+/** Whether `key` is the own item of one of `erasedAs` in `projection`'s table. */
+function ownOfErased(
+  projection: string,
+  key: ItemKey,
+  appId: string,
+  erasedAs: readonly string[] = [],
+): boolean {
+  const own = OWN_KEY[projection];
+  return own !== undefined && erasedAs.some((uid) => own(key, appId, uid));
 }
 
 /** What the fold learnt of each event: whether a table handles it, whether it changed an item, whether an item of it failed. */
@@ -63,11 +87,12 @@ async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
     string,
     { key: ItemKey; inputs: Array<{ index: number; input: ProjectionInput<E> }> }
   >();
-  for (const { index, input } of inputs) {
+  for (const { index, input, erasedAs } of inputs) {
     if (!projection.handles(input.event)) continue;
     const typed = input as ProjectionInput<E>;
     track(index).handled = true;
     for (const key of projection.keys(typed)) {
+      if (ownOfErased(projection.name, key, typed.event.appId, erasedAs)) continue;
       const id = `${key.pk}|${key.sk ?? ""}`;
       const item = items.get(id) ?? { key, inputs: [] };
       item.inputs.push({ index, input: typed });
@@ -126,10 +151,11 @@ async function foldProjection<S extends VersionedItem, E extends KnownEvent>(
 export async function projectInputs(
   inputs: readonly ProjectionInput[],
   deps: ProjectorDependencies,
+  erasedAs: ReadonlyArray<readonly string[] | undefined> = [],
 ): Promise<Array<{ outcome: ProjectionOutcome } | { error: unknown }>> {
   const tracks = inputs.map((): EventTrack => ({ handled: false, changed: false }));
   const track = (index: number) => tracks[index] as EventTrack;
-  const batch = inputs.map((input, index) => ({ index, input }));
+  const batch = inputs.map((input, index): BatchInput => ({ index, input, erasedAs: erasedAs[index] }));
   const folded = await Promise.all(
     tableBindings(deps.stores).map(({ table, projection, store }) =>
       foldProjection(projection, store, batch, track, (state) =>
@@ -211,13 +237,17 @@ export async function projectBatch(
   parsedEvents: readonly ParsedEvent[] = events.map((e) => parseEventBody(e.body)),
 ): Promise<Array<{ outcome: ProjectionOutcome } | { error: unknown }>> {
   const results: Array<{ outcome: ProjectionOutcome } | { error: unknown }> = [];
-  const known: Array<{ index: number; input: ProjectionInput }> = [];
+  const known: BatchInput[] = [];
   await Promise.all(
     events.map(async (queued, index) => {
       const parsed = parsedEvents[index] ?? parseEventBody(queued.body);
       const refusal = refusalOf(parsed);
       if (parsed.kind === "known" && refusal === undefined) {
-        known.push({ index, input: projectionInput(parsed.event, queued.eventId, queued.receivedAt) });
+        known.push({
+          index,
+          input: projectionInput(parsed.event, queued.eventId, queued.receivedAt),
+          ...(queued.erasedAs ? { erasedAs: queued.erasedAs } : {}),
+        });
         return;
       }
       if (parsed.kind === "unknown") {
@@ -235,6 +265,7 @@ export async function projectBatch(
   const projected = await projectInputs(
     known.map((k) => k.input),
     deps,
+    known.map((k) => k.erasedAs),
   );
   await Promise.all(
     known.map(async ({ index }, i) => {

@@ -26,6 +26,8 @@ export interface QueuedEvent {
    * stream envelope carry as those the erasure rewrote do.
    */
   erasure?: string;
+  /** With `erasure`: the pseudonyms the body names in place of erased users (no item of theirs is written). */
+  erasedAs?: readonly string[];
 }
 
 function sha256(text: string): string {

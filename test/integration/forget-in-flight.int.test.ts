@@ -68,6 +68,11 @@ function inFlight(appId: string) {
       b.data.members = { [U4]: entity(U4, "Dan Moe") };
       b.data.by = entity(U1, "Andrew Joseph");
     }),
+    delivery("group_member_added", appId, T0 + 62_000, (b) => {
+      b.data.group = { ...b.data.group, guid: "g", conversationId: "group_g", owner: "cometchat-uid-3" };
+      b.data.members = { [U1]: entity(U1, "Andrew Joseph") };
+      b.data.by = entity(U4, "Dan Moe");
+    }),
   ];
 }
 
@@ -96,19 +101,22 @@ describe("a delivery in flight across an erasure", () => {
         env.silent(),
       );
 
-    // Assess: nothing names U1; their presence and the membership's `by` are the pseudonym's; the
-    // two lines carry the erasure; the list was read once for both batches.
+    // Assess: nothing names U1; the membership's `by` is the pseudonym's, and nothing of the
+    // pseudonym's own (no presence, no membership: the erasure deleted U1's, and the tables are as
+    // if the deliveries had been projected before it); the lines carry the erasure; the list was
+    // read once for every batch.
     const items = await appItems(env.dynamo, w.tables, w.appId);
     expect(mentionsUid(JSON.stringify(items), U1)).toBe(false);
-    expect(JSON.stringify(items.presence)).toContain(report.pseudonym);
+    expect(JSON.stringify(items.presence ?? [])).not.toContain(report.pseudonym);
     expect(items.memberships?.find((m) => m.uid === U4)?.by).toBe(report.pseudonym);
+    expect(items.memberships?.filter((m) => m.uid === report.pseudonym)).toEqual([]);
     const lines: Array<{ body: string; erasure?: string; receivedAt: number }> = [];
     await scanArchive(env.s3, env.bucket, { appId: w.appId }, "oldest", (line) => {
       lines.push(line);
     });
     expect(lines.filter((l) => mentionsUid(l.body, U1))).toEqual([]);
     const late = lines.filter((l) => l.receivedAt >= T0 + 60_000);
-    expect(late.map((l) => l.erasure)).toEqual([report.erasureId, report.erasureId]);
+    expect(late.map((l) => l.erasure)).toEqual([report.erasureId, report.erasureId, report.erasureId]);
     expect(w.reads()).toBe(1);
     // The erasure waited until every projector had the mark (its clock stands still: the whole settle).
     expect(slept).toBe(90_000);

@@ -8,7 +8,7 @@ import {
   type InFlightDelivery,
   identifiersIn,
 } from "../../shared/erasure/in-flight";
-import { mentionsUid } from "../../shared/erasure/redact";
+import { mentionsUid, redactBody } from "../../shared/erasure/redact";
 import { fixtureText } from "../support/fixtures";
 
 /**
@@ -49,6 +49,27 @@ describe("erasedInFlight", () => {
     expect(kept[0]).toBe(after);
     expect(kept[1]).toBe(otherApp);
     expect(kept[2]).toBe(notNaming);
+  });
+
+  it("marks a delivery whose body the erasure redacted already (kept in the bucket while its pointer was queued) with the erasure; another app's stays the same object", async () => {
+    // Prepare: the body as the erasure left it in `oversize/` (their uid as the pseudonym, no mark in a body).
+    const redact = erasedInFlight(async () => [mark("a", ERASED_AT)], {
+      cacheMs: 60_000,
+      now: () => ERASED_AT,
+    });
+    const rewritten = (appId: string) => {
+      const d = delivery(appId, ERASED_AT - 1);
+      return { ...d, body: redactBody(d.body, { uid: U1, names: [], pseudonym: "erased-00000000000000aa" }) };
+    };
+    const [inBucket, otherApp] = [rewritten("a"), rewritten("b")];
+
+    // Act
+    const [marked, kept] = await redact([inBucket, otherApp]);
+
+    // Assess: the same body, now marked (its archive line and envelope then say it is redacted).
+    expect(marked?.body).toBe(inBucket.body);
+    expect(marked?.erasure).toBe("e-50");
+    expect(kept).toBe(otherApp);
   });
 
   it("while the erasure runs (no end yet), redacts every delivery naming the user; an expired mark none", async () => {

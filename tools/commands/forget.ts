@@ -93,11 +93,12 @@ async function run(uid: string | undefined, o: ForgetCliOptions): Promise<void> 
           "events dead-letter queue": target.queues.events.deadLetterUrl,
           "recordings queue": target.queues.recordings.url,
           "recordings dead-letter queue": target.queues.recordings.deadLetterUrl,
-          // Envelopes whose publish kept failing (#41): `redrive --stream` would publish them as they were.
+          // Envelopes whose publish kept failing (#41): `redrive --stream` redacts them with the marks.
           ...(target.stream?.unpublishedUrl && { "stream unpublished queue": target.stream.unpublishedUrl }),
         },
-        // What the projector takes off (the dead letters once redriven): redacted in flight with `erased`.
-        projected: ["events queue", "events dead-letter queue"],
+        // What the projector takes off (the dead letters once redriven), and what `redrive --stream`
+        // publishes: redacted in flight with `erased`.
+        projected: ["events queue", "events dead-letter queue", "stream unpublished queue"],
       },
       now: Date.now,
       // The erased subjects the projector reads (#50): a delivery in flight naming the user is

@@ -3,12 +3,13 @@
  * `--stream`: the facts the projector kept unpublished → the stream (#41).
  */
 import { Command } from "commander";
+import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { oneOf, runProgram, UserFacingError, withTarget } from "../cli/program";
 import { peekDeadLetters } from "../ops/inspect";
 import { redrive } from "../ops/operations";
 import { queueDepth } from "../ops/queues";
-import { redriveUnpublished } from "../ops/stream";
+import { erasedMarksRedaction, redriveUnpublished } from "../ops/stream";
 import { resolveTarget } from "../target";
 
 interface RedriveOptions {
@@ -29,7 +30,15 @@ async function run(o: RedriveOptions): Promise<void> {
       if (!target.stream || !url) throw new UserFacingError("no stream (unpublished queue) on this target");
       report.stream = o.dryRun
         ? { wouldMove: await queueDepth(target.sqs, url) }
-        : await redriveUnpublished(target.sqs, url, snsStreamPublisher(target.sns, target.stream.topicArn));
+        : await redriveUnpublished(
+            target.sqs,
+            url,
+            snsStreamPublisher(target.sns, target.stream.topicArn),
+            // A fact naming a user erased since it was kept is redacted as the projector would (#50).
+            target.appsTable
+              ? erasedMarksRedaction(documentClient(target.dynamo), target.appsTable)
+              : undefined,
+          );
     }
     for (const name of o.stream ? [] : (["events", "recordings"] as const)) {
       if (o.queue !== "all" && o.queue !== name) continue;

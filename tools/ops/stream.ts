@@ -4,8 +4,11 @@
  * `stream-replay.ts`).
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { parseStreamMessage } from "@webhook-backend/stream";
-import { streamMessage } from "../../shared/stream/envelope";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { parseStreamMessage, STREAM_KINDS, type StreamEnvelope } from "@webhook-backend/stream";
+import { listErasedSubjects } from "../../shared/erasure/erased-subjects";
+import { erasedInFlight, type InFlightDelivery } from "../../shared/erasure/in-flight";
+import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import type { StreamPublisher } from "../../shared/stream/publish-batches";
 import { count } from "../cli/format";
 import type { StreamReplayReport } from "./stream-replay";
@@ -63,17 +66,86 @@ export interface StreamRedriveReport {
 }
 
 /**
- * Publishes the facts the projector kept in the stream's unpublished queue (their envelopes, as
- * they would have been published) and deletes each one published; one that fails again stays for
- * the next redrive. A message that is not a stream envelope is left where it is and counted as
- * failed. (A dry run counts the queue's messages: `queueDepth`.)
+ * The redaction of deliveries naming an erased user, as the projector's (`erasedInFlight` over the
+ * marks in the apps table, `shared/erasure/in-flight.ts`).
+ */
+export type UnpublishedRedaction = <T extends InFlightDelivery>(deliveries: readonly T[]) => Promise<T[]>;
+
+/**
+ * The projector's redaction over the marks in the apps table (`listErasedSubjects`), read afresh
+ * for each batch a redrive publishes (`cacheMs` 0: a mark written while it runs is seen by its
+ * next batch).
  *
- * @example await redriveUnpublished(sqs, unpublishedUrl, publisher) // { moved: 3, failed: 0 }
+ * @example await redriveUnpublished(sqs, url, publisher, erasedMarksRedaction(documentClient(dynamo), appsTable))
+ */
+export function erasedMarksRedaction(
+  doc: DynamoDBDocumentClient,
+  appsTable: string,
+  now: () => number = Date.now,
+): UnpublishedRedaction {
+  return erasedInFlight(listErasedSubjects(doc, appsTable), { cacheMs: 0, now });
+}
+
+/**
+ * Unpublished envelopes as they may be published now: a delivery that names a user erased since
+ * it was received (`redact`: the projector's marks, read once for them all) redacted as the
+ * projector would have redacted it (its uid as the erasure's pseudonym, their free text removed,
+ * the erasure's id set), its envelope made again from the redacted body (its natural key may hold
+ * a conversation id); any other as it was kept. A body kept as a pointer (`bodyObject`, over SNS's
+ * limit) is the bucket's object, which the erasure rewrites itself.
+ *
+ * @example await redactedEnvelopes([envelope], redact) // [the envelope, its body redacted and `erasure` set]
+ */
+export async function redactedEnvelopes(
+  envelopes: readonly StreamEnvelope[],
+  redact: UnpublishedRedaction | undefined,
+): Promise<StreamEnvelope[]> {
+  const deliveries = envelopes.flatMap((envelope) =>
+    envelope.kind === STREAM_KINDS.delivery && envelope.body !== undefined
+      ? [
+          {
+            envelope,
+            body: envelope.body,
+            receivedAt: envelope.receivedAt,
+            appId: envelope.appId,
+            ...(envelope.erasure ? { erasure: envelope.erasure } : {}),
+          },
+        ]
+      : [],
+  );
+  if (!redact || deliveries.length === 0) return [...envelopes];
+  const redacted = new Map<StreamEnvelope, StreamEnvelope>();
+  (await redact(deliveries)).forEach((after, i) => {
+    const before = deliveries[i];
+    if (!before || after === before || before.envelope.kind !== STREAM_KINDS.delivery) return;
+    const { eventId, receivedAt, appId, trigger, outcome } = before.envelope;
+    const { erasure } = after;
+    redacted.set(
+      before.envelope,
+      deliveryEnvelope(
+        { eventId, receivedAt, appId, trigger, body: after.body, ...(erasure ? { erasure } : {}) },
+        outcome ? { outcome } : {},
+      ),
+    );
+  });
+  return envelopes.map((e) => redacted.get(e) ?? e);
+}
+
+/**
+ * Publishes the facts the projector kept in the stream's unpublished queue (their envelopes, as
+ * they would have been published, each redacted first when it names a user erased since:
+ * `redactedEnvelopes`, #50: an SQS message cannot be rewritten, so what is sent from it after the
+ * erasure is redacted) and deletes each one published; one that fails again stays for the next
+ * redrive. A message that is not a stream envelope is left where it is and counted as failed. (A
+ * dry run counts the queue's messages: `queueDepth`.)
+ *
+ * @example await redriveUnpublished(sqs, unpublishedUrl, publisher, redact) // { moved: 3, failed: 0 }
  */
 export async function redriveUnpublished(
   sqs: SQSClient,
   queueUrl: string,
   publisher: StreamPublisher,
+  redact?: UnpublishedRedaction,
 ): Promise<StreamRedriveReport> {
   const report: StreamRedriveReport = { moved: 0, failed: 0 };
   for (;;) {
@@ -88,14 +160,22 @@ export async function redriveUnpublished(
     );
     const received = out.Messages ?? [];
     if (received.length === 0) return report;
-    const messages = received.flatMap((m) => {
+    const parsed = received.flatMap((m) => {
       try {
-        return [{ receipt: m.ReceiptHandle, message: streamMessage(parseStreamMessage(m.Body ?? "")) }];
+        return [{ receipt: m.ReceiptHandle, envelope: parseStreamMessage(m.Body ?? "") }];
       } catch {
         report.failed++;
         return [];
       }
     });
+    const envelopes = await redactedEnvelopes(
+      parsed.map((p) => p.envelope),
+      redact,
+    );
+    const messages = parsed.map(({ receipt, envelope }, i) => ({
+      receipt,
+      message: streamMessage(envelopes[i] ?? envelope),
+    }));
     const { failed } = await publisher.publish(messages.map((m) => m.message));
     const done = messages.filter((m) => !failed.has(m.message.id));
     report.moved += done.length;

@@ -3,6 +3,7 @@ import { ERASABLE, FACT_KINDS, type FactSpec, UIDS, type Uid } from "../../suppo
 import type { OpSpec } from "../../support/writers-model/model";
 import type { AppId } from "../../support/writers-model/world";
 
+import { inFlight, type Steps } from "./in-flight";
 import { Step } from "./step";
 
 /*
@@ -81,6 +82,26 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
       fault: fc.boolean(),
     }),
   },
+  // The queues' second chances and the stream (operations/stream.ts): modest weights.
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("queue" as const),
+      facts: fc.array(fact, { minLength: 1, maxLength: 3 }),
+    }),
+  },
+  { weight: 1, arbitrary: withCrash(fc.record({ op: fc.constant("drain" as const), again: fc.boolean() })) },
+  { weight: 1, arbitrary: fc.constantFrom<OpSpec>({ op: "stall" }, { op: "unpublish" }) },
+  {
+    weight: 1,
+    arbitrary: withCrash(fc.record({ op: fc.constant("redrive" as const), stream: fc.boolean() })),
+  },
+  {
+    weight: 1,
+    arbitrary: withCrash(
+      fc.record({ op: fc.constant("replayStream" as const), app: someApp, subscriber: fc.boolean() }),
+    ),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -91,7 +112,9 @@ export const operation: fc.Arbitrary<OpSpec> = fc.oneof(
 );
 
 /** A step: one operation, or two that interleave (one of them possibly the clock jumping past the lease's lapse). */
-export const step: fc.Arbitrary<Step> = fc.oneof(
+export const step: fc.Arbitrary<Step | Steps> = fc.oneof(
+  // A fact naming a user in flight when their erasure runs (in-flight.ts).
+  { weight: 1, arbitrary: inFlight },
   { weight: 3, arbitrary: operation.map((o) => new Step([o])) },
   { weight: 2, arbitrary: fc.tuple(operation, operation).map((ops) => new Step(ops)) },
   { weight: 1, arbitrary: operation.map((o) => new Step([o, { op: "lapse" }])) },

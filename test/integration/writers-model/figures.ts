@@ -8,6 +8,7 @@ import { dayActivity, daysInRange, rollupDays } from "../../../shared/analytics/
 import { dynamoActivityStore } from "../../../shared/analytics/store/dynamo-activity-store";
 import { utcDay } from "../../../shared/contracts/bucket-layout";
 import { archiveBatch } from "../../../shared/projector/raw-archive";
+import { redrive } from "../../../tools/ops/operations";
 import { createBucket, testClients, uniqueName } from "../../support/aws";
 import { drainEvents, rollupDeps, type Wiring } from "../../support/writers-model/cores";
 import { newActor, requestGate } from "../../support/writers-model/gate";
@@ -31,7 +32,7 @@ function ungated(site: Site, label: string): Wiring {
 
 /**
  * Settles a run: crashed holders' leases lapse (the clock moves 16 minutes), the queue's
- * messages held by a crashed receiver made visible again and drained,
+ * messages held by a crashed receiver made visible again, the dead letters redriven, and drained,
  * every delivery is then through the projector; every day is rolled up.
  */
 export async function settle(m: Model, site: Site): Promise<void> {
@@ -49,6 +50,8 @@ export async function settle(m: Model, site: Site): Promise<void> {
         }),
       );
     site.received.clear();
+    // The dead letters redriven, as an operator does once the projector's fault is over.
+    await redrive(w.clients.sqs, site.stream.deadLetterUrl, site.queueUrl);
     const drained = await drainEvents(w, 20);
     if (drained.failed === 0) for (const d of m.delivered) d.pending = false;
     if (m.delivered.length) await rollupDays(factDays(m, site), rollupDeps(w));

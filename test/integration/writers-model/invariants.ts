@@ -14,6 +14,7 @@ import { RETAIN_DAYS, type Wiring } from "../../support/writers-model/cores";
 import type { Erasure, Model } from "../../support/writers-model/model";
 import { readSnapshot, type Snapshot, type StoredObject } from "../../support/writers-model/snapshot";
 import { APPS, type AppId, type Site, webhookPair } from "../../support/writers-model/world";
+import { streamViolations } from "./stream-invariants";
 
 /*
  * The writers model's invariants (issue #50), checked after every step, while nothing runs:
@@ -62,6 +63,7 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
     ...deliveryViolations(m, snapshot),
     ...compactionViolations(snapshot),
     ...credentialViolations(m, site),
+    ...(await streamViolations(m, site)),
   ];
 }
 
@@ -91,6 +93,7 @@ function erasureViolations(m: Model, { objects, items }: Snapshot): string[] {
         if (appOf(item) !== e.app) continue;
         if (namesUid(text, e.uid))
           found.push(`${table} item of ${e.app} names ${e.uid}: ${text.slice(0, 160)}`);
+        // Nor one a delivery in flight brought back (redacted, it writes no own item of the pseudonym).
         if ((table === "memberships" || table === "presence") && item.uid === e.pseudonym)
           found.push(`${table} item of ${e.pseudonym} (${e.uid}'s pseudonym) is back: ${text.slice(0, 160)}`);
       }

@@ -82,16 +82,20 @@ export class ModelViolation extends Error {
   }
 }
 
+/** The events queue and its dead letters hold nothing: every acknowledged delivery is through the projector. */
 async function queueEmpty(site: Site): Promise<boolean> {
   const { sqs, destroy } = testClients();
   try {
-    const out = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: site.queueUrl,
-        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-      }),
-    );
-    return Object.values(out.Attributes ?? {}).every((v) => v === "0");
+    for (const url of [site.queueUrl, site.stream.deadLetterUrl]) {
+      const out = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        }),
+      );
+      if (!Object.values(out.Attributes ?? {}).every((v) => v === "0")) return false;
+    }
+    return true;
   } finally {
     destroy();
   }

@@ -5,6 +5,7 @@ import {
   DeleteMessageCommand,
   ReceiveMessageCommand,
 } from "@aws-sdk/client-sqs";
+import type { SQSRecord } from "aws-lambda";
 import {
   type ArchiveLease,
   archiveLease,
@@ -28,11 +29,11 @@ import { UNVERSIONED } from "../../../shared/erasure/object-versions";
 import { type IngestDependencies, ingestWebhook } from "../../../shared/ingest/core";
 import { basicAuthorization } from "../../../shared/ingest/credentials";
 import { secretCredentialSource } from "../../../shared/ingest/secret-credentials";
-import { projectSqsBatch } from "../../../shared/projector/batch";
-import type { ProjectorDependencies } from "../../../shared/projector/core";
+import { type BatchDependencies, projectSqsBatch } from "../../../shared/projector/batch";
 import { projectionStores } from "../../../shared/projector/stores";
 import { recordFromMessage } from "../../../tools/local/sqs-event";
 import type { Actor, RequestGate } from "./gate";
+import { forgetStreamParts, projectorStreamParts } from "./stream";
 import type { ActorClients, Site } from "./world";
 
 /*
@@ -146,20 +147,45 @@ export function forgetDeps(w: Wiring): ForgetDependencies {
     leaseWait: commandWait(w),
     rollup: rollupDeps(w),
     compactor: gatedCompactor(w),
-    queues: { sqs, urls: { "events queue": w.site.queueUrl } },
+    queues: {
+      sqs,
+      urls: {
+        "events queue": w.site.queueUrl,
+        "events dead-letter queue": w.site.stream.deadLetterUrl,
+        "stream unpublished queue": w.site.stream.unpublishedUrl,
+      },
+      projected: ["events queue", "events dead-letter queue", "stream unpublished queue"],
+    },
     now: () => w.site.clock.now,
     newId: w.site.newId,
+    ...forgetStreamParts(streamWiring(w)),
   };
 }
 
-/** The projector's dependencies over the actor's clients (no recording jobs: the model has no recordings). */
-export function projectorDeps(w: Wiring): ProjectorDependencies {
+/** What the stream's wiring (`stream.ts`) takes of an operation's. */
+export const streamWiring = (w: Wiring) => ({
+  stream: w.site.stream,
+  bucket: w.site.bucket,
+  appsTable: w.site.appsTable,
+  clock: w.site.clock,
+  gate: w.gate,
+  actor: w.actor,
+  clients: w.clients,
+});
+
+/**
+ * The projector's dependencies over the actor's clients (no recording jobs: the model has no
+ * recordings), with the in-flight redaction and the stream as functions/projector/handler.ts
+ * wires them (`stream.ts`).
+ */
+export function projectorDeps(w: Wiring): BatchDependencies {
   const { dynamo, s3 } = w.clients;
   return {
     stores: projectionStores(dynamo, w.site.tables),
     dataStore: s3BlobStore(s3, w.site.bucket),
     recordingJobs: { send: async () => undefined },
     now: () => w.site.clock.now,
+    ...projectorStreamParts(streamWiring(w)),
   };
 }
 
@@ -198,7 +224,8 @@ export async function post(
   return { status: result.response.statusCode ?? 0, eventId: result.eventId };
 }
 
-const silent = () => ({
+/** The projector's logger and metrics, silent (the model reads the stores, not the logs). */
+export const silent = () => ({
   logger: new Logger({ serviceName: "writers-model", logLevel: "SILENT" }),
   metrics: new Metrics({ namespace: "WritersModel", serviceName: "writers-model" }),
 });
@@ -206,9 +233,15 @@ const silent = () => ({
 /**
  * The events queue drained through the projector's batch handler, as Lambda's event source
  * mapping calls it: batches of up to 10, the records it reports failed made visible again (the
- * next drain retries them). Returns how many records it handled and how many failed.
+ * next drain retries them; the receive past `maxReceiveCount` moves one to the DLQ). `afterBatch`
+ * runs after each batch is projected, before its messages are deleted. Returns how many records
+ * it handled and how many failed.
  */
-export async function drainEvents(w: Wiring, rounds = 4): Promise<{ handled: number; failed: number }> {
+export async function drainEvents(
+  w: Wiring,
+  rounds = 4,
+  afterBatch?: (records: SQSRecord[]) => Promise<void>,
+): Promise<{ handled: number; failed: number }> {
   const { sqs } = w.clients;
   let handled = 0;
   let failed = 0;
@@ -228,8 +261,12 @@ export async function drainEvents(w: Wiring, rounds = 4): Promise<{ handled: num
     const records = messages.map((m) =>
       recordFromMessage(m, "arn:aws:sqs:us-east-1:000000000000:events", "us-east-1"),
     );
-    const response = await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silent());
-    const failures = new Set((response.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    // A batch that throws (its archive not written) fails whole, as Lambda retries it.
+    const failures = await projectSqsBatch({ Records: records }, undefined, projectorDeps(w), silent()).then(
+      (response) => new Set((response.batchItemFailures ?? []).map((f) => f.itemIdentifier)),
+      () => new Set(records.map((r) => r.messageId)),
+    );
+    if (failures.size === 0) await afterBatch?.(records);
     for (const m of messages) {
       const handle = { QueueUrl: w.site.queueUrl, ReceiptHandle: m.ReceiptHandle };
       if (failures.has(m.MessageId ?? "")) {

@@ -50,6 +50,13 @@ export type OpSpec = (
   | { op: "expire" }
   /** The clock jumps once the step's scheduler released `after` of its own waits (1: at its first). */
   | { op: "lapse"; after?: number }
+  // The queues' second chances and the stream (operations/stream.ts).
+  | { op: "queue"; facts: FactSpec[] }
+  | { op: "drain"; again?: boolean }
+  | { op: "stall" }
+  | { op: "unpublish" }
+  | { op: "redrive"; stream: boolean }
+  | { op: "replayStream"; app?: AppId; subscriber: boolean }
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
@@ -145,6 +152,18 @@ export function describeOp(o: OpSpec): string {
       return `clock jumps past the lease's lapse (16 min)${o.after ? ` at its wait ${o.after}` : ""}`;
     case "expire":
       return "clock to the hour the oldest day held expires";
+    case "queue":
+      return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")} (left queued)${crash}`;
+    case "drain":
+      return `the projector drains the events queue${o.again ? " (each batch twice)" : ""}${crash}`;
+    case "stall":
+      return `the projector drains, DynamoDB and S3 throttled, until the DLQ${crash}`;
+    case "unpublish":
+      return `the projector drains, SNS throttled, until the unpublished queue${crash}`;
+    case "redrive":
+      return `redrive${o.stream ? " --stream" : ""}${crash}`;
+    case "replayStream":
+      return `replay ${o.subscriber ? "--to-subscriber" : "--to-stream"}${o.app ? ` --app ${o.app}` : " (every app)"}${crash}`;
     default:
       return `${o.op}${crash}`;
   }

@@ -20,6 +20,7 @@ import { type ManagementApiServer, startManagementApi } from "../../../tools/sim
 import { createBucket, createQueue, testClients, uniqueName } from "../aws";
 import { type AthenaDouble, athenaDouble } from "./athena";
 import type { Actor, RequestGate } from "./gate";
+import { injectStreamFaults, openStream, type StreamSite } from "./stream";
 
 /*
  * A run's world (issue #50): its own bucket, projection tables, activity table, events queue,
@@ -83,6 +84,8 @@ export interface Site {
   athena?: AthenaDouble;
   /** Faults armed by an operation: the next PUT of a CTAS marker with its query id fails (S3 refuses it). */
   faults: { ctasMarker: boolean };
+  /** The stream as deployed: topic, subscriber, unpublished queue, the events DLQ (`stream.ts`). */
+  stream: StreamSite;
   close(): Promise<void>;
 }
 
@@ -93,7 +96,7 @@ export function firstCredential(appId: AppId, newId: () => string): WebhookCrede
 
 /** Opens a fresh world: every resource made, each app connected with its credential. */
 export async function openSite(seed: number, options: { athena?: boolean } = {}): Promise<Site> {
-  const { dynamo, s3, sqs, destroy } = testClients();
+  const { dynamo, s3, sqs, sns, destroy } = testClients();
   const newId = seededIds(seed);
   const clock = { now: T0 };
   const bucket = await createBucket(s3, uniqueName("wm"));
@@ -104,6 +107,7 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
   const appsTable = uniqueName("wm-apps");
   await createAppsTable(dynamo, appsTable);
   const queueUrl = await createQueue(sqs, uniqueName("wm-events"));
+  const stream = await openStream(sqs, sns, queueUrl);
   const management = await startManagementApi({ ...MANAGEMENT, appIds: APPS });
   const credentials = APPS.map((app) => firstCredential(app, newId));
   const secret = { value: JSON.stringify({ credentials }), puts: 0 };
@@ -133,6 +137,7 @@ export async function openSite(seed: number, options: { athena?: boolean } = {})
     received: new Set(),
     ...(options.athena ? { athena: await athenaDouble(bucket) } : {}),
     faults: { ctasMarker: false },
+    stream,
     close: () => management.close(),
   };
 }
@@ -163,6 +168,7 @@ export function actorClients(site: Site, gate: RequestGate, actor: Actor) {
   );
   gate.gate(clients.sqs, actor);
   gate.gate(clients.sns, actor);
+  injectStreamFaults(site.stream, actor, clients);
   const secrets = new SecretsManagerClient({
     region: "us-east-1",
     credentials: { accessKeyId: "x", secretAccessKey: "x" },

@@ -1,6 +1,6 @@
 import { daysInRange } from "../../../../shared/analytics/rollup";
 import { utcDay } from "../../../../shared/contracts/bucket-layout";
-import { eventIdOf, factBodies } from "../../../support/writers-model/cast";
+import { eventIdOf, type FactSpec, factBodies } from "../../../support/writers-model/cast";
 import { drainEvents, post, type Wiring } from "../../../support/writers-model/cores";
 import { deliverable, type Model, type OpSpec } from "../../../support/writers-model/model";
 import { webhookPair } from "../../../support/writers-model/world";
@@ -13,6 +13,17 @@ export function factDays(m: Model, now: number): string[] {
 
 /** The platform delivers the facts (each body once, or with a retry of it), then the projector drains the queue. */
 export async function deliver(m: Model, w: Wiring, o: Extract<OpSpec, { op: "deliver" }>): Promise<string> {
+  const acked = await acknowledge(m, w, o);
+  const drained = await drainEvents(w);
+  return `${acked} acknowledged, ${drained.handled} handled, ${drained.failed} failed`;
+}
+
+/** The platform delivers the facts (each body once, or with a retry of it): how many the ingest acknowledged (queued). */
+export async function acknowledge(
+  m: Model,
+  w: Wiring,
+  o: { facts: readonly FactSpec[]; retry: boolean },
+): Promise<number> {
   let acked = 0;
   for (const spec of o.facts) {
     if (!deliverable(m, spec)) continue;
@@ -37,6 +48,5 @@ export async function deliver(m: Model, w: Wiring, o: Extract<OpSpec, { op: "del
       }
     }
   }
-  const drained = await drainEvents(w);
-  return `${acked} acknowledged, ${drained.handled} handled, ${drained.failed} failed`;
+  return acked;
 }

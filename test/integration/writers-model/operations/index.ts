@@ -24,6 +24,7 @@ import { deliver, factDays } from "./deliver";
 import { expireOldest } from "./expire";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
+import { beforeTimePasses, runStreamOp } from "./stream";
 
 /*
  * The writers model's operations (issue #50): each runs a command's real core over the run's
@@ -49,12 +50,6 @@ const EXPECTED = new Set([
   "CompactionPendingError",
 ]);
 
-/** A pass's failure as it is when it is a refusal by design (`EXPECTED`: a lease lost, held), else an error saying `what`. */
-export function refusalOr(error: unknown, what: string): Error {
-  if (error instanceof Error && EXPECTED.has(error.name)) return error;
-  return new Error(`${what}: ${String(error)}`);
-}
-
 /** The run: its world, its gate, its model. */
 export interface Real {
   site: Site;
@@ -78,7 +73,7 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
   const ended = await Promise.race([done, actor.crashed.then(() => ({ crashed: true as const }))]);
   if ("crashed" in ended) {
     m.log.push(`${describeOp(o)}: crashed at its request ${actor.steps}`);
-    if (o.op === "deliver" || o.op === "resend") m.inFlightUnknown = true;
+    if (o.op === "deliver" || o.op === "resend" || o.op === "queue") m.inFlightUnknown = true;
     if (o.op === "forgetApp") m.forgettingApps.add(o.app);
     return;
   }
@@ -109,13 +104,9 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return deliver(m, w, o);
     case "forget": {
       const report = await forget(forgetDeps(w), { appId: o.app, uid: o.uid, requestedBy: "model" });
-      // A second erasure of a user whose first ended finds nothing (docs/personal-data.md): the
-      // data keeps the first one's pseudonym, and so does the model.
-      const earlier = m.erasures.find((e) => e.app === o.app && e.uid === o.uid);
-      if (earlier) {
-        earlier.complete &&= report.unreached.length === 0;
-        return `erased again as ${report.pseudonym} (the data keeps ${earlier.pseudonym})`;
-      }
+      // A re-run of one erasure (after a crash) keeps its id; a second erasure of the user finds
+      // nothing and leaves the first's pseudonym standing: both kept, the first's first.
+      m.erasures = m.erasures.filter((e) => e.erasureId !== report.erasureId);
       m.erasures.push({
         app: o.app,
         uid: o.uid,
@@ -168,12 +159,13 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const days = factDays(m, now());
       if (!days.length) return "no day";
       const report = await rollupDays(days, rollupDeps(w), o.app ? { app: o.app } : {});
-      if (report.failures.length) throw refusalOr(report.failures[0]?.error, "rollup failed");
+      // A failure thrown as it is: a lease lost to a lapse (the model's clock jump) is a refusal by design.
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "rollup failed");
       return `${report.rollups.length} day(s) of apps`;
     }
     case "tick": {
       const report = await scheduledRollup(rollupDeps(w, true));
-      if (report.failures.length) throw refusalOr(report.failures[0]?.error, "the schedule failed");
+      if (report.failures.length) throw failureOf(report.failures[0]?.error, "the schedule failed");
       if (report.sweep) noteSweep(m, now());
       return `passes ${report.passes.length}, deferred ${report.passesDeferred.length}, compacted ${report.compactions.length}${report.sweep ? `, swept ${report.sweep.swept.length}` : ""}`;
     }
@@ -199,16 +191,25 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       return sweep(m, w);
     case "rotate":
       return rotate(m, w, o);
-    case "advance":
+    case "advance": {
+      const before = await beforeTimePasses(w, o.hours);
       site.clock.now += o.hours * 3_600_000;
-      return utcDay(now());
+      return `${utcDay(now())}${before}`;
+    }
     case "expire":
-      return expireOldest(m, w, refusalOr);
+      return expireOldest(m, w, failureOf, (hours) => beforeTimePasses(w, hours));
     case "lapse":
       for (let i = 0; i < (o.after ?? 1); i++) await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
+    default:
+      return runStreamOp(m, w, o);
   }
+}
+
+/** A rollup's reported failure as an error to throw: the error itself (its name says whether it is expected). */
+function failureOf(error: unknown, what: string): Error {
+  return error instanceof Error ? error : new Error(`${what}: ${String(error)}`);
 }
 
 export { deliver, factDays } from "./deliver";
