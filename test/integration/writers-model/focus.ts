@@ -99,7 +99,7 @@ function focusOps(f: Focus) {
     fold: fc.constant(true),
   });
   const later = (o: fc.Arbitrary<OpSpec>) =>
-    fc.tuple(fc.constantFrom(26, 120), o).map(([hours, op]) => new Step([{ op: "advance", hours }, op]));
+    fc.tuple(fc.constantFrom(26, 120), o).map(([laterHours, op]) => new Step([{ ...op, laterHours }]));
   const one = (o: fc.Arbitrary<OpSpec>) => o.map((op) => new Step([op]));
   const rollup = fc.oneof(
     fc.constant<OpSpec>({ op: "rollup", app: f.app }),

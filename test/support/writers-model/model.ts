@@ -60,6 +60,8 @@ export type OpSpec = (
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
+  /** The clock first moves this many hours (as `advance` does), then the operation runs: "days later". */
+  laterHours?: number;
 };
 
 export interface Model {
@@ -125,6 +127,7 @@ export function knownUser(m: Model, app: AppId, uid: Uid, erasable: readonly Uid
 /** A one-line description of an operation, for the step's name and a failure's path. */
 export function describeOp(o: OpSpec): string {
   const crash = o.crashAt === undefined ? "" : ` (crash at request ${o.crashAt})`;
+  if (o.laterHours) return `${o.laterHours} h later, ${describeOp({ ...o, laterHours: undefined })}`;
   switch (o.op) {
     case "deliver":
       return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")}${o.retry ? " +retries" : ""}${crash}`;

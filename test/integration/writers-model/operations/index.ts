@@ -66,10 +66,14 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
   const actor = newActor(`${index}:${o.op}`, o.crashAt);
   const clients = actorClients(r.site, r.gate, actor);
   const w: Wiring = { site: r.site, gate: r.gate, actor, clients };
-  const done = run(m, w, o).then(
-    (outcome) => ({ outcome }),
-    (error: unknown) => ({ error }),
-  );
+  // "Days later": the clock first moves as `advance` moves it, then the operation runs.
+  const later = o.laterHours ? run(m, w, { op: "advance", hours: o.laterHours }) : Promise.resolve(undefined);
+  const done = later
+    .then(() => run(m, w, o))
+    .then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
   const ended = await Promise.race([done, actor.crashed.then(() => ({ crashed: true as const }))]);
   if ("crashed" in ended) {
     m.log.push(`${describeOp(o)}: crashed at its request ${actor.steps}`);
