@@ -38,6 +38,8 @@ function ungated(site: Site, label: string): Wiring {
  */
 export async function settle(m: Model, site: Site): Promise<void> {
   site.clock.now += 16 * 60_000;
+  // Athena ends, in time, every query still running (an orphan CTAS too): its files land where they land.
+  await site.athena?.endRunning();
   const w = ungated(site, "settle");
   try {
     for (const handle of site.received)
@@ -104,12 +106,27 @@ export async function figureViolations(m: Model, site: Site): Promise<string[]> 
           !kept.some((d) => d.app === app && utcDay(d.receivedAt) === day && counted(d))
         )
           continue;
+        // Nothing of the app on the day by event time (a line received after midnight for the day
+        // before): no day is stored, and the model's is all zeros.
+        if (stored === undefined && isNothing(expected)) continue;
         if (got !== expected) found.push(`figures of ${app} ${day}: ${diff(expected, got)}`);
       }
   } finally {
     destroy();
   }
   return found;
+}
+
+/** Whether a day's expected figures are all zero, its top lists empty. */
+function isNothing(expected: string): boolean {
+  const day = JSON.parse(expected) as {
+    figures?: Record<string, unknown>;
+    topUsers?: unknown[];
+    topGroups?: unknown[];
+  };
+  return (
+    Object.values(day.figures ?? {}).every((v) => v === 0) && !day.topUsers?.length && !day.topGroups?.length
+  );
 }
 
 /** The figures of the facts, each erased uid of the app written as its pseudonym. */

@@ -150,7 +150,11 @@ function lineViolations(m: Model, object: StoredObject): string[] {
         `${object.key}: ${delivered.trigger} ${delivered.eventId.slice(0, 8)} named ${erased.join(", ")} and has lost its erasure mark`,
       );
     // The erased user's name, on a line tied to them, is gone too (unless a namesake on it keeps it).
-    for (const uid of ended ? erased : []) {
+    // Only a user whose own erasure ended (another's on the line may have ended while theirs runs).
+    const endedFor = erased.filter((uid) =>
+      m.erasures.some((e) => binding(m, e) && e.app === delivered.app && e.uid === uid),
+    );
+    for (const uid of endedFor) {
       const namesake = delivered.uids.some((u) => u !== uid && USERS[u] === USERS[uid]);
       if (!namesake && String(value.body).includes(`"${USERS[uid]}"`))
         found.push(

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import type { Model } from "../../support/writers-model/model";
-import { step, world } from "./arbitraries";
-import { MAX_STEPS, runModel } from "./runner";
+import { world } from "./arbitraries";
+import { focusedRun } from "./focus";
+import { athenaOf, MAX_STEPS, runModel } from "./runner";
 import { quietScheduler } from "./step";
 
 /*
@@ -74,18 +75,16 @@ export async function measureDrawnModel(runs: number, seed: number): Promise<Mea
     errors: new Map(),
     examples: new Map(),
   };
-  const samples = fc.sample(
-    fc.tuple(quietScheduler(), fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }), world),
-    {
-      numRuns: runs,
-      seed,
-    },
-  );
-  for (const [i, [scheduler, steps, w]] of samples.entries()) {
+  const samples = fc.sample(fc.tuple(quietScheduler(), focusedRun(MAX_STEPS), world), {
+    numRuns: runs,
+    seed,
+  });
+  for (const [i, [scheduler, { focus, steps }, w]] of samples.entries()) {
     let model: Model | undefined;
-    const described = `${w.athena ? "[Athena] " : ""}${[...steps].map(String).join(" / ")}`;
+    const athena = athenaOf(focus, w);
+    const described = `[${focus.theme}: ${focus.uid} in ${focus.app}${athena ? ", Athena" : ""}] ${[...steps].map(String).join(" / ")}`;
     try {
-      model = await runModel(scheduler, steps, w.seed, { measuring: true, athena: w.athena });
+      model = await runModel(scheduler, steps, w.seed, { measuring: true, athena });
     } catch (error) {
       const key = String(error instanceof Error ? `${error.name}: ${error.message}` : error).slice(0, 160);
       out.errors.set(key, (out.errors.get(key) ?? 0) + 1);

@@ -2,8 +2,9 @@ import fc from "fast-check";
 import { type Releaser, requestGate, scriptedReleaser } from "../../support/writers-model/gate";
 import { emptyModel, type Model, type OpSpec } from "../../support/writers-model/model";
 import { openSite } from "../../support/writers-model/world";
-import { step, world } from "./arbitraries";
+import { world } from "./arbitraries";
 import { figureViolations, settle } from "./figures";
+import { type Focus, focusedRun } from "./focus";
 import { violations } from "./invariants";
 import type { Real } from "./operations";
 import { collect, ModelViolation, quietScheduler, runUnderWay, Step } from "./step";
@@ -60,15 +61,16 @@ export async function runModel(
 /** The drawn model: `PROPERTY_RUNS` runs of at most `MAX_STEPS` steps (seed and path printed on a failure). */
 export async function assertDrawnModel(
   parameters: fc.Parameters<
-    [fc.Scheduler, Iterable<fc.AsyncCommand<Model, Real, boolean>>, { seed: number; athena: boolean }]
+    [
+      fc.Scheduler,
+      { focus: Focus; steps: Iterable<fc.AsyncCommand<Model, Real>> },
+      { seed: number; athena: boolean },
+    ]
   > = {},
 ) {
   await fc.assert(
-    fc.asyncProperty(
-      quietScheduler(),
-      fc.commands([step], { maxCommands: MAX_STEPS, size: "max" }),
-      world,
-      (s, steps, w) => runModel(s, steps, w.seed, { athena: w.athena }).then(() => undefined),
+    fc.asyncProperty(quietScheduler(), focusedRun(MAX_STEPS), world, (s, run, w) =>
+      runModel(s, run.steps, w.seed, { athena: athenaOf(run.focus, w) }).then(() => undefined),
     ),
     {
       numRuns: PROPERTY_RUNS,
@@ -82,6 +84,9 @@ export async function assertDrawnModel(
     },
   );
 }
+
+/** Whether a drawn run's compactor is Athena's: its world's draw, or its theme (Athena's writers). */
+export const athenaOf = (focus: Focus, w: { athena: boolean }) => w.athena || focus.theme === "athena";
 
 /**
  * A fixed sequence (a defect's): its steps over a fresh world, released by `releaser` (the oldest

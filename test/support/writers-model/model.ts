@@ -47,7 +47,9 @@ export type OpSpec = (
   | { op: "sweep" }
   | { op: "rotate"; apps: AppId[]; fault: boolean }
   | { op: "advance"; hours: number }
-  | { op: "lapse" }
+  | { op: "expire" }
+  /** The clock jumps once the step's scheduler released `after` of its own waits (1: at its first). */
+  | { op: "lapse"; after?: number }
   // The queues' second chances and the stream (operations/stream.ts).
   | { op: "queue"; facts: FactSpec[] }
   | { op: "drain"; again?: boolean }
@@ -60,6 +62,8 @@ export type OpSpec = (
 ) & {
   /** The operation crashes before its `crashAt`-th request: its promise is abandoned there. */
   crashAt?: number;
+  /** The clock first moves this many hours (as `advance` does), then the operation runs: "days later". */
+  laterHours?: number;
 };
 
 export interface Model {
@@ -132,6 +136,7 @@ export function knownUser(m: Model, app: AppId, uid: Uid, erasable: readonly Uid
 /** A one-line description of an operation, for the step's name and a failure's path. */
 export function describeOp(o: OpSpec): string {
   const crash = o.crashAt === undefined ? "" : ` (crash at request ${o.crashAt})`;
+  if (o.laterHours) return `${o.laterHours} h later, ${describeOp({ ...o, laterHours: undefined })}`;
   switch (o.op) {
     case "deliver":
       return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")}${o.retry ? " +retries" : ""}${crash}`;
@@ -160,7 +165,9 @@ export function describeOp(o: OpSpec): string {
     case "advance":
       return `clock +${o.hours} h`;
     case "lapse":
-      return "clock jumps past the lease's lapse (16 min)";
+      return `clock jumps past the lease's lapse (16 min)${o.after ? ` at its wait ${o.after}` : ""}`;
+    case "expire":
+      return "clock to the hour the oldest day held expires";
     case "queue":
       return `deliver ${o.facts.map((f) => `${f.kind}:${f.app}:${f.actor}->${f.peer}`).join(",")} (left queued)${crash}`;
     case "drain":

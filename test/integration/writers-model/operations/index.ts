@@ -21,6 +21,7 @@ import { describeOp, knownUser, type Model, type OpSpec } from "../../../support
 import { actorClients, type Site } from "../../../support/writers-model/world";
 
 import { deliver, factDays } from "./deliver";
+import { expireOldest } from "./expire";
 import { importUsers, noteSweep, sweep } from "./imports";
 import { rotate } from "./rotate";
 import { record, replayQuarantined } from "./side";
@@ -66,10 +67,14 @@ export async function perform(m: Model, r: Real, o: OpSpec, index: number): Prom
   const actor = newActor(`${index}:${o.op}`, o.crashAt);
   const clients = actorClients(r.site, r.gate, actor);
   const w: Wiring = { site: r.site, gate: r.gate, actor, clients };
-  const done = run(m, w, o).then(
-    (outcome) => ({ outcome }),
-    (error: unknown) => ({ error }),
-  );
+  // "Days later": the clock first moves as `advance` moves it, then the operation runs.
+  const later = o.laterHours ? run(m, w, { op: "advance", hours: o.laterHours }) : Promise.resolve(undefined);
+  const done = later
+    .then(() => run(m, w, o))
+    .then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
   const ended = await Promise.race([done, actor.crashed.then(() => ({ crashed: true as const }))]);
   if ("crashed" in ended) {
     m.log.push(`${describeOp(o)}: crashed at its request ${actor.steps}`);
@@ -196,8 +201,10 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       site.clock.now += o.hours * 3_600_000;
       return `${utcDay(now())}${before}`;
     }
+    case "expire":
+      return expireOldest(m, w, failureOf, (hours) => beforeTimePasses(w, hours));
     case "lapse":
-      await w.gate.pause(w.actor, "clock jump");
+      for (let i = 0; i < (o.after ?? 1); i++) await w.gate.pause(w.actor, "clock jump");
       site.clock.now += 16 * 60_000;
       return "jumped";
     case "replayQuarantine":
