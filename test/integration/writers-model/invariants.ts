@@ -72,7 +72,11 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
 function erasureViolations(m: Model, { objects, items }: Snapshot): string[] {
   const found: string[] = [];
   const erasures = m.erasures.filter((e) => binding(m, e));
+  // An import batch's key owes nothing to the queues: checked for every erasure that ended, complete
+  // or not (one that left a queued message unreached still rewrote the import records).
+  const ended = m.erasures.filter((e) => !m.forgottenApps.has(e.app) && !m.forgettingApps.has(e.app));
   for (const object of objects) {
+    for (const e of ended) if (!e.complete) found.push(...importKeyViolations(object, e));
     for (const e of erasures) {
       if (namesUid(object.key, e.uid) && object.key.includes(e.app))
         found.push(`key ${object.key} names ${e.uid}`);
