@@ -1,6 +1,6 @@
 import { ERASED_MARK_DAYS, type ErasedSubject } from "./erased-subjects";
 import { erasureSubject } from "./erasure-state";
-import { redactBody } from "./redact";
+import { redactBody, replaceUid } from "./redact";
 
 /**
  * The erasure's reach into what it cannot rewrite (#50): a delivery that names an erased user and
@@ -29,6 +29,11 @@ export interface InFlightDelivery {
    * redacted in flight leaves the tables as if it had been projected before the erasure.
    */
   erasedAs?: readonly string[];
+  /**
+   * Why the delivery was refused as received (`refusalOf`), when it was: redacted with its body
+   * (the reason's path may hold a uid: `data.members.<uid>.avatar`).
+   */
+  refusal?: string;
 }
 
 /** A uid as the platform allows it: letters, digits, `_` and `-`, at most 100 characters. */
@@ -136,6 +141,7 @@ function redactDelivery<T extends InFlightDelivery>(
 ): T {
   let { body } = delivery;
   let erasure: string | undefined;
+  let { refusal } = delivery;
   const erasedAs = new Set<string>();
   const applies = (mark: ErasedSubject | undefined): mark is ErasedSubject =>
     mark !== undefined &&
@@ -149,6 +155,7 @@ function redactDelivery<T extends InFlightDelivery>(
     body = next;
     erasure ??= mark.erasureId;
     erasedAs.add(mark.pseudonym);
+    if (refusal !== undefined) refusal = replaceUid(refusal, { uid, pseudonym: mark.pseudonym });
   }
   // A body the erasure redacted already (one kept in the bucket, `oversize/`, which it rewrites
   // while the pointer to it is queued) names their pseudonym: marked with that erasure too, so that
@@ -163,7 +170,13 @@ function redactDelivery<T extends InFlightDelivery>(
       }
   return erasure === undefined
     ? delivery
-    : { ...delivery, body, erasure: delivery.erasure ?? erasure, erasedAs: [...erasedAs] };
+    : {
+        ...delivery,
+        body,
+        erasure: delivery.erasure ?? erasure,
+        erasedAs: [...erasedAs],
+        ...(refusal === undefined ? {} : { refusal }),
+      };
 }
 
 /**

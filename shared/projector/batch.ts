@@ -1,6 +1,6 @@
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { ContractViolationError } from "@webhook-backend/stream/errors";
-import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
+import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import type { ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { errorSummary } from "../platform/errors";
@@ -54,21 +54,40 @@ async function decodeAll(records: readonly SQSRecord[], deps: ProjectorDependenc
 
 /**
  * The decoded events redacted in flight (`redactErased`), in place; a redacted oversize body is
- * written over the ingest's object too, which the stream's message points at.
+ * written over the ingest's object too, which the stream's message points at. Returns, for each
+ * redacted event that was refused as received, that refusal (its parse): the redaction may remove
+ * what the schema refused (a malformed avatar), and a delivery refused as the platform sent it
+ * stays refused (quarantined, with the erasure's mark), as the erasure leaves a refused line
+ * (`rederivedLine`, `replay --quarantine`).
  */
-async function redactInFlight(decoded: Map<string, Decoded>, deps: BatchDependencies): Promise<void> {
-  if (!deps.redactErased) return;
+async function redactInFlight(
+  decoded: Map<string, Decoded>,
+  deps: BatchDependencies,
+): Promise<Map<QueuedEvent, ParsedEvent>> {
+  const refusedAsReceived = new Map<QueuedEvent, ParsedEvent>();
+  const redact = deps.redactErased;
+  if (!redact) return refusedAsReceived;
   const entries = [...decoded].flatMap(([id, d]) => ("event" in d ? [[id, d.event] as const] : []));
-  const redacted = await deps.redactErased(entries.map(([, event]) => event));
+  const redacted = await redact(entries.map(([, event]) => event));
   await Promise.all(
     entries.map(async ([id, event], i) => {
       const next = redacted[i];
       if (!next || next === event) return;
-      if (next.bodyKey)
-        await deps.dataStore.put(next.bodyKey, next.body, { contentType: "application/json" });
-      decoded.set(id, { event: next });
+      let final = next;
+      const asReceived = parseEventBody(event.body);
+      const refusal = refusalOf(asReceived);
+      if (refusal !== undefined) {
+        // Its reason redacted as its body (the marks are cached: no read).
+        const [again] = await redact([{ ...event, refusal }]);
+        final = { ...next, refusal: again?.refusal ?? "refused" };
+        refusedAsReceived.set(final, asReceived);
+      }
+      if (final.bodyKey)
+        await deps.dataStore.put(final.bodyKey, final.body, { contentType: "application/json" });
+      decoded.set(id, { event: final });
     }),
   );
+  return refusedAsReceived;
 }
 
 /** Each record's result: the fold's for the decoded events, quarantine for contract violations. */
@@ -169,10 +188,10 @@ export async function projectSqsBatch(
   const started = Date.now();
   const before = { ...capacity };
   const decoded = await decodeAll(event.Records, deps);
-  await redactInFlight(decoded, deps);
+  const refusedAsReceived = await redactInFlight(decoded, deps);
   const events = [...decoded.values()].flatMap((d) => ("event" in d ? [d.event] : []));
   // Each body is parsed and validated once, for the archive lines and the fold alike.
-  const parsed = events.map((e) => parseEventBody(e.body));
+  const parsed = events.map((e) => refusedAsReceived.get(e) ?? parseEventBody(e.body));
   if (events.length > 0) await archiveBatch(events, deps.dataStore, parsed);
   const parsedOf = new Map(events.map((e, i) => [e, parsed[i] as ParsedEvent]));
   const results = await resultsOf(decoded, deps, parsedOf);

@@ -255,7 +255,7 @@ export async function projectBatch(
         return;
       }
       try {
-        await quarantine(queued, refusal ?? "refused", deps.dataStore, deps.now);
+        await quarantine(queued, queued.refusal ?? refusal ?? "refused", deps.dataStore, deps.now);
         results[index] = { outcome: "quarantined" };
       } catch (error) {
         results[index] = { error };

@@ -28,6 +28,8 @@ export interface QueuedEvent {
   erasure?: string;
   /** With `erasure`: the pseudonyms the body names in place of erased users (no item of theirs is written). */
   erasedAs?: readonly string[];
+  /** With `erasure`: a delivery refused as received stays refused, for this reason (redacted as its body). */
+  refusal?: string;
 }
 
 function sha256(text: string): string {

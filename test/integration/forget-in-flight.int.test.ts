@@ -1,6 +1,7 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { documentClient } from "../../shared/adapters/dynamo-item-store";
+import { quarantineKey } from "../../shared/contracts/bucket-layout";
 import { dynamoErasedSubjects, ERASED_MARK_DAYS } from "../../shared/erasure/erased-subjects";
 import { erasureSubject } from "../../shared/erasure/erasure-state";
 import { forget } from "../../shared/erasure/forget";
@@ -163,5 +164,48 @@ describe("a delivery in flight across an erasure", () => {
     expect(JSON.stringify(stored.Items)).not.toContain(U1);
     const items = await appItems(env.dynamo, w.tables, w.appId);
     expect(items.presence?.map((p) => p.uid)).toEqual([U1]);
+  }, 120_000);
+
+  it("a refused delivery redacted in flight stays refused: quarantined with the erasure's mark, no fact of it projected or archived", async () => {
+    // Prepare: a join the projector refuses (its member's avatar a number), naming U1, still queued
+    // when the erasure ran. The redaction drops the avatar, which would make the body acceptable.
+    const w = await world();
+    const refused = delivery("group_member_joined", w.appId, T0 + 60_000, (b) => {
+      b.data.group = { ...b.data.group, guid: "g2", conversationId: "group_g2", owner: "cometchat-uid-3" };
+      b.data.members = { [U1]: { ...entity(U1, "Andrew Joseph"), avatar: 404 } };
+    });
+    const report = await forget(erasureDeps(w.site, { erased: { subjects: w.subjects, settleMs: 0 } }), {
+      appId: w.appId,
+      uid: U1,
+      requestedBy: "test",
+    });
+
+    // Act
+    const response = await projectSqsBatch(
+      sqsEvent([ingestRecordFor(refused.body, refused.receivedAt)]),
+      undefined,
+      w.batchDeps,
+      env.silent(),
+    );
+
+    // Assess: refused as received, so refused redacted: its record in quarantine/ (marked, no U1),
+    // no membership of the pseudonym in g2, its raw line with no fact.
+    expect(response.batchItemFailures).toEqual([]);
+    const record = JSON.parse(
+      await env
+        .depsFor(projectionStores(env.dynamo, w.tables))
+        .dataStore.getText(quarantineKey(w.appId, refused.receivedAt, refused.eventId)),
+    );
+    expect(record.erasure).toBe(report.erasureId);
+    expect(mentionsUid(JSON.stringify(record), U1)).toBe(false);
+    const items = await appItems(env.dynamo, w.tables, w.appId);
+    expect(items.memberships?.filter((m) => String(m.pk).endsWith("#g2"))).toEqual([]);
+    const lines: Array<{ eventId: string; naturalKey?: string; erasure?: string }> = [];
+    await scanArchive(env.s3, env.bucket, { appId: w.appId }, "oldest", (line) => {
+      lines.push(line);
+    });
+    const line = lines.find((l) => l.eventId === refused.eventId);
+    expect(line?.erasure).toBe(report.erasureId);
+    expect(line?.naturalKey).toBeUndefined();
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { ERASABLE, FACT_KINDS, type FactSpec, UIDS } from "../../support/writers-model/cast";
+import { ERASABLE, FACT_KINDS, type FactKind, type FactSpec, UIDS } from "../../support/writers-model/cast";
 import type { Model, OpSpec } from "../../support/writers-model/model";
 import type { AppId } from "../../support/writers-model/world";
 import type { Real } from "./operations";
@@ -30,9 +30,13 @@ export class Steps implements fc.AsyncCommand<Model, Real> {
 const WAYS = ["queued", "batch", "dead-lettered", "unpublished", "replayed"] as const;
 type Way = (typeof WAYS)[number];
 
-/** The steps of one way, for a fact whose actor is erased. */
+/** The steps of one way, for a fact whose actor is erased (a refused join's: its member, the peer). */
 export function inFlightSteps(way: Way, fact: FactSpec): OpSpec[][] {
-  const forget: OpSpec = { op: "forget", app: fact.app, uid: fact.actor };
+  const forget: OpSpec = {
+    op: "forget",
+    app: fact.app,
+    uid: fact.kind === "refusedJoin" ? fact.peer : fact.actor,
+  };
   const queue: OpSpec = { op: "queue", facts: [fact] };
   switch (way) {
     // Projected by the next drawn step that drains, or when the run settles.
@@ -56,10 +60,17 @@ export function inFlightSteps(way: Way, fact: FactSpec): OpSpec[][] {
 export const inFlight: fc.Arbitrary<Steps> = fc
   .record({
     way: fc.constantFrom(...WAYS),
-    kind: fc.constantFrom(...FACT_KINDS),
+    // A join the projector refuses too: redacted in flight, it must stay refused.
+    kind: fc.constantFrom<FactKind>(...FACT_KINDS, "refusedJoin"),
     app: fc.constantFrom<AppId>("app-a", "app-a", "app-b"),
     actor: fc.constantFrom(...ERASABLE),
     peer: fc.constantFrom(...UIDS),
   })
   .filter((f) => f.actor !== f.peer)
+  // A refused join's erased user is its member (the peer).
+  .map(({ way, ...f }) => ({
+    way,
+    ...f,
+    ...(f.kind === "refusedJoin" ? { actor: f.peer, peer: f.actor } : {}),
+  }))
   .map(({ way, ...fact }) => new Steps(inFlightSteps(way, fact).map((ops) => new Step(ops))));
