@@ -30,7 +30,9 @@ const SIGNATURES: Array<{ defect: string; matches: (violation: string, step: str
   },
   {
     defect: "3 resend of a redacted line",
-    matches: (v, s) => /resend/.test(s) && /lost its erasure mark|is back/.test(v),
+    matches: (v, s) =>
+      /^resend sent .* erasure redacted/.test(v) ||
+      (/resend/.test(s) && /lost its erasure mark|is back/.test(v)),
   },
   {
     defect: "4 a lapsed lease taken back",

@@ -151,12 +151,22 @@ async function run(m: Model, w: Wiring, o: OpSpec): Promise<string | undefined> 
       const among = o.redacted && redacted.length ? redacted : m.delivered;
       const target = among[o.pick % Math.max(1, among.length)];
       if (!target) return "nothing to resend";
+      // Erasures that ended before it, of a user the line names: its archived line is redacted.
+      const redactedBy = m.erasures.filter(
+        (e) =>
+          e.complete && e.app === target.app && target.uids.includes(e.uid) && !m.forgottenApps.has(e.app),
+      );
       const { report } = await resendById(
         { s3: w.clients.s3, sqs: w.clients.sqs },
         { bucket: site.bucket, queueUrl: site.queueUrl },
         target.eventId,
         { appId: target.app, date: utcDay(target.receivedAt) },
       );
+      // The issue's expected behaviour (defect 3): resend refuses a line an erasure redacted, and says so.
+      if (report && redactedBy.length)
+        m.violations.push(
+          `resend sent ${target.trigger} ${target.eventId.slice(0, 8)}, a line ${redactedBy.map((e) => e.uid).join(", ")}'s erasure redacted (it must refuse it and say so)`,
+        );
       await drainEvents(w);
       return report ? `resent ${target.trigger} ${target.eventId.slice(0, 8)}` : "not found";
     }
