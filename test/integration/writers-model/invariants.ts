@@ -72,11 +72,18 @@ export async function violations(m: Model, site: Site): Promise<string[]> {
 function erasureViolations(m: Model, { objects, items }: Snapshot): string[] {
   const found: string[] = [];
   const erasures = m.erasures.filter((e) => binding(m, e));
-  // An import batch's key owes nothing to the queues: checked for every erasure that ended, complete
-  // or not (one that left a queued message unreached still rewrote the import records).
+  // The import records (their lines and batch keys) owe nothing to the queues: checked for every
+  // erasure that ended, complete or not (one that left a queued message unreached still rewrote them).
   const ended = m.erasures.filter((e) => !m.forgottenApps.has(e.app) && !m.forgettingApps.has(e.app));
   for (const object of objects) {
-    for (const e of ended) if (!e.complete) found.push(...importKeyViolations(object, e));
+    for (const e of ended.filter((x) => !x.complete && object.key.startsWith("imports/"))) {
+      for (const line of object.lines)
+        if (parse(line)?.app === e.app && namesUid(line, e.uid))
+          found.push(
+            `${object.key}: a line of ${e.app} names ${e.uid} (erased as ${e.pseudonym}): ${line.slice(0, 160)}`,
+          );
+      found.push(...importKeyViolations(object, e));
+    }
     for (const e of erasures) {
       if (namesUid(object.key, e.uid) && object.key.includes(e.app))
         found.push(`key ${object.key} names ${e.uid}`);
