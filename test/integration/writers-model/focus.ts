@@ -147,7 +147,8 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
         { weight: 3, arbitrary: later(deliver) },
         { weight: 3, arbitrary: one(fc.constant<OpSpec>({ op: "expire" })) },
         { weight: 1, arbitrary: later(rollup) },
-        { weight: 1, arbitrary: one(forget) },
+        // Their erasure: the import records it must rewrite (the batch left unfolded, its key).
+        { weight: 2, arbitrary: one(forget) },
       ];
     // Imports of the day (folded, and theirs left as a batch), and their forget beside another
     // holder of the archive lease, the clock jumping past the lease's lapse.
@@ -155,6 +156,8 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
       return [
         { weight: 2, arbitrary: one(importOthers) },
         { weight: 2, arbitrary: one(importThem(fc.constant(false), fc.constant(0))) },
+        // Their erasure alone too (beside the lapse, the lease is often lost and the erasure stops).
+        { weight: 2, arbitrary: one(forget) },
         // Two imports at once: others' (folded) beside theirs (left as a batch).
         {
           weight: 2,
