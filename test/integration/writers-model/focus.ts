@@ -234,7 +234,19 @@ function themedSteps(f: Focus): Array<fc.WeightedArbitrary<Step>> {
 }
 
 /**
- * A drawn run: its focus, and four to `maxCommands` steps, each the model's own (`step`) or one
+ * What the app has before the run's writers meet, by theme: a retention run's app imported its
+ * users when it started (the focus among them, created long ago, the batch folded or not), as an
+ * operator does once when connecting an app; the other themes start empty. The import is a step of
+ * the run (its invariants checked after it), drawn as any other.
+ */
+function prelude(f: Focus): fc.Arbitrary<Step[]> {
+  if (f.theme !== "retention") return fc.constant([]);
+  const { importThem } = focusOps(f);
+  return importThem(fc.boolean(), fc.constant(2_000)).map((op) => [new Step([op])]);
+}
+
+/**
+ * A drawn run: its focus, its prelude (`prelude`), and four to `maxCommands` steps, each the model's own (`step`) or one
  * of the theme's about the focus. The focus shrinks first (to the erasure theme, john, app-a), then
  * the steps as `fc.commands` shrinks them.
  */
@@ -245,11 +257,15 @@ export function focusedRun(
   const least = Math.min(4, maxCommands);
   return focusArbitrary.chain((focus) =>
     fc
-      .commands([fc.oneof({ weight: 1, arbitrary: step }, ...themedSteps(focus))], {
-        maxCommands,
-        size: "max",
-      })
-      .filter((steps) => [...steps].length >= least)
-      .map((steps) => ({ focus, steps })),
+      .tuple(
+        prelude(focus),
+        fc
+          .commands([fc.oneof({ weight: 1, arbitrary: step }, ...themedSteps(focus))], {
+            maxCommands,
+            size: "max",
+          })
+          .filter((steps) => [...steps].length >= least),
+      )
+      .map(([first, steps]) => ({ focus, steps: [...first, ...steps] })),
   );
 }
