@@ -25,8 +25,8 @@ export interface InFlightDelivery {
   erasure?: string;
   /**
    * Set when redacted here: the pseudonyms it now names in place of erased users. The projector
-   * writes no item of theirs (`OWN_ITEMS`): the erasure deleted their own items, and a delivery
-   * redacted in flight leaves the tables as if it had been projected before the erasure.
+   * writes no own item of theirs (`OWN_KEY`, shared/projector/core.ts): the erasure deleted the
+   * user's, and a delivery redacted in flight leaves the tables as if projected before the erasure.
    */
   erasedAs?: readonly string[];
   /**
