@@ -28,6 +28,7 @@ export interface AnalyticsQueries {
 type Bookkeeping =
   | "versions"
   | "fallback"
+  | "known"
   | "pk"
   | "userKey"
   | "onlineShard"
@@ -40,7 +41,7 @@ export type MembershipView = Omit<MembershipState, Bookkeeping>;
 export type PresenceView = Omit<PresenceState, Bookkeeping>;
 export type SessionView = Omit<SessionState, Bookkeeping>;
 
-/** The item without its bookkeeping (revision, versions, seen ids, index keys, and keys of older layouts). */
+/** The item without its bookkeeping (revision, versions, seen and known ids, runner-ups, index keys, and keys of older layouts). */
 function view<T>(item: Record<string, unknown> | undefined): T | undefined {
   if (!item) return undefined;
   const {
@@ -48,6 +49,7 @@ function view<T>(item: Record<string, unknown> | undefined): T | undefined {
     versions: _versions,
     seen: _seen,
     fallback: _fallback,
+    known: _known,
     pk: _pk,
     userKey: _userKey,
     onlineShard: _onlineShard,

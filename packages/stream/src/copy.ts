@@ -13,7 +13,7 @@ import type { ItemKey, ProjectionInput } from "./projections/types.ts";
  */
 
 /** What the backend adds to an item that no delivery says, on every item (docs/stream.md says why). */
-export const BOOKKEEPING_FIELDS = ["rev", "seen", "fallback", EXPIRES_AT] as const;
+export const BOOKKEEPING_FIELDS = ["rev", "seen", "fallback", "known", EXPIRES_AT] as const;
 
 /** The fields of a session's recording the recorder writes (its outcome), not a delivery. */
 export const RECORDER_FIELDS = [
@@ -31,7 +31,7 @@ export const RECORDER_FIELDS = [
 
 /**
  * The fields of an item that the deliveries determine: the item without the bookkeeping (`rev`,
- * `seen`, `fallback`, `expiresAt`) and, on a session, without what the recorder wrote of each
+ * `seen`, `fallback`, `known`, `expiresAt`) and, on a session, without what the recorder wrote of each
  * recording. What a consumer's copy and the tables agree on, item for item.
  *
  * @example factFields("sessions", session).recordings["1696937627"] // { recordingDate, duration, startTime, sourceUrl }

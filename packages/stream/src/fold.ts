@@ -2,7 +2,14 @@ import { eventTime } from "./events/event-time.ts";
 import type { KnownEvent } from "./events/schemas.ts";
 import { canonicalJson } from "./projections/canonical-json.ts";
 import type { VersionedItem } from "./projections/registry.ts";
-import type { Fallbacks, ItemKey, Projection, ProjectionInput, RunnerUp } from "./projections/types.ts";
+import type {
+  Fallbacks,
+  ItemKey,
+  KnownFacts,
+  Projection,
+  ProjectionInput,
+  RunnerUp,
+} from "./projections/types.ts";
 import {
   comparableVersion,
   factIdOf,
@@ -29,6 +36,16 @@ export const RETRY_SPREAD_MS = 60_000;
  * part lowered by a late original may then fall back to an older fact than the right one.
  */
 export const RUNNER_UPS_KEPT = 6;
+
+/**
+ * How far below an item's newest receipt the ids of the facts it keeps in no part are remembered
+ * (`known`, #57): twice W, the reach of the runner-ups' shadows. Bounded by time, not by count,
+ * so that a busy group (hundreds of joins within W) still recognises a platform retry.
+ */
+export const KNOWN_SPAN_MS = 2 * RETRY_SPREAD_MS;
+
+/** The receipt buckets of `known`: one key per 10 s of receipt (base 36), its ids concatenated. */
+const KNOWN_BUCKET_MS = 10_000;
 
 /*
  * The pure fold of one item (#49): one state from one set of facts. What an item becomes is a
@@ -127,6 +144,92 @@ export function knownReceipt(state: VersionedItem | null, eventId: string): numb
 function legacySeenAt(state: VersionedItem, eventId: string): number | undefined {
   const value = state.seen?.[eventId.slice(0, 16)] ?? state.seen?.[eventId];
   return typeof value === "string" ? versionTime(value) : value;
+}
+
+/** 64 digits, 6 bits each: a fact id's 48 bits in 8 characters (`known`). */
+const DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+const ID_DIGITS = 8;
+
+/**
+ * A fact id (`factIdOf`: 12 hex characters, the 48 bits a version keeps) in 8 characters, as
+ * `known` stores it. A fact id that is not hex (only tests make one) is hashed to the same width.
+ *
+ * @example compactFactId("3c01ffb07048") // "F07_i718"
+ */
+export function compactFactId(factId: string): string {
+  let out = "";
+  for (const half of [factId.slice(0, 6), factId.slice(6, 12)]) {
+    const n = /^[0-9a-f]{6}$/.test(half) ? parseInt(half, 16) : hash24(half);
+    for (let shift = 18; shift >= 0; shift -= 6) out += DIGITS[(n >> shift) & 63];
+  }
+  return out;
+}
+
+/** 24 bits of FNV-1a over a text that is not hex. */
+function hash24(text: string): number {
+  let n = 0x811c9dc5;
+  for (const c of text) n = Math.imul(n ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return n & 0xffffff;
+}
+
+/** Whether an item's `known` ids name the fact (a compact id, `compactFactId`). */
+function recalls(known: KnownFacts | undefined, compact: string): boolean {
+  for (const ids of Object.values(known ?? {}))
+    for (let i = 0; i < ids.length; i += ID_DIGITS) if (ids.startsWith(compact, i)) return true;
+  return false;
+}
+
+/**
+ * The facts an item keeps in its parts and runner-ups (and, written before #49, its `seen`
+ * memory), each with the earliest receipt it names.
+ */
+function keptFacts(state: VersionedItem | null): Map<string, number> {
+  const kept = new Map<string, number>();
+  if (state === null) return kept;
+  const add = (id: string, at: number) => kept.set(id, Math.min(at, kept.get(id) ?? at));
+  const consider = (v: Version | undefined) => {
+    if (v !== undefined) add(versionFactId(v), versionReceipt(v));
+  };
+  for (const v of Object.values(state.versions)) consider(v);
+  for (const list of Object.values(state.fallback ?? {}))
+    if (Array.isArray(list)) for (const r of list) consider(versionOfRunnerUp(r));
+    else if (list) consider(list.v);
+  for (const [key, value] of Object.entries(state.seen ?? {}))
+    add(factIdOf(key), typeof value === "string" ? versionTime(value) : value);
+  return kept;
+}
+
+/**
+ * The ids an item remembers after `input` was folded (`state` → `next`): those it remembered, and
+ * every fact that left its parts and runner-ups (or, like a join below six later ones, never
+ * entered them), while its receipt is within `KNOWN_SPAN_MS` of the newest the item knows; by
+ * receipt bucket, so that older ones are dropped whole.
+ */
+function knownAfter(
+  state: VersionedItem | null,
+  next: VersionedItem,
+  input: ProjectionInput,
+): KnownFacts | undefined {
+  const before = keptFacts(state);
+  const inputId = versionFactId(input.version);
+  before.set(inputId, Math.min(input.receivedAt, before.get(inputId) ?? input.receivedAt));
+  const after = keptFacts(next);
+  let newest = input.receivedAt;
+  for (const at of [...before.values(), ...after.values()]) newest = Math.max(newest, at);
+  const buckets = Object.keys(state?.known ?? {}).map((b) => parseInt(b, 36));
+  for (const b of buckets) newest = Math.max(newest, b * KNOWN_BUCKET_MS);
+  const horizon = newest - KNOWN_SPAN_MS;
+  const out: KnownFacts = {};
+  for (const [bucket, ids] of Object.entries(state?.known ?? {}))
+    if ((parseInt(bucket, 36) + 1) * KNOWN_BUCKET_MS > horizon) out[bucket] = ids;
+  for (const [id, at] of before) {
+    if (after.has(id) || at < horizon) continue;
+    const compact = compactFactId(id);
+    if (recalls(out, compact)) continue;
+    const bucket = Math.floor(at / KNOWN_BUCKET_MS).toString(36);
+    out[bucket] = `${out[bucket] ?? ""}${compact}`;
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** A field part's version where the item leaves it implicit (its owner's), made explicit. */
@@ -319,6 +422,15 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
   return (stored) => {
     const state = stored && expandFieldParts(generic, stored);
     const prior = knownReceipt(state, input.eventId);
+    // A fact the item folded and keeps in no part (a join below the runner-ups of a busy group):
+    // any copy of it, earlier or later, would change nothing the item shows (#57).
+    if (
+      stored &&
+      prior === undefined &&
+      projection.recallsFacts &&
+      recalls(stored.known, compactFactId(factIdOf(input.eventId)))
+    )
+      return stored;
     // An earlier copy lowers the fact, within the spread only: one more than W earlier than the
     // copy the item knows is applied at that copy (the fact counts at the later receipt).
     const lowers =
@@ -331,14 +443,20 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
     const lists = state && parts ? decodeRunnerUps(state, parts) : new Map<string, Entry[]>();
     const base = state && lowers ? releaseFact(state, versionFactId(input.version), lists, parts) : state;
     const evolved = projection.evolve(base, effective, key);
-    const { seen: _forgotten, fallback: _old, ...next } = evolved;
+    const { seen: _forgotten, fallback: _old, known: _known, ...next } = evolved;
     const fallback = parts
       ? encodeRunnerUps(evolved, runnerUpsAfter(projection, base, evolved, effective, key, lists), parts)
       : undefined;
-    const result = compactFieldParts(generic, (fallback ? { ...next, fallback } : next) as S);
+    const kept = compactFieldParts(generic, (fallback ? { ...next, fallback } : next) as S);
+    const known = projection.recallsFacts ? knownAfter(state, kept, effective) : undefined;
+    const result = known ? { ...kept, known } : kept;
     // Nothing learnt (a replay, a repeat of a fact it knows, or a fact that changes nothing it
     // keeps): the item as stored, old shapes and memory included, so no write.
-    if (stored && withoutSeen(stored) === withoutSeen(result)) {
+    if (
+      stored &&
+      withoutSeen(stored) === withoutSeen(result) &&
+      canonicalJson(stored.known ?? null) === canonicalJson(result.known ?? null)
+    ) {
       if (prior !== undefined && !lowers) return stored;
       if (sameRunnerUps(stored, result, parts)) return stored;
     }
@@ -356,8 +474,13 @@ function sameRunnerUps(
   return canonicalJson(before ?? null) === canonicalJson(next.fallback ?? null);
 }
 
-/** The state, as comparable text, without the bookkeeping that no reader sees (runner-ups, legacy memory). */
+/** The state, as comparable text, without the bookkeeping that no reader sees (runner-ups, known ids, legacy memory). */
 export function withoutSeen(state: object): string {
-  const { seen: _seen, fallback: _fallback, ...rest } = state as { seen?: unknown; fallback?: unknown };
+  const {
+    seen: _seen,
+    fallback: _fallback,
+    known: _known,
+    ...rest
+  } = state as { seen?: unknown; fallback?: unknown; known?: unknown };
   return canonicalJson(rest);
 }

@@ -1,6 +1,6 @@
 import { detailedGroupOf, type GroupEvent, isGroupEvent, isMembershipEvent } from "../events/accessors.ts";
 import { appKey } from "./keys.ts";
-import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import type { Fallbacks, KnownFacts, Projection, ProjectionInput, SeenEvents } from "./types.ts";
 import { isNewer, type Version } from "./version.ts";
 
 /**
@@ -36,6 +36,8 @@ export interface GroupState {
   seen?: SeenEvents;
   /** Each part's runner-up while a platform retry may hold it (`Projection.parts`). */
   fallback?: Fallbacks;
+  /** The facts it folded and keeps in no part, for twice W (`Projection.recallsFacts`). */
+  known?: KnownFacts;
 }
 
 function isDeleted(versions: GroupState["versions"]): boolean {
@@ -114,5 +116,6 @@ export const groupsProjection: Projection<GroupState, GroupEvent> = {
     transfer: ["previousOwner", "ownerTransferredAt"],
     deleted: ["deletedAt", "deletedBy"],
     created: [],
-  },
+  }, // Every fact-derived field is a part's: a retry of a fact no part keeps changes nothing.
+  recallsFacts: true,
 };

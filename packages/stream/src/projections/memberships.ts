@@ -5,7 +5,7 @@ import {
   type MembershipTrigger,
 } from "../events/accessors.ts";
 import { appKey } from "./keys.ts";
-import type { Fallbacks, ItemKey, Projection, ProjectionInput, SeenEvents } from "./types.ts";
+import type { Fallbacks, ItemKey, KnownFacts, Projection, ProjectionInput, SeenEvents } from "./types.ts";
 import { isNewer, type Version } from "./version.ts";
 
 export type MembershipStatus = "member" | "left" | "kicked" | "banned" | "unbanned";
@@ -36,6 +36,8 @@ export interface MembershipState {
   seen?: SeenEvents;
   /** Each part's runner-up while a platform retry may hold it (`Projection.parts`). */
   fallback?: Fallbacks;
+  /** The facts it folded and keeps in no part, for twice W (`Projection.recallsFacts`). */
+  known?: KnownFacts;
 }
 
 const STATUS_OF: Record<Exclude<MembershipTrigger, "group_member_scope_changed">, MembershipStatus> = {
@@ -123,5 +125,6 @@ export const membershipsProjection: Projection<MembershipState, MembershipEvent>
     })),
   evolve: (state, input, key) => evolveMembership(state, input, key.sk ?? ""),
   parts: { status: ["status", "statusAt", "by"], joined: ["joinedAt"], scope: ["scope"], name: ["name"] },
-  fieldParts: { name: "status" },
+  fieldParts: { name: "status" }, // Every fact-derived field is a part's: a retry of a fact no part keeps changes nothing.
+  recallsFacts: true,
 };

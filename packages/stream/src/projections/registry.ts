@@ -4,7 +4,7 @@ import type { ProjectionTableName } from "./keys.ts";
 import { membershipsProjection } from "./memberships.ts";
 import { presenceProjection } from "./presence.ts";
 import { sessionsProjection } from "./sessions.ts";
-import type { Fallbacks, Projection, SeenEvents } from "./types.ts";
+import type { Fallbacks, KnownFacts, Projection, SeenEvents } from "./types.ts";
 import type { Version } from "./version.ts";
 
 /**
@@ -25,6 +25,7 @@ export type VersionedItem = {
   seen?: SeenEvents;
   versions: Partial<Record<string, Version>>;
   fallback?: Fallbacks;
+  known?: KnownFacts;
 };
 
 /** The state of a table's items, as its projection evolves them. */

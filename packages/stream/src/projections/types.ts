@@ -41,6 +41,13 @@ export interface Projection<S extends { pk: string }, E extends KnownEvent = Kno
    * version is stored only where it differs from its owner's (`fold.ts`, `expandFieldParts`).
    */
   readonly fieldParts?: Readonly<Record<string, string>>;
+  /**
+   * Every fact-derived field of its items is a part's (#57): the item remembers, for twice W by
+   * receipt, the ids of the facts it folded and keeps in no part or runner-up (`known`,
+   * `fold.ts`), and a copy of one changes nothing: a platform retry in a busy group is recognised
+   * however many facts came between.
+   */
+  readonly recallsFacts?: boolean;
 }
 
 /**
@@ -64,6 +71,12 @@ export type Fallbacks = Partial<Record<string, RunnerUp[] | LegacyFallback>>;
  * before #49 (the fold now recognises a fact by the versions its parts keep); read, never written.
  */
 export type SeenEvents = Record<string, number | Version>;
+
+/**
+ * The facts an item folded and keeps in no part or runner-up (#57), by receipt: per 10 s bucket
+ * (its start / 10 s, base 36), their ids (`compactFactId`: 48 bits in 8 characters) concatenated.
+ */
+export type KnownFacts = Record<string, string>;
 
 export interface ItemKey {
   pk: string;
