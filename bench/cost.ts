@@ -24,8 +24,11 @@
  * A third run of the one-app mix has the stream of facts on (#41), with one subscriber: its
  * `PublishBatch` requests and billed 64 KiB chunks per event and the entries per request, next
  * to the $0 of the first two (nothing listens: no SNS request is made).
+ * Then a hot group (#57, `pipeline-cost/hot-group.ts`): 500 joins of one group within two minutes,
+ * 5% retried, beside the one-app mix: write units per delivery and the group item's sizes.
  * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month.
  */
+import { hotGroupPlan, printHotGroup } from "./pipeline-cost/hot-group";
 import { APPS } from "./pipeline-cost/model";
 import { measure } from "./pipeline-cost/run";
 import { printSideBySide } from "./pipeline-cost/side-by-side";
@@ -39,6 +42,7 @@ async function main() {
     const many = await measure(bench, APPS);
     const streamed = await measure(bench, 1, { stream: true });
     printSideBySide(one, many, streamed);
+    printHotGroup(one, await measure(bench, 1, { plan: hotGroupPlan(), print: false }));
     await printWatchdogCost();
   } finally {
     await bench.stop();

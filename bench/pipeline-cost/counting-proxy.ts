@@ -29,9 +29,14 @@ function snsRequest(body: string): { op: string; entries: number; chunks: number
 
 /**
  * A proxy that counts the AWS operations passing through it (and, for SNS's `PublishBatch`, its
- * entries and billed chunks: `sns:entries`, `sns:chunks`), and hands each answer's body to `onAnswer`.
+ * entries and billed chunks: `sns:entries`, `sns:chunks`), hands each answer's body to `onAnswer`
+ * and, given `onRequest`, each JSON request's body to it (the items written, `item-sizes.ts`).
  */
-export async function countingProxy(target: string, onAnswer?: (op: string, body: Buffer) => void) {
+export async function countingProxy(
+  target: string,
+  onAnswer?: (op: string, body: Buffer) => void,
+  onRequest?: (op: string, body: Buffer) => void,
+) {
   const counts = new Map<string, number>();
   const upstream = new URL(target);
   const add = (name: string, n = 1) => counts.set(name, (counts.get(name) ?? 0) + n);
@@ -39,8 +44,15 @@ export async function countingProxy(target: string, onAnswer?: (op: string, body
     const amzTarget = req.headers["x-amz-target"];
     let op: string;
     let body: Buffer | undefined;
-    if (typeof amzTarget === "string") op = amzTarget.split(".").pop() ?? amzTarget;
-    else if (String(req.headers["content-type"]).includes("x-www-form-urlencoded")) {
+    if (typeof amzTarget === "string") {
+      op = amzTarget.split(".").pop() ?? amzTarget;
+      if (onRequest) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        body = Buffer.concat(chunks);
+        onRequest(op, body);
+      }
+    } else if (String(req.headers["content-type"]).includes("x-www-form-urlencoded")) {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       body = Buffer.concat(chunks);

@@ -151,15 +151,25 @@ async function setStream(bench: Bench, on: boolean): Promise<void> {
 export async function measure(
   bench: Bench,
   appCount: number,
-  options: { events?: number; print?: boolean; stream?: boolean } = {},
+  options: {
+    events?: number;
+    print?: boolean;
+    stream?: boolean;
+    /** Deliveries to send instead of the mix (in their order, each received at `at`): the hot group's. */
+    plan?: ReadonlyArray<{ body: string; at: number }>;
+  } = {},
 ) {
   await setStream(bench, options.stream ?? false);
   bench.aws.counts.clear();
   bench.dynamodb.counts.clear();
+  bench.sizes.clear();
   for (const u of bench.meter.units.values()) Object.assign(u, { write: 0, read: 0 });
   // The stream's run is the same mix in an app of its own: its items are new, as the first run's were.
-  const history = mixOver(appCount, options.events ?? EVENTS, options.stream ? "cost-stream-app" : undefined);
-  const plan = deliveryPlan(history.events, { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
+  const history = options.plan
+    ? undefined
+    : mixOver(appCount, options.events ?? EVENTS, options.stream ? "cost-stream-app" : undefined);
+  const plan =
+    options.plan ?? deliveryPlan(history?.events ?? [], { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
   const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan));
   const perInvocation = counts.projectorInvocations / counts.n;
   const lines = costLines(
@@ -173,7 +183,7 @@ export async function measure(
     counts,
     platformShare(perInvocation, { systemLogLevel: SystemLogLevel.INFO, traced: true }),
   );
-  const apps = new Set(history.events.map((e) => e.appId)).size;
+  const apps = history ? new Set(history.events.map((e) => e.appId)).size : 1;
   if (options.print ?? true)
     printRun(bench, { appCount, apps, counts, lines, previous, stream: options.stream });
   const streamLine = lines.find((l) => l.item.startsWith("stream:"));
@@ -187,6 +197,11 @@ export async function measure(
     deliveries: counts.n,
     s3PutsPerDelivery: counts.s3Puts / counts.n,
     writeUnitsPerEvent: counts.writeUnits / counts.n,
+    /** Per table and index (`Groups`, `Memberships.byUser`, …), the write units DynamoDB reported, per delivery. */
+    writeUnitsByResource: Object.fromEntries(
+      [...bench.meter.units].map(([resource, u]) => [resource, u.write / counts.n]),
+    ),
+    itemSizes: bench.sizes.summary(),
     usdPerMillion: sumPerMillion(lines),
   };
 }

@@ -21,6 +21,7 @@ import {
 import { consumedCapacityMeter } from "../capacity";
 import { batchAtRate, startFauxqsProcess } from "../support";
 import { countingProxy } from "./counting-proxy";
+import { itemSizeMeter } from "./item-sizes";
 import { RATE } from "./model";
 
 /** The emulators behind counting proxies, the queues, bucket and tables, and the real handlers wired to them. */
@@ -29,7 +30,8 @@ export async function startBench() {
   const aws = await countingProxy(fauxqs.endpoint);
   const tables = localTableNames("cost");
   const meter = consumedCapacityMeter(tables);
-  const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer);
+  const sizes = itemSizeMeter(tables);
+  const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer, sizes.onRequest);
   const deployed = readDeploymentConfig({});
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   const stop = async () => {
@@ -98,6 +100,7 @@ export async function startBench() {
       dynamodb,
       stream: { appsTable, subscriberUrl: subscriber.queueUrl },
       meter,
+      sizes,
       deployed,
       direct,
       eventsQueue,
