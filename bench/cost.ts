@@ -28,7 +28,7 @@
  * 5% retried, beside the one-app mix: write units per delivery and the group item's sizes.
  * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month.
  */
-import { hotGroupPlan, printHotGroup } from "./pipeline-cost/hot-group";
+import { HOT_GROUP_LIVE_APP, hotGroupCount, hotGroupPlan, printHotGroup } from "./pipeline-cost/hot-group";
 import { APPS } from "./pipeline-cost/model";
 import { measure } from "./pipeline-cost/run";
 import { printSideBySide } from "./pipeline-cost/side-by-side";
@@ -42,7 +42,10 @@ async function main() {
     const many = await measure(bench, APPS);
     const streamed = await measure(bench, 1, { stream: true });
     printSideBySide(one, many, streamed);
-    printHotGroup(one, await measure(bench, 1, { plan: hotGroupPlan(), print: false }));
+    const hot = await measure(bench, 1, { plan: hotGroupPlan(), print: false });
+    const count = await hotGroupCount(bench);
+    const live = await measure(bench, 1, { plan: hotGroupPlan(HOT_GROUP_LIVE_APP), print: false, batch: 1 });
+    printHotGroup(one, hot, live, [count, await hotGroupCount(bench, HOT_GROUP_LIVE_APP)]);
     await printWatchdogCost();
   } finally {
     await bench.stop();

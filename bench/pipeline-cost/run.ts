@@ -64,7 +64,11 @@ function mixOver(appCount: number, events: number, app = "cost-app") {
  * projector until the queue is empty; returns the log bytes and units counted, and the
  * projector's invocations.
  */
-async function deliverAndDrain(bench: Bench, plan: readonly { body: string; at: number }[]) {
+async function deliverAndDrain(
+  bench: Bench,
+  plan: readonly { body: string; at: number }[],
+  batch = bench.batch,
+) {
   let projectorInvocations = 0;
   const run = await capturingLogs(async () => {
     for (const [i, delivery] of plan.entries()) {
@@ -86,7 +90,7 @@ async function deliverAndDrain(bench: Bench, plan: readonly { body: string; at: 
         return bench.projector(e, c);
       },
       functionName: "projector",
-      batchSize: bench.batch,
+      batchSize: batch,
       batchingWindowMs: bench.deployed.projectorBatchingWindowSeconds * 1000,
       concurrency: 1,
     });
@@ -157,6 +161,8 @@ export async function measure(
     stream?: boolean;
     /** Deliveries to send instead of the mix (in their order, each received at `at`): the hot group's. */
     plan?: ReadonlyArray<{ body: string; at: number }>;
+    /** The projector's batch (the event source's), instead of the one the rate gives. */
+    batch?: number;
   } = {},
 ) {
   await setStream(bench, options.stream ?? false);
@@ -170,7 +176,7 @@ export async function measure(
     : mixOver(appCount, options.events ?? EVENTS, options.stream ? "cost-stream-app" : undefined);
   const plan =
     options.plan ?? deliveryPlan(history?.events ?? [], { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
-  const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan));
+  const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan, options.batch));
   const perInvocation = counts.projectorInvocations / counts.n;
   const lines = costLines(
     counts,

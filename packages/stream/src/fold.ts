@@ -1,15 +1,9 @@
 import { eventTime } from "./events/event-time.ts";
 import type { KnownEvent } from "./events/schemas.ts";
+import { compactFactId, keptFacts, knownAfter, recalls } from "./known-facts.ts";
 import { canonicalJson } from "./projections/canonical-json.ts";
 import type { VersionedItem } from "./projections/registry.ts";
-import type {
-  Fallbacks,
-  ItemKey,
-  KnownFacts,
-  Projection,
-  ProjectionInput,
-  RunnerUp,
-} from "./projections/types.ts";
+import type { Fallbacks, ItemKey, Projection, ProjectionInput, RunnerUp } from "./projections/types.ts";
 import {
   comparableVersion,
   factIdOf,
@@ -19,8 +13,6 @@ import {
   type Version,
   versionFactId,
   versionOf,
-  versionReceipt,
-  versionTime,
 } from "./projections/version.ts";
 
 /**
@@ -43,9 +35,6 @@ export const RUNNER_UPS_KEPT = 6;
  * so that a busy group (hundreds of joins within W) still recognises a platform retry.
  */
 export const KNOWN_SPAN_MS = 2 * RETRY_SPREAD_MS;
-
-/** The receipt buckets of `known`: one key per 10 s of receipt (base 36), its ids concatenated. */
-const KNOWN_BUCKET_MS = 10_000;
 
 /*
  * The pure fold of one item (#49): one state from one set of facts. What an item becomes is a
@@ -106,7 +95,6 @@ interface Entry {
   f?: Record<string, unknown>;
 }
 
-const versionOfRunnerUp = (r: RunnerUp): Version => (typeof r === "string" ? r : r.v);
 const byVersionDesc = (a: Entry, b: Entry) => {
   const [x, y] = [comparableVersion(a.v), comparableVersion(b.v)];
   return x < y ? 1 : x > y ? -1 : 0;
@@ -125,111 +113,7 @@ function fieldsOf(state: object, fields: readonly string[]): Record<string, unkn
  * @example knownReceipt(item, eventId) // 1763000000000, or undefined for a fact it does not know
  */
 export function knownReceipt(state: VersionedItem | null, eventId: string): number | undefined {
-  if (state === null) return undefined;
-  const id = factIdOf(eventId);
-  let at = legacySeenAt(state, eventId);
-  const consider = (v: Version | undefined) => {
-    if (v === undefined || versionFactId(v) !== id) return;
-    const receipt = versionReceipt(v);
-    at = at === undefined ? receipt : Math.min(at, receipt);
-  };
-  for (const v of Object.values(state.versions)) consider(v);
-  for (const list of Object.values(state.fallback ?? {}))
-    if (Array.isArray(list)) for (const r of list) consider(versionOfRunnerUp(r));
-    else if (list) consider(list.v);
-  return at;
-}
-
-/** The first receipt an item written before #49 remembers for an event (`seen`), if any. */
-function legacySeenAt(state: VersionedItem, eventId: string): number | undefined {
-  const value = state.seen?.[eventId.slice(0, 16)] ?? state.seen?.[eventId];
-  return typeof value === "string" ? versionTime(value) : value;
-}
-
-/** 64 digits, 6 bits each: a fact id's 48 bits in 8 characters (`known`). */
-const DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
-const ID_DIGITS = 8;
-
-/**
- * A fact id (`factIdOf`: 12 hex characters, the 48 bits a version keeps) in 8 characters, as
- * `known` stores it. A fact id that is not hex (only tests make one) is hashed to the same width.
- *
- * @example compactFactId("3c01ffb07048") // "F07_i718"
- */
-export function compactFactId(factId: string): string {
-  let out = "";
-  for (const half of [factId.slice(0, 6), factId.slice(6, 12)]) {
-    const n = /^[0-9a-f]{6}$/.test(half) ? parseInt(half, 16) : hash24(half);
-    for (let shift = 18; shift >= 0; shift -= 6) out += DIGITS[(n >> shift) & 63];
-  }
-  return out;
-}
-
-/** 24 bits of FNV-1a over a text that is not hex. */
-function hash24(text: string): number {
-  let n = 0x811c9dc5;
-  for (const c of text) n = Math.imul(n ^ c.charCodeAt(0), 0x01000193) >>> 0;
-  return n & 0xffffff;
-}
-
-/** Whether an item's `known` ids name the fact (a compact id, `compactFactId`). */
-function recalls(known: KnownFacts | undefined, compact: string): boolean {
-  for (const ids of Object.values(known ?? {}))
-    for (let i = 0; i < ids.length; i += ID_DIGITS) if (ids.startsWith(compact, i)) return true;
-  return false;
-}
-
-/**
- * The facts an item keeps in its parts and runner-ups (and, written before #49, its `seen`
- * memory), each with the earliest receipt it names.
- */
-function keptFacts(state: VersionedItem | null): Map<string, number> {
-  const kept = new Map<string, number>();
-  if (state === null) return kept;
-  const add = (id: string, at: number) => kept.set(id, Math.min(at, kept.get(id) ?? at));
-  const consider = (v: Version | undefined) => {
-    if (v !== undefined) add(versionFactId(v), versionReceipt(v));
-  };
-  for (const v of Object.values(state.versions)) consider(v);
-  for (const list of Object.values(state.fallback ?? {}))
-    if (Array.isArray(list)) for (const r of list) consider(versionOfRunnerUp(r));
-    else if (list) consider(list.v);
-  for (const [key, value] of Object.entries(state.seen ?? {}))
-    add(factIdOf(key), typeof value === "string" ? versionTime(value) : value);
-  return kept;
-}
-
-/**
- * The ids an item remembers after `input` was folded (`state` → `next`): those it remembered, and
- * every fact that left its parts and runner-ups (or, like a join below six later ones, never
- * entered them), while its receipt is within `KNOWN_SPAN_MS` of the newest the item knows; by
- * receipt bucket, so that older ones are dropped whole.
- */
-function knownAfter(
-  state: VersionedItem | null,
-  next: VersionedItem,
-  input: ProjectionInput,
-): KnownFacts | undefined {
-  const before = keptFacts(state);
-  const inputId = versionFactId(input.version);
-  before.set(inputId, Math.min(input.receivedAt, before.get(inputId) ?? input.receivedAt));
-  const after = keptFacts(next);
-  let newest = input.receivedAt;
-  for (const at of [...before.values(), ...after.values()]) newest = Math.max(newest, at);
-  const buckets = Object.keys(state?.known ?? {}).map((b) => parseInt(b, 36));
-  for (const b of buckets) newest = Math.max(newest, b * KNOWN_BUCKET_MS);
-  const horizon = newest - KNOWN_SPAN_MS;
-  const out: KnownFacts = {};
-  for (const [bucket, ids] of Object.entries(state?.known ?? {}))
-    if ((parseInt(bucket, 36) + 1) * KNOWN_BUCKET_MS > horizon) out[bucket] = ids;
-  for (const [id, at] of before) {
-    if (after.has(id) || at < horizon) continue;
-    const compact = compactFactId(id);
-    if (recalls(out, compact)) continue;
-    const bucket = Math.floor(at / KNOWN_BUCKET_MS).toString(36);
-    out[bucket] = `${out[bucket] ?? ""}${compact}`;
-  }
-  return Object.keys(out).length ? out : undefined;
+  return keptFacts(state).get(factIdOf(eventId));
 }
 
 /** A field part's version where the item leaves it implicit (its owner's), made explicit. */
@@ -448,7 +332,7 @@ export function evolveOnce<S extends VersionedItem, E extends KnownEvent>(
       ? encodeRunnerUps(evolved, runnerUpsAfter(projection, base, evolved, effective, key, lists), parts)
       : undefined;
     const kept = compactFieldParts(generic, (fallback ? { ...next, fallback } : next) as S);
-    const known = projection.recallsFacts ? knownAfter(state, kept, effective) : undefined;
+    const known = projection.recallsFacts ? knownAfter(state, kept, effective, KNOWN_SPAN_MS) : undefined;
     const result = known ? { ...kept, known } : kept;
     // Nothing learnt (a replay, a repeat of a fact it knows, or a fact that changes nothing it
     // keeps): the item as stored, old shapes and memory included, so no write.
