@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import { RETRY_SPREAD_MS, RUNNER_UPS_KEPT } from "@webhook-backend/stream/fold";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fixture, type Loose } from "../support/fixtures";
 import type { Delivery } from "../support/histories";
+import { APP, bodyOf, busyGroupHistory, delivery, type Fact, GUID, R0 } from "../support/hot-groups";
 import { memoryDeps, memoryStores, projectAll, projectInBatches } from "../support/projection";
 
 /**
@@ -14,65 +13,14 @@ import { memoryDeps, memoryStores, projectAll, projectInBatches } from "../suppo
  * from the fold.
  */
 
-const APP = "2598234fa1e3b9c";
-const GUID = "hot-class";
-const R0 = 1_763_000_000_000;
-
-/** A membership fact: `uid` did `trigger` in the hot group, which then reported these fields. */
-interface Fact {
-  trigger: "group_member_joined" | "group_member_added" | "group_member_left" | "group_member_kicked";
-  uid: string;
-  membersCount: number;
-  onlineMembersCount: number;
-  /** The group's `updatedAt` in the payload (seconds), an `info` field. */
-  updatedAt: number;
-}
-
-/** The body the platform sends for a fact (a template with the fact's fields). */
-function bodyOf(fact: Fact): string {
-  const e: Loose = fixture(fact.trigger);
-  const [first] = Object.values(e.data.members as Record<string, Loose>);
-  e.data.members = { [fact.uid]: { ...first, uid: fact.uid, name: `name of ${fact.uid}` } };
-  Object.assign(e.data.group, {
-    guid: GUID,
-    membersCount: fact.membersCount,
-    onlineMembersCount: fact.onlineMembersCount,
-    updatedAt: fact.updatedAt,
-  });
-  return JSON.stringify({ ...e, appId: APP });
-}
-
-/** One delivery of `body` received at `receivedAt` (a platform retry: the same bytes, later). */
-function delivery(body: string, receivedAt: number): Delivery {
-  return { body, receivedAt, eventId: createHash("sha256").update(body).digest("hex") };
-}
-
 type Stores = ReturnType<typeof memoryStores>;
 const groupOf = (stores: Stores) =>
   stores.groups.items.get(`${APP}#${GUID}|`) as Record<string, unknown> | undefined;
 
 describe("a busy group outruns K, in receipt order (#57, item 1)", () => {
-  // Eight joins 1 s apart reporting 2 … 9 members; the first retried by the platform 10 s later,
-  // received after the other seven. Before #57 the first join had left the count part's 6
-  // runner-ups, so its retry was applied as a new fact at its own receipt: 2 members, and the
-  // first join's `info`.
-  const joins = Array.from({ length: 8 }, (_, i) =>
-    delivery(
-      bodyOf({
-        trigger: "group_member_joined",
-        uid: `u${i + 1}`,
-        membersCount: i + 2,
-        onlineMembersCount: 1,
-        updatedAt: R0 / 1000 + i,
-      }),
-      R0 + i * 1000,
-    ),
-  );
-  const first = joins[0] as Delivery;
-  const retry: Delivery = { ...first, receivedAt: first.receivedAt + 10_000 };
-  const received = [...joins, retry];
+  // Eight joins 1 s apart, the first retried 10 s later and received last (`busyGroupHistory`).
+  const { joins, first, retry, received, expected } = busyGroupHistory();
   const shown = (s: Stores) => [groupOf(s)?.membersCount, groupOf(s)?.updatedAt];
-  const expected = [9, R0 / 1000 + 7];
 
   it("one by one in receipt order: 9 members, the last join's info", async () => {
     const stores = memoryStores();
