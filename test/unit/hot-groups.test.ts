@@ -1,9 +1,11 @@
-import { RETRY_SPREAD_MS, RUNNER_UPS_KEPT } from "@webhook-backend/stream/fold";
+import { evolveOnce, RETRY_SPREAD_MS, RUNNER_UPS_KEPT } from "@webhook-backend/stream/fold";
+import { compactFactId } from "@webhook-backend/stream/known-facts";
+import { type GroupState, groupsProjection } from "@webhook-backend/stream/projections/groups";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Delivery } from "../support/histories";
 import { APP, bodyOf, busyGroupHistory, delivery, type Fact, GUID, R0 } from "../support/hot-groups";
-import { memoryDeps, memoryStores, projectAll, projectInBatches } from "../support/projection";
+import { inputOf, memoryDeps, memoryStores, projectAll, projectInBatches } from "../support/projection";
 
 /**
  * Hot groups (#57, item 1): a group whose members join faster than an item's runner-ups can
@@ -37,6 +39,40 @@ describe("a busy group outruns K, in receipt order (#57, item 1)", () => {
     const stores = memoryStores();
     await projectAll([first, retry, ...joins.slice(1)], memoryDeps(stores));
     expect(shown(stores)).toEqual(expected);
+  });
+});
+
+describe("an item written before #49, with its `seen` memory (#57)", () => {
+  it("moves the ids `seen` holds to `known` at its next write, and still recognises a retry of one", () => {
+    // Prepare: the issue's joins 2 … 8 folded; the first join remembered only by a legacy `seen`.
+    const { joins, retry } = busyGroupHistory();
+    const fold = (state: GroupState | null, d: Delivery) =>
+      evolveOnce(groupsProjection, inputOf(JSON.parse(d.body), d.receivedAt, d.eventId) as never, {
+        pk: `${APP}#${GUID}`,
+      })(state);
+    const first = joins[0] as Delivery;
+    const later = joins.slice(1).reduce<GroupState | null>(fold, null) as GroupState;
+    const legacy: GroupState = { ...later, seen: { [first.eventId.slice(0, 16)]: first.receivedAt } };
+    const ninth = delivery(
+      bodyOf({
+        trigger: "group_member_joined",
+        uid: "u9",
+        membersCount: 10,
+        onlineMembersCount: 1,
+        updatedAt: R0 / 1000 + 8,
+      }),
+      R0 + 8000,
+    );
+
+    // Act
+    const written = fold(legacy, ninth);
+    const retried = fold(written, retry);
+
+    // Assess
+    expect(written.seen).toBeUndefined();
+    expect(Object.values(written.known ?? {}).join("")).toContain(compactFactId(first.eventId.slice(0, 12)));
+    expect(retried).toBe(written);
+    expect(retried.membersCount).toBe(10);
   });
 });
 
