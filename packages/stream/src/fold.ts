@@ -24,8 +24,10 @@ export const RETRY_SPREAD_MS = 60_000;
 
 /**
  * K: the most runner-ups a part of a projected item keeps, candidates and shadows, the best
- * first. Beyond it (more than K facts about one part within twice W), the lowest are forgotten: a
- * part lowered by a late original may then fall back to an older fact than the right one.
+ * first. Beyond it the lowest are forgotten, their ids kept (`known`, `KNOWN_SPAN_MS`) so that a
+ * retry of one is still recognised: only more than K facts of one part within twice W, each
+ * lowered by a late original (a retry processed ahead of it), may leave the part on an older
+ * fact than the right one.
  */
 export const RUNNER_UPS_KEPT = 6;
 
