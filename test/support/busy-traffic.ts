@@ -48,19 +48,36 @@ const MEMBERSHIP_TRIGGERS = [
 ] as const;
 
 /** A membership event of `uid` in `guid` with the group's details (no `updatedAt`: receipt-timed), reporting `count`. */
-export function membershipBody(trigger: string, guid: string, uid: string, count: number, omitName = false): Loose {
+export function membershipBody(
+  trigger: string,
+  guid: string,
+  uid: string,
+  count: number,
+  omitName = false,
+): Loose {
   const e = fixture(trigger);
   const [first] = Object.values(e.data.members as Record<string, Loose>);
   e.data.members = { [uid]: { ...first, uid, name: `name of ${uid}`, scope: "moderator" } };
   if (omitName) delete e.data.members[uid].name;
   if (trigger !== "group_member_scope_changed") delete e.data.members[uid].scope;
-  e.data.group = { ...fixture("group_member_joined").data.group, guid, membersCount: count, onlineMembersCount: count % 3 };
+  e.data.group = {
+    ...fixture("group_member_joined").data.group,
+    guid,
+    membersCount: count,
+    onlineMembersCount: count % 3,
+  };
   delete e.data.group.updatedAt;
   return e;
 }
 
 /** A presence event of `uid` at `ms`, with or without an avatar and `lastActiveAt`. */
-export function presenceBody(uid: string, ms: number, status: "online" | "offline", avatar?: string, lastActiveAt?: number): Loose {
+export function presenceBody(
+  uid: string,
+  ms: number,
+  status: "online" | "offline",
+  avatar?: string,
+  lastActiveAt?: number,
+): Loose {
   const e = fixture("user_connection_status_changed");
   e.data.timestamp = ms;
   e.data.status = status;
@@ -74,7 +91,11 @@ export function presenceBody(uid: string, ms: number, status: "online" | "offlin
 }
 
 /** A session event of `sessionId` from its template, `edit`ed. */
-export function sessionBody(trigger: string, sessionId: string, edit: (data: Loose, e: Loose) => void = () => {}): Loose {
+export function sessionBody(
+  trigger: string,
+  sessionId: string,
+  edit: (data: Loose, e: Loose) => void = () => {},
+): Loose {
   const e = fixture(trigger);
   if (e.data.call) e.data.call.data.entities.on.entity.sessionid = sessionId;
   else e.data.sessionId = sessionId;
@@ -84,18 +105,34 @@ export function sessionBody(trigger: string, sessionId: string, edit: (data: Loo
 
 const hotGroupDraw = fc.record({
   facts: fc.array(
-    fc.record({ trigger: fc.nat({ max: 4 }), user: fc.nat({ max: 24 }), gapMs: fc.integer({ min: 1, max: 1500 }), omitName: fc.boolean() }),
+    fc.record({
+      trigger: fc.nat({ max: 4 }),
+      user: fc.nat({ max: 24 }),
+      gapMs: fc.integer({ min: 1, max: 1500 }),
+      omitName: fc.boolean(),
+    }),
     { minLength: 8, maxLength: 120 },
   ),
-  retries: fc.array(fc.record({ of: fc.nat(), after: fc.constantFrom(10_000, 30_000, 12_000, 44_000, RETRY_SPREAD_MS) }), { maxLength: 8 }),
+  retries: fc.array(
+    fc.record({ of: fc.nat(), after: fc.constantFrom(10_000, 30_000, 12_000, 44_000, RETRY_SPREAD_MS) }),
+    { maxLength: 8 },
+  ),
 });
 
 const sessionDraw = fc.record({
   meetingToo: fc.boolean(),
   participants: fc.integer({ min: 1, max: 4 }),
-  recordings: fc.array(fc.record({ start: fc.nat({ max: 2 }), duration: fc.nat({ max: 3 }), file: fc.nat({ max: 2 }) }), { maxLength: 4 }),
+  recordings: fc.array(
+    fc.record({ start: fc.nat({ max: 2 }), duration: fc.nat({ max: 3 }), file: fc.nat({ max: 2 }) }),
+    { maxLength: 4 },
+  ),
   transcripts: fc.array(
-    fc.record({ tid: fc.option(fc.nat({ max: 2 })), start: fc.option(fc.nat({ max: 2 })), url: fc.nat({ max: 2 }), end: fc.nat({ max: 2 }) }),
+    fc.record({
+      tid: fc.option(fc.nat({ max: 2 })),
+      start: fc.option(fc.nat({ max: 2 })),
+      url: fc.nat({ max: 2 }),
+      end: fc.nat({ max: 2 }),
+    }),
     { maxLength: 4 },
   ),
   ended: fc.boolean(),
@@ -103,7 +140,13 @@ const sessionDraw = fc.record({
 
 const presenceDraw = fc.record({
   events: fc.array(
-    fc.record({ user: fc.nat({ max: 3 }), status: fc.boolean(), avatar: fc.option(fc.nat({ max: 2 })), lastActive: fc.boolean(), gapMs: fc.integer({ min: 1, max: 20_000 }) }),
+    fc.record({
+      user: fc.nat({ max: 3 }),
+      status: fc.boolean(),
+      avatar: fc.option(fc.nat({ max: 2 })),
+      lastActive: fc.boolean(),
+      gapMs: fc.integer({ min: 1, max: 20_000 }),
+    }),
     { maxLength: 12 },
   ),
   reconciles: fc.array(
@@ -112,7 +155,11 @@ const presenceDraw = fc.record({
       fetchedAt: fc.nat(),
       // A listing names each user once.
       users: fc.uniqueArray(
-        fc.record({ user: fc.nat({ max: 3 }), status: fc.constantFrom("online", "offline", "available", "busy"), avatar: fc.nat({ max: 2 }) }),
+        fc.record({
+          user: fc.nat({ max: 3 }),
+          status: fc.constantFrom("online", "offline", "available", "busy"),
+          avatar: fc.nat({ max: 2 }),
+        }),
         { maxLength: 4, selector: (u) => u.user },
       ),
       complete: fc.boolean(),
@@ -144,19 +191,49 @@ export function busyHistory(appId: string, draw: BusyDraw): BusyHistory {
       firsts.push(delivery(appId, membershipBody(trigger, "hot-g", uid(f.user), i + 2, f.omitName), r));
     });
     out.push(...firsts);
-    for (const { of, after } of draw.hot.retries) out.push(retryOf(firsts[of % firsts.length] as Delivery, after));
+    for (const { of, after } of draw.hot.retries)
+      out.push(retryOf(firsts[of % firsts.length] as Delivery, after));
   }
   draw.sessions.forEach((s, n) => {
     const id = `v1.us.${appId}.busy${n}`;
     const start = Math.floor(at(2000) / 1000);
     const names = Array.from({ length: s.participants }, (_, k) => `Person ${k}`);
-    const occupant = (k: number, left?: number) => ({ joined_at: start + k, audio_call: k % 2 ? "false" : "true", name: names[k], ...(left ? { left_at: left } : {}) });
+    const occupant = (k: number, left?: number) => ({
+      joined_at: start + k,
+      audio_call: k % 2 ? "false" : "true",
+      name: names[k],
+      ...(left ? { left_at: left } : {}),
+    });
     const kind = n % 2 ? "meeting" : "call";
-    out.push(delivery(appId, sessionBody(`${kind}_started`, id, (d) => (d.created_at = start)), at(300)));
-    if (s.meetingToo) out.push(delivery(appId, sessionBody(`${kind === "call" ? "meeting" : "call"}_started`, id, (d) => (d.created_at = start + 1)), at(300)));
-    names.forEach((_, k) =>
-      out.push(delivery(appId, sessionBody(`${kind}_participant_joined`, id, (d) => (d.occupant = occupant(k))), at(500))),
+    out.push(
+      delivery(
+        appId,
+        sessionBody(`${kind}_started`, id, (d) => (d.created_at = start)),
+        at(300),
+      ),
     );
+    if (s.meetingToo)
+      out.push(
+        delivery(
+          appId,
+          sessionBody(
+            `${kind === "call" ? "meeting" : "call"}_started`,
+            id,
+            (d) => (d.created_at = start + 1),
+          ),
+          at(300),
+        ),
+      );
+    for (const k of names.keys())
+      out.push(
+        delivery(
+          appId,
+          sessionBody(`${kind}_participant_joined`, id, (d) => {
+            d.occupant = occupant(k);
+          }),
+          at(500),
+        ),
+      );
     for (const r of s.recordings)
       out.push(
         delivery(
@@ -201,7 +278,13 @@ export function busyHistory(appId: string, draw: BusyDraw): BusyHistory {
   for (const p of draw.presence.events) {
     const ms = at(p.gapMs);
     const avatar = p.avatar === null ? undefined : `https://a.example/${uid(p.user)}/${p.avatar}.png`;
-    const body = presenceBody(uid(p.user), ms - 300, p.status ? "online" : "offline", avatar, p.lastActive ? Math.floor(ms / 1000) : undefined);
+    const body = presenceBody(
+      uid(p.user),
+      ms - 300,
+      p.status ? "online" : "offline",
+      avatar,
+      p.lastActive ? Math.floor(ms / 1000) : undefined,
+    );
     out.push(delivery(appId, body, ms));
   }
   const span = Math.max(1, clock - presenceStart);

@@ -63,7 +63,10 @@ export function compareFacts(a: Fact, b: Fact): number {
 
 /** The latest of some facts (`compareFacts`), undefined for none. */
 export function latest(facts: readonly Fact[]): Fact | undefined {
-  return facts.reduce<Fact | undefined>((best, f) => (best === undefined || compareFacts(f, best) > 0 ? f : best), undefined);
+  return facts.reduce<Fact | undefined>(
+    (best, f) => (best === undefined || compareFacts(f, best) > 0 ? f : best),
+    undefined,
+  );
 }
 
 /** A fact of `event` counted at `receipt`: its event time per trigger (docs/how-it-works.md's table is `EVENT_TIME_FIELDS`). */

@@ -80,7 +80,11 @@ export async function runAgainstReference(
   const handled = durableIdStore();
   const copy = streamCopy();
   const subscriber = () =>
-    streamBatchProcessor({ onDelivery: (d) => copy.apply([d]), onErasure: async (n) => copy.erase(n), handled });
+    streamBatchProcessor({
+      onDelivery: (d) => copy.apply([d]),
+      onErasure: async (n) => copy.erase(n),
+      handled,
+    });
   let consumer = subscriber();
   const send = async (messages: string[]) => {
     const records = messages.map((body, i) => ({ messageId: `m${i}`, body }));
@@ -95,7 +99,9 @@ export async function runAgainstReference(
   }
   const reconciled: ReconcileFact[] = [];
   const processed: Delivery[] = [];
-  const runs = [...history.reconciles].sort((a, b) => (a.at % (batches.length + 1)) - (b.at % (batches.length + 1)));
+  const runs = [...history.reconciles].sort(
+    (a, b) => (a.at % (batches.length + 1)) - (b.at % (batches.length + 1)),
+  );
   const reconcileAt = async (index: number) => {
     for (const run of runs.filter((r) => r.at % (batches.length + 1) === index)) {
       const applied: string[] = [];
@@ -119,16 +125,30 @@ export async function runAgainstReference(
           appId,
           uid,
           status,
-          listed: listed ? { name: listed.name, avatar: listed.avatar, role: listed.role, lastActiveAt: listed.lastActiveAt } : {},
+          listed: listed
+            ? {
+                name: listed.name,
+                avatar: listed.avatar,
+                role: listed.role,
+                lastActiveAt: listed.lastActiveAt,
+              }
+            : {},
           fetchedAt: run.fetchedAt,
           // The fact's id as reconcile names it: only a tie at the same ms and receipt reads it.
-          eventId: createHash("sha256").update(`${appId}|reconcile|${run.fetchedAt}|${uid}|${status}`).digest("hex"),
+          eventId: createHash("sha256")
+            .update(`${appId}|reconcile|${run.fetchedAt}|${uid}|${status}`)
+            .digest("hex"),
         });
       }
       await send(reconcilePublished(appId, run).map((d) => envelopeOf(d, appId)));
       // The state after reconcile: the facts processed so far and reconcile's.
       problems.push(
-        ...referenceDifferences(`after reconcile at ${run.fetchedAt}`, await tables.read(), allowedItems({ deliveries: processed, reconciled }), ofApp),
+        ...referenceDifferences(
+          `after reconcile at ${run.fetchedAt}`,
+          await tables.read(),
+          allowedItems({ deliveries: processed, reconciled }),
+          ofApp,
+        ),
       );
     }
   };
@@ -163,14 +183,18 @@ export async function runAgainstReference(
   };
   await send([JSON.stringify(notice)]);
   const archive = [...new Map(history.deliveries.map((d) => [`${d.eventId}@${d.receivedAt}`, d])).values()];
-  const redacted = archive.map((d) => (mentionsUid(d.body, uid) ? { ...d, body: redactBody(d.body, redaction) } : d));
+  const redacted = archive.map((d) =>
+    mentionsUid(d.body, uid) ? { ...d, body: redactBody(d.body, redaction) } : d,
+  );
   consumer = subscriber(); // the replay reaches a new container: only the durable id store remains
   await send(
-    redacted.map(
-      (d, i) => envelopeOf(d, appId, d.body === archive[i]?.body ? undefined : erasureId),
-    ),
+    redacted.map((d, i) => envelopeOf(d, appId, d.body === archive[i]?.body ? undefined : erasureId)),
   );
-  const after = allowedItems({ deliveries: redacted, reconciled: reconciled.filter((r) => r.uid !== uid), erased: [pseudonym] });
+  const after = allowedItems({
+    deliveries: redacted,
+    reconciled: reconciled.filter((r) => r.uid !== uid),
+    erased: [pseudonym],
+  });
   problems.push(...referenceDifferences("tables after the erasure", await tables.read(), after, ofApp));
   problems.push(...referenceDifferences("copy after the erasure and the replay", copy.items, after, ofApp));
   return problems;
@@ -213,4 +237,3 @@ export function memoryRunTables(
 function tableOf(stores: Record<string, unknown>, store: unknown): string {
   return Object.entries(stores).find(([, s]) => s === store)?.[0] ?? "";
 }
-

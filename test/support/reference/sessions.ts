@@ -26,7 +26,12 @@ const OUTCOME_OF: Record<string, string> = {
 };
 const ENDS = ["call_ended", "meeting_ended"];
 const STARTS = ["call_started", "meeting_started"];
-const STINTS = ["call_participant_joined", "meeting_participant_joined", "call_participant_left", "meeting_participant_left"];
+const STINTS = [
+  "call_participant_joined",
+  "meeting_participant_joined",
+  "call_participant_left",
+  "meeting_participant_left",
+];
 
 type Occupant = EventOf<"call_participant_joined">["data"]["occupant"];
 type Ended = EventOf<"call_ended">;
@@ -38,7 +43,8 @@ const withoutQuery = (url: string) => url.split(/[?#]/)[0] ?? url;
 function participants(all: readonly Fact[], end: Fact | undefined): Record<string, Item> {
   const reports: Occupant[] = [];
   for (const f of all) {
-    if (STINTS.includes(f.event.trigger)) reports.push((f.event as EventOf<"call_participant_joined">).data.occupant);
+    if (STINTS.includes(f.event.trigger))
+      reports.push((f.event as EventOf<"call_participant_joined">).data.occupant);
     if (ENDS.includes(f.event.trigger)) reports.push(...(f.event as Ended).data.all_occupants);
   }
   const key = (o: Occupant) => `${o.name}|${o.joined_at * 1000}`;
@@ -81,7 +87,9 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
   const initiation = latest(events(["call_initiated"]));
   const outcome = latest(events(Object.keys(OUTCOME_OF)));
   // `startedAt`: the earliest reported start (a start, or an end's `created_at`).
-  const starts = events([...STARTS, ...ENDS]).map((f) => (f.event as EventOf<"call_started">).data.created_at * 1000);
+  const starts = events([...STARTS, ...ENDS]).map(
+    (f) => (f.event as EventOf<"call_started">).data.created_at * 1000,
+  );
   const startedAt = starts.length ? Math.min(...starts) : undefined;
   const endedAt = end ? (end.event as Ended).data.destroyed_at * 1000 : undefined;
   // `kind`: meet once any fact says meet, else call (tables.md:78).
@@ -90,12 +98,23 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
   const call = initiation ? (initiation.event as CallMessageEvent).data.call : undefined;
   const on = call?.data.entities?.on?.entity;
   const recordings = Object.fromEntries(
-    [...latestByKey(events(["recording_generated"]), (f) => (f.event as EventOf<"recording_generated">).data.startTime)].map(
-      ([k, f]) => {
-        const d = (f.event as EventOf<"recording_generated">).data;
-        return [k, { recordingDate: d.recordingDate, duration: Number(d.duration), startTime: Number(d.startTime), sourceUrl: withoutQuery(d.recording_url) }];
-      },
-    ),
+    [
+      ...latestByKey(
+        events(["recording_generated"]),
+        (f) => (f.event as EventOf<"recording_generated">).data.startTime,
+      ),
+    ].map(([k, f]) => {
+      const d = (f.event as EventOf<"recording_generated">).data;
+      return [
+        k,
+        {
+          recordingDate: d.recordingDate,
+          duration: Number(d.duration),
+          startTime: Number(d.startTime),
+          sourceUrl: withoutQuery(d.recording_url),
+        },
+      ];
+    }),
   );
   const transcriptFacts = events(["transcription_generated"]);
   const seconds = (v: number | string | undefined) => (v === undefined ? undefined : Number(v));
@@ -103,7 +122,15 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
     ? Object.fromEntries(
         [...latestByKey(transcriptFacts, transcriptKey)].map(([k, f]) => {
           const d = (f.event as EventOf<"transcription_generated">).data;
-          return [k, { sourceUrl: withoutQuery(d.transcript_url), transcriptDate: d.transcriptDate, startTime: seconds(d.startTime), endTime: seconds(d.endTime) }];
+          return [
+            k,
+            {
+              sourceUrl: withoutQuery(d.transcript_url),
+              transcriptDate: d.transcriptDate,
+              startTime: seconds(d.startTime),
+              endTime: seconds(d.endTime),
+            },
+          ];
         }),
       )
     : undefined;
@@ -112,9 +139,13 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
   const initiatedAt = on || call ? (on?.initiatedAt ?? call?.sentAt ?? 0) * 1000 : undefined;
   // `sessionTime`: the earliest known time of the session (the time indexes' sort key).
   const sessionTime = Math.min(
-    ...[firstEventAt, initiatedAt, startedAt, ...Object.values(stints).map((s) => s.joinedAt as number), ...Object.values(recordings).map((r) => r.startTime * 1000)].filter(
-      (t): t is number => t !== undefined,
-    ),
+    ...[
+      firstEventAt,
+      initiatedAt,
+      startedAt,
+      ...Object.values(stints).map((s) => s.joinedAt as number),
+      ...Object.values(recordings).map((r) => r.startTime * 1000),
+    ].filter((t): t is number => t !== undefined),
   );
   const initiator = call ? (call.data.entities?.by?.entity.uid ?? call.sender) : undefined;
   const receiver = call ? (call.data.entities?.for?.entity.uid ?? call.receiver) : undefined;
@@ -133,7 +164,9 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
     startedAt,
     endedAt,
     durationSeconds:
-      endedAt !== undefined && startedAt !== undefined ? Math.max(0, Math.round((endedAt - startedAt) / 1000)) : undefined,
+      endedAt !== undefined && startedAt !== undefined
+        ? Math.max(0, Math.round((endedAt - startedAt) / 1000))
+        : undefined,
     participants: stints,
     recordings,
     transcripts,
@@ -167,7 +200,10 @@ export function referenceSessions(facts: readonly Fact[]): Map<string, Item[]> {
     const ends = all.filter((f) => ENDS.includes(f.event.trigger));
     const last = latest(ends);
     const tied = last ? ends.filter((f) => Math.floor(f.time / 1000) === Math.floor(last.time / 1000)) : [];
-    out.set(k, (tied.length ? tied : [undefined]).map((end) => session(appId, sessionId, all, end)));
+    out.set(
+      k,
+      (tied.length ? tied : [undefined]).map((end) => session(appId, sessionId, all, end)),
+    );
   }
   return out;
 }

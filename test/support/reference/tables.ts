@@ -76,7 +76,9 @@ function groups(facts: readonly Fact[]): Map<string, Item[]> {
         updatedBy: g.updatedBy,
         membersCount: group(count).membersCount,
         onlineMembersCount: group(count).onlineMembersCount,
-        previousOwner: transfer ? (transfer.event as EventOf<"group_owner_transferred">).data.group.oldOwner : undefined,
+        previousOwner: transfer
+          ? (transfer.event as EventOf<"group_owner_transferred">).data.group.oldOwner
+          : undefined,
         ownerTransferredAt: transfer?.time,
         deleted: isDeleted,
         deletedAt: isDeleted ? deleted?.time : undefined,
@@ -193,7 +195,13 @@ function presence(
       ...all
         .filter((f): f is ReconcileFact => !("fact" in f))
         .map((r) => ({
-          fact: { event: { trigger: "user_connection_status_changed" } as Fact["event"], eventId: r.eventId, receipt: r.fetchedAt, time: r.fetchedAt, rank: 1 as const },
+          fact: {
+            event: { trigger: "user_connection_status_changed" } as Fact["event"],
+            eventId: r.eventId,
+            receipt: r.fetchedAt,
+            time: r.fetchedAt,
+            rank: 1 as const,
+          },
           data: {
             timestamp: r.fetchedAt,
             status: r.status,
