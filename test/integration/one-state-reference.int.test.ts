@@ -44,8 +44,9 @@ async function scan(table: (typeof TABLES)[number]): Promise<Record<string, unkn
   return items;
 }
 
+/** An item's id as the in-memory store keys it: `pk|sk` (memberships' sort key is `uid`). */
 const idOf = (table: (typeof TABLES)[number], item: Record<string, unknown>) =>
-  `${item.pk}|${PROJECTION_TABLES[table].sortKey ? item[PROJECTION_TABLES[table].sortKey?.name ?? ""] : ""}`;
+  `${item.pk}|${table === "memberships" ? item.uid : ""}`;
 
 /** Fresh tables for a run: every item of the last one deleted. */
 async function emptied(): Promise<RunTables> {
@@ -82,10 +83,10 @@ async function emptied(): Promise<RunTables> {
 }
 
 describe("the one-state property on DynamoDB Local", () => {
-  it("a transcript with neither tid nor startTime is written under a key DynamoDB takes (#57 item 5)", async () => {
-    const bare = sevenHistories(REFERENCE_APP).find((c) => c.name.startsWith("5:"));
-    if (!bare) throw new Error("the named history 5 is missing");
-    expect(await runAgainstReference(bare.history, bare.order, bare.sizes, await emptied())).toEqual([]);
+  // #57's seven histories on the real store (5: DynamoDB refuses the empty map key the in-memory
+  // store took, "ValidationException: Empty attribute name", with its fix reverted).
+  it.each(sevenHistories(REFERENCE_APP).map((c) => [c.name, c] as const))("%s", async (_name, c) => {
+    expect(await runAgainstReference(c.history, c.order, c.sizes, await emptied())).toEqual([]);
   });
 
   it(`drawn histories: the tables, the copy and the tables after reconcile and erasure are what the documents say (${DYNAMO_RUNS} runs)`, async () => {

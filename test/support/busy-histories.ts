@@ -7,7 +7,7 @@ import {
   sessionBody,
   T0,
 } from "./busy-traffic";
-import type { fixture } from "./fixtures";
+import type { Loose } from "./fixtures";
 import type { Delivery } from "./histories";
 
 /** A named case of the reference property: a history, the order its deliveries are processed in, the batch sizes. */
@@ -23,7 +23,7 @@ export interface NamedCase {
  * fbefa6a: checked against the reference as named cases and as examples of the drawn property.
  */
 export function sevenHistories(appId: string): NamedCase[] {
-  const d = (body: ReturnType<typeof fixture>, at: number) => delivery(appId, body, at);
+  const d = (body: Loose, at: number) => delivery(appId, body, at);
   const receiptOrder = (
     history: BusyHistory,
     sizes = [1],
