@@ -77,6 +77,8 @@ describe("drawn histories against the reference", () => {
       }),
       {
         numRuns: REFERENCE_RUNS,
+        // A fixed seed reproduces a run: `ONE_STATE_SEED=57 ONE_STATE_NO_EXAMPLES=1` (docs/tests.md).
+        ...(process.env.ONE_STATE_SEED ? { seed: Number(process.env.ONE_STATE_SEED) } : {}),
         // fast-check prints the seed and the shrunk counterexample of a failure.
         examples: process.env.ONE_STATE_NO_EXAMPLES
           ? []
