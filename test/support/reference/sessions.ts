@@ -12,7 +12,8 @@ import type { Item } from "./tables";
 
 /*
  * The sessions table's reference (tables.md:14, :78): a call or meeting from every fact about its
- * session id, each rule a max, a min, a union or the latest fact.
+ * session id, each rule a max, a min, a union or the latest fact. Not modelled: the roster's bound
+ * (over ~256 KB of stints, tables.md:78), which no drawn history reaches.
  */
 
 const OUTCOME_OF: Record<string, string> = {
@@ -137,7 +138,7 @@ function session(appId: string, sessionId: string, all: readonly Fact[], end: Fa
   const stints = participants(all, end);
   const firstEventAt = Math.min(...all.map((f) => f.time));
   const initiatedAt = on || call ? (on?.initiatedAt ?? call?.sentAt ?? 0) * 1000 : undefined;
-  // `sessionTime`: the earliest known time of the session (the time indexes' sort key).
+  // tables.md:78: `sessionTime`, the earliest of the facts' times, initiation, start, joins and recordings.
   const sessionTime = Math.min(
     ...[
       firstEventAt,

@@ -213,7 +213,7 @@ function presence(
     ];
     // tables.md:77: status, platform, user agent, app version: the latest event by its ms timestamp.
     const status = latestOf(entries) as PresenceFact;
-    // `since`: the latest event that changed presence; else the first seen (presence.ts's doc).
+    // tables.md:77: `since`, the latest event that changed presence, else the first seen.
     const change = latestOf(entries.filter((e) => e.data.userPresenceChanged !== false));
     const times = entries.map((e) => e.fact.time);
     const item: Item = {
@@ -225,7 +225,7 @@ function presence(
       connection: status.data.currentConnection.action,
       userAgent: status.data.currentConnection.userAgent,
       appVersion: status.data.currentConnection.appInfo?.version,
-      // `lastSeen`: the maximum; `firstSeen`: the minimum.
+      // tables.md:77: `lastSeen` the maximum event time, `firstSeen` the minimum.
       lastSeen: Math.max(...times),
       firstSeen: Math.min(...times),
       since: change ? change.fact.time : Math.min(...times),
