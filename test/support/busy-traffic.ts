@@ -108,10 +108,10 @@ const hotGroupDraw = fc.record({
     fc.record({
       trigger: fc.nat({ max: 4 }),
       user: fc.nat({ max: 24 }),
-      gapMs: fc.integer({ min: 1, max: 1500 }),
+      gapMs: fc.integer({ min: 1, max: 800 }),
       omitName: fc.boolean(),
     }),
-    { minLength: 8, maxLength: 120 },
+    { minLength: 8, maxLength: 200 },
   ),
   retries: fc.array(
     fc.record({ of: fc.nat(), after: fc.constantFrom(10_000, 30_000, 12_000, 44_000, RETRY_SPREAD_MS) }),
