@@ -14,7 +14,7 @@ import { canonicalJson } from "@webhook-backend/stream/projections/canonical-jso
 import type { ItemKey } from "@webhook-backend/stream/projections/types";
 import pLimit from "p-limit";
 import { ItemContentionError, ItemLimitError } from "../platform/errors";
-import { keyLimitViolation, keyOfItem, type TableDefinition } from "../platform/tables";
+import { emptyAttributeName, keyLimitViolation, keyOfItem, type TableDefinition } from "../platform/tables";
 import type { ApplyResult, ItemStore } from "../ports/item-store";
 import { batchGetAll } from "./dynamo-reads";
 
@@ -130,6 +130,9 @@ export function dynamoItemStore<S extends object>(
     // An index key the state grew (a long uid as `userKey`) would fail the write on every retry.
     const violation = keyLimitViolation(table, item);
     if (violation) throw new ItemLimitError(violation);
+    // DynamoDB refuses an empty map key on every retry: quarantined with why, never dead-lettered.
+    const empty = emptyAttributeName(item);
+    if (empty) throw new ItemLimitError(`${table.id}: item ${key.pk.slice(0, 200)}: ${empty}`);
     try {
       const out = await doc.send(
         new PutCommand({

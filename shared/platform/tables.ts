@@ -238,6 +238,24 @@ export function keyLimitViolation(table: TableDefinition, item: Record<string, u
   return undefined;
 }
 
+/**
+ * Where an item holds an empty attribute name (an empty key of a map, at any depth), which
+ * DynamoDB refuses ("ValidationException: Empty attribute name") and the in-memory store would
+ * take, or undefined when it holds none (#57: a transcript keyed `""` dead-lettered its batch).
+ *
+ * @example emptyAttributeName({ transcripts: { "": {} } }) // "an empty attribute name in transcripts"
+ */
+export function emptyAttributeName(item: unknown, path = ""): string | undefined {
+  if (item === null || typeof item !== "object") return undefined;
+  for (const [name, value] of Object.entries(item)) {
+    if (value === undefined) continue;
+    if (name === "" && !Array.isArray(item)) return `an empty attribute name in ${path || "the item"}`;
+    const found = emptyAttributeName(value, path ? `${path}.${name}` : name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Every shard key of an app (a query fans out over them). */
 export function shardKeys(appId: string, shards: number): string[] {
   return Array.from({ length: shards }, (_, n) => appKey(appId, String(n)));

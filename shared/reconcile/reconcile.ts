@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { type KnownEvent, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
+import { evolveOnce } from "@webhook-backend/stream/fold";
 import { appKey } from "@webhook-backend/stream/projections/keys";
 import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { presenceProjection } from "@webhook-backend/stream/projections/presence";
@@ -34,15 +35,17 @@ function presenceOf(status: string | undefined): "online" | "offline" | undefine
 /**
  * A fact observed at `fetchedAt` (ms) as the presence projection takes it: a status change event
  * stamped with the fetch time, so the same versioning rules apply as to every webhook event (a
- * later webhook event still wins; an older one arriving later does not undo it). It keeps the
- * platform, agent and app version the item knows, and says it changed presence only if it did.
+ * later webhook event still wins; an older one arriving later does not undo it). It is made of the
+ * listing alone, never of what the item holds (#57: a fact that read the item would differ with
+ * the order in which an older webhook and the reconcile are processed): the listing says nothing of
+ * a device, so its platform is `unknown` (no agent, no app version), and nothing of when the status
+ * changed, so it moves no `since` (`userPresenceChanged: false`).
  */
 function reconcileFact(
   appId: string,
   user: Pick<ListedUser, "uid" | "name" | "avatar" | "role" | "lastActiveAt">,
   status: "online" | "offline",
   fetchedAt: number,
-  state: PresenceState | null,
 ): ProjectionInput {
   const parsed = parseWebhookEvent({
     trigger: "user_connection_status_changed",
@@ -56,11 +59,9 @@ function reconcileFact(
       currentConnection: {
         action: "reconciled",
         connectedAt: fetchedAt,
-        platform: state?.platform ?? "unknown",
-        ...(state?.userAgent ? { userAgent: state.userAgent } : {}),
-        ...(state?.appVersion ? { appInfo: { version: state.appVersion } } : {}),
+        platform: "unknown",
       },
-      userPresenceChanged: state?.status !== status,
+      userPresenceChanged: false,
     },
   });
   if (parsed.kind !== "known")
@@ -120,11 +121,14 @@ export async function reconcilePresence(options: {
     entries.map(([uid, { user, status }]) => ({
       key: { pk: appKey(appId, uid) },
       update: (state: PresenceState | null) => {
-        const fact = reconcileFact(appId, user, status, fetchedAt, state);
+        const fact = reconcileFact(appId, user, status, fetchedAt);
         if (!presenceProjection.handles(fact.event)) throw new Error("a reconcile fact is a presence event");
-        return presenceProjection.evolve(state, fact as ProjectionInput<typeof fact.event>, {
+        // As the projector applies a fact (#57): the stored versions read as they are (a profile
+        // field's version left implicit is the status's), the runner-ups kept, so that a webhook
+        // later than the fetch, applied before the reconcile, still wins every field it carried.
+        return evolveOnce(presenceProjection, fact as ProjectionInput<typeof fact.event>, {
           pk: appKey(appId, uid),
-        });
+        })(state);
       },
     })),
   );

@@ -1,5 +1,7 @@
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { describe, expect, it } from "vitest";
+import { memoryItemStore } from "../../shared/adapters/memory-item-store";
+import { ItemLimitError } from "../../shared/platform/errors";
 import { projectSqsBatch } from "../../shared/projector/batch";
 import { projectionStores } from "../../shared/projector/stores";
 import { ingestRecordFor, sqsEvent } from "../../tools/local/sqs-event";
@@ -135,5 +137,27 @@ describe("items that valid events grow past DynamoDB's 400 KB", () => {
     });
     const [record] = await quarantined(app);
     expect(record?.error).toMatch(/Groups: item.*400 KB/i);
+  });
+});
+
+describe("an empty map key (#57)", () => {
+  it("DynamoDB and the in-memory store both refuse it as a key limit, naming where it is: quarantined, never dead-lettered", async () => {
+    // Prepare: a session item with a transcript under "" (what a transcript with neither tid nor
+    // startTime was keyed by before #57), for the real store and the tests' in-memory one.
+    const names = await tableSet();
+    const stores = [projectionStores(dynamo, names).sessions, memoryItemStore()];
+    const key = { pk: `${uniqueName("app")}#s1` };
+
+    for (const store of stores) {
+      // Act
+      const write = store.apply(
+        key,
+        () => ({ ...key, transcripts: { "": { sourceUrl: "https://t" } } }) as never,
+      );
+
+      // Assess: the projector's quarantine error, not DynamoDB's ValidationException.
+      await expect(write).rejects.toBeInstanceOf(ItemLimitError);
+      await expect(write).rejects.toThrow(/an empty attribute name in transcripts/);
+    }
   });
 });

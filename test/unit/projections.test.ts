@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { factFields } from "@webhook-backend/stream";
 import type { GroupEvent, MembershipEvent, SessionEvent } from "@webhook-backend/stream/events/accessors";
 import type { EventOf } from "@webhook-backend/stream/events/schemas";
 import { evolveOnce } from "@webhook-backend/stream/fold";
@@ -616,7 +617,8 @@ describe("transcripts on sessions (#30 item 5)", () => {
     expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 }, deps)).toBe("projected");
     expect(await projectKnownEvent(event, { eventId: "t1", receivedAt: T0 + 5 }, deps)).toBe("stale");
     const [session] = [...stores.sessions.items.values()] as Array<{ transcripts?: Record<string, unknown> }>;
-    expect(session?.transcripts).toEqual({
+    // The fact fields (what a consumer's copy holds too): each transcript also keeps its fact's version (`v`, #57).
+    expect(factFields("sessions", session ?? {}).transcripts).toEqual({
       "tr-1": {
         sourceUrl: "https://files.example.com/transcripts/1.txt",
         transcriptDate: "2023-10-10",

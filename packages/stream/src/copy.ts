@@ -29,26 +29,37 @@ export const RECORDER_FIELDS = [
   "failureDetail",
 ] as const;
 
+/** What a session's keyed entry (a recording, a transcript) remembers of its facts (`KeyedFacts`): bookkeeping. */
+export const KEYED_FACTS_FIELDS = ["v", "alt"] as const;
+
+/** A session's map of keyed entries without the fields `drop` names. */
+function withoutFields(entries: unknown, drop: readonly string[]): unknown {
+  if (!entries || typeof entries !== "object") return entries;
+  return Object.fromEntries(
+    Object.entries(entries as Record<string, Record<string, unknown>>).map(([key, entry]) => {
+      const facts = { ...entry };
+      for (const name of drop) delete facts[name];
+      return [key, facts];
+    }),
+  );
+}
+
 /**
  * The fields of an item that the deliveries determine: the item without the bookkeeping (`rev`,
  * `seen`, `fallback`, `known`, `expiresAt`) and, on a session, without what the recorder wrote of each
- * recording. What a consumer's copy and the tables agree on, item for item.
+ * recording and what each recording and transcript remembers of its facts (`v`, `alt`). What a
+ * consumer's copy and the tables agree on, item for item.
  *
  * @example factFields("sessions", session).recordings["1696937627"] // { recordingDate, duration, startTime, sourceUrl }
  */
 export function factFields(table: ProjectionTableName, item: object): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...item };
   for (const name of BOOKKEEPING_FIELDS) delete fields[name];
-  if (table === "sessions" && fields.recordings && typeof fields.recordings === "object")
-    fields.recordings = Object.fromEntries(
-      Object.entries(fields.recordings as Record<string, Record<string, unknown>>).map(
-        ([start, recording]) => {
-          const facts = { ...recording };
-          for (const name of RECORDER_FIELDS) delete facts[name];
-          return [start, facts];
-        },
-      ),
-    );
+  if (table === "sessions") {
+    if (fields.recordings)
+      fields.recordings = withoutFields(fields.recordings, [...RECORDER_FIELDS, ...KEYED_FACTS_FIELDS]);
+    if (fields.transcripts) fields.transcripts = withoutFields(fields.transcripts, KEYED_FACTS_FIELDS);
+  }
   return fields;
 }
 

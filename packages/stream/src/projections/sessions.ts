@@ -1,8 +1,16 @@
 import { isCallMessageEvent, isSessionEvent, type SessionEvent, sessionIdOf } from "../events/accessors.ts";
 import type { Occupant } from "../events/resources.ts";
+import { canonicalJson } from "./canonical-json.ts";
 import { appKey, monthBucket, RECORDING_SHARDS, shardKey } from "./keys.ts";
 import type { Fallbacks, Projection, ProjectionInput, SeenEvents } from "./types.ts";
-import { isNewer, maxDefined, minDefined, type Version } from "./version.ts";
+import {
+  comparableVersion,
+  isNewer,
+  maxDefined,
+  minDefined,
+  type Version,
+  versionFactId,
+} from "./version.ts";
 
 /** One stint of one occupant: occupants have names, not uids; a name may join several times. */
 export interface Participant {
@@ -16,8 +24,30 @@ export interface Participant {
 
 export type RecordingStatus = "pending" | "archived" | "failed";
 
+/**
+ * What a keyed entry (a recording by startTime, a transcript by its key) remembers of the facts
+ * about it, so that the latest version wins whatever the order (#57): `v`, the version of the fact
+ * it shows, at that fact's earliest receipt; `alt`, every other fact about the key (version and
+ * fields), highest first, absent when there is none. Two facts for one key are rare (a recording
+ * sent again with another file): each entry remembers all of them, with no bound. Bookkeeping, not
+ * fact fields (`factFields` leaves them out).
+ */
+export interface KeyedFacts<F> {
+  v?: Version;
+  alt?: Array<{ v: Version; f: F }>;
+}
+
+/** The fields of a recording that its `recording_generated` writes. */
+export interface RecordingFacts {
+  recordingDate: string;
+  duration: number;
+  startTime: number;
+  /** The URL without its query string (which may hold a signature). */
+  sourceUrl: string;
+}
+
 /** A recording of the session and what became of its archive. */
-export interface RecordingState {
+export interface RecordingState extends KeyedFacts<RecordingFacts> {
   recordingDate: string;
   duration: number;
   startTime: number;
@@ -36,7 +66,10 @@ export interface RecordingState {
 }
 
 /** A transcript of the session (`transcription_generated`): where the platform serves it. */
-export interface TranscriptState {
+export interface TranscriptState extends KeyedFacts<TranscriptFacts>, TranscriptFacts {}
+
+/** The fields of a transcript that its `transcription_generated` writes. */
+export interface TranscriptFacts {
   /** The URL without its query string (which may hold a signature). */
   sourceUrl: string;
   transcriptDate?: string;
@@ -211,6 +244,63 @@ function copy(
   };
 }
 
+const RECORDING_FACT_FIELDS = ["recordingDate", "duration", "startTime", "sourceUrl"] as const;
+const TRANSCRIPT_FACT_FIELDS = ["sourceUrl", "transcriptDate", "startTime", "endTime"] as const;
+
+/**
+ * A transcript's key on its session: its `tid`, else its `startTime`, else its URL without the
+ * query (`url <sourceUrl>`). Never empty: DynamoDB refuses an empty map key, and the schema
+ * accepts a transcript with neither id (#57).
+ *
+ * @example transcriptKey({ transcript_url: "https://f.example/t.txt?sig=1" }) // "url https://f.example/t.txt"
+ */
+export function transcriptKey(data: {
+  tid?: string;
+  startTime?: number | string;
+  transcript_url: string;
+}): string {
+  if (data.tid) return data.tid;
+  if (data.startTime !== undefined && String(data.startTime) !== "") return String(data.startTime);
+  return `url ${withoutQuery(data.transcript_url)}`;
+}
+
+/**
+ * The facts about one keyed entry once `input`'s is added: each fact once, at its lowest version
+ * (its earliest receipt: a platform retry is the same fact), the highest shown (`f`, `v`), the
+ * others kept (`alt`). A function of the set of facts, whatever the order. An entry written before
+ * #57 (no `v`) counts as one fact of the lowest version.
+ */
+function latestOfKey<F extends object>(
+  current: (KeyedFacts<F> & Partial<F>) | undefined,
+  fields: readonly (keyof F)[],
+  facts: F,
+  input: ProjectionInput<SessionEvent>,
+): { f: F; v: Version; alt?: Array<{ v: Version; f: F }> } {
+  const pick = (entry: Partial<F>) => Object.fromEntries(fields.map((k) => [k, entry[k]])) as F;
+  // An entry written before #57 that shows these very fields is this fact: it is not kept twice.
+  const legacy = current && current.v === undefined && canonicalJson(pick(current)) !== canonicalJson(facts);
+  const known = current
+    ? [
+        ...(current.v !== undefined || legacy ? [{ v: current.v ?? "", f: pick(current) }] : []),
+        ...(current.alt ?? []),
+      ]
+    : [];
+  const id = versionFactId(input.version);
+  const earliest = known.find((k) => k.v !== "" && versionFactId(k.v) === id);
+  // A copy's version is its fact's at this receipt; the earliest copy's is the lowest.
+  const version =
+    earliest && comparableVersion(earliest.v) < comparableVersion(input.version) ? earliest.v : input.version;
+  const all = [...known.filter((k) => k !== earliest), { v: version, f: facts }].sort((a, b) =>
+    comparableVersion(a.v) < comparableVersion(b.v)
+      ? 1
+      : comparableVersion(a.v) > comparableVersion(b.v)
+        ? -1
+        : 0,
+  );
+  const [top, ...rest] = all as [{ v: Version; f: F }, ...Array<{ v: Version; f: F }>];
+  return { f: top.f, v: top.v, ...(rest.length ? { alt: rest } : {}) };
+}
+
 const OUTCOME_OF: Partial<Record<SessionEvent["trigger"], SessionOutcome>> = {
   call_initiated: "initiated",
   call_busy: "busy",
@@ -234,7 +324,10 @@ export function evolveSession(
   const { event, version, eventTimeMs } = input;
   const next = copy(state, event.appId, sessionId, eventTimeMs);
   const { versions } = next;
-  if ("type" in event && (event.type === "call" || event.type === "meet")) next.kind = event.type;
+  // One id reported both as a call and as a meeting (the platform's ids make it a collision): a
+  // meeting, whichever fact is processed last (a max: meet over call, docs/tables.md).
+  const kind = isCallMessageEvent(event) ? "call" : "type" in event ? event.type : undefined;
+  if (kind === "meet" || (kind === "call" && next.kind !== "meet")) next.kind = kind;
 
   const outcome = OUTCOME_OF[event.trigger];
   if (outcome && isNewer(versions.outcome, version)) {
@@ -243,7 +336,6 @@ export function evolveSession(
   }
 
   if (isCallMessageEvent(event)) {
-    next.kind = "call";
     if (event.trigger === "call_initiated" && isNewer(versions.initiation, version)) {
       const call = event.data.call;
       const on = call.data.entities?.on?.entity;
@@ -288,29 +380,28 @@ export function evolveSession(
     case "recording_generated": {
       const { data } = event;
       const current = next.recordings[data.startTime];
-      next.recordings[data.startTime] = {
-        attempts: 0,
-        status: "pending",
-        ...current,
+      const facts: RecordingFacts = {
         recordingDate: data.recordingDate,
         duration: Number(data.duration),
         startTime: Number(data.startTime),
         sourceUrl: withoutQuery(data.recording_url),
       };
+      const { f, ...memory } = latestOfKey(current, RECORDING_FACT_FIELDS, facts, input);
+      next.recordings[data.startTime] = { attempts: 0, status: "pending", ...current, ...f, ...memory };
       break;
     }
     case "transcription_generated": {
       const { data } = event;
       const seconds = (v: number | string | undefined) => (v === undefined ? undefined : Number(v));
-      next.transcripts = {
-        ...next.transcripts,
-        [data.tid ?? String(data.startTime ?? "")]: {
-          sourceUrl: withoutQuery(data.transcript_url),
-          transcriptDate: data.transcriptDate,
-          startTime: seconds(data.startTime),
-          endTime: seconds(data.endTime),
-        },
+      const facts: TranscriptFacts = {
+        sourceUrl: withoutQuery(data.transcript_url),
+        transcriptDate: data.transcriptDate,
+        startTime: seconds(data.startTime),
+        endTime: seconds(data.endTime),
       };
+      const key = transcriptKey(data);
+      const { f, ...memory } = latestOfKey(next.transcripts?.[key], TRANSCRIPT_FACT_FIELDS, facts, input);
+      next.transcripts = { ...next.transcripts, [key]: { ...f, ...memory } };
       break;
     }
   }
