@@ -16,6 +16,7 @@ import {
   tableItemId,
   UnknownStreamMessageError,
 } from "@webhook-backend/stream";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Redaction, redactArchiveLine } from "../../shared/erasure/redact";
 import { PROJECTION_TABLES } from "../../shared/platform/tables";
@@ -89,41 +90,57 @@ const userNotice = (id: string, finishedAt: number): ErasureNotice => ({
 });
 
 describe("the package's consumer after an erasure (README: streamBatchProcessor + streamCopy + onErasure: copy.erase)", () => {
-  it("rebuilds the copy from the replay after forget, with durable stores and a cold start between", async () => {
-    // Prepare: the README's consumer, its id and erasure stores durable.
+  it("rebuilds the copy from the replay after forget, with durable stores, whatever the batches, redeliveries and cold starts (many runs)", async () => {
     const { deliveries, redacted } = erasedHistory();
-    const handled = durableIdStore();
-    const erasures = durableErasures();
-    const copy = streamCopy();
-    const reacted: string[] = [];
-    const container = () =>
-      streamBatchProcessor({
-        onDelivery: async (delivery) => {
-          await copy.apply([delivery]);
-          reacted.push(delivery.id);
-        },
-        onErasure: async (notice) => copy.erase(notice),
-        handled,
-        erasures,
-      });
-    await container()(batchOf(deliveries.map(envelopeOf)));
-    expect(copy.facts("groups").size).toBeGreaterThan(0);
-
-    // Act: forget's notice, then a cold start, then `replay --to-subscriber` (the same ids, the
-    // lines naming the user redacted).
-    await container()(batchOf([userNotice("erasure-1", Date.now())]));
-    expect(copy.facts("groups").size).toBe(0);
-    reacted.length = 0;
     const replay = redacted.map(envelopeOf);
-    await container()(batchOf(replay));
-    await container()(batchOf(replay.slice(0, 20))); // a redelivery of some: still once
-
-    // Assess: every replayed delivery handled once, the copy what the replay folds to.
+    // The reference: what the replay alone folds to (the copy was dropped by the notice).
     const reference = streamCopy();
     await reference.apply(replay);
-    expect(reacted.sort()).toEqual(replay.map((e) => e.id).sort());
-    expect(copyFacts(copy)).toEqual(copyFacts(reference));
-    expect(copy.facts("groups").size).toBe(reference.facts("groups").size);
+    expect(reference.facts("groups").size).toBeGreaterThan(0);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 5 }),
+        fc.shuffledSubarray(replay, { maxLength: 30 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+        async (sizes, redelivered, coldStarts) => {
+          // Prepare: the README's consumer, its id and erasure stores durable and its copy kept as a
+          // consumer persists it; a cold start is a new processor.
+          const handled = durableIdStore();
+          const erasures = durableErasures();
+          const copy = streamCopy();
+          const reacted: string[] = [];
+          const container = () =>
+            streamBatchProcessor({
+              onDelivery: async (delivery) => {
+                await copy.apply([delivery]);
+                reacted.push(delivery.id);
+              },
+              onErasure: async (notice) => copy.erase(notice),
+              handled,
+              erasures,
+            });
+          let current = container();
+          await current(batchOf(deliveries.map(envelopeOf)));
+
+          // Act: forget's notice, then `replay --to-subscriber` (the same ids, the lines naming the
+          // user redacted) in batches, with redeliveries, a cold start before some batches.
+          await current(batchOf([userNotice("erasure-1", Date.now())]));
+          reacted.length = 0;
+          const received = [...replay, ...redelivered];
+          for (let i = 0, b = 0; i < received.length; b++) {
+            const size = sizes[b % sizes.length] ?? 1;
+            if (coldStarts[b % coldStarts.length]) current = container();
+            await current(batchOf(received.slice(i, i + size)));
+            i += size;
+          }
+
+          // Assess: every replayed delivery handled once, the copy what the replay folds to.
+          expect(reacted.sort()).toEqual(replay.map((e) => e.id).sort());
+          expect(copyFacts(copy)).toEqual(copyFacts(reference));
+        },
+      ),
+      { numRuns: 15, seed: 57 },
+    );
   });
 
   it("folds a redacted delivery as the projector projects one redacted in flight: no own item of the pseudonym", async () => {
