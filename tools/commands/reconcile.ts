@@ -103,7 +103,7 @@ async function run(o: ReconcileOptions): Promise<void> {
     if (o.json) console.log(JSON.stringify(summary));
     else {
       console.log(
-        `${o.app}: ${summary.seen} users listed${summary.complete ? "" : " (listing incomplete: nobody was set offline for being absent)"}; set online ${summary.setOnline}, set offline ${summary.setOffline}, unchanged ${summary.unchanged}, skipped ${summary.skipped}`,
+        `${o.app}: ${summary.seen} users listed${summary.complete ? "" : " (listing incomplete: nobody was set offline for being absent)"}; set online ${summary.setOnline}, set offline ${summary.setOffline}, unchanged ${summary.unchanged}, skipped ${summary.skipped}${summary.published || summary.unpublished ? `; on the stream ${summary.published ?? 0}${summary.unpublished ? ` (${summary.unpublished} kept for redrive --stream)` : ""}` : ""}`,
       );
       if (summary.error) console.error(`warning: ${summary.error}`);
     }
