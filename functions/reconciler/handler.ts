@@ -12,11 +12,11 @@ import { s3Client } from "../../shared/platform/s3-client";
 import { snsClient } from "../../shared/platform/sns-client";
 import { sqsClient } from "../../shared/platform/sqs-client";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
-import { reconcileFactSink } from "../../shared/reconcile/facts";
 import { reconcileAll } from "../../shared/reconcile/run";
 import { recordingApiKeySource } from "../../shared/recorder/secret-api-keys";
 import { dynamoListenerUntil, listenerSwitch } from "../../shared/stream/listener-switch";
 import { lazyStreamPublisher } from "../../shared/stream/publish-batches";
+import { reconcileFactSink } from "../../shared/stream/reconcile-facts";
 import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 
 // Cold start: configuration and clients are built once per container.

@@ -7,7 +7,7 @@ import { presenceProjection } from "@webhook-backend/stream/projections/presence
 import type { ProjectionInput } from "@webhook-backend/stream/projections/types";
 import { lifecycleRank, versionOf } from "@webhook-backend/stream/projections/version";
 import type { ItemStore } from "../ports/item-store";
-import type { ReconcileFactRecord, ReconcileFactSink } from "./facts";
+import type { ReconcileFactRecord, ReconcileFactSink } from "./fact-sink";
 import type { ListedUser, UserListing } from "./platform-users";
 
 /** What a reconcile changed. */
@@ -77,7 +77,7 @@ function reconcileFact(
     .update(`${appId}|reconcile|${fetchedAt}|${user.uid}|${status}`)
     .digest("hex");
   return {
-    // The body the stream carries and the archive keeps (`facts.ts`): the event as reconcile made it.
+    // The body the stream carries and the archive keeps (`fact-sink.ts`, filled by `shared/stream/reconcile-facts.ts`): the event as reconcile made it.
     body: JSON.stringify(raw),
     event,
     eventId,
@@ -121,7 +121,7 @@ export async function reconcilePresence(options: {
   /** The uids this deployment holds online now (the `online` index). */
   onlineHere: readonly string[];
   presence: ItemStore<PresenceState>;
-  /** Where the facts that changed an item go: the archive and the stream (`facts.ts`). @default none */
+  /** Where the facts that changed an item go: the archive and the stream (`fact-sink.ts`, filled by `shared/stream/reconcile-facts.ts`). @default none */
   facts?: ReconcileFactSink;
 }): Promise<ReconcileSummary> {
   const { appId, listing, fetchedAt } = options;

@@ -21,9 +21,9 @@ import {
 } from "@webhook-backend/stream";
 import { knownEventSchema } from "@webhook-backend/stream/events/schemas";
 import * as z from "zod/mini";
-import { reconcileEnvelope } from "../../shared/reconcile/facts";
 import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { erasureNotice } from "../../shared/stream/erasure-notice";
+import { reconcileEnvelope } from "../../shared/stream/reconcile-facts";
 import { filterPolicyOf, TRIGGER_FAMILIES } from "../../shared/stream/subscribers";
 import { template } from "../simulate/templates";
 

@@ -6,12 +6,15 @@ import { S3_PREFIX } from "../platform/constants";
 import type { BlobStore } from "../ports/blob-store";
 import type { MessageQueue } from "../ports/message-queue";
 import { archiveLine } from "../projector/raw-archive";
-import { type AcceptedDelivery, factEnvelope } from "../stream/envelope";
-import { publishableMessage, unpublishedMessage } from "../stream/projector-stream";
-import type { StreamPublisher } from "../stream/publish-batches";
+import type { ReconcileFactRecord, ReconcileFactSink } from "../reconcile/fact-sink";
+import { type AcceptedDelivery, factEnvelope } from "./envelope";
+import { publishableMessage, unpublishedMessage } from "./projector-stream";
+import type { StreamPublisher } from "./publish-batches";
 
 /**
- * Reconcile's changes on their way to the stream (#57 item 4, docs/stream.md "Reconcile facts"):
+ * Reconcile's changes on their way to the stream (#57 item 4, docs/stream.md "Reconcile facts"),
+ * the stream's side of reconcile's port (`shared/reconcile/fact-sink.ts`, as the projector's
+ * `fact-stream.ts`):
  * each fact a reconcile run applied and that changed an item is archived under `reconcile/`
  * (the raw archive's line format, outside `raw/`: no activity figure, ledger or watchdog counts it
  * as a delivery) and, while something listens, published as a `kind: "reconcile"` message (its
@@ -20,13 +23,6 @@ import type { StreamPublisher } from "../stream/publish-batches";
  * `redrive --stream` publishes. The archive is what `replay --to-stream`/`--to-subscriber` send
  * again and what `forget` redacts: the listing carries names and avatars.
  */
-
-/** A fact reconcile applied, as it is archived and published: its event's body, id and fetch time. */
-export type ReconcileFactRecord = Required<
-  Pick<AcceptedDelivery, "eventId" | "receivedAt" | "trigger" | "body">
-> & {
-  appId: string;
-};
 
 /**
  * `reconcile/app=<app>/date=<day>/<hash of the facts' ids>.ndjson.gz`: one object per app and run
@@ -48,15 +44,6 @@ export function reconcileArchiveKey(appId: string, facts: readonly ReconcileFact
  */
 export function reconcileEnvelope(fact: AcceptedDelivery): ReconcileFact {
   return factEnvelope("reconcile", fact) as ReconcileFact;
-}
-
-/** Where a reconcile run's facts go besides the table. */
-export interface ReconcileFactSink {
-  /** Archives the facts one run applied to an app, then publishes them while something listens. */
-  record(
-    appId: string,
-    facts: readonly ReconcileFactRecord[],
-  ): Promise<{ published: number; unpublished: number }>;
 }
 
 export interface ReconcileFactSinkOptions {
