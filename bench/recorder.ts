@@ -29,7 +29,7 @@ async function startFileServerProcess(): Promise<{ url: string; stop: () => Prom
   const child = spawn(
     process.execPath,
     [
-      "--conditions=source",
+      "--conditions=@webhook-backend/source",
       "--import",
       "tsx",
       fileURLToPath(new URL("../tools/commands/serve-files.ts", import.meta.url)),

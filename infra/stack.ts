@@ -160,8 +160,8 @@ export class WebhookBackendStack extends Stack {
       reconciler: config.reconcileEveryMinutes !== undefined,
       alarmEmail: config.alarmEmail,
     });
-    this.stream(resources, projector, monitoring);
-    this.reconciler(resources);
+    const stream = this.stream(resources, projector, monitoring);
+    this.reconciler(resources, stream);
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
       logRetention: resources.logRetention,
@@ -314,7 +314,11 @@ export class WebhookBackendStack extends Stack {
    * listen --stack` needs one): the topic, encrypted with the alarm topic's key; the declared
    * subscribers' queues; the projector as its publisher; alarms, dashboard and outputs.
    */
-  private stream({ config, apps }: Resources, projector: BackendFunction, monitoring: Monitoring): void {
+  private stream(
+    { config, apps }: Resources,
+    projector: BackendFunction,
+    monitoring: Monitoring,
+  ): EventStream {
     const stream = new EventStream(this, "Stream", {
       key: monitoring.key,
       subscribers: config.streamSubscribers,
@@ -349,13 +353,14 @@ export class WebhookBackendStack extends Stack {
         `the ${subscriber.name} subscriber's dead-letter queue`,
       );
     }
+    return stream;
   }
 
   /**
    * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
    * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
    */
-  private reconciler({ config, logRetention, tables }: Resources): void {
+  private reconciler({ config, logRetention, tables, data, apps }: Resources, stream: EventStream): void {
     if (config.reconcileEveryMinutes === undefined) return;
     if (!config.recordingApiKeysSecretArn || Object.keys(config.reconcileApps).length === 0)
       throw new Error(
@@ -374,8 +379,17 @@ export class WebhookBackendStack extends Stack {
         presenceTable: tables.names.presence,
         apiKeysSecretId: apiKeys.secretArn,
         apps: config.reconcileApps,
+        dataBucket: data.bucket.bucketName,
       }),
     });
+    // Its changes reach the stream (#57 item 4): archived under reconcile/, then published as the
+    // projector publishes (the same topic, switch and unpublished queue).
+    data.grantObjects(reconciler, ["s3:PutObject"], [S3_PREFIX.reconcile]);
+    stream.grantPublish(reconciler.function, apps.table);
+    for (const [name, value] of Object.entries(
+      stream.publisherEnvironment(apps.table, config.eventsMaxReceiveCount),
+    ))
+      if (name !== "EVENTS_MAX_RECEIVE_COUNT") reconciler.function.addEnvironment(name, value);
     tables.grantItemReadWrite(reconciler.function, ["Presence"]);
     reconciler.function.addToRolePolicy(
       new PolicyStatement({

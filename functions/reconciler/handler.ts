@@ -1,18 +1,54 @@
 import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
+import { lazyMessageQueue } from "../../shared/adapters/lazy-adapters";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { loadReconcilerConfig } from "../../shared/config/function-config";
 import { secretsClient } from "../../shared/platform/aws-clients";
 import { dynamoClient } from "../../shared/platform/dynamo-client";
 import { errorSummary } from "../../shared/platform/errors";
 import { countOutcome, observability } from "../../shared/platform/observability";
+import { s3Client } from "../../shared/platform/s3-client";
+import { snsClient } from "../../shared/platform/sns-client";
+import { sqsClient } from "../../shared/platform/sqs-client";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import { reconcileAll } from "../../shared/reconcile/run";
 import { recordingApiKeySource } from "../../shared/recorder/secret-api-keys";
+import { dynamoListenerUntil, listenerSwitch } from "../../shared/stream/listener-switch";
+import { lazyStreamPublisher } from "../../shared/stream/publish-batches";
+import { reconcileFactSink } from "../../shared/stream/reconcile-facts";
+import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 
 // Cold start: configuration and clients are built once per container.
 const config = loadReconcilerConfig(process.env);
 const { logger, metrics } = observability("reconciler");
-const doc = documentClient(dynamoClient(config.aws));
+const dynamo = dynamoClient(config.aws);
+const doc = documentClient(dynamo);
+const { dataBucket, stream } = config;
+// Its changes reach the stream (#57 item 4): archived under reconcile/, published as the
+// projector publishes (a scheduled function: its SNS and SQS clients are in its bundle, built
+// with the first fact that changed an item).
+const facts =
+  dataBucket === undefined
+    ? undefined
+    : reconcileFactSink({
+        dataStore: s3BlobStore(s3Client(config.aws), dataBucket),
+        ...(stream && {
+          stream: {
+            isOn: stream.alwaysOn
+              ? async () => true
+              : listenerSwitch(dynamoListenerUntil(dynamo, stream.appsTable ?? ""), {
+                  cacheMs: stream.switchCacheMs,
+                }),
+            publisher: lazyStreamPublisher(async () =>
+              snsStreamPublisher(snsClient(config.aws), stream.topicArn),
+            ),
+            unpublished: lazyMessageQueue(async () =>
+              sqsMessageQueue(sqsClient(config.aws), stream.unpublishedQueueUrl),
+            ),
+          },
+        }),
+      });
 const deps = {
   doc,
   presenceTable: config.presenceTable,
@@ -22,6 +58,7 @@ const deps = {
     secretsClient,
   ),
   now: Date.now,
+  ...(facts && { facts }),
 };
 
 /** Schedule (EventBridge) → reconcile the presence of every configured app with the platform's listing. */

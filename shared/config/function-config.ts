@@ -202,13 +202,8 @@ export interface ProjectorConfig {
   erasedSubjects?: { appsTable: string; cacheMs: number };
 }
 
-export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
-  ...tablesEnv,
-  DATA_BUCKET: text,
-  RECORDINGS_QUEUE_URL: text,
-  /** `<table>=<days>,…`: the tables whose closed items expire, and after how many days. */
-  ITEM_EXPIRY_DAYS: optionalText,
-  EVENTS_MAX_RECEIVE_COUNT: positiveInt(EVENTS_QUEUE.maxReceiveCount),
+/** A publisher's stream settings (the projector's, the reconciler's: #57 item 4). */
+const streamEnv = {
   /** The stream's topic (#41); unset: nothing is ever published. */
   STREAM_TOPIC_ARN: optionalText,
   /** Required with the topic: where a fact goes whose publish failed on its last receive. */
@@ -222,10 +217,29 @@ export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
   APPS_TABLE: optionalText,
   /** How long what the projector reads of the apps table (the switch, the erased subjects) is kept, seconds (the local stack's is shorter). */
   STREAM_SWITCH_CACHE_SECONDS: positiveInt(60),
+};
+
+export const projectorEnv = /* @__PURE__ */ z.extend(awsEnv, {
+  ...tablesEnv,
+  DATA_BUCKET: text,
+  RECORDINGS_QUEUE_URL: text,
+  /** `<table>=<days>,…`: the tables whose closed items expire, and after how many days. */
+  ITEM_EXPIRY_DAYS: optionalText,
+  EVENTS_MAX_RECEIVE_COUNT: positiveInt(EVENTS_QUEUE.maxReceiveCount),
+  ...streamEnv,
 });
 
 /** The stream's settings, or undefined without a topic; a topic without its queue (or switch) is a ConfigurationError. */
-function streamConfig(e: z.infer<typeof projectorEnv>): StreamConfig | undefined {
+function streamConfig(
+  e: Pick<
+    z.infer<typeof projectorEnv>,
+    | "STREAM_TOPIC_ARN"
+    | "STREAM_UNPUBLISHED_QUEUE_URL"
+    | "STREAM_ALWAYS_ON"
+    | "APPS_TABLE"
+    | "STREAM_SWITCH_CACHE_SECONDS"
+  >,
+): StreamConfig | undefined {
   if (!e.STREAM_TOPIC_ARN) return undefined;
   if (!e.STREAM_UNPUBLISHED_QUEUE_URL)
     throw new ConfigurationError(
@@ -315,6 +329,10 @@ export interface ReconcilerConfig {
   apiKeysSecretId: string;
   /** The apps to reconcile, with the region of each (its chat API host). */
   apps: Record<string, "us" | "eu" | "in">;
+  /** Where the facts that changed an item are archived (`reconcile/`, #57 item 4); unset: not archived nor published. */
+  dataBucket?: string;
+  /** The stream its facts are published on (as the projector's). */
+  stream?: StreamConfig;
 }
 
 export const reconcilerEnv = /* @__PURE__ */ z.extend(awsEnv, {
@@ -322,6 +340,9 @@ export const reconcilerEnv = /* @__PURE__ */ z.extend(awsEnv, {
   RECORDING_API_KEYS_SECRET_ID: text,
   /** JSON `{"<appId>": "us" | "eu" | "in"}`. */
   RECONCILE_APPS: text,
+  /** The data bucket: its facts are archived under `reconcile/` (#57 item 4). */
+  DATA_BUCKET: optionalText,
+  ...streamEnv,
 });
 
 /** Reads the scheduled reconciler's configuration. */
@@ -339,6 +360,8 @@ export function loadReconcilerConfig(env: Env): ReconcilerConfig {
     presenceTable: e.PRESENCE_TABLE,
     apiKeysSecretId: e.RECORDING_API_KEYS_SECRET_ID,
     apps: apps.data,
+    ...(e.DATA_BUCKET ? { dataBucket: e.DATA_BUCKET } : {}),
+    ...(e.DATA_BUCKET && e.STREAM_TOPIC_ARN ? { stream: streamConfig(e) } : {}),
   };
 }
 

@@ -110,6 +110,8 @@ export interface ReconcilerEnvironment {
   presenceTable: string;
   apiKeysSecretId: string;
   apps: Record<string, "us" | "eu" | "in">;
+  /** The data bucket: the facts reconcile applied are archived there (and then published: the stream's environment is added beside). */
+  dataBucket?: string;
 }
 
 export function reconcilerEnvironment(e: ReconcilerEnvironment): EnvOf<typeof reconcilerEnv> {
@@ -117,6 +119,7 @@ export function reconcilerEnvironment(e: ReconcilerEnvironment): EnvOf<typeof re
     PRESENCE_TABLE: e.presenceTable,
     RECORDING_API_KEYS_SECRET_ID: e.apiKeysSecretId,
     RECONCILE_APPS: JSON.stringify(e.apps),
+    ...(e.dataBucket ? { DATA_BUCKET: e.dataBucket } : {}),
   };
 }
 

@@ -46,9 +46,10 @@ export interface BucketListing {
  * oversize bodies, every day's sets (`users/`: small, a line per active user), the import records
  * (`imports/`: a line per imported user, #43), and the archive's objects still in the layout before
  * the batch one (`raw/app=…`, `edge/app=…`: until `archive-migrate` rewrites them; no reader reads
- * them, so no figure depends on them).
+ * them, so no figure depends on them), and the facts reconcile applied (`reconcile/app=…`: the
+ * listing's names and avatars, #57).
  *
- * @example sideObjectPrefixes("app1") // ["quarantine/app=app1/", "oversize/app1/", "users/", "imports/", "raw/app=app1/", "edge/app=app1/"]
+ * @example sideObjectPrefixes("app1") // ["quarantine/app=app1/", "oversize/app1/", "users/", "imports/", "raw/app=app1/", "edge/app=app1/", "reconcile/app=app1/"]
  */
 export function sideObjectPrefixes(appId: string): string[] {
   const seg = appSegment(appId);
@@ -59,6 +60,7 @@ export function sideObjectPrefixes(appId: string): string[] {
     S3_PREFIX.imports,
     `${S3_PREFIX.raw}app=${seg}/`,
     `${S3_PREFIX.edge}app=${seg}/`,
+    `${S3_PREFIX.reconcile}app=${seg}/`,
   ];
 }
 

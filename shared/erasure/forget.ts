@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { pseudonymOf } from "@webhook-backend/stream/projections/own-items";
 import { archiveLease, withArchiveLease } from "../adapters/archive-lease";
 import { objectText } from "../contracts/bucket-layout";
 import { deleteObject, getBytes, putText } from "./bucket";
@@ -154,7 +155,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
   const { appId, uid } = request;
   const fresh = (): PendingErasure => ({
     erasureId: newId(),
-    pseudonym: `erased-${newId()}`,
+    pseudonym: pseudonymOf(newId()),
     startedAt: deps.now(),
     names: [],
   });

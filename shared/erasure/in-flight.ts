@@ -25,7 +25,7 @@ export interface InFlightDelivery {
   erasure?: string;
   /**
    * Set when redacted here: the pseudonyms it now names in place of erased users. The projector
-   * writes no own item of theirs (`OWN_KEY`, shared/projector/core.ts): the erasure deleted the
+   * writes no own item of theirs (`isOwnItemOfErased`, packages/stream/src/projections/own-items.ts): the erasure deleted the
    * user's, and a delivery redacted in flight leaves the tables as if projected before the erasure.
    */
   erasedAs?: readonly string[];

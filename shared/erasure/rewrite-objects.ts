@@ -34,7 +34,8 @@ const OLD_LAYOUT = /^(raw|edge)\/app=[^/]+\/date=\d{4}-\d{2}-\d{2}\/[^/]+\.ndjso
  * @example objectKind("quarantine/app=app1/date=2026-03-01/e1.json") // "quarantine"
  */
 export function objectKind(key: string): ObjectKind | undefined {
-  if (isArchiveObjectKey(key) || OLD_LAYOUT.test(key)) return "ndjson";
+  // Reconcile's facts (#57) are archive lines too: the user's redacted, the app's removed.
+  if (isArchiveObjectKey(key) || OLD_LAYOUT.test(key) || key.startsWith(S3_PREFIX.reconcile)) return "ndjson";
   if (key.startsWith(S3_PREFIX.quarantine)) return "quarantine";
   if (key.startsWith(S3_PREFIX.oversize)) return "oversize";
   // The import records (#43) are lines `{"app","uid",…}` as the day sets are: rewritten alike.

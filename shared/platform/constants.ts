@@ -44,6 +44,12 @@ export const S3_PREFIX = {
   oversize: "oversize/",
   raw: "raw/",
   /**
+   * The facts reconcile observed and applied (#57 item 4: `reconcile/app=<app>/date=<day>/…`), in
+   * the raw archive's line format: replayed onto the stream, redacted by `forget`, and outside
+   * `raw/`, so that no activity figure or ledger counts them as deliveries.
+   */
+  reconcile: "reconcile/",
+  /**
    * Copies of the archive lines that another day's activity recompute needs (late events, and
    * receipt-timed lines near midnight), under the day that needs them: `edgeDaysOf`.
    */

@@ -5,6 +5,7 @@ import {
   PROJECTION_TABLE_NAMES,
   type ProjectionTableName,
   RECORDING_SHARDS,
+  TABLE_KEYS,
 } from "@webhook-backend/stream/projections/keys";
 import { DYNAMO_PARTITION_KEY_MAX_BYTES, DYNAMO_SORT_KEY_MAX_BYTES } from "./constants";
 
@@ -57,15 +58,15 @@ const N = (name: string): KeyAttribute => ({ name, type: "N" });
  */
 export const PROJECTION_TABLES = {
   /** groups: pk `<appId>#<guid>`: a group's state. */
-  groups: { id: "Groups", partitionKey: S("pk"), indexes: [] },
+  groups: { id: "Groups", partitionKey: S(TABLE_KEYS.groups.partitionKey), indexes: [] },
   /**
    * memberships: pk `<appId>#<guid>`, sk `<uid>`: a group's members (Query on pk).
    * Index `byUser`: pk `<appId>#<uid>`, sk `<guid>`: the groups of a user.
    */
   memberships: {
     id: "Memberships",
-    partitionKey: S("pk"),
-    sortKey: S("uid"),
+    partitionKey: S(TABLE_KEYS.memberships.partitionKey),
+    sortKey: S(TABLE_KEYS.memberships.sortKey),
     indexes: [{ name: "byUser", partitionKey: S("userKey"), sortKey: S("guid") }],
   },
   /**
@@ -76,7 +77,7 @@ export const PROJECTION_TABLES = {
    */
   presence: {
     id: "Presence",
-    partitionKey: S("pk"),
+    partitionKey: S(TABLE_KEYS.presence.partitionKey),
     indexes: [{ name: "online", partitionKey: S("onlineShard"), sortKey: S("uid") }],
   },
   /**
@@ -90,7 +91,7 @@ export const PROJECTION_TABLES = {
    */
   sessions: {
     id: "Sessions",
-    partitionKey: S("pk"),
+    partitionKey: S(TABLE_KEYS.sessions.partitionKey),
     indexes: [
       { name: "byTime", partitionKey: S("timeBucket"), sortKey: N("sessionTime") },
       { name: "byInitiator", partitionKey: S("initiatorKey"), sortKey: N("sessionTime") },

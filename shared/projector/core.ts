@@ -2,7 +2,8 @@ import { type SessionEvent, sessionIdOf } from "@webhook-backend/stream/events/a
 import { parseEventBody, refusalOf } from "@webhook-backend/stream/events/parse-body";
 import type { KnownEvent, ParsedEvent } from "@webhook-backend/stream/events/schemas";
 import { evolveOnce, projectionInput, withoutSeen } from "@webhook-backend/stream/fold";
-import { appKey, PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
+import { isOwnItemOfErased } from "@webhook-backend/stream/projections/own-items";
 import { PROJECTIONS, type VersionedItem } from "@webhook-backend/stream/projections/registry";
 import type { SessionState } from "@webhook-backend/stream/projections/sessions";
 import type { ItemKey, Projection, ProjectionInput } from "@webhook-backend/stream/projections/types";
@@ -42,25 +43,19 @@ interface BatchInput {
 }
 
 /**
- * The items that are a user's own, by key: their presence, their memberships (those the erasure
- * deletes, `OWN_ITEM` in shared/erasure/redact.ts). A delivery redacted in flight (#50) writes none
- * of its pseudonyms': the erasure deleted the user's, and the tables end as if it had been
- * projected before the erasure ran (and as a replay, which skips redacted lines, leaves them).
+ * Whether `key` is the own item of one of `erasedAs` in `projection`'s table (`isOwnItemOfErased`,
+ * the stream package's rule, which its fold applies too): a delivery redacted in flight (#50)
+ * writes none of its pseudonyms' own items: the erasure deleted the user's, and the tables end as
+ * if it had been projected before the erasure ran (and as a replay, which skips redacted lines,
+ * leaves them).
  */
-const OWN_KEY: Partial<Record<string, (key: ItemKey, appId: string, uid: string) => boolean>> = {
-  presence: (key, appId, uid) => key.pk === appKey(appId, uid),
-  memberships: (key, _appId, uid) => key.sk === uid,
-};
-
-/** Whether `key` is the own item of one of `erasedAs` in `projection`'s table. */
 function ownOfErased(
   projection: string,
   key: ItemKey,
   appId: string,
   erasedAs: readonly string[] = [],
 ): boolean {
-  const own = OWN_KEY[projection];
-  return own !== undefined && erasedAs.some((uid) => own(key, appId, uid));
+  return erasedAs.length > 0 && isOwnItemOfErased(projection, key, appId, (uid) => erasedAs.includes(uid));
 }
 
 /** What the fold learnt of each event: whether a table handles it, whether it changed an item, whether an item of it failed. */

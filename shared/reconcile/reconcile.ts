@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import { type KnownEvent, parseWebhookEvent } from "@webhook-backend/stream/events/schemas";
 import { evolveOnce } from "@webhook-backend/stream/fold";
+import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import { appKey } from "@webhook-backend/stream/projections/keys";
 import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { presenceProjection } from "@webhook-backend/stream/projections/presence";
 import type { ProjectionInput } from "@webhook-backend/stream/projections/types";
 import { lifecycleRank, versionOf } from "@webhook-backend/stream/projections/version";
 import type { ItemStore } from "../ports/item-store";
+import type { ReconcileFactRecord, ReconcileFactSink } from "./fact-sink";
 import type { ListedUser, UserListing } from "./platform-users";
 
 /** What a reconcile changed. */
@@ -23,6 +25,9 @@ export interface ReconcileSummary {
   complete: boolean;
   /** Why the listing is incomplete. */
   error?: string;
+  /** The facts that changed an item, published on the stream (`facts`: #57 item 4), and those kept unpublished. */
+  published?: number;
+  unpublished?: number;
 }
 
 /** The platform's statuses: `available` and `online` are online; `offline` is offline. */
@@ -46,8 +51,8 @@ function reconcileFact(
   user: Pick<ListedUser, "uid" | "name" | "avatar" | "role" | "lastActiveAt">,
   status: "online" | "offline",
   fetchedAt: number,
-): ProjectionInput {
-  const parsed = parseWebhookEvent({
+): ProjectionInput & { body: string } {
+  const raw = {
     trigger: "user_connection_status_changed",
     appId,
     region: "reconcile",
@@ -63,7 +68,8 @@ function reconcileFact(
       },
       userPresenceChanged: false,
     },
-  });
+  };
+  const parsed = parseWebhookEvent(raw);
   if (parsed.kind !== "known")
     throw new Error(`reconcile fact for ${user.uid} is not an event: ${JSON.stringify(parsed)}`);
   const event: KnownEvent = parsed.event;
@@ -72,6 +78,8 @@ function reconcileFact(
     .update(`${appId}|reconcile|${fetchedAt}|${user.uid}|${status}`)
     .digest("hex");
   return {
+    // The body the stream carries and the archive keeps (`fact-sink.ts`, filled by `shared/stream/reconcile-facts.ts`): the event as reconcile made it.
+    body: JSON.stringify(raw),
     event,
     eventId,
     receivedAt: fetchedAt,
@@ -84,6 +92,18 @@ function reconcileFact(
       eventId,
     }),
   };
+}
+
+/**
+ * Whether applying a fact changed an item in anything but its memory of seen event ids: its
+ * fields, or its runner-ups (a fact that became one can take a part back later, so a copy
+ * needs it too). A fact that changed nothing is neither archived nor published.
+ */
+function factChanged(before: PresenceState | null, after: PresenceState): boolean {
+  if (before === null) return true;
+  const { seen: _b, ...was } = before as PresenceState & { seen?: unknown };
+  const { seen: _a, ...is } = after as PresenceState & { seen?: unknown };
+  return canonicalJson(was) !== canonicalJson(is);
 }
 
 /**
@@ -102,6 +122,8 @@ export async function reconcilePresence(options: {
   /** The uids this deployment holds online now (the `online` index). */
   onlineHere: readonly string[];
   presence: ItemStore<PresenceState>;
+  /** Where the facts that changed an item go: the archive and the stream (`fact-sink.ts`, filled by `shared/stream/reconcile-facts.ts`). @default none */
+  facts?: ReconcileFactSink;
 }): Promise<ReconcileSummary> {
   const { appId, listing, fetchedAt } = options;
   const facts = new Map<string, { user: Pick<ListedUser, "uid">; status: "online" | "offline" }>();
@@ -117,11 +139,14 @@ export async function reconcilePresence(options: {
         facts.set(uid, { user: facts.get(uid)?.user ?? { uid }, status: "offline" });
 
   const entries = [...facts];
+  /** The fact each item's last update applied (an update runs again on a conflict). */
+  const applied = new Map<string, ProjectionInput & { body: string }>();
   const outcomes = await options.presence.applyMany(
     entries.map(([uid, { user, status }]) => ({
       key: { pk: appKey(appId, uid) },
       update: (state: PresenceState | null) => {
         const fact = reconcileFact(appId, user, status, fetchedAt);
+        applied.set(uid, fact);
         if (!presenceProjection.handles(fact.event)) throw new Error("a reconcile fact is a presence event");
         // As the projector applies a fact (#57): the stored versions read as they are (a profile
         // field's version left implicit is the status's), the runner-ups kept, so that a webhook
@@ -143,17 +168,28 @@ export async function reconcilePresence(options: {
     ...(listing.error ? { error: listing.error } : {}),
   };
   const failures: unknown[] = [];
-  outcomes.forEach((outcome) => {
+  const changed: ReconcileFactRecord[] = [];
+  outcomes.forEach((outcome, i) => {
     if (!outcome.ok) {
       failures.push(outcome.error);
       return;
     }
+    const fact = applied.get(entries[i]?.[0] ?? "");
+    if (fact && factChanged(outcome.before, outcome.after))
+      changed.push({
+        appId,
+        eventId: fact.eventId,
+        receivedAt: fetchedAt,
+        trigger: fact.event.trigger,
+        body: fact.body,
+      });
     const was = outcome.before?.status;
     const is = outcome.after.status;
     if (was === is) summary.unchanged++;
     else if (is === "online") summary.setOnline++;
     else summary.setOffline++;
   });
+  if (options.facts) Object.assign(summary, await options.facts.record(appId, changed));
   if (failures.length)
     throw new AggregateError(failures, `${failures.length} presence item(s) could not be written`);
   return summary;

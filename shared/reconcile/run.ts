@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import type { ItemStore } from "../ports/item-store";
 import { onlineUids } from "./dynamo-online-users";
+import type { ReconcileFactSink } from "./fact-sink";
 import { listPlatformUsers, platformBaseUrl } from "./platform-users";
 import { type ReconcileSummary, reconcilePresence } from "./reconcile";
 
@@ -12,6 +13,8 @@ export interface ReconcileAllDependencies {
   apiKeyFor(appId: string): Promise<string | undefined>;
   now: () => number;
   fetch?: typeof fetch;
+  /** Where the facts that changed an item go: the archive and the stream (`fact-sink.ts`, filled by `shared/stream/reconcile-facts.ts`). @default none */
+  facts?: ReconcileFactSink;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function reconcileAll(
         fetchedAt,
         onlineHere: await onlineUids(deps.doc, deps.presenceTable, appId),
         presence: deps.presence,
+        ...(deps.facts ? { facts: deps.facts } : {}),
       });
       results.push({ appId, summary });
     } catch (error) {

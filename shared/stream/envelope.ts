@@ -7,6 +7,7 @@ import {
   type DeliveryEnvelope,
   deliveryId,
   ERASURE_NOTICE_TRIGGER,
+  type FactEnvelope,
   STREAM_ATTRIBUTES,
   STREAM_KINDS,
   STREAM_SCHEMA_VERSION,
@@ -35,13 +36,27 @@ export function deliveryEnvelope(
   delivery: AcceptedDelivery,
   options: { parsed?: ParsedEvent; outcome?: DeliveryEnvelope["outcome"] } = {},
 ): DeliveryEnvelope {
+  return factEnvelope("delivery", delivery, options) as DeliveryEnvelope;
+}
+
+/**
+ * The envelope of a fact of either kind the copy folds: a delivery, or a fact reconcile observed
+ * (`kind: "reconcile"`, its `receivedAt` the listing's fetch time: #57 item 4), built alike.
+ *
+ * @example factEnvelope("reconcile", { eventId, receivedAt: fetchedAt, appId, trigger, body }).kind // "reconcile"
+ */
+export function factEnvelope(
+  kind: FactEnvelope["kind"],
+  delivery: AcceptedDelivery,
+  options: { parsed?: ParsedEvent; outcome?: DeliveryEnvelope["outcome"] } = {},
+): FactEnvelope {
   const parsed = options.parsed ?? parseEventBody(delivery.body);
   const line = archiveLine({ ...delivery, appId: delivery.appId, messageId: "" }, parsed);
   const known = parsed.kind === "known" ? parsed.event : undefined;
   const time = line.eventTime === undefined ? undefined : eventTime(known, delivery.receivedAt);
   return {
     schemaVersion: STREAM_SCHEMA_VERSION,
-    kind: STREAM_KINDS.delivery,
+    kind,
     id: deliveryId(delivery.eventId, delivery.receivedAt),
     eventId: delivery.eventId,
     receivedAt: delivery.receivedAt,
@@ -61,7 +76,7 @@ export function deliveryEnvelope(
           }),
         }
       : {}),
-    ...(options.outcome ? { outcome: options.outcome } : {}),
+    ...(options.outcome && kind === STREAM_KINDS.delivery ? { outcome: options.outcome } : {}),
     body: delivery.body,
     ...(delivery.erasure ? { erasure: delivery.erasure } : {}),
   };
@@ -90,7 +105,7 @@ export function streamMessage(envelope: StreamEnvelope): StreamMessage {
     attributes: {
       [STREAM_ATTRIBUTES.appId]: messageGroupOf(envelope.appId),
       [STREAM_ATTRIBUTES.trigger]:
-        envelope.kind === STREAM_KINDS.delivery ? envelope.trigger : ERASURE_NOTICE_TRIGGER,
+        envelope.kind === STREAM_KINDS.erasure ? ERASURE_NOTICE_TRIGGER : envelope.trigger,
       [STREAM_ATTRIBUTES.kind]: envelope.kind,
     },
   };

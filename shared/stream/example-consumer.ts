@@ -1,6 +1,11 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { StreamCopy } from "@webhook-backend/stream";
-import { type ErasureNotice, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
+import {
+  type ErasureNotice,
+  parseStreamMessage,
+  type StreamEnvelope,
+  UnknownStreamMessageError,
+} from "@webhook-backend/stream";
 
 /**
  * The worked consumer of docs/stream.md: a service of your own that keeps a copy of the four
@@ -22,6 +27,11 @@ export interface ExampleConsumerOptions {
    * For one user, rebuild the app's copy from `npx webhook replay --to-stream --app <id>`.
    */
   onErasure?: (notice: ErasureNotice) => Promise<void>;
+  /**
+   * A message of a kind (or `schemaVersion`) this package does not know, a later contract's: it is
+   * deleted unhandled, never left to reach the dead-letter queue. @default a console warning
+   */
+  onSkipped?: (error: UnknownStreamMessageError) => void;
   /** Stop when this aborts, or when a receive finds the queue empty (`untilEmpty`). */
   signal?: AbortSignal;
   untilEmpty?: boolean;
@@ -35,7 +45,9 @@ export interface ExampleConsumerOptions {
  * a delivery of the app received before the erasure ended (published before it: nothing is
  * ordered) reaches neither the copy nor `onDelivery`, in the notice's batch or any later one. A
  * message that is not a stream envelope is left in the queue: after its receives it goes to the
- * subscriber's dead-letter queue (and its alarm). Returns how many messages it handled.
+ * subscriber's dead-letter queue (and its alarm); one of a kind it does not know is skipped,
+ * reported and deleted. Reconcile facts are folded as deliveries. Returns how many messages it
+ * handled.
  *
  * @example await consumeStream({ sqs, queueUrl, copy: streamCopy(s3BodyReader(s3)), signal })
  */
@@ -56,10 +68,15 @@ export async function consumeStream(options: ExampleConsumerOptions): Promise<nu
       if (options.untilEmpty) break;
       continue;
     }
+    const skipped: Array<string | undefined> = [];
     const received = messages.flatMap((m) => {
       try {
         return [{ receipt: m.ReceiptHandle, envelope: parseStreamMessage(m.Body ?? "") }];
-      } catch {
+      } catch (error) {
+        if (error instanceof UnknownStreamMessageError) {
+          (options.onSkipped ?? ((e) => console.warn(`stream message skipped: ${e.message}`)))(error);
+          skipped.push(m.ReceiptHandle);
+        }
         return [];
       }
     });
@@ -77,14 +94,15 @@ export async function consumeStream(options: ExampleConsumerOptions): Promise<nu
       await options.onErasure?.(notice);
     }
     // A batch of only messages that are no envelope has nothing to delete (SQS refuses an empty batch).
-    if (received.length > 0)
+    const done = [...received.map((r) => r.receipt), ...skipped];
+    if (done.length > 0)
       await sqs.send(
         new DeleteMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: received.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receipt })),
+          Entries: done.map((receipt, i) => ({ Id: String(i), ReceiptHandle: receipt })),
         }),
       );
-    handled += received.length;
+    handled += done.length;
   }
   return handled;
 }

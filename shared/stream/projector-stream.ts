@@ -1,6 +1,6 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Metrics } from "@aws-lambda-powertools/metrics";
-import type { DeliveryEnvelope, StreamEnvelope } from "@webhook-backend/stream";
+import type { DeliveryEnvelope, FactEnvelope, StreamEnvelope } from "@webhook-backend/stream";
 import { oversizeKey } from "../contracts/bucket-layout";
 import { messageGroupOf } from "../contracts/queue-messages";
 import { errorSummary, StreamPublishError } from "../platform/errors";
@@ -36,7 +36,7 @@ export interface ProjectorStreamOptions {
  * @example await publishableMessage(envelope, { ...queued }, dataStore) // { id, body, attributes }
  */
 export async function publishableMessage(
-  envelope: DeliveryEnvelope,
+  envelope: FactEnvelope,
   delivery: Pick<AcceptedDelivery, "appId" | "receivedAt" | "eventId" | "body"> & { bodyKey?: string },
   dataStore: Pick<BlobStore, "bucket" | "put">,
   { write = true }: { write?: boolean } = {},

@@ -18,9 +18,10 @@ import { touchedKeys } from "../support/projection";
 /**
  * The stream package as a team uses it (#51 item 1): `npm pack` (its `prepack` builds dist/),
  * installed into a scratch project outside the repository with zod from npm's cache, a consumer
- * type-checked by tsc against the tarball's declarations and run (the tarball's JavaScript, no
- * "source" condition) on what a subscriber of the local stack received; its copy ends with the
- * tables' fact-derived fields, item for item.
+ * type-checked by tsc against the tarball's declarations and run (the tarball's JavaScript, and
+ * again with the common "source" condition set, as a team's toolchain may: #61 item 10) on what a
+ * subscriber of the local stack received; its copy ends with the tables' fact-derived fields, item
+ * for item. A CommonJS consumer `require`s it (#61 item 11).
  */
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BIN = join(ROOT, "node_modules/.bin");
@@ -65,6 +66,7 @@ describe("the stream package, packed and installed as a team installs it", () =>
     );
     execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: scratch, env });
     copyFileSync(join(ROOT, "test/e2e/stream-package/consumer.ts"), join(scratch, "consumer.ts"));
+    copyFileSync(join(ROOT, "test/e2e/stream-package/consumer.cts"), join(scratch, "consumer.cts"));
     writeFileSync(
       join(scratch, "tsconfig.json"),
       JSON.stringify({
@@ -77,7 +79,7 @@ describe("the stream package, packed and installed as a team installs it", () =>
           types: ["node"],
           allowImportingTsExtensions: true,
         },
-        files: ["consumer.ts"],
+        files: ["consumer.ts", "consumer.cts"],
       }),
     );
     const zodCopies = execFileSync("npm", ["ls", "zod", "--parseable"], { cwd: scratch, env })
@@ -106,10 +108,23 @@ describe("the stream package, packed and installed as a team installs it", () =>
       const batches = [{ Records: records }, { Records: records.filter((_, i) => i % 3 === 0) }];
       writeFileSync(join(scratch, "batches.json"), JSON.stringify(batches));
 
-      // Act: the tarball's JavaScript (node resolves the package without the "source" condition).
-      const out = JSON.parse(
-        execFileSync(join(BIN, "node"), ["consumer.ts", "batches.json"], { cwd: scratch, env }).toString(),
-      ) as { reacted: string[]; failures: unknown[]; facts: Record<string, unknown> };
+      // Act: the tarball's JavaScript, resolved without a condition and with the common "source"
+      // set (this repository's own condition is @webhook-backend/source: never sent to src/);
+      // and a CommonJS consumer's require.
+      const run = (...flags: string[]) =>
+        execFileSync(join(BIN, "node"), [...flags, "consumer.ts", "batches.json"], {
+          cwd: scratch,
+          env,
+        }).toString();
+      const out = JSON.parse(run()) as {
+        reacted: string[];
+        failures: unknown[];
+        facts: Record<string, unknown>;
+      };
+      const withSource = JSON.parse(run("--conditions=source")) as typeof out;
+      const required = JSON.parse(
+        execFileSync(join(BIN, "node"), ["consumer.cts"], { cwd: scratch, env }).toString(),
+      ) as Record<string, string>;
 
       // Assess: one copy of zod; every accepted delivery handled once; the copy is the tables.
       expect(zodCopies.filter((p) => p.endsWith("/zod"))).toHaveLength(1);
@@ -126,6 +141,8 @@ describe("the stream package, packed and installed as a team installs it", () =>
         }
       expect(Object.keys(tables).length).toBeGreaterThan(10);
       expect(out.facts).toEqual(tables);
+      expect({ ...withSource, reacted: withSource.reacted.sort() }).toEqual(out);
+      expect(required).toEqual({ kind: "delivery", contract: "1.1.0", id: "a#g1|" });
     } finally {
       destroy();
     }

@@ -585,7 +585,15 @@ describe("the opt-in reconcile schedule", () => {
     const statements = JSON.stringify(policy?.[1]);
     expect(statements).toContain("dynamodb:Query");
     expect(statements).toContain("/index/online");
-    expect(statements).not.toContain("s3:");
+    // S3: only the archive of its own facts (#57 item 4), written, never read.
+    expect(statements.match(/s3:[A-Za-z]+/g)).toEqual(["s3:PutObject"]);
+    expect(statements).toContain("/reconcile/*");
+    expect(statements).toContain("sns:Publish");
+    t.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({ RECONCILE_APPS: '{"app1":"eu"}', STREAM_TOPIC_ARN: Match.anyValue() }),
+      },
+    });
     expect(t.findOutputs("RecordingApiKeysSecret")).not.toEqual({});
     const body = JSON.stringify(
       Object.values(t.findResources("AWS::CloudWatch::Dashboard"))[0]?.Properties?.DashboardBody,

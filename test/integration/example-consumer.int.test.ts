@@ -8,8 +8,9 @@ import { createQueue, testClients, uniqueName } from "../support/aws";
 import { fixture } from "../support/fixtures";
 
 /**
- * The worked consumer's edges (#51 item 4), on fauxqs: a batch with no envelope in it, and a
- * delivery of an erased app that arrives after the app's erasure notice.
+ * The worked consumer's edges (#51 item 4), on fauxqs: a batch with no envelope in it, a message
+ * of a kind it does not know (#57), and a delivery of an erased app that arrives after the app's
+ * erasure notice.
  */
 const { sqs } = testClients();
 const T0 = 1_763_000_000_000;
@@ -57,6 +58,28 @@ describe("the worked consumer's edges (#51 item 4)", () => {
     expect(reacted).toEqual(["app-a"]);
     const visible = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, VisibilityTimeout: 0 }));
     expect(visible.Messages ?? []).toEqual([]);
+  });
+
+  it("skips, reports and deletes a message of a kind it does not know (a later contract's), never leaving it for the dead-letter queue (#57)", async () => {
+    // Prepare
+    const queueUrl = await createQueue(sqs, uniqueName("consumer-future"), { VisibilityTimeout: "0" });
+    await send(queueUrl, JSON.stringify({ schemaVersion: 1, kind: "forecast", id: "f1" }));
+    const skipped: string[] = [];
+
+    // Act
+    const handled = await consumeStream({
+      sqs,
+      queueUrl,
+      copy: streamCopy(),
+      untilEmpty: true,
+      onSkipped: (e) => void skipped.push(`${e.kind}:${e.id}`),
+    });
+
+    // Assess
+    expect(handled).toBe(1);
+    expect(skipped).toEqual(["forecast:f1"]);
+    const left = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    expect(left.Messages ?? []).toEqual([]);
   });
 
   it("after an app's erasure notice, never calls onDelivery for a delivery of the app received before the erasure ended, in a later batch or in the notice's own", async () => {

@@ -40,7 +40,14 @@ export async function startProcess(
         })
       : spawn(
           join(ROOT, "node_modules/.bin/node"),
-          ["--no-warnings", "--conditions=source", "--import", "tsx", "tools/commands/start.ts", ...args],
+          [
+            "--no-warnings",
+            "--conditions=@webhook-backend/source",
+            "--import",
+            "tsx",
+            "tools/commands/start.ts",
+            ...args,
+          ],
           { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
         );
   running.add(child);

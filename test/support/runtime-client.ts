@@ -83,5 +83,5 @@ export async function runtimeClientEntry(): Promise<string> {
   return ENTRY;
 }
 
-// `node --conditions=source --import tsx test/support/runtime-client.ts`: install it now (.ci/run, while lint runs).
+// `node --conditions=@webhook-backend/source --import tsx test/support/runtime-client.ts`: install it now (.ci/run, while lint runs).
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await runtimeClientEntry());

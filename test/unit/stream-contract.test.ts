@@ -19,7 +19,7 @@ describe("the stream's published contract (contract/stream/)", () => {
       expect(committed.get(path), `${path}: run npm run contract`).toBe(text);
   });
 
-  it("is an AsyncAPI 3.0 document the AsyncAPI parser takes without an error or a warning, its two message kinds' schemas resolved", async () => {
+  it("is an AsyncAPI 3.0 document the AsyncAPI parser takes without an error or a warning, its three message kinds' schemas resolved (1.1 added reconcile)", async () => {
     const { document, diagnostics } = await fromFile(
       new Parser(),
       join(CONTRACT_ROOT, "asyncapi.json"),
@@ -28,7 +28,7 @@ describe("the stream's published contract (contract/stream/)", () => {
     expect(diagnostics.filter((d) => d.severity < 2).map((d) => `${d.code}: ${d.message}`)).toEqual([]);
     expect(document?.version()).toBe("3.0.0");
     const messages = document?.allMessages().all() ?? [];
-    expect(messages.map((m) => m.id()).sort()).toEqual(["delivery", "erasure"]);
+    expect(messages.map((m) => m.id()).sort()).toEqual(["delivery", "erasure", "reconcile"]);
     for (const m of messages) expect(m.payload()?.required()).toContain("kind");
   }, 60_000);
 

@@ -1,5 +1,10 @@
 import { createHash } from "node:crypto";
-import { ERASURE_NOTICE_TRIGGER, parseStreamMessage, STREAM_SCHEMA_VERSION } from "@webhook-backend/stream";
+import {
+  ERASURE_NOTICE_TRIGGER,
+  parseStreamMessage,
+  STREAM_SCHEMA_VERSION,
+  UnknownStreamMessageError,
+} from "@webhook-backend/stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NO_APP_MESSAGE_GROUP } from "../../shared/platform/constants";
@@ -104,7 +109,11 @@ describe("the stream's envelope", () => {
     // A later version-1 field a consumer does not know is no reason to refuse the message.
     expect(parseStreamMessage(JSON.stringify({ ...envelope, addedLater: 1 })).id).toBe(envelope.id);
     expect(() => parseStreamMessage("{")).toThrow("stream message is not JSON");
+    // A later schemaVersion is a later contract's: skipped by its readers, not a broken message (#57).
     expect(() => parseStreamMessage(JSON.stringify({ ...envelope, schemaVersion: 2 }))).toThrow(
+      UnknownStreamMessageError,
+    );
+    expect(() => parseStreamMessage(JSON.stringify({ ...envelope, schemaVersion: "1" }))).toThrow(
       "invalid stream message: schemaVersion",
     );
   });

@@ -8,11 +8,17 @@ import { parseContract } from "@webhook-backend/stream/parse";
 import type { PresenceState } from "@webhook-backend/stream/projections/presence";
 import { Command } from "commander";
 import { documentClient, dynamoItemStore } from "../../shared/adapters/dynamo-item-store";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
+import { sqsMessageQueue } from "../../shared/adapters/sqs-message-queue";
 import { recordingApiKeysSchema } from "../../shared/contracts/secrets";
 import { PRESENCE_TABLE } from "../../shared/platform/tables";
 import { onlineUids } from "../../shared/reconcile/dynamo-online-users";
+import type { ReconcileFactSink } from "../../shared/reconcile/fact-sink";
 import { listPlatformUsers, platformBaseUrl } from "../../shared/reconcile/platform-users";
 import { reconcilePresence } from "../../shared/reconcile/reconcile";
+import { dynamoListenerUntil, listenerSwitch } from "../../shared/stream/listener-switch";
+import { reconcileFactSink } from "../../shared/stream/reconcile-facts";
+import { snsStreamPublisher } from "../../shared/stream/sns-publisher";
 import { integer, oneOf, runProgram, UsageError, UserFacingError, withTarget } from "../cli/program";
 import { resolveTarget, type Target } from "../target";
 
@@ -48,6 +54,31 @@ async function apiKeyFor(o: ReconcileOptions, target: Target): Promise<string> {
   return key;
 }
 
+/**
+ * Where the run's facts go (#57 item 4): the target's data bucket (`reconcile/`) and, when it has
+ * a stream, the topic while something listens (always with declared subscribers, else while the
+ * listener switch is on, as the projector decides) and its unpublished queue.
+ */
+function factSinkFor(target: Target): ReconcileFactSink | undefined {
+  if (!target.bucket) return undefined;
+  const { stream, appsTable } = target;
+  const alwaysOn = stream !== undefined && Object.keys(stream.subscribers).length > 0;
+  return reconcileFactSink({
+    dataStore: s3BlobStore(target.s3, target.bucket),
+    ...(stream?.unpublishedUrl && (alwaysOn || appsTable)
+      ? {
+          stream: {
+            isOn: alwaysOn
+              ? async () => true
+              : listenerSwitch(dynamoListenerUntil(target.dynamo, appsTable ?? "")),
+            publisher: snsStreamPublisher(target.sns, stream.topicArn),
+            unpublished: sqsMessageQueue(target.sqs, stream.unpublishedUrl),
+          },
+        }
+      : {}),
+  });
+}
+
 async function run(o: ReconcileOptions): Promise<void> {
   if (!o.platformUrl && !o.region)
     throw new UsageError("--region (us, eu or in) is required without --platform-url");
@@ -68,11 +99,12 @@ async function run(o: ReconcileOptions): Promise<void> {
       fetchedAt,
       onlineHere: await onlineUids(doc, target.tables.presence, o.app),
       presence: dynamoItemStore<PresenceState>(doc, PRESENCE_TABLE, target.tables.presence),
+      facts: factSinkFor(target),
     });
     if (o.json) console.log(JSON.stringify(summary));
     else {
       console.log(
-        `${o.app}: ${summary.seen} users listed${summary.complete ? "" : " (listing incomplete: nobody was set offline for being absent)"}; set online ${summary.setOnline}, set offline ${summary.setOffline}, unchanged ${summary.unchanged}, skipped ${summary.skipped}`,
+        `${o.app}: ${summary.seen} users listed${summary.complete ? "" : " (listing incomplete: nobody was set offline for being absent)"}; set online ${summary.setOnline}, set offline ${summary.setOffline}, unchanged ${summary.unchanged}, skipped ${summary.skipped}${summary.published || summary.unpublished ? `; on the stream ${summary.published ?? 0}${summary.unpublished ? ` (${summary.unpublished} kept for redrive --stream)` : ""}` : ""}`,
       );
       if (summary.error) console.error(`warning: ${summary.error}`);
     }

@@ -12,7 +12,9 @@ import {
   deliveryEnvelopeSchema,
   ERASURE_NOTICE_TRIGGER,
   erasureNoticeSchema,
+  reconcileFactSchema,
   STREAM_CONTRACT,
+  STREAM_CONTRACT_VERSION,
   STREAM_SCHEMA_VERSION,
   streamAttributesSchema,
   streamMessageSchema,
@@ -21,6 +23,7 @@ import { knownEventSchema } from "@webhook-backend/stream/events/schemas";
 import * as z from "zod/mini";
 import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
 import { erasureNotice } from "../../shared/stream/erasure-notice";
+import { reconcileEnvelope } from "../../shared/stream/reconcile-facts";
 import { filterPolicyOf, TRIGGER_FAMILIES } from "../../shared/stream/subscribers";
 import { template } from "../simulate/templates";
 
@@ -109,20 +112,49 @@ function exampleNotice() {
   });
 }
 
-/** The AsyncAPI 3.0 document: the topic as one channel, its two message kinds, the operation a subscriber performs, its filters. */
+/** An example reconcile fact: a user the listing showed offline, the offline webhook lost. */
+function exampleReconcileFact() {
+  const fetchedAt = 1_763_003_600_000;
+  const body = JSON.stringify({
+    trigger: "user_connection_status_changed",
+    appId: "2598234fa1e3b9c",
+    region: "reconcile",
+    webhook: "reconcile",
+    data: {
+      timestamp: fetchedAt,
+      user: { uid: "cometchat-uid-1", name: "Andrew Joseph", status: "offline" },
+      status: "offline",
+      currentConnection: { action: "reconciled", connectedAt: fetchedAt, platform: "web" },
+      userPresenceChanged: true,
+    },
+  });
+  const eventId = createHash("sha256").update(body).digest("hex");
+  return reconcileEnvelope({
+    eventId,
+    receivedAt: fetchedAt,
+    trigger: "user_connection_status_changed",
+    appId: "2598234fa1e3b9c",
+    body,
+  });
+}
+
+/** The AsyncAPI 3.0 document: the topic as one channel, its three message kinds, the operation a subscriber performs, its filters. */
 function asyncApiDocument(triggers: readonly string[]) {
   const delivery = streamMessage(exampleDelivery());
   const notice = streamMessage(exampleNotice());
+  const reconcile = streamMessage(exampleReconcileFact());
   const example = { name: "crm", apps: ["2598234fa1e3b9c"], triggers: ["group:*", "message_sent"] };
   return {
     asyncapi: "3.0.0",
     info: {
       title: "The stream of facts",
-      version: `${STREAM_SCHEMA_VERSION}.0.0`,
+      version: STREAM_CONTRACT_VERSION,
       description: [
-        "Every accepted webhook delivery of the platform, published once its tables are written, and",
-        "the erasure notices of `forget`: one standard SNS topic, an SQS queue per subscriber.",
-        `schemaVersion ${STREAM_SCHEMA_VERSION}: changes are additive only (a new optional field): accept fields you do not know.`,
+        "Every accepted webhook delivery of the platform, published once its tables are written, the",
+        "erasure notices of `forget`, and (1.1) the presence facts reconcile applied: one standard SNS",
+        "topic, an SQS queue per subscriber.",
+        `schemaVersion ${STREAM_SCHEMA_VERSION}: changes are additive only (a new optional field, a new kind): accept fields you do not know,`,
+        "skip (and report) a kind or a schemaVersion you do not know.",
         "Deduplicate deliveries by `id`, facts by `naturalKey`; nothing is ordered (see docs/stream.md).",
         GENERATED,
       ].join("\n"),
@@ -137,6 +169,7 @@ function asyncApiDocument(triggers: readonly string[]) {
         messages: {
           delivery: { $ref: "#/components/messages/delivery" },
           erasure: { $ref: "#/components/messages/erasure" },
+          reconcile: { $ref: "#/components/messages/reconcile" },
         },
       },
     },
@@ -156,6 +189,7 @@ function asyncApiDocument(triggers: readonly string[]) {
         messages: [
           { $ref: "#/channels/stream/messages/delivery" },
           { $ref: "#/channels/stream/messages/erasure" },
+          { $ref: "#/channels/stream/messages/reconcile" },
         ],
         bindings: {
           sns: {
@@ -198,6 +232,16 @@ function asyncApiDocument(triggers: readonly string[]) {
           payload: { $ref: "./erasure.schema.json" },
           examples: [{ name: "user", headers: notice.attributes, payload: JSON.parse(notice.body) }],
         },
+        reconcile: {
+          name: "reconcile",
+          title: "A reconcile fact",
+          summary:
+            "A presence fact reconcile observed in the platform's user listing and applied to the tables (kind: reconcile, 1.1): fold it as a delivery.",
+          contentType: "application/json",
+          headers: { $ref: "./attributes.schema.json" },
+          payload: { $ref: "./reconcile.schema.json" },
+          examples: [{ name: "offline", headers: reconcile.attributes, payload: JSON.parse(reconcile.body) }],
+        },
       },
     },
   };
@@ -216,6 +260,7 @@ export function streamContract(): Map<string, string> {
     ["message.schema.json", jsonSchemaOf(streamMessageSchema)],
     ["delivery.schema.json", jsonSchemaOf(deliveryEnvelopeSchema)],
     ["erasure.schema.json", jsonSchemaOf(erasureNoticeSchema)],
+    ["reconcile.schema.json", jsonSchemaOf(reconcileFactSchema)],
     ["attributes.schema.json", jsonSchemaOf(streamAttributesSchema)],
     ...bodies.map(
       ({ trigger, schema }) =>

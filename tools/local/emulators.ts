@@ -179,7 +179,7 @@ export async function startFauxqsProcess(timeoutMs = 20_000): Promise<RunningEmu
   const script = fileURLToPath(new URL("./fauxqs-process.ts", import.meta.url));
   const child = spawn(
     process.execPath,
-    ["--no-warnings", "--conditions=source", "--import", "tsx", script, String(port)],
+    ["--no-warnings", "--conditions=@webhook-backend/source", "--import", "tsx", script, String(port)],
     {
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     },

@@ -157,3 +157,23 @@ export async function quarantineKeys(
     (await listObjects(s3, bucket, root)).map((o) => o.key).filter((key) => onDay(dayOfKey(key) ?? "")),
   );
 }
+
+/**
+ * The objects of the facts reconcile applied (`reconcile/app=<app>/date=<day>/…`, #57) of one app
+ * (or every app) whose day `onDay` takes, by day then key: what a replay onto the stream sends
+ * besides the deliveries.
+ *
+ * @example await reconcileObjects(s3, bucket, "app1", (day) => day === "2026-04-02") // [{ key, day }]
+ */
+export async function reconcileObjects(
+  s3: S3Client,
+  bucket: string,
+  appId: string | undefined,
+  onDay: (day: string) => boolean,
+): Promise<Array<{ key: string; day: string }>> {
+  const root = appId ? `${S3_PREFIX.reconcile}app=${appSegment(appId)}/` : S3_PREFIX.reconcile;
+  return (await listObjects(s3, bucket, root))
+    .map((o) => ({ key: o.key, day: dayOfKey(o.key) ?? "" }))
+    .filter((o) => onDay(o.day))
+    .sort((a, b) => a.day.localeCompare(b.day) || a.key.localeCompare(b.key));
+}

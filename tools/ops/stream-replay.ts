@@ -12,9 +12,9 @@ import { parseEventBody } from "@webhook-backend/stream/events/parse-body";
 import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "@webhook-backend/stream/filter-policy";
 import { closest } from "fastest-levenshtein";
 import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
-import { quarantineKey } from "../../shared/contracts/bucket-layout";
+import { quarantineKey, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
 import type { BlobStore } from "../../shared/ports/blob-store";
-import { deliveryEnvelope, isPublishable } from "../../shared/stream/envelope";
+import { factEnvelope, isPublishable } from "../../shared/stream/envelope";
 import { publishableMessage } from "../../shared/stream/projector-stream";
 import {
   type PublishOutcome,
@@ -27,7 +27,7 @@ import { queueStreamPublisher } from "../../shared/stream/queue-publisher";
 import { triggerFilter } from "../../shared/stream/subscribers";
 import { LISTENER_QUEUE_PREFIX, queueArnOf, subscriptionOf } from "../../shared/stream/subscriptions";
 import { UsageError, UserFacingError } from "../cli/program";
-import { archiveDays, archiveLines, dayObjects, quarantineKeys } from "./archive-scan";
+import { archiveDays, archiveLines, dayObjects, quarantineKeys, reconcileObjects } from "./archive-scan";
 
 /** Messages sent at once by a replay: bounded memory, full batch requests. */
 const REPLAY_CHUNK = 500;
@@ -56,6 +56,8 @@ export interface StreamReplayReport {
   objects: number;
   /** Deliveries sent (or that would be). */
   deliveries: number;
+  /** Facts reconcile applied sent (or that would be), `kind: "reconcile"` (#57). */
+  reconcileFacts?: number;
   /** Lines read twice (a batch archived twice) and sent once. */
   duplicates: number;
   /** Deliveries the projector refused (quarantined: their schema, or a key DynamoDB cannot hold): never on the stream. */
@@ -173,45 +175,52 @@ async function sendArchived(
     report.chunks += outcome.chunks;
     report.failed.push(...outcome.failed.keys());
   };
+  /** Sends one archived line (a delivery, or a fact reconcile applied: `kind`) unless it is filtered out. */
+  const send = async (line: RawArchiveLine, kind: "delivery" | "reconcile") => {
+    if (options.appId !== undefined && line.appId !== options.appId) return;
+    if (!wanted(line.trigger)) return;
+    if (delivery && (line.receivedAt !== delivery.receivedAt || !line.eventId.startsWith(delivery.eventId)))
+      return;
+    const id = deliveryId(line.eventId, line.receivedAt);
+    if (seen.has(id)) {
+      report.duplicates++;
+      return;
+    }
+    seen.add(id);
+    const parsed = parseEventBody(line.body);
+    if (!isPublishable(parsed) || quarantined.has(quarantineKey(line.appId, line.receivedAt, line.eventId))) {
+      report.refused++;
+      return;
+    }
+    const message = await publishableMessage(factEnvelope(kind, line, { parsed }), line, archive, {
+      write: !options.dryRun,
+    });
+    if (destination.subscriber && !policyAdmits(destination.subscriber.policy, message.attributes)) {
+      report.filtered = (report.filtered ?? 0) + 1;
+      return;
+    }
+    pending.push(message);
+    if (kind === "reconcile") report.reconcileFacts = (report.reconcileFacts ?? 0) + 1;
+    else report.deliveries++;
+    if (pending.length >= REPLAY_CHUNK) await flush();
+  };
+  // The facts reconcile applied, by receipt (fetch) day, beside the day's deliveries (#57).
+  const facts = new Map<string, string[]>();
+  for (const { key, day } of await reconcileObjects(s3, archive.bucket, options.appId, (d) =>
+    inWindow.has(d),
+  ))
+    facts.set(day, [...(facts.get(day) ?? []), key]);
   for (const day of days) {
     // A delivery id holds its receipt time, so both copies of a line are under one receipt day:
     // the ids seen are a day's at most.
     seen.clear();
     for (const { key } of await dayObjects(s3, archive.bucket, day, delivery?.receivedAt)) {
       report.objects++;
-      for (const line of await archiveLines(s3, archive.bucket, key)) {
-        if (options.appId !== undefined && line.appId !== options.appId) continue;
-        if (!wanted(line.trigger)) continue;
-        if (
-          delivery &&
-          (line.receivedAt !== delivery.receivedAt || !line.eventId.startsWith(delivery.eventId))
-        )
-          continue;
-        const id = deliveryId(line.eventId, line.receivedAt);
-        if (seen.has(id)) {
-          report.duplicates++;
-          continue;
-        }
-        seen.add(id);
-        const parsed = parseEventBody(line.body);
-        if (
-          !isPublishable(parsed) ||
-          quarantined.has(quarantineKey(line.appId, line.receivedAt, line.eventId))
-        ) {
-          report.refused++;
-          continue;
-        }
-        const message = await publishableMessage(deliveryEnvelope(line, { parsed }), line, archive, {
-          write: !options.dryRun,
-        });
-        if (destination.subscriber && !policyAdmits(destination.subscriber.policy, message.attributes)) {
-          report.filtered = (report.filtered ?? 0) + 1;
-          continue;
-        }
-        pending.push(message);
-        report.deliveries++;
-        if (pending.length >= REPLAY_CHUNK) await flush();
-      }
+      for (const line of await archiveLines(s3, archive.bucket, key)) await send(line, "delivery");
+    }
+    for (const key of facts.get(day) ?? []) {
+      report.objects++;
+      for (const line of await archiveLines(s3, archive.bucket, key)) await send(line, "reconcile");
     }
   }
   await flush();

@@ -5,10 +5,10 @@
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { parseStreamMessage, STREAM_KINDS, type StreamEnvelope } from "@webhook-backend/stream";
+import { isFact, parseStreamMessage, type StreamEnvelope } from "@webhook-backend/stream";
 import { listErasedSubjects } from "../../shared/erasure/erased-subjects";
 import { erasedInFlight, type InFlightDelivery } from "../../shared/erasure/in-flight";
-import { deliveryEnvelope, streamMessage } from "../../shared/stream/envelope";
+import { factEnvelope, streamMessage } from "../../shared/stream/envelope";
 import type { StreamPublisher } from "../../shared/stream/publish-batches";
 import { count } from "../cli/format";
 import type { StreamReplayReport } from "./stream-replay";
@@ -33,6 +33,9 @@ export function streamReplayLines(report: StreamReplayReport, subscriber?: strin
       : "published";
   return [
     `${verb} ${count(sent, "delivery", "deliveries")} from ${count(report.objects, "archive object")} ${subscriber ? `to subscriber ${subscriber}'s queue only` : "to the stream"}`,
+    ...(report.reconcileFacts
+      ? [`  and ${count(report.reconcileFacts, "fact")} reconcile applied (kind reconcile)`]
+      : []),
     `  in ${count(report.requests, "request")} (${count(report.chunks, "billed 64 KiB chunk")})`,
     `  skipped: ${count(report.duplicates, "duplicate line")}, ${count(report.refused, "refused (quarantined) delivery", "refused (quarantined) deliveries")}`,
     ...(report.filtered === undefined
@@ -87,7 +90,7 @@ export function erasedMarksRedaction(
 }
 
 /**
- * Unpublished envelopes as they may be published now: a delivery that names a user erased since
+ * Unpublished envelopes as they may be published now: a delivery (or a reconcile fact, #57) that names a user erased since
  * it was received (`redact`: the projector's marks, read once for them all) redacted as the
  * projector would have redacted it (its uid as the erasure's pseudonym, their free text removed,
  * the erasure's id set), its envelope made again from the redacted body (its natural key may hold
@@ -101,7 +104,7 @@ export async function redactedEnvelopes(
   redact: UnpublishedRedaction | undefined,
 ): Promise<StreamEnvelope[]> {
   const deliveries = envelopes.flatMap((envelope) =>
-    envelope.kind === STREAM_KINDS.delivery && envelope.body !== undefined
+    isFact(envelope) && envelope.body !== undefined
       ? [
           {
             envelope,
@@ -117,12 +120,14 @@ export async function redactedEnvelopes(
   const redacted = new Map<StreamEnvelope, StreamEnvelope>();
   (await redact(deliveries)).forEach((after, i) => {
     const before = deliveries[i];
-    if (!before || after === before || before.envelope.kind !== STREAM_KINDS.delivery) return;
-    const { eventId, receivedAt, appId, trigger, outcome } = before.envelope;
+    if (!before || after === before || !isFact(before.envelope)) return;
+    const { eventId, receivedAt, appId, trigger, kind } = before.envelope;
+    const outcome = before.envelope.kind === "delivery" ? before.envelope.outcome : undefined;
     const { erasure } = after;
     redacted.set(
       before.envelope,
-      deliveryEnvelope(
+      factEnvelope(
+        kind,
         { eventId, receivedAt, appId, trigger, body: after.body, ...(erasure ? { erasure } : {}) },
         outcome ? { outcome } : {},
       ),

@@ -1,8 +1,10 @@
 import { type BodyReader, deliveryBody } from "./body.ts";
-import type { ErasureNotice, StreamEnvelope } from "./envelope.ts";
+import type { ErasureNotice, FactEnvelope, StreamEnvelope } from "./envelope.ts";
+import { type AppErasures, actedOn, erasedBefore } from "./erasure-state.ts";
 import { parseEventBody, refusalOf } from "./events/parse-body.ts";
 import { evolveOnce, projectionInput } from "./fold.ts";
-import { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "./projections/keys.ts";
+import { PROJECTION_TABLE_NAMES, type ProjectionTableName, tableItemId } from "./projections/keys.ts";
+import { isOwnItemOfErased, isPseudonym } from "./projections/own-items.ts";
 import { EXPIRES_AT, PROJECTIONS, type VersionedItem } from "./projections/registry.ts";
 import type { ItemKey, ProjectionInput } from "./projections/types.ts";
 
@@ -63,15 +65,31 @@ export function factFields(table: ProjectionTableName, item: object): Record<str
   return fields;
 }
 
-/** A copy of the four tables: each table's items by `pk|sk`. */
+/**
+ * An item as DynamoDB holds it: a field the fold left `undefined` (a presence item's
+ * `onlineShard` while offline, a `userAgent` the fact did not carry) is absent, at every depth,
+ * so that a copy's item deep-equals the table's.
+ */
+function withoutUndefined<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutUndefined) as T;
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value))
+    if (field !== undefined) out[name] = withoutUndefined(field);
+  return out as T;
+}
+
+/** A copy of the four tables: each table's items by `pk|sk` (`tableItemId`; memberships' sort key is `uid`). */
 export type TableItems = { [T in ProjectionTableName]: Map<string, VersionedItem> };
 
 /**
  * Folds deliveries into a copy of the tables, in memory: each delivery's body parsed as the
  * projector parses it, applied at its receipt by the projections' own fold (`evolveOnce`, per
  * item in receipt order, as the projector folds a batch). Order, duplicates and batching do not
- * change the result. A delivery whose body is in the bucket is read with `readBody`; notices and
- * unknown triggers change no item.
+ * change the result. A reconcile fact is folded as a delivery. A delivery an erasure redacted
+ * (`erasure` set) writes no own item of a pseudonym (`isOwnItemOfErased`, as the projector). A
+ * delivery whose body is in the bucket is read with `readBody`; notices and unknown triggers
+ * change no item; a field left undefined is absent.
  *
  * @example await foldDeliveries(envelopes, items, readBody)
  * @throws `readBody`'s error, or when a body is in the bucket and no reader is given
@@ -81,24 +99,38 @@ export async function foldDeliveries(
   items: TableItems,
   readBody?: BodyReader,
 ): Promise<void> {
-  const inputs: ProjectionInput[] = [];
+  const inputs: Array<{ input: ProjectionInput; redacted: boolean }> = [];
   for (const envelope of envelopes) {
-    if (envelope.kind !== "delivery") continue;
+    if (!isFact(envelope)) continue;
     const parsed = parseEventBody(await deliveryBody(envelope, readBody));
     if (parsed.kind !== "known" || refusalOf(parsed) !== undefined) continue;
-    inputs.push(projectionInput(parsed.event, envelope.eventId, envelope.receivedAt));
+    inputs.push({
+      input: projectionInput(parsed.event, envelope.eventId, envelope.receivedAt),
+      redacted: envelope.erasure !== undefined,
+    });
   }
-  inputs.sort((a, b) => a.receivedAt - b.receivedAt || (a.eventId < b.eventId ? -1 : 1));
+  inputs.sort(
+    ({ input: a }, { input: b }) => a.receivedAt - b.receivedAt || (a.eventId < b.eventId ? -1 : 1),
+  );
   for (const table of PROJECTION_TABLE_NAMES) {
     const projection = PROJECTIONS[table] as unknown as Parameters<typeof evolveOnce>[0];
-    for (const input of inputs) {
+    for (const { input, redacted } of inputs) {
       if (!projection.handles(input.event)) continue;
       for (const key of projection.keys(input) as ItemKey[]) {
-        const id = `${key.pk}|${key.sk ?? ""}`;
-        items[table].set(id, evolveOnce(projection, input, key)(items[table].get(id) ?? null));
+        if (redacted && isOwnItemOfErased(table, key, input.event.appId, isPseudonym)) continue;
+        const id = tableItemId(key);
+        items[table].set(
+          id,
+          withoutUndefined(evolveOnce(projection, input, key)(items[table].get(id) ?? null)),
+        );
       }
     }
   }
+}
+
+/** Whether a message carries a fact the copy folds: a delivery, or a reconcile fact. */
+export function isFact(envelope: { kind: string }): envelope is FactEnvelope {
+  return envelope.kind === "delivery" || envelope.kind === "reconcile";
 }
 
 /** A consumer's copy of the four tables, in memory. */
@@ -109,6 +141,11 @@ export interface StreamCopy {
   apply(envelopes: readonly StreamEnvelope[]): Promise<void>;
   /** Whether `apply` drops this message: a delivery of an app erased whole, received before the erasure ended. */
   drops(envelope: StreamEnvelope): boolean;
+  /**
+   * The erasures the copy acted on, by app: what to keep beside `items` when you persist the
+   * copy (a cold start forgets both), and give back to `streamCopy(readBody, { items, erasures })`.
+   */
+  erasures: Map<string, AppErasures>;
   /** Every item of a table as `factFields`, by `pk|sk`. */
   facts(table: ProjectionTableName): Map<string, Record<string, unknown>>;
   /**
@@ -119,32 +156,46 @@ export interface StreamCopy {
    * from `replay --to-stream --app` (which publishes the redacted lines) once what was in flight
    * has drained.
    */
-  erase(notice: Pick<ErasureNotice, "appId" | "scope" | "finishedAt">): void;
+  erase(
+    notice: Pick<ErasureNotice, "appId" | "scope" | "finishedAt"> & Partial<Pick<ErasureNotice, "id">>,
+  ): void;
+}
+
+/** What a copy starts from: one persisted by a consumer (`items` and `erasures`, kept together). */
+export interface StreamCopyOptions {
+  /** The copy's items as a consumer persisted them. @default empty */
+  items?: TableItems;
+  /** The erasures the copy acted on, persisted with its items. @default none */
+  erasures?: Map<string, AppErasures>;
 }
 
 /**
  * A copy of the tables kept from the stream, in memory.
  *
+ * Everything it holds is in memory, for the life of the process: a consumer that keeps a copy
+ * across cold starts persists `items` and `erasures` together and starts from them.
+ *
  * @example const copy = streamCopy(); await copy.apply(envelopes); copy.facts("groups").get("app1#g1|")
  */
-export function streamCopy(readBody?: BodyReader): StreamCopy {
-  const items = Object.fromEntries(PROJECTION_TABLE_NAMES.map((t) => [t, new Map()])) as TableItems;
-  /** The apps erased whole, and when their erasure ended. */
-  const erasedApps = new Map<string, number>();
-  const erasedBefore = (e: StreamEnvelope) =>
-    e.kind === "delivery" && e.receivedAt <= (erasedApps.get(e.appId ?? "") ?? Number.NEGATIVE_INFINITY);
+export function streamCopy(readBody?: BodyReader, options: StreamCopyOptions = {}): StreamCopy {
+  const items =
+    options.items ?? (Object.fromEntries(PROJECTION_TABLE_NAMES.map((t) => [t, new Map()])) as TableItems);
+  const erasures = options.erasures ?? new Map<string, AppErasures>();
+  const dropped = (e: StreamEnvelope) => isFact(e) && erasedBefore(e, erasures.get(e.appId ?? ""));
   return {
     items,
+    erasures,
     apply: (envelopes) =>
       foldDeliveries(
-        envelopes.filter((e) => !erasedBefore(e)),
+        envelopes.filter((e) => !dropped(e)),
         items,
         readBody,
       ),
-    drops: erasedBefore,
+    drops: dropped,
     facts: (table) => new Map([...items[table]].map(([id, item]) => [id, factFields(table, item)] as const)),
-    erase({ appId, scope, finishedAt }) {
-      if (scope === "app") erasedApps.set(appId, Math.max(finishedAt, erasedApps.get(appId) ?? finishedAt));
+    erase(notice) {
+      const { appId } = notice;
+      erasures.set(appId, actedOn(erasures.get(appId), notice));
       for (const table of PROJECTION_TABLE_NAMES)
         for (const [id, item] of items[table])
           if ((item as { appId?: string }).appId === appId) items[table].delete(id);

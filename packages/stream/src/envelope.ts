@@ -5,8 +5,18 @@ import { parseContract } from "./parse.ts";
 /** The SNS message attributes of every message of the stream (String), which filter policies match on. */
 export const STREAM_ATTRIBUTES = { appId: "appId", trigger: "trigger", kind: "kind" } as const;
 
-/** The values of the `kind` attribute: a delivery of the platform, or an erasure notice of `forget`. */
-export const STREAM_KINDS = { delivery: "delivery", erasure: "erasure" } as const;
+/**
+ * The values of the `kind` attribute: a delivery of the platform, an erasure notice of `forget`,
+ * or a fact reconcile observed in the platform's user listing (contract 1.1, package 0.2).
+ */
+export const STREAM_KINDS = { delivery: "delivery", erasure: "erasure", reconcile: "reconcile" } as const;
+
+/**
+ * The contract's version (`contract/stream/asyncapi.json`): 1.0 had the kinds `delivery` and
+ * `erasure`; 1.1 adds `reconcile`. Within `schemaVersion` 1 a new kind is additive: a reader skips
+ * (and reports) a kind it does not know, never fails on it (`UnknownStreamMessageError`).
+ */
+export const STREAM_CONTRACT_VERSION = "1.1.0";
 
 /**
  * The stream's messages, defined once (docs/stream.md): what the projector, `replay --to-stream`,
@@ -44,7 +54,7 @@ const text = () => z.string().check(z.minLength(1));
 const schemaVersion = () =>
   described(
     z.literal(STREAM_SCHEMA_VERSION),
-    "The envelope's version: changes within it are additive only (accept fields you do not know).",
+    "The envelope's version: changes within it are additive only (accept fields you do not know; skip and report a kind you do not know).",
   );
 
 /** Where a body too large for SNS is: an object of the data bucket, readable with `s3:GetObject`. */
@@ -59,6 +69,61 @@ export const bodyObjectSchema = described(
 );
 export type BodyObject = z.infer<typeof bodyObjectSchema>;
 
+/** The fields a delivery and a reconcile fact share: one fact, its body and how the tables order it. */
+const factFields = () => ({
+  id: described(
+    text(),
+    "<eventId>@<receivedAt>: this delivery at the edge. A redelivery, a redrive or a replay carries the same id; deduplicate deliveries by it.",
+  ),
+  eventId: described(
+    text(),
+    "SHA-256 (hex) of the body as received: the same bytes always have the same id.",
+  ),
+  receivedAt: described(z.number(), "When the edge received this delivery (epoch ms)."),
+  appId: z.optional(described(z.string(), "The app of the envelope; absent when the body names none.")),
+  trigger: described(text(), "The platform's trigger, known to the backend or not."),
+  eventTime: z.optional(
+    described(z.number(), "The fact's time (epoch ms): its payload's field, or receivedAt when it has none."),
+  ),
+  eventTimeSource: z.optional(
+    described(z.string(), "Where eventTime came from: a payload path (data.message.sentAt) or receivedAt."),
+  ),
+  rank: z.optional(
+    described(
+      z.number(),
+      "Where the trigger stands in its item's lifecycle: 0 opens, 2 closes, 1 anything else.",
+    ),
+  ),
+  naturalKey: z.optional(
+    described(
+      z.string(),
+      "The fact's key (<app>|<trigger>|…): two deliveries with the same key are one fact.",
+    ),
+  ),
+  version: z.optional(
+    described(
+      z.string(),
+      "How the tables order the fact on its item (event time, rank, receipt, event id); compares as a string.",
+    ),
+  ),
+  outcome: z.optional(
+    described(
+      z.enum(PUBLISHED_OUTCOMES),
+      "What the projector made of it when it published. Advisory: a record retried after a failed publish comes back stale; absent on a replay. Never a reason to drop a delivery.",
+    ),
+  ),
+  body: z.optional(
+    described(
+      z.string(),
+      "The body exactly as the platform sent it, a JSON text (absent when bodyObject holds it). Its schema per known trigger: bodies/<trigger>.schema.json.",
+    ),
+  ),
+  bodyObject: z.optional(bodyObjectSchema),
+  erasure: z.optional(
+    described(z.string(), "Set on a delivery an erasure redacted (a replay after forget): the erasure's id."),
+  ),
+});
+
 /**
  * One accepted delivery (`kind: "delivery"`). `id` names the delivery at the edge: an SQS
  * redelivery, a redrive or an archive replay of it carries the same id, a platform retry (the same
@@ -68,63 +133,7 @@ export const deliveryEnvelopeSchema = described(
   z.object({
     schemaVersion: schemaVersion(),
     kind: described(z.literal(STREAM_KINDS.delivery), "A delivery of the platform."),
-    id: described(
-      text(),
-      "<eventId>@<receivedAt>: this delivery at the edge. A redelivery, a redrive or a replay carries the same id; deduplicate deliveries by it.",
-    ),
-    eventId: described(
-      text(),
-      "SHA-256 (hex) of the body as received: the same bytes always have the same id.",
-    ),
-    receivedAt: described(z.number(), "When the edge received this delivery (epoch ms)."),
-    appId: z.optional(described(z.string(), "The app of the envelope; absent when the body names none.")),
-    trigger: described(text(), "The platform's trigger, known to the backend or not."),
-    eventTime: z.optional(
-      described(
-        z.number(),
-        "The fact's time (epoch ms): its payload's field, or receivedAt when it has none.",
-      ),
-    ),
-    eventTimeSource: z.optional(
-      described(z.string(), "Where eventTime came from: a payload path (data.message.sentAt) or receivedAt."),
-    ),
-    rank: z.optional(
-      described(
-        z.number(),
-        "Where the trigger stands in its item's lifecycle: 0 opens, 2 closes, 1 anything else.",
-      ),
-    ),
-    naturalKey: z.optional(
-      described(
-        z.string(),
-        "The fact's key (<app>|<trigger>|…): two deliveries with the same key are one fact.",
-      ),
-    ),
-    version: z.optional(
-      described(
-        z.string(),
-        "How the tables order the fact on its item (event time, rank, receipt, event id); compares as a string.",
-      ),
-    ),
-    outcome: z.optional(
-      described(
-        z.enum(PUBLISHED_OUTCOMES),
-        "What the projector made of it when it published. Advisory: a record retried after a failed publish comes back stale; absent on a replay. Never a reason to drop a delivery.",
-      ),
-    ),
-    body: z.optional(
-      described(
-        z.string(),
-        "The body exactly as the platform sent it, a JSON text (absent when bodyObject holds it). Its schema per known trigger: bodies/<trigger>.schema.json.",
-      ),
-    ),
-    bodyObject: z.optional(bodyObjectSchema),
-    erasure: z.optional(
-      described(
-        z.string(),
-        "Set on a delivery an erasure redacted (a replay after forget): the erasure's id.",
-      ),
-    ),
+    ...factFields(),
   }),
   "One accepted delivery of the platform, published once its tables are written.",
   "Delivery",
@@ -168,13 +177,76 @@ export const erasureNoticeSchema = described(
 );
 export type ErasureNotice = z.infer<typeof erasureNoticeSchema>;
 
+/**
+ * A fact reconcile observed (`kind: "reconcile"`, contract 1.1): the platform's user listing
+ * showed a user online or offline (a lost webhook), and reconcile applied it to the presence
+ * table as a `user_connection_status_changed` stamped with the listing's fetch time. Shaped as a
+ * delivery (its body is the event reconcile applied, `receivedAt` the fetch time) and folded as
+ * one; it is no delivery of the platform: no activity figure counts it. Archived (`reconcile/`),
+ * so a replay sends it again and `forget` redacts it (`erasure` set).
+ */
+export const reconcileFactSchema = described(
+  z.object({
+    schemaVersion: schemaVersion(),
+    kind: described(
+      z.literal(STREAM_KINDS.reconcile),
+      "A fact reconcile observed in the platform's user listing.",
+    ),
+    ...factFields(),
+    id: described(
+      text(),
+      "<eventId>@<receivedAt>: this fact. A redrive or a replay carries the same id; deduplicate by it.",
+    ),
+    receivedAt: described(z.number(), "The listing's fetch time (epoch ms): when the fact was observed."),
+  }),
+  "A presence fact reconcile observed in the platform's user listing and applied to the tables: fold it as a delivery.",
+  "ReconcileFact",
+);
+export type ReconcileFact = z.infer<typeof reconcileFactSchema>;
+
 /** Any message of the stream. */
 export const streamMessageSchema = described(
-  z.discriminatedUnion("kind", [deliveryEnvelopeSchema, erasureNoticeSchema]),
-  "Any message of the stream of facts: a delivery or an erasure notice, by kind.",
+  z.discriminatedUnion("kind", [deliveryEnvelopeSchema, erasureNoticeSchema, reconcileFactSchema]),
+  "Any message of the stream of facts: a delivery, an erasure notice or a reconcile fact, by kind.",
   "StreamMessage",
 );
 export type StreamEnvelope = z.infer<typeof streamMessageSchema>;
+
+/** A message that carries a fact the copy folds: a delivery, or a reconcile fact. */
+export type FactEnvelope = DeliveryEnvelope | ReconcileFact;
+
+/**
+ * A well-formed message this package does not know (a later contract's): a `kind` it does not
+ * know, or a `schemaVersion` above `STREAM_SCHEMA_VERSION`. What a reader skips and reports.
+ */
+export class UnknownStreamMessageError extends ContractViolationError {
+  override name = "UnknownStreamMessageError";
+  constructor(
+    /** The message's kind, as published. */
+    readonly kind: string,
+    /** Its schema version, as published. */
+    readonly schemaVersion: number,
+    /** Its id, when it has one. */
+    readonly id: string | undefined,
+  ) {
+    super(
+      `a stream message of kind "${kind}", schemaVersion ${schemaVersion}, which this package (contract ${STREAM_CONTRACT_VERSION}, schemaVersion ${STREAM_SCHEMA_VERSION}) does not know: skip it, and upgrade @webhook-backend/stream to read it`,
+    );
+  }
+}
+
+const KNOWN_KINDS: ReadonlySet<string> = new Set(Object.values(STREAM_KINDS));
+
+/** A message's `kind`, `schemaVersion` and `id` when it is a later contract's, else undefined. */
+function unknownMessage(value: unknown): UnknownStreamMessageError | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { kind, schemaVersion, id } = value as Record<string, unknown>;
+  if (typeof kind !== "string" || typeof schemaVersion !== "number" || !Number.isInteger(schemaVersion))
+    return undefined;
+  if (KNOWN_KINDS.has(kind) && schemaVersion <= STREAM_SCHEMA_VERSION) return undefined;
+  if (schemaVersion < 1) return undefined;
+  return new UnknownStreamMessageError(kind, schemaVersion, typeof id === "string" ? id : undefined);
+}
 
 /**
  * The SNS message attributes every message carries, which subscribers' filter policies match on
@@ -183,10 +255,13 @@ export type StreamEnvelope = z.infer<typeof streamMessageSchema>;
 export const streamAttributesSchema = described(
   z.object({
     [STREAM_ATTRIBUTES.appId]: described(text(), "The message's app; (no-app) for an event that names none."),
-    [STREAM_ATTRIBUTES.trigger]: described(text(), "The delivery's trigger; (erasure) for a notice."),
+    [STREAM_ATTRIBUTES.trigger]: described(
+      text(),
+      "The delivery's or reconcile fact's trigger; (erasure) for a notice.",
+    ),
     [STREAM_ATTRIBUTES.kind]: described(
-      z.enum([STREAM_KINDS.delivery, STREAM_KINDS.erasure]),
-      "delivery or erasure.",
+      z.string().check(z.minLength(1)),
+      "delivery, erasure or reconcile (contract 1.1); a later contract may add kinds: skip one you do not know.",
     ),
   }),
   "The message attributes (String) filter policies match on.",
@@ -207,10 +282,15 @@ export function deliveryId(eventId: string, receivedAt: number): string {
  * notification JSON around it (`Message`).
  *
  * @example parseStreamMessage(sqsMessage.Body).kind // "delivery"
- * @throws ContractViolationError when it is neither
+ * @throws UnknownStreamMessageError (a `ContractViolationError`) for a well-formed message of a
+ *   kind or `schemaVersion` this package does not know (a later contract's): skip it, do not fail
+ * @throws ContractViolationError when it is no stream message
  */
 export function parseStreamMessage(body: string): StreamEnvelope {
-  return parseContract(streamMessageSchema, publishedMessage(body), "stream message");
+  const value = publishedMessage(body);
+  const unknown = unknownMessage(value);
+  if (unknown) throw unknown;
+  return parseContract(streamMessageSchema, value, "stream message");
 }
 
 /**

@@ -13,8 +13,10 @@ export {
   BOOKKEEPING_FIELDS,
   factFields,
   foldDeliveries,
+  isFact,
   RECORDER_FIELDS,
   type StreamCopy,
+  type StreamCopyOptions,
   streamCopy,
   type TableItems,
 } from "./copy.ts";
@@ -27,17 +29,28 @@ export {
   ERASURE_NOTICE_TRIGGER,
   type ErasureNotice,
   erasureNoticeSchema,
+  type FactEnvelope,
   PUBLISHED_OUTCOMES,
   parseStreamMessage,
   publishedMessage,
+  type ReconcileFact,
+  reconcileFactSchema,
   STREAM_ATTRIBUTES,
   STREAM_CONTRACT,
+  STREAM_CONTRACT_VERSION,
   STREAM_KINDS,
   STREAM_SCHEMA_VERSION,
   type StreamEnvelope,
   streamAttributesSchema,
   streamMessageSchema,
+  UnknownStreamMessageError,
 } from "./envelope.ts";
+export {
+  type AppErasures,
+  type ErasureStateStore,
+  handledKey,
+  memoryErasureState,
+} from "./erasure-state.ts";
 export { BackendError, ContractViolationError } from "./errors.ts";
 export { KNOWN_TRIGGERS, type KnownEvent, type ParsedEvent, type Trigger } from "./events/schemas.ts";
 export {
@@ -48,10 +61,17 @@ export {
   type StringCondition,
 } from "./filter-policy.ts";
 export { ENGLISH, parseContract } from "./parse.ts";
-export { PROJECTION_TABLE_NAMES, type ProjectionTableName } from "./projections/keys.ts";
+export {
+  PROJECTION_TABLE_NAMES,
+  type ProjectionTableName,
+  TABLE_KEYS,
+  tableItemId,
+} from "./projections/keys.ts";
+export { isOwnItemOfErased, isPseudonym, PSEUDONYM_PREFIX } from "./projections/own-items.ts";
 export {
   type DeliveryIdStore,
   memoryDeliveryIdStore,
+  type SkippedStreamMessage,
   type StreamBatchOptions,
   type StreamBatchResponse,
   type StreamQueueEvent,

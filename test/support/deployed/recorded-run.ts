@@ -61,7 +61,8 @@ const RETAIN_DAYS = 400;
  * - the projector drains the events queue with a listener's switch on (the stream published);
  * - the recorder drains the recordings queue (a 6 MiB recording on a host that takes the app's API
  *   key: the key secret is read, the upload is multipart);
- * - the reconciler lists the platform's users (the platform stubbed: `fetch`) and sets presence;
+ * - the reconciler lists the platform's users (the platform stubbed: `fetch`) and sets presence,
+ *   archiving and publishing the fact that changed an item (the listener's switch on);
  * - the rollup passes yesterday (final, with the day sets) and today, compacts yesterday (the
  *   Athena stand-in writes the CTAS's file and data manifest, as Athena would), and sweeps an
  *   expired day planted 500 days back.
@@ -134,11 +135,18 @@ export async function recordedRun(): Promise<Record<FunctionName, FunctionRun>> 
       RECORDER_ALLOW_HTTP: "true",
       RECORDER_ALLOWED_HOSTS: "localhost",
     },
-    reconciler: reconcilerEnvironment({
-      presenceTable: tables.presence,
-      apiKeysSecretId: `${prefix}-api-keys`,
-      apps: { app1: "us" },
-    }),
+    reconciler: {
+      ...reconcilerEnvironment({
+        presenceTable: tables.presence,
+        apiKeysSecretId: `${prefix}-api-keys`,
+        apps: { app1: "us" },
+        dataBucket: bucket,
+      }),
+      // Its changes reach the stream as the projector's do (#57 item 4: the stack adds the same).
+      STREAM_TOPIC_ARN: topicArn,
+      STREAM_UNPUBLISHED_QUEUE_URL: unpublished,
+      APPS_TABLE: appsTable,
+    },
     rollup: rollupEnvironment({
       activityTable,
       dataBucket: bucket,

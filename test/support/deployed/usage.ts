@@ -150,8 +150,16 @@ export function usageOf(template: TemplateJson) {
       },
     },
     reconciler: {
-      requests: [{ action: "dynamodb:GetItem", resource: table("TablesPresence") }],
-      keptUnsent: { ...SDK_KEPT },
+      requests: [
+        { action: "dynamodb:GetItem", resource: table("TablesPresence") },
+        // SNS refused a reconcile fact's publish: it waits in the unpublished queue (#57 item 4).
+        { action: "sqs:SendMessage", resource: queue("StreamUnpublished") },
+      ],
+      keptUnsent: {
+        ...SDK_KEPT,
+        GetObject: "the BlobStore port's read half: the reconciler only archives its facts",
+        ListObjectsV2: "the BlobStore port's getBytesIfPresent: the reconciler reads nothing back",
+      },
     },
     rollup: {
       requests: [

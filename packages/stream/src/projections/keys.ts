@@ -35,3 +35,35 @@ export function shardKey(appId: string, id: string, shards: number): string {
 export function monthBucket(appId: string, ms: number): string {
   return appKey(appId, new Date(ms).toISOString().slice(0, 7));
 }
+
+/**
+ * The key attributes of each table's items, as DynamoDB holds them (the backend's
+ * shared/platform/tables.ts declares its tables with these): the partition key `pk` of every
+ * table, and the memberships' sort key `uid` (a projection's `ItemKey.sk`).
+ */
+export const TABLE_KEYS = {
+  groups: { partitionKey: "pk" },
+  memberships: { partitionKey: "pk", sortKey: "uid" },
+  presence: { partitionKey: "pk" },
+  sessions: { partitionKey: "pk" },
+} as const satisfies Record<ProjectionTableName, { partitionKey: string; sortKey?: string }>;
+
+/**
+ * The id a copy holds an item under (`streamCopy().items`): `<pk>|<sk>`, `sk` being the sort
+ * key's value (a membership's `uid`), empty for a table without one. From a projection's key, or
+ * from a table's item (a DynamoDB item of the backend's tables) and its table.
+ *
+ * @example tableItemId({ pk: "app1#g1", sk: "u1" }) // "app1#g1|u1"
+ * @example tableItemId("memberships", { pk: "app1#g1", uid: "u1", role: "participant" }) // "app1#g1|u1"
+ */
+export function tableItemId(key: { pk: string; sk?: string }): string;
+export function tableItemId(table: ProjectionTableName, item: Record<string, unknown>): string;
+export function tableItemId(
+  keyOrTable: { pk: string; sk?: string } | ProjectionTableName,
+  item?: Record<string, unknown>,
+): string {
+  if (typeof keyOrTable !== "string") return `${keyOrTable.pk}|${keyOrTable.sk ?? ""}`;
+  const keys: { partitionKey: string; sortKey?: string } = TABLE_KEYS[keyOrTable];
+  const sort = keys.sortKey === undefined ? undefined : item?.[keys.sortKey];
+  return `${String(item?.[keys.partitionKey])}|${sort === undefined ? "" : String(sort)}`;
+}
