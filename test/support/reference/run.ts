@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   type DeliveryIdStore,
   type ErasureNotice,
+  memoryErasureState,
   STREAM_KINDS,
   STREAM_SCHEMA_VERSION,
   streamBatchProcessor,
@@ -11,9 +12,11 @@ import type { PresenceState } from "@webhook-backend/stream/projections/presence
 import { itemErasure, mentionsUid, redactBody } from "../../../shared/erasure/redact";
 import type { ItemStore } from "../../../shared/ports/item-store";
 import type { ProjectorDependencies } from "../../../shared/projector/core";
+import type { ReconcileFactRecord, ReconcileFactSink } from "../../../shared/reconcile/fact-sink";
 import { reconcilePresence } from "../../../shared/reconcile/reconcile";
 import { deliveryEnvelope, streamMessage } from "../../../shared/stream/envelope";
-import type { BusyHistory, ReconcileRun } from "../busy-traffic";
+import { reconcileEnvelope } from "../../../shared/stream/reconcile-facts";
+import type { BusyHistory } from "../busy-traffic";
 import type { Delivery } from "../histories";
 import { projectInBatches } from "../projection";
 import { allowedItems, referenceDifferences, type StateItems } from "./check";
@@ -57,11 +60,22 @@ function recording(store: ItemStore<PresenceState>, applied: string[]): ItemStor
 }
 
 /**
- * What reconcile publishes to the stream for its facts, for the copy (#57 item 4). On this branch
- * reconcile publishes nothing: the copy misses its facts, which the property reports.
+ * Reconcile's way out (#57 item 4) as the stream's sink takes it: the facts that changed an item,
+ * kept in the order a run hands them over, to be published to the subscriber (and replayed after
+ * an erasure, as `replay --to-subscriber` sends `reconcile/` again).
  */
-export function reconcilePublished(_appId: string, _run: ReconcileRun): Delivery[] {
-  return [];
+function publishedFacts(published: ReconcileFactRecord[]): ReconcileFactSink {
+  return {
+    record: async (_appId, facts) => {
+      published.push(...facts);
+      return { published: facts.length, unpublished: 0 };
+    },
+  };
+}
+
+/** The stream message body of a reconcile fact (`kind: "reconcile"`), as the sink publishes it. */
+function reconcileMessageOf(fact: ReconcileFactRecord, erasure?: string): string {
+  return streamMessage(reconcileEnvelope({ ...fact, ...(erasure ? { erasure } : {}) })).body;
 }
 
 const presenceOf = (status: string | undefined) =>
@@ -78,12 +92,16 @@ export async function runAgainstReference(
   const problems: string[] = [];
   const ofApp = (id: string) => id.startsWith(`${appId}#`);
   const handled = durableIdStore();
+  // The README's durable stores: the ids handled and the erasures acted on outlive a container.
+  const erasures = memoryErasureState();
   const copy = streamCopy();
   const subscriber = () =>
     streamBatchProcessor({
       onDelivery: (d) => copy.apply([d]),
+      onReconcile: (f) => copy.apply([f]),
       onErasure: async (n) => copy.erase(n),
       handled,
+      erasures,
     });
   let consumer = subscriber();
   const send = async (messages: string[]) => {
@@ -99,6 +117,7 @@ export async function runAgainstReference(
   }
   const reconciled: ReconcileFact[] = [];
   const processed: Delivery[] = [];
+  const published: ReconcileFactRecord[] = [];
   const runs = [...history.reconciles].sort(
     (a, b) => (a.at % (batches.length + 1)) - (b.at % (batches.length + 1)),
   );
@@ -110,12 +129,14 @@ export async function runAgainstReference(
         .map((p) => p as PresenceState)
         .filter((p) => p.appId === appId && p.status === "online")
         .map((p) => p.uid);
+      const before = published.length;
       await reconcilePresence({
         appId,
         listing: { users: run.users, complete: run.complete, pages: 1 },
         fetchedAt: run.fetchedAt,
         onlineHere,
         presence: recording(tables.deps.stores.presence, applied),
+        facts: publishedFacts(published),
       });
       for (const pk of applied) {
         const uid = pk.slice(appId.length + 1);
@@ -140,7 +161,7 @@ export async function runAgainstReference(
             .digest("hex"),
         });
       }
-      await send(reconcilePublished(appId, run).map((d) => envelopeOf(d, appId)));
+      await send(published.slice(before).map((f) => reconcileMessageOf(f)));
       // The state after reconcile: the facts processed so far and reconcile's.
       problems.push(
         ...referenceDifferences(
@@ -189,6 +210,14 @@ export async function runAgainstReference(
   consumer = subscriber(); // the replay reaches a new container: only the durable id store remains
   await send(
     redacted.map((d, i) => envelopeOf(d, appId, d.body === archive[i]?.body ? undefined : erasureId)),
+  );
+  // `replay --to-subscriber` sends `reconcile/` again too, its lines naming the user redacted by `forget`.
+  await send(
+    published.map((f) =>
+      mentionsUid(f.body, uid)
+        ? reconcileMessageOf({ ...f, body: redactBody(f.body, redaction) }, erasureId)
+        : reconcileMessageOf(f),
+    ),
   );
   const after = allowedItems({
     deliveries: redacted,
