@@ -28,6 +28,7 @@ import {
   SILENT_APPS_METRIC,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
+import { SILENCE_ALARM } from "../../shared/watchdog/alarms";
 import type { EventStream } from "./event-stream";
 
 export interface MonitoringProps {
@@ -346,10 +347,11 @@ export class Monitoring extends Construct {
         metricName: SILENT_APPS_METRIC,
         dimensionsMap: { service: "rollup" },
         statistic: "Maximum",
-        period: Duration.minutes(15),
+        period: Duration.minutes(SILENCE_ALARM.periodMinutes),
       }),
-      threshold: 1,
-      evaluationPeriods: 1,
+      threshold: SILENCE_ALARM.threshold,
+      evaluationPeriods: SILENCE_ALARM.evaluationPeriods,
+      datapointsToAlarm: SILENCE_ALARM.datapointsToAlarm,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     const window = Duration.minutes(REFUSALS.windowMinutes);

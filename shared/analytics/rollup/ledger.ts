@@ -48,3 +48,35 @@ export function lastSeenAt(
   const before = previous?.seenAt?.[appId];
   return before !== undefined && sum(previous?.hourly?.[appId]) >= now ? before : computedAt;
 }
+
+/** What a pass records of an app's day for the watchdog (#52, #58): its hours and when it was last seen to grow. */
+export interface WatchEntry {
+  hourly: number[];
+  seenAt?: number;
+}
+
+/**
+ * The watchdog's part of an app's day as this pass records it, from its deliveries per hour and
+ * the previous pass of the day. What `passDay` writes, and what the judge (`bench/watchdog.ts`)
+ * replays at every tick.
+ *
+ * @example watchEntry("app1", [0, 4], previous, 1000) // { hourly: [0, 4], seenAt: 1000 }
+ */
+export function watchEntry(
+  appId: string,
+  hourly: number[],
+  previous: Pick<DayPass, "hourly" | "seenAt"> | undefined,
+  computedAt: number,
+): WatchEntry {
+  const seen = lastSeenAt(appId, hourly, previous, computedAt);
+  return seen === undefined ? { hourly } : { hourly, seenAt: seen };
+}
+
+/** The watchdog's fields of a pass, as `passDay` records them. */
+export type WatchFields = Required<Pick<DayPass, "hourly" | "seenAt">>;
+
+/** Puts an app's `WatchEntry` into a pass's fields. */
+export function addWatchEntry(into: WatchFields, appId: string, entry: WatchEntry): void {
+  into.hourly[appId] = entry.hourly;
+  if (entry.seenAt !== undefined) into.seenAt[appId] = entry.seenAt;
+}
