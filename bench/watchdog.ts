@@ -16,7 +16,7 @@
  * `WATCHDOG_APPS_PER_SHAPE=4` for a quick look (the goal needs the default, 35: 3,059 app-months).
  */
 
-import { addWatchEntry, type WatchFields, watchEntry } from "../shared/analytics/rollup/ledger";
+import { addWatchEntry, watchEntry, watchFields } from "../shared/analytics/rollup/ledger";
 import type { DayPass } from "../shared/analytics/store/rollup-ledger";
 import type { KnownApp } from "../shared/apps/dynamo-app-registry";
 import type { ManagementApi, PlatformWebhook } from "../shared/apps/management-api";
@@ -111,7 +111,7 @@ function silenceBreaches(app: AppTrace): { ticks: number[]; breach: Uint8Array }
     for (const day of [today - DAY_MS, today]) {
       if (day < TRACE_START || (day < today && t >= day + DAY_MS + GRACE_MS)) continue;
       const previous = passes.get(day);
-      const fields: WatchFields = { hourly: {}, seenAt: {} };
+      const fields = watchFields();
       const hours = dayHours.get(day);
       // A day's pass holds the apps with activity that day (`dayActivities`); the deployment passes every day.
       if (hours?.some((n) => n > 0))
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
         at <= f.fault.end + REFUSAL_ALARM.periodMinutes * MINUTE_MS,
     );
     if (!of) falseRefusalPages++;
-    else if (of.foundAt === undefined || of.by !== "RefusedDeliveries")
+    else if (of.foundAt === undefined || at < of.foundAt)
       Object.assign(of, { foundAt: at, by: "RefusedDeliveries" });
   }
 
@@ -295,7 +295,8 @@ async function main(): Promise<void> {
             at < f.fault.end,
         );
         if (!of) falseFindings++;
-        else if (of.foundAt === undefined) Object.assign(of, { foundAt: at, by: "apps --check" });
+        else if (of.foundAt === undefined || at < of.foundAt)
+          Object.assign(of, { foundAt: at, by: "apps --check" });
       },
     });
   }

@@ -37,13 +37,13 @@ export const REFUSAL_ALARM: AlarmEvaluation = {
 };
 
 /**
- * Whether one period's datapoint breaches: more than `REFUSALS.sharePercent`% of at least
- * `REFUSALS.minRequests` requests refused with 401.
+ * Whether one period's datapoint breaches: the most refused username the deployment knows
+ * (`MaxContributorValue` of the Contributor Insights rule) refused at least `REFUSALS.minRefusals`
+ * times.
  */
 export function refusalBreaches(period: RefusalPeriod): boolean {
-  const refused = period.refused.reduce((sum, r) => sum + r.count, 0);
-  const share = period.requests >= REFUSALS.minRequests ? (100 * refused) / period.requests : 0;
-  return share > REFUSALS.sharePercent;
+  const most = Math.max(0, ...period.refused.filter((r) => r.known).map((r) => r.count));
+  return most >= REFUSALS.minRefusals;
 }
 
 /**

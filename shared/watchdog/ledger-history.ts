@@ -1,8 +1,8 @@
 /**
- * The silence rule's input read from the rollup's ledger (#52): the passes of today and of the 14
- * days before (fifteen GETs of `rollup/date=<day>.json`, whatever the number of apps: an app
- * silent for up to 7 days keeps the 7 days before its silence as its history), each app's hours
- * and the pass that last saw it grow. No read or write per app.
+ * The silence rule's input read from the rollup's ledger (#52, #58): the passes of today and of
+ * the 28 days before (29 GETs of `rollup/date=<day>.json`, whatever the number of apps: an app
+ * silent for up to 7 days keeps the 21 days before its silence as its history), each app's hours,
+ * the pass that last saw it grow and in which quarters of the hour. No read or write per app.
  */
 
 import type { DayPass, RollupLedger } from "../analytics/store/rollup-ledger";
@@ -14,10 +14,8 @@ const DAY_MS = 86_400_000;
 /** The days (their starts, ms, oldest first) whose passes the rule reads at `now`. */
 export function silenceDays(now: number): number[] {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
-  return Array.from(
-    { length: 2 * SILENCE_RULE.historyDays + 1 },
-    (_, i) => today - (2 * SILENCE_RULE.historyDays - i) * DAY_MS,
-  );
+  const days = SILENCE_RULE.historyDays + SILENCE_RULE.maxSilenceDays;
+  return Array.from({ length: days + 1 }, (_, i) => today - (days - i) * DAY_MS);
 }
 
 /**
@@ -30,7 +28,10 @@ export function silenceFromPasses(
   now: number,
 ): SilenceReport {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
-  const apps = new Map<string, { days: Map<number, readonly number[]>; lastSeenAt?: number }>();
+  const apps = new Map<
+    string,
+    { days: Map<number, readonly number[]>; quarters: Map<number, readonly number[]>; lastSeenAt?: number }
+  >();
   const known: number[] = [];
   for (const dayStart of silenceDays(now)) {
     const day = pass(dayStart);
@@ -39,10 +40,12 @@ export function silenceFromPasses(
     for (const [appId, hours] of Object.entries(day.hourly)) {
       let app = apps.get(appId);
       if (!app) {
-        app = { days: new Map() };
+        app = { days: new Map(), quarters: new Map() };
         apps.set(appId, app);
       }
       app.days.set(dayStart, hours);
+      const quarters = day.quarters?.[appId];
+      if (quarters) app.quarters.set(dayStart, quarters);
       const seen = day.seenAt?.[appId];
       if (seen !== undefined && (app.lastSeenAt === undefined || seen > app.lastSeenAt))
         app.lastSeenAt = seen;

@@ -11,7 +11,7 @@ import { replaceDay } from "./app-pass";
 import { dayActivities } from "./day-query";
 import { isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
-import { activityDigest, addWatchEntry, headlineTotals, type WatchFields, watchEntry } from "./ledger";
+import { activityDigest, addWatchEntry, headlineTotals, watchEntry, watchFields } from "./ledger";
 
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
@@ -77,7 +77,7 @@ export async function passDay(
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
-  const watched: WatchFields = { hourly: {}, seenAt: {} };
+  const watched = watchFields();
   const report: DayPassReport = {
     day,
     outcome: "passed",
