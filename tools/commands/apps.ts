@@ -26,8 +26,6 @@ import { checkPlatformWebhooks, type WebhookFinding } from "../../shared/watchdo
 import { refusalRuleName } from "../../shared/watchdog/refusal-rule";
 import { insightRefusals, type RefusedUsername } from "../../shared/watchdog/refused-report";
 import type { SilenceReport } from "../../shared/watchdog/silence";
-import { preview } from "../cli/apps-output";
-import { count } from "../cli/format";
 import {
   integer,
   NothingFoundError,
