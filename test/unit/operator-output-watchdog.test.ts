@@ -44,6 +44,7 @@ describe("the watchdog's lines (#52)", () => {
           "points-elsewhere": 1,
           "no-basic-auth": 0,
           "username-refused": 1,
+          "triggers-narrowed": 0,
           unchecked: 0,
         },
         12.34,
