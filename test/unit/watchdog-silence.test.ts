@@ -31,7 +31,8 @@ function silentPasses(
       if (n === 0) continue;
       const day = Math.floor(minute / DAY) * DAY;
       const h = hours.get(day) ?? Array<number>(24).fill(0);
-      h[Math.floor((minute - day) / HOUR)] += n;
+      const at = Math.floor((minute - day) / HOUR);
+      h[at] = (h[at] ?? 0) + n;
       hours.set(day, h);
     }
     const today = Math.floor(t / DAY) * DAY;

@@ -19,7 +19,7 @@ const at = (stack: string | undefined) => (stack ? ` --stack ${stack}` : "");
  * @example silenceLines(report, undefined)[0] // "app        last seen             silent for  expected"
  */
 export function silenceLines(report: SilenceReport, stack: string | undefined): string[] {
-  const judged = `${count(report.judged, "app")} judged${report.learning ? `, ${report.learning} still learning (under 3 days of passes)` : ""}`;
+  const judged = `${count(report.judged, "app")} judged${report.learning ? `, ${report.learning} still learning (first delivery today or yesterday)` : ""}`;
   if (report.silent.length === 0) return [`no app is silent (${judged}, ${isoTime(report.at)})`];
   return [
     ...tableLines(
