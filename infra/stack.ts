@@ -152,6 +152,7 @@ export class WebhookBackendStack extends Stack {
       api: edge.api,
       apiThrottled: edge.throttledRequests,
       functions: { Ingest: ingest.function, Projector: projector.function, Recorder: recorder.function },
+      ingestLogs: ingest.logGroup,
       queues: { Events: resources.events, Recordings: resources.recordings },
       queueAgeAlarmSeconds: config.queueAgeAlarmSeconds,
       api5xxAlarmPercent: config.api5xxAlarmPercent,

@@ -8,7 +8,7 @@
  */
 import type { DayPass, RollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import { utcDay } from "../../shared/contracts/bucket-layout";
-import { silenceFromLedger } from "../../shared/watchdog/ledger-history";
+import { silenceDays, silenceFromLedger } from "../../shared/watchdog/ledger-history";
 import { PRICE } from "./model";
 
 const DAY_MS = 86_400_000;
@@ -16,8 +16,14 @@ const TICKS_A_MONTH = 4 * 24 * 30;
 /** Lambda's price per GB-second (arm64) and the rollup function's memory (GB). */
 const LAMBDA_GB_SECOND = 0.0000133334;
 const ROLLUP_GB = 1;
-/** CloudWatch: one custom metric ($0.30 a month) and two standard alarms, the refusal one over two metrics ($0.10 a metric). */
-const METRIC_AND_ALARMS_A_MONTH = 0.3 + 0.1 + 0.2;
+/**
+ * CloudWatch: one custom metric ($0.30 a month), two standard alarms ($0.10 each: SilentApps, and
+ * RefusedDeliveries on the Contributor Insights rule's metric), the rule itself ($0.50 a month,
+ * #58), whatever the number of apps.
+ */
+const METRIC_AND_ALARMS_A_MONTH = 0.3 + 0.1 + 0.1 + 0.5;
+/** Contributor Insights: $0.02 per million log events matched (refusal lines only: counted at 1M a month). */
+const INSIGHT_MATCHED_A_MONTH = 0.02;
 /** S3 Standard, $ a GB-month; the ledger's objects are kept as long as the archive (30 days here). */
 const S3_GB_MONTH = 0.023;
 
@@ -38,6 +44,12 @@ function passOf(day: string, apps: number, withWatchdog: boolean): DayPass {
     ...pass,
     hourly: Object.fromEntries(ids.map((id, i) => [id, hourly[i] ?? []])),
     seenAt: Object.fromEntries(ids.map((id) => [id, pass.computedAt])),
+    quarters: Object.fromEntries(
+      ids.map((id, i) => {
+        const day = (hourly[i] ?? []).reduce((a, b) => a + b, 0);
+        return [id, [Math.ceil(day / 4), Math.floor(day / 4), Math.floor(day / 4), Math.floor(day / 4)]];
+      }),
+    ),
   };
 }
 
@@ -46,7 +58,7 @@ export async function printWatchdogCost(): Promise<void> {
   const now = Date.UTC(2026, 0, 9, 12);
   const rows = [];
   for (const apps of [10, 1_000, 10_000]) {
-    const days = Array.from({ length: 15 }, (_, i) => utcDay(now - (14 - i) * DAY_MS));
+    const days = silenceDays(now).map(utcDay);
     const passes = new Map(days.map((d) => [d, passOf(d, apps, true)]));
     const ledger: RollupLedger = {
       pass: async (day) => passes.get(day),
@@ -65,7 +77,12 @@ export async function printWatchdogCost(): Promise<void> {
     const getsAMonth = days.length * TICKS_A_MONTH;
     const lambdaAMonth = (ms / 1000) * ROLLUP_GB * LAMBDA_GB_SECOND * TICKS_A_MONTH;
     const storageAMonth = ((after - before) * 30 * S3_GB_MONTH) / 1024 ** 3;
-    const monthly = getsAMonth * PRICE.s3Get + lambdaAMonth + storageAMonth + METRIC_AND_ALARMS_A_MONTH;
+    const monthly =
+      getsAMonth * PRICE.s3Get +
+      lambdaAMonth +
+      storageAMonth +
+      METRIC_AND_ALARMS_A_MONTH +
+      INSIGHT_MATCHED_A_MONTH;
     rows.push({
       apps,
       "ledger bytes/app/day, before": Math.round(before / apps),
@@ -78,10 +95,10 @@ export async function printWatchdogCost(): Promise<void> {
     });
   }
   console.log(
-    "the watchdog (#52): ledger passes with and without each app's hourly deliveries, 15 GETs a 15-minute tick, one metric and two alarms:",
+    "the watchdog (#52, #58): ledger passes with and without each app's hourly deliveries, last seen and quarters of the hour, 29 GETs a 15-minute tick, one metric, two alarms and a Contributor Insights rule:",
   );
   console.table(rows);
   console.log(
-    "no request is made per delivery or per app: $0 per event; the month is the fifteen GETs a tick, the judging time, the ledger's extra bytes (30 days kept), and $0.60 of CloudWatch (one metric, two alarms) whatever the number of apps",
+    "no request is made per delivery or per app: $0 per event; the month is the 29 GETs a tick, the judging time, the ledger's extra bytes (30 days kept), and $1.02 of CloudWatch (one metric, two alarms, the Contributor Insights rule and 1M matched refusal lines) whatever the number of apps",
   );
 }

@@ -11,6 +11,7 @@ import { secretsClient } from "../../shared/platform/aws-clients";
 import { errorSummary } from "../../shared/platform/errors";
 import { lineObservability } from "../../shared/platform/log-lines";
 import { sqsClient } from "../../shared/platform/sqs-client";
+import { REFUSAL_LINE } from "../../shared/watchdog/refusal-rule";
 
 // Cold start: configuration, clients and credential cache are built once per container.
 const config = loadIngestConfig(process.env);
@@ -72,13 +73,19 @@ function allowedApps(): IngestDependencies["allowedApps"] {
  */
 export const handler = async (event: APIGatewayProxyEventV2) => {
   const result = await ingestWebhook(fromHttpApiEvent(event), deps);
-  const { outcome, detail, eventId, trigger, appId, error, username } = result;
+  const { outcome, detail, eventId, trigger, appId, error, username, usernameKnown } = result;
   const fields = { outcome, detail, eventId, trigger, appId, status: result.response.statusCode };
   if (outcome === "enqueue-failed")
     logger.error("event not stored", { ...fields, error: errorSummary(error) });
-  // A refused credential names no app (the body is not read): its username says whose it is
-  // (`npx webhook apps --refused`). A WARN line per refusal only, never per accepted event.
-  else if (username !== undefined) logger.warn("delivery refused", { ...fields, username });
+  // A refused credential names no app (the body is not read): its username, as the logs keep it,
+  // says whose it is (`npx webhook apps --refused`), and whether the deployment knows it is what
+  // the Contributor Insights rule filters on (`REFUSAL_RULE`). A WARN line per refusal only.
+  else if (username !== undefined)
+    logger.warn(REFUSAL_LINE.message, {
+      ...fields,
+      username,
+      [REFUSAL_LINE.knownField]: usernameKnown ? "yes" : "no",
+    });
   else logger.debug("webhook", fields);
   // An accepted event is counted by the events queue's NumberOfMessagesSent (free): a metric line
   // per accepted request would be ~250 billed log bytes per event.

@@ -1,8 +1,9 @@
 import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
-import { Duration, Validations } from "aws-cdk-lib";
+import { Duration, Stack, Validations } from "aws-cdk-lib";
 import type { HttpApi } from "aws-cdk-lib/aws-apigatewayv2";
 import {
   Alarm,
+  CfnInsightRule,
   ComparisonOperator,
   Dashboard,
   GraphWidget,
@@ -15,6 +16,7 @@ import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import { PolicyStatement, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { Key } from "aws-cdk-lib/aws-kms";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import type { ILogGroup } from "aws-cdk-lib/aws-logs";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
@@ -28,6 +30,8 @@ import {
   SILENT_APPS_METRIC,
   TRIGGER_METRICS,
 } from "../../shared/platform/outcomes";
+import { REFUSAL_ALARM, SILENCE_ALARM } from "../../shared/watchdog/alarms";
+import { refusalInsightRule, refusalRuleName } from "../../shared/watchdog/refusal-rule";
 import type { EventStream } from "./event-stream";
 
 export interface MonitoringProps {
@@ -48,6 +52,8 @@ export interface MonitoringProps {
   readonly projectorFailedAlarmCount?: number;
   /** Alarm when this many recordings fail within 15 minutes. @default 3 */
   readonly recorderFailedAlarmCount?: number;
+  /** The ingest's log group: the refusals per username are counted from its lines (#58). @default - no refusal alarm */
+  readonly ingestLogs?: ILogGroup;
   /** Graph the scheduled reconciler's outcomes too (when it is deployed). @default false */
   readonly reconciler?: boolean;
 }
@@ -309,7 +315,7 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
     }
-    this.alarmOnTheEdge(props.api, outcomeSum);
+    this.alarmOnTheEdge(props.ingestLogs);
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" });
     alarm("Api5xxRate", {
@@ -328,16 +334,13 @@ export class Monitoring extends Construct {
   }
 
   /**
-   * The edge is watched (#52): one alarm on the apps silent now (the rollup's `SilentApps`, one
-   * value a tick: never a metric or alarm per app), and one on the share of deliveries refused
-   * with 401 (the ingest's existing `unauthorized` outcome over its requests: a credential
-   * changed by hand on the platform's side). Which apps, and since when: the rollup's WARN line
-   * 'apps silent', the ingest's 'delivery refused' lines, `npx webhook apps --silent|--refused`.
+   * The edge is watched (#52, #58): one alarm on the apps silent now (the rollup's `SilentApps`,
+   * one value a tick: never a metric or alarm per app), and one on refusals per known username (a
+   * Contributor Insights rule over the ingest's 'delivery refused' lines: a credential changed by
+   * hand on the platform's side, however small its app). Which apps, and since when: the rollup's
+   * WARN line 'apps silent', `npx webhook apps --silent|--refused`.
    */
-  private alarmOnTheEdge(
-    api: HttpApi,
-    outcomeSum: (service: ServiceName, outcome: string, period: Duration) => Metric,
-  ): void {
+  private alarmOnTheEdge(ingestLogs: ILogGroup | undefined): void {
     this.alarm("SilentApps", {
       alarmDescription:
         "Apps stopped sending: no delivery for longer than their own history makes likely (docs/operating.md, 'Silent apps'). npx webhook apps --silent --stack <stack> says which and since when; npx webhook apps --check --stack <stack> reads their webhooks on the platform (disabled, repointed, a username refused) and says what to run.",
@@ -346,28 +349,37 @@ export class Monitoring extends Construct {
         metricName: SILENT_APPS_METRIC,
         dimensionsMap: { service: "rollup" },
         statistic: "Maximum",
-        period: Duration.minutes(15),
+        period: Duration.minutes(SILENCE_ALARM.periodMinutes),
       }),
-      threshold: 1,
-      evaluationPeriods: 1,
+      threshold: SILENCE_ALARM.threshold,
+      evaluationPeriods: SILENCE_ALARM.evaluationPeriods,
+      datapointsToAlarm: SILENCE_ALARM.datapointsToAlarm,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
-    const window = Duration.minutes(REFUSALS.windowMinutes);
-    this.alarm("RefusedDeliveries", {
-      alarmDescription: `More than ${REFUSALS.sharePercent}% of at least ${REFUSALS.minRequests} deliveries refused with 401 within ${REFUSALS.windowMinutes} minutes: a webhook delivers with a credential the ingest no longer accepts, and the platform drops each delivery after its retries (~40 s). npx webhook apps --refused --stack <stack> names the usernames and their apps; npx webhook connect --stack <stack> --app <appId> sets the webhook's credential again.`,
-      metric: new MathExpression({
-        expression: `IF(requests >= ${REFUSALS.minRequests}, 100 * refused / requests, 0)`,
-        usingMetrics: {
-          requests: api.metricCount({ period: window, statistic: "Sum" }),
-          refused: outcomeSum("ingest", "unauthorized", window),
-        },
-        period: window,
-        label: "401 %",
-      }),
-      threshold: REFUSALS.sharePercent,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    if (!ingestLogs) return;
+    // Refusals per username (#58): a Contributor Insights rule over the ingest's 'delivery refused'
+    // lines of usernames the deployment knows, and an alarm on its largest contributor.
+    const ruleName = refusalRuleName(Stack.of(this).stackName);
+    const rule = new CfnInsightRule(this, "RefusedUsernames", {
+      ruleName,
+      ruleState: "ENABLED",
+      ruleBody: JSON.stringify(refusalInsightRule(ingestLogs.logGroupName)),
     });
+    const window = Duration.minutes(REFUSAL_ALARM.periodMinutes);
+    this.alarm("RefusedDeliveries", {
+      alarmDescription: `A username this deployment knows was refused with 401 (at least ${REFUSALS.minRefusals} in ${REFUSALS.windowMinutes} minutes, whatever its share of the traffic): a webhook delivers with a password the ingest does not accept, and the platform drops each delivery after its retries (~40 s). npx webhook apps --refused --stack <stack> names the usernames and their apps; npx webhook connect --stack <stack> --app <appId> sets the webhook's credential again.`,
+      metric: new MathExpression({
+        expression: `INSIGHT_RULE_METRIC('${ruleName}', 'MaxContributorValue')`,
+        usingMetrics: {},
+        period: window,
+        label: "refusals of the most refused known username",
+      }),
+      threshold: REFUSALS.minRefusals,
+      evaluationPeriods: REFUSAL_ALARM.evaluationPeriods,
+      datapointsToAlarm: REFUSAL_ALARM.datapointsToAlarm,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    this.node.findChild("RefusedDeliveries").node.addDependency(rule);
   }
 
   /** Ingest rate, latency and outcomes, queue depth, projector and recorder outcomes. */

@@ -10,6 +10,7 @@ import {
   type StampedEventAttributes,
 } from "../contracts/queue-messages";
 import { APP_ID_PATTERN, AUTH_REALM, TRIGGER_PATTERN } from "../platform/constants";
+import { loggedUsername } from "../platform/log-safe";
 import type { IngestOutcome } from "../platform/outcomes";
 import type { BlobStore } from "../ports/blob-store";
 import type { MessageQueue } from "../ports/message-queue";
@@ -53,10 +54,12 @@ export interface IngestResult {
   /** Why 401 or 400: a short machine-readable reason, for logs and metrics. */
   detail?: string;
   /**
-   * A 401's username as presented (never the password; at most 50 characters of the platform's):
-   * the apps table maps it to the apps that deliver with it (`apps --refused`, #52).
+   * A 401's username as the logs keep it (`loggedUsername`: a prefix and a hash, never in full,
+   * never the password): `apps --refused` maps it to the apps that deliver with it (#52, #58).
    */
   username?: string;
+  /** With `username`: whether the deployment holds a credential of that name (a scanner's guess does not). */
+  usernameKnown?: boolean;
   eventId?: string;
   trigger?: string;
   appId?: string;
@@ -141,14 +144,16 @@ function readEnvelope(text: string, limits: IngestLimits): Envelope | { problem:
 
 type Rejection = IngestResult;
 
-/** A presented username is logged up to this length (the platform's own are at most 50). */
-const USERNAME_LOGGED_MAX = 64;
-
-function unauthorized(reason: "missing" | "malformed" | "invalid", username?: string): Rejection {
+function unauthorized(
+  reason: "missing" | "malformed" | "invalid",
+  presented?: { username: string; known: boolean },
+): Rejection {
   return {
     outcome: "unauthorized",
     detail: reason,
-    ...(username === undefined ? {} : { username: username.slice(0, USERNAME_LOGGED_MAX) }),
+    ...(presented === undefined
+      ? {}
+      : { username: loggedUsername(presented.username), usernameKnown: presented.known }),
     response: errorResponse(
       401,
       "unauthorized",
@@ -270,7 +275,7 @@ async function isAppAllowed(
  */
 export async function ingestWebhook(request: IngestRequest, deps: IngestDependencies): Promise<IngestResult> {
   const auth = await authenticateBasic(request.headers.authorization, deps.credentials);
-  if (!auth.ok) return unauthorized(auth.reason, auth.reason === "invalid" ? auth.username : undefined);
+  if (!auth.ok) return unauthorized(auth.reason, auth.reason === "invalid" ? auth : undefined);
   if (request.method.toUpperCase() !== "POST") {
     return {
       outcome: "method-not-allowed",

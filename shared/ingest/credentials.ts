@@ -28,8 +28,12 @@ export function staticCredentialSource(credentials: WebhookCredential[]): Creden
 export type BasicAuthOutcome =
   | { ok: true; credential: WebhookCredential }
   | { ok: false; reason: "missing" | "malformed" }
-  /** `username`: the one presented (never the password), to attribute refusals to apps (#52). */
-  | { ok: false; reason: "invalid"; username: string };
+  /**
+   * `username`: the one presented (never the password), to attribute refusals to apps (#52);
+   * `known`: the deployment holds a credential of that name, or one a rotation replaces (a wrong
+   * password: someone's webhook, not a scanner's guess, #58).
+   */
+  | { ok: false; reason: "invalid"; username: string; known: boolean };
 
 interface DecodedBasic {
   username: string;
@@ -105,9 +109,10 @@ export async function authenticateBasic(
   if (match) return { ok: true, credential: match };
   const refreshed = await source.refresh();
   const retry = refreshed ? matchCredential(decoded, refreshed) : undefined;
-  return retry
-    ? { ok: true, credential: retry }
-    : { ok: false, reason: "invalid", username: decoded.username };
+  if (retry) return { ok: true, credential: retry };
+  const held = refreshed ?? (await source.get());
+  const known = held.some((c) => c.username === decoded.username || c.replaces === decoded.username);
+  return { ok: false, reason: "invalid", username: decoded.username, known };
 }
 
 /** Whether the credential may deliver events of `appId` (unrestricted pairs may deliver any). */

@@ -126,8 +126,10 @@ export const HOST_NAME_PATTERN =
 export const QUARANTINE_SPIKE = { windowMinutes: 15, minEvents: 20, sharePercent: 5 } as const;
 
 /**
- * The refused-deliveries alarm (#52): more than `sharePercent` of at least `minRequests` requests
- * answered 401 within `windowMinutes`. A rotation refuses none (both credentials are valid at
- * once); a credential changed by hand refuses every delivery of its apps.
+ * The refused-deliveries alarm (#52, #58): one username the deployment knows refused at least
+ * `minRefusals` times within `windowMinutes` (Contributor Insights' `MaxContributorValue`,
+ * `shared/watchdog/refusal-rule.ts`), whatever its share of the traffic. A rotation refuses none
+ * (both credentials are valid at once); a credential changed by hand refuses every delivery of
+ * its apps; a scanner's guesses are unknown usernames and not counted.
  */
-export const REFUSALS = { windowMinutes: 5, minRequests: 10, sharePercent: 5 } as const;
+export const REFUSALS = { windowMinutes: 5, minRefusals: 1 } as const;

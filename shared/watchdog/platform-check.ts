@@ -1,7 +1,8 @@
 /**
  * The platform's side of each connected app (#52): its webhook read back through the management
  * API (`listWebhooks`) and judged against this deployment: missing, disabled, pointing elsewhere,
- * or delivering with a username the ingest no longer accepts. Run from the operator's side
+ * delivering with a username the ingest no longer accepts, or subscribed to fewer triggers than
+ * `connect` set (the apps table's record, #58). Run from the operator's side
  * (`npx webhook apps --check`): no function holds the management secret, which can delete
  * webhooks and create apps. Streaming (a finding as soon as its app is read), a bounded number of
  * apps at once, each 429 and 5xx retried by the adapter (`Retry-After` first); resumable from the
@@ -19,7 +20,8 @@ export type WebhookProblem =
   | "disabled"
   | "points-elsewhere"
   | "no-basic-auth"
-  | "username-refused";
+  | "username-refused"
+  | "triggers-narrowed";
 
 export interface WebhookFinding {
   appId: string;
@@ -53,7 +55,7 @@ export interface PlatformCheckOptions {
 export function judgeWebhook(
   appId: string,
   hooks: Parameters<typeof findOurWebhook>[0],
-  ours: { webhookId: string; url: string; accepted: readonly string[] },
+  ours: { webhookId: string; url: string; accepted: readonly string[]; triggers?: readonly string[] },
 ): WebhookFinding {
   const hook = findOurWebhook(hooks, { id: ours.webhookId, url: ours.url });
   if (!hook)
@@ -81,6 +83,17 @@ export function judgeWebhook(
       state: "username-refused",
       detail: `webhook ${hook.id} delivers as ${hook.username}, which the ingest no longer accepts (401)`,
     };
+  // Triggers unticked on the platform: volume falls (to presence only, say) without stopping.
+  const subscribed = new Set(hook.triggers ?? ours.triggers ?? []);
+  const missing = (hook.triggers === undefined ? [] : (ours.triggers ?? [])).filter(
+    (t) => !subscribed.has(t),
+  );
+  if (missing.length)
+    return {
+      appId,
+      state: "triggers-narrowed",
+      detail: `webhook ${hook.id} subscribes ${hook.triggers?.length ?? 0} of the ${ours.triggers?.length} triggers connect set: not ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""}`,
+    };
   return { appId, state: "ok", detail: `webhook ${hook.id} enabled, to this deployment` };
 }
 
@@ -101,6 +114,7 @@ export async function checkPlatformWebhooks(options: PlatformCheckOptions): Prom
     "points-elsewhere": 0,
     "no-basic-auth": 0,
     "username-refused": 0,
+    "triggers-narrowed": 0,
     unchecked: 0,
   };
   const limit = pLimit(options.concurrency ?? 4);
@@ -116,6 +130,7 @@ export async function checkPlatformWebhooks(options: PlatformCheckOptions): Prom
             webhookId: app.webhook?.webhookId ?? "",
             url: options.webhookUrl,
             accepted: options.acceptedUsernames(app.appId),
+            ...(app.webhook?.triggers ? { triggers: app.webhook.triggers } : {}),
           });
         } catch (error) {
           if (error instanceof ManagementAuthError) throw error;

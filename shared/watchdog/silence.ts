@@ -1,16 +1,19 @@
 /**
- * Silence, per app, at no per-app cost (#52): which apps stopped sending, judged from what the
- * rollup already writes (the ledger's per-app hourly deliveries and when each app's day last
- * grew, `store/rollup-ledger.ts`), never from a write per delivery or per app.
+ * Silence, per app, at no per-app cost (#52, #58): which apps stopped sending, judged from what
+ * the rollup already writes (the ledger's per-app hourly deliveries, when each app's day last
+ * grew and in which quarters of the hour, `store/rollup-ledger.ts`), never from a write per
+ * delivery or per app.
  *
  * The rule (`SILENCE_RULE`, docs/operating.md "Silent apps"): an app is **silent** when it has
- * sent nothing for at least 30 minutes and its own history says it would have sent at least 10
- * deliveries meanwhile. What it would have sent is read per hour of the day: for each UTC hour the
- * silence covers (in part: pro rata), the median of that hour's deliveries over the 7 days before
- * the day of its last delivery (so a silence never becomes its usual while it lasts). A quiet night, a quiet hour of any day, expects nothing and alarms nothing; a busy app
- * that stops is silent 30 minutes later; a sparse one after long enough to expect 10 (were
- * deliveries a Poisson process at those rates, a silence is called wrongly once in e^10 ≈ 22,000
- * judgements). An app needs 3 days of passes in the window to be judged.
+ * sent nothing for at least 30 minutes and its own history says it would have sent at least
+ * `expectedDeliveries` meanwhile. Its history is its own: the 21 days before the day of its last
+ * delivery, from the day of its first delivery (a new app is judged from its second day, on what
+ * it has sent so far). What it usually sends in an hour is read in its week: the median of that
+ * hour on the same weekday (at least 2 of them; before, that hour of every day of its history,
+ * the smallest), and the least of that hour and the hours either side, so that a clock change
+ * (its day moving by an hour in UTC) never expects an hour it has not reached. When in an hour:
+ * the passes after its last one seen each expect the share of the hour its history saw in that
+ * quarter of the hour (an app that sends at the top of each hour expects nothing at :45).
  */
 
 /** The rule's constants (docs/operating.md, "Silent apps"). */
@@ -18,20 +21,31 @@ export const SILENCE_RULE = {
   /** No app is silent before this much time without a delivery. */
   minSilenceMs: 30 * 60_000,
   /** Deliveries the app's history expects over the silence before it is called silent. */
-  expectedDeliveries: 10,
-  /** The days before the day of an app's last delivery whose hours make its history. */
-  historyDays: 7,
-  /** Days of the window with a pass needed before an app is judged (a new deployment learns first). */
-  minKnownDays: 3,
+  expectedDeliveries: 20,
+  /** The days before the day of an app's last delivery whose hours make its history (3 weeks). */
+  historyDays: 21,
+  /** The longest silence the ledger's window keeps judging (the window read: history + this + today). */
+  maxSilenceDays: 7,
+  /** Whole days of its own history (after the day of its first delivery) before an app is judged. */
+  minHistoryDays: 1,
+  /** Same weekdays in its history before an hour is read in the app's week, not in its day. */
+  minSameWeekdays: 2,
+  /** Days after a clock change of `CLOCK_ZONES` during which an hour is read with its neighbour (`clockShift`). */
+  clockChangeDays: 15,
+  /** The rollup's schedule: the passes a silence spans are this far apart. */
+  passEveryMs: 15 * 60_000,
 } as const;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
+const QUARTER_MS = HOUR_MS / 4;
 
 /** What the ledger tells of one app. */
 export interface AppDeliveries {
-  /** Deliveries per UTC hour (0 to 23) of each day, by the day's start (ms); a day or hour absent had none. */
+  /** Deliveries per UTC hour (0 to 23) of each day with a pass that saw it, by the day's start (ms). */
   days: ReadonlyMap<number, readonly number[]>;
+  /** Each day's deliveries by the quarter of the hour of the pass that saw them (absent: evenly). */
+  quarters?: ReadonlyMap<number, readonly number[]>;
   /** When the rollup last saw the app's figures grow (a pass's start, ms), when known. */
   lastSeenAt?: number;
 }
@@ -49,9 +63,9 @@ export interface SilentApp {
 export interface SilenceReport {
   at: number;
   silent: SilentApp[];
-  /** Apps judged (seen within the window, with enough history). */
+  /** Apps judged (seen within the window, with a whole day of their own history). */
   judged: number;
-  /** Apps seen but not judged: fewer than `minKnownDays` days of passes in the window. */
+  /** Apps seen but not judged yet: their first delivery came today or yesterday. */
   learning: number;
 }
 
@@ -60,24 +74,12 @@ export function hourStart(at: number): number {
   return Math.floor(at / HOUR_MS) * HOUR_MS;
 }
 
+const dayOf = (at: number) => Math.floor(at / DAY_MS) * DAY_MS;
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
-/**
- * The deliveries an app usually sends in each hour of the UTC day: the median over the known days
- * of the window (a day with no pass is not known: it is left out, not taken for zero).
- *
- * @example usualHourly(days, [Date.UTC(2026, 0, 1), …])[10] // 42
- */
-export function usualHourly(
-  days: ReadonlyMap<number, readonly number[]>,
-  knownDayStarts: readonly number[],
-): number[] {
-  const known = knownDayStarts.map((d) => days.get(d));
-  return Array.from({ length: 24 }, (_, h) => median(known.map((hours) => hours?.[h] ?? 0)));
 }
 
 /**
@@ -101,25 +103,147 @@ export function lastSeen(app: AppDeliveries, now: number): number | undefined {
   return lastHour === undefined ? undefined : Math.min(now, lastHour + HOUR_MS);
 }
 
+/** The app's first hour with a delivery in the window (ms), if any. */
+function firstHour(app: AppDeliveries): number | undefined {
+  let first: number | undefined;
+  for (const [day, hours] of app.days) {
+    const h = hours.findIndex((n) => n > 0);
+    if (h >= 0 && (first === undefined || day + h * HOUR_MS < first)) first = day + h * HOUR_MS;
+  }
+  return first;
+}
+
 /**
- * The deliveries `usual` (per hour of the day) expects from `from` to `to`: each hour the span
- * covers counts pro rata.
- *
- * @example expectedBetween(usual, Date.UTC(2026, 0, 2, 10, 30), Date.UTC(2026, 0, 2, 11, 0)) // usual[10] / 2
+ * The zones whose clock changes move most apps' days (the EU's and North America's rules; a zone
+ * with none, or another rule, is not tolerated this way: docs/operating.md).
  */
-export function expectedBetween(usual: readonly number[], from: number, to: number): number {
+export const CLOCK_ZONES = ["Europe/Berlin", "America/New_York"] as const;
+const offsetFormats = CLOCK_ZONES.map(
+  (timeZone) => new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" }),
+);
+const offsetCache = new Map<number, number[]>();
+
+/** Each of `CLOCK_ZONES`' UTC offset (minutes) on the day of `at`. */
+function offsetsOn(at: number): number[] {
+  const day = dayOf(at) + 12 * HOUR_MS;
+  let offsets = offsetCache.get(day);
+  if (!offsets) {
+    offsets = offsetFormats.map((f) => {
+      const name = f.formatToParts(day).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+      const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
+      return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+    });
+    if (offsetCache.size > 400) offsetCache.clear();
+    offsetCache.set(day, offsets);
+  }
+  return offsets;
+}
+
+/**
+ * +1 when a clock of `CLOCK_ZONES` went forward (spring: a local day comes an hour earlier in
+ * UTC) between `from` and `now`, -1 when one went back (autumn: an hour later), else 0.
+ *
+ * @example clockShift(Date.UTC(2026, 9, 20), Date.UTC(2026, 9, 27)) // -1 (the EU's change of 25 October)
+ */
+export function clockShift(from: number, now: number): -1 | 0 | 1 {
+  const since = offsetsOn(from);
+  const at = offsetsOn(now);
+  if (at.some((o, i) => o > (since[i] ?? o))) return 1;
+  return at.some((o, i) => o < (since[i] ?? o)) ? -1 : 0;
+}
+
+/** An app's usual week: what it sends in an hour of it, and in which quarters of an hour. */
+export interface UsualWeek {
+  /** Deliveries usually sent in the UTC hour starting at `hour` (ms), tolerant of a clock change. */
+  expectedIn(hour: number): number;
+  /** The share of an hour's deliveries its passes see in each quarter of the hour (sums to 1). */
+  quarterShares: readonly number[];
+}
+
+/**
+ * The app's usual week from its history days (the days from its first delivery to the day
+ * before its last one seen, each with a pass): per hour of the week the median of the same
+ * weekday's hour (once `minSameWeekdays` of them), else the least of that hour over every
+ * history day; then the least of the hour and its two neighbours (a clock change moves its day
+ * by an hour in UTC).
+ *
+ * @example usualWeek(app, historyDays, firstHour).expectedIn(Date.UTC(2026, 0, 5, 10)) // 42
+ */
+export function usualWeek(
+  app: AppDeliveries,
+  historyDays: readonly number[],
+  firstDeliveryHour: number,
+  now: number,
+): UsualWeek {
+  const byHourOfWeek = new Map<number, number>();
+  const countAt = (day: number, h: number) =>
+    day + h * HOUR_MS < firstDeliveryHour ? undefined : (app.days.get(day)?.[h] ?? 0);
+  const hourOfWeek = (hour: number): number => {
+    const key = Math.floor(hour / HOUR_MS) % (7 * 24);
+    const cached = byHourOfWeek.get(key);
+    if (cached !== undefined) return cached;
+    const h = new Date(hour).getUTCHours();
+    const weekday = new Date(hour).getUTCDay();
+    const same: number[] = [];
+    const any: number[] = [];
+    for (const day of historyDays) {
+      const n = countAt(day, h);
+      if (n === undefined) continue;
+      any.push(n);
+      if (new Date(day).getUTCDay() === weekday) same.push(n);
+    }
+    const usual =
+      same.length >= SILENCE_RULE.minSameWeekdays ? median(same) : any.length ? Math.min(...any) : 0;
+    byHourOfWeek.set(key, usual);
+    return usual;
+  };
+  const quarters = [0, 0, 0, 0];
+  for (const day of historyDays) {
+    const q = app.quarters?.get(day);
+    if (q) for (let i = 0; i < 4; i++) quarters[i] = (quarters[i] ?? 0) + (q[i] ?? 0);
+  }
+  const seen = quarters.reduce((a, b) => a + b, 0);
+  // After a clock change its day comes an hour later (autumn) or earlier (spring) in UTC: an hour
+  // expects no more than the hour before it (autumn) or after it (spring) did, while most of the
+  // same weekdays of its history are from before the change (`clockChangeDays` before the day of
+  // its last delivery; past that, their median has moved with it).
+  const seenDay = (historyDays.at(-1) ?? dayOf(now)) + DAY_MS;
+  const shift = clockShift(
+    Math.max(historyDays[0] ?? now, seenDay - SILENCE_RULE.clockChangeDays * DAY_MS),
+    now,
+  );
+  return {
+    expectedIn: (hour) => Math.min(hourOfWeek(hour), shift ? hourOfWeek(hour + shift * HOUR_MS) : Infinity),
+    quarterShares: seen > 0 ? quarters.map((n) => n / seen) : [0.25, 0.25, 0.25, 0.25],
+  };
+}
+
+/**
+ * The deliveries `usual` expects the passes after `from` up to `to` to see: each pass (every
+ * `passEveryMs` after the one that last saw the app) expects its hour's usual deliveries times
+ * the share the app's passes usually see in that quarter of the hour. Capped at `maxSilenceDays`.
+ *
+ * @example expectedBetween(usual, Date.UTC(2026, 0, 2, 10, 7), Date.UTC(2026, 0, 2, 10, 37)) // usual 40 an hour, evenly: 20
+ */
+export function expectedBetween(usual: UsualWeek, from: number, to: number): number {
   let expected = 0;
-  const end = Math.min(to, from + SILENCE_RULE.historyDays * DAY_MS);
-  for (let hour = hourStart(from); hour < end; hour += HOUR_MS) {
-    const covered = Math.min(end, hour + HOUR_MS) - Math.max(from, hour);
-    expected += ((usual[new Date(hour).getUTCHours()] ?? 0) * covered) / HOUR_MS;
+  const end = Math.min(to, from + SILENCE_RULE.maxSilenceDays * DAY_MS);
+  for (let pass = from + SILENCE_RULE.passEveryMs; pass <= end; pass += SILENCE_RULE.passEveryMs) {
+    const quarter = Math.floor((pass % HOUR_MS) / QUARTER_MS);
+    // A pass sees what came since the one before: at the top of an hour, the end of the hour before too.
+    const hourly = Math.min(
+      usual.expectedIn(hourStart(pass)),
+      usual.expectedIn(hourStart(pass - SILENCE_RULE.passEveryMs)),
+    );
+    expected += (hourly * (usual.quarterShares[quarter] ?? 0) * SILENCE_RULE.passEveryMs) / QUARTER_MS;
   }
   return expected;
 }
 
 /**
  * Judges every app the ledger saw in the window (`SILENCE_RULE`). Pure: the ledger's reading is
- * `silenceInputs` (`./ledger-history.ts`).
+ * `silenceFromPasses` (`./ledger-history.ts`). `knownDayStarts`: the days with a pass (a day
+ * without one is left out, never taken for a day of zeros).
  *
  * @example silentApps(apps, knownDays, now).silent // [{ appId: "app1", silentForMs: 2_700_000, expected: 31.5, … }]
  */
@@ -131,20 +255,21 @@ export function silentApps(
   const report: SilenceReport = { at: now, silent: [], judged: 0, learning: 0 };
   for (const [appId, app] of apps) {
     const seen = lastSeen(app, now);
-    if (seen === undefined) continue;
-    // The history is the 7 days before the day of the last delivery: the silence never becomes
-    // the app's usual (judging stays the same as it lasts), until it is older than the window.
-    const seenDay = Math.floor(seen / DAY_MS) * DAY_MS;
-    const historyFrom = seenDay - SILENCE_RULE.historyDays * DAY_MS;
-    const known = knownDayStarts.filter((d) => d >= historyFrom && d < seenDay);
-    if (known.length < SILENCE_RULE.minKnownDays) {
+    const first = firstHour(app);
+    if (seen === undefined || first === undefined) continue;
+    // Its own history: from the day after its first delivery's (a whole day), to the day before its
+    // last delivery's (anchored there, the silence never becomes the app's usual while it lasts).
+    const seenDay = dayOf(seen);
+    const historyFrom = Math.max(dayOf(first), seenDay - SILENCE_RULE.historyDays * DAY_MS);
+    const history = knownDayStarts.filter((d) => d >= historyFrom && d < seenDay);
+    if (dayOf(now) - dayOf(first) <= SILENCE_RULE.minHistoryDays * DAY_MS || history.length === 0) {
       report.learning++;
       continue;
     }
     report.judged++;
     const silentForMs = now - seen;
     if (silentForMs < SILENCE_RULE.minSilenceMs) continue;
-    const expected = expectedBetween(usualHourly(app.days, known), seen, now);
+    const expected = expectedBetween(usualWeek(app, history, first, now), seen, now);
     if (expected >= SILENCE_RULE.expectedDeliveries)
       report.silent.push({ appId, lastSeenAt: seen, silentForMs, expected: Math.round(expected * 10) / 10 });
   }

@@ -6,6 +6,7 @@ import { fromHttpApiEvent, ingestWebhook, jsonDepthExceeds } from "../../shared/
 import type { CredentialSource } from "../../shared/ingest/credential-source";
 import { credentialForApp } from "../../shared/ingest/credentials";
 import { NO_APP_MESSAGE_GROUP } from "../../shared/platform/constants";
+import { loggedUsername } from "../../shared/platform/log-safe";
 import { fixtureText } from "../support/fixtures";
 import { basic, ingestDeps, RECEIVED_AT, request } from "../support/ingest";
 
@@ -44,14 +45,15 @@ describe("authentication", () => {
     expect(queue.sent).toHaveLength(0);
   });
 
-  it("names the username a refused delivery presented, never its password (#52: refusals by app)", async () => {
+  it("names the username a refused delivery presented as the logs keep it (a prefix and a hash, #58), never its password (#52: refusals by app)", async () => {
     const { deps } = ingestDeps();
     const refused = await ingestWebhook(
       request({ headers: { authorization: basic("old-user", "pw9") } }),
       deps,
     );
     expect(refused.response.statusCode).toBe(401);
-    expect(refused.username).toBe("old-user");
+    expect(refused.username).toBe(loggedUsername("old-user"));
+    expect(refused.usernameKnown).toBe(false);
     expect(JSON.stringify(refused)).not.toContain("pw9");
     // A header that is missing or malformed presents no username.
     expect((await ingestWebhook(request({ headers: {} }), deps)).username).toBeUndefined();

@@ -17,7 +17,7 @@ describe("the watchdog's lines (#52)", () => {
     const lines = silenceLines(report, "prod");
     expect(lines[2]).toBe("app-7  2026-01-02T09:55:00Z  2 h 05 min  212.5 deliveries");
     expect(lines.at(-1)).toBe(
-      "1 app silent of 40 apps judged, 2 still learning (under 3 days of passes): their webhooks on the platform side: npx webhook apps --check --stack prod",
+      "1 app silent of 40 apps judged, 2 still learning (first delivery today or yesterday): their webhooks on the platform side: npx webhook apps --check --stack prod",
     );
     expect(silenceLines({ ...report, silent: [], learning: 0 }, undefined)).toEqual([
       "no app is silent (40 apps judged, 2026-01-02T12:00:00Z)",
@@ -44,6 +44,7 @@ describe("the watchdog's lines (#52)", () => {
           "points-elsewhere": 1,
           "no-basic-auth": 0,
           "username-refused": 1,
+          "triggers-narrowed": 0,
           unchecked: 0,
         },
         12.34,

@@ -19,7 +19,7 @@ const at = (stack: string | undefined) => (stack ? ` --stack ${stack}` : "");
  * @example silenceLines(report, undefined)[0] // "app        last seen             silent for  expected"
  */
 export function silenceLines(report: SilenceReport, stack: string | undefined): string[] {
-  const judged = `${count(report.judged, "app")} judged${report.learning ? `, ${report.learning} still learning (under 3 days of passes)` : ""}`;
+  const judged = `${count(report.judged, "app")} judged${report.learning ? `, ${report.learning} still learning (first delivery today or yesterday)` : ""}`;
   if (report.silent.length === 0) return [`no app is silent (${judged}, ${isoTime(report.at)})`];
   return [
     ...tableLines(
@@ -41,6 +41,7 @@ const PROBLEM: Record<Exclude<WebhookFinding["state"], "ok" | "unchecked">, stri
   "points-elsewhere": "its webhook points elsewhere",
   "no-basic-auth": "its webhook sends no credentials",
   "username-refused": "its webhook's credential is refused",
+  "triggers-narrowed": "its webhook's triggers were narrowed",
 };
 
 /**
@@ -65,7 +66,9 @@ export function findingLines(
   return [
     `${finding.appId}: ${PROBLEM[finding.state]}: ${finding.detail}`,
     `  run: npx webhook connect --app ${finding.appId}${at(context.stack)} (re-creates, re-enables, repoints it with an accepted credential), then npx webhook reconcile --app ${finding.appId} --region <us|eu|in>${at(context.stack)} (presence and users)`,
-    `  lost: every delivery ${since}: the platform retries for ~40 s only; messages, calls and group events of that window cannot be recovered from this side`,
+    finding.state === "triggers-narrowed"
+      ? `  lost: the events of those triggers since the change (the others kept coming): the platform never sent them; reconcile recovers presence and users, not messages, calls or group events`
+      : `  lost: every delivery ${since}: the platform retries for ~40 s only; messages, calls and group events of that window cannot be recovered from this side`,
   ];
 }
 
@@ -76,4 +79,45 @@ export function checkSummary(counts: CheckCounts, seconds: number): string {
     .filter(([state, n]) => state !== "ok" && n > 0)
     .map(([state, n]) => `${n} ${state}`);
   return `${count(total, "app")} checked: ${counts.ok} ok${problems.length ? `, ${problems.join(", ")}` : ""} in ${seconds.toFixed(1)} s`;
+}
+
+/** A refused username as `apps --refused` prints it. */
+export interface RefusedRow {
+  username: string;
+  refusals: number;
+  lastAt?: number;
+  /** The connected apps whose webhook delivers as it (the apps table). */
+  apps: string[];
+  /** Whether the ingest holds a credential of that name (then: a password changed by hand). */
+  accepted: boolean;
+}
+
+/**
+ * `apps --refused`: a row per username refused in the last hour (as the log keeps it), its apps
+ * and what to run; nothing refused is one line.
+ *
+ * @example refusedLines([], { stack: undefined, one: false }) // ["no known username refused in the last hour"]
+ */
+export function refusedLines(
+  rows: readonly RefusedRow[],
+  context: { stack: string | undefined; one: boolean },
+): string[] {
+  if (rows.length === 0) return ["no known username refused in the last hour"];
+  const lines = rows.map((r) => {
+    const apps = r.apps.length
+      ? `${count(r.apps.length, "app")} deliver with it (${r.apps.slice(0, 5).join(", ")}${r.apps.length > 5 ? ", …" : ""})`
+      : "no connected app delivers with it (the apps table)";
+    const why = r.accepted
+      ? "the ingest holds it: a password changed by hand on the platform"
+      : "the ingest no longer accepts it";
+    const refused = context.one
+      ? ""
+      : `${r.refusals} refused${r.lastAt ? `, last ${isoTime(r.lastAt)}` : ""}: `;
+    return `${r.username}: ${refused}${apps}; ${why}`;
+  });
+  const some = rows.find((r) => r.apps.length)?.apps[0] ?? "<appId>";
+  return [
+    ...lines,
+    `run: npx webhook apps --check${at(context.stack)} (each app's webhook on the platform), then npx webhook connect --app ${some}${at(context.stack)} (sets its credential again)`,
+  ];
 }

@@ -1,6 +1,8 @@
 import { createWriteStream, existsSync, renameSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
+import { printable } from "../../shared/platform/log-safe";
 import { OUTCOME_METRICS, type ServiceName } from "../../shared/platform/outcomes";
+import { contributionOf, refusalInsightRule } from "../../shared/watchdog/refusal-rule";
 import { shortId } from "../cli/event-id";
 import type { LedgerEntry } from "./state";
 import type { StatusTerminal } from "./status-line";
@@ -64,8 +66,10 @@ const SHOWN = [
   "key",
   "size",
   "detail",
-  // A refused delivery's username (#52: `apps --refused` maps it to its apps); never a password.
+  // A refused delivery's username as the logs keep it (#52, #58: a prefix and a hash; `apps
+  // --refused` maps it to its apps), and whether the deployment knows it.
   "username",
+  "usernameKnown",
   "error",
 ];
 
@@ -75,12 +79,14 @@ export function readableLine(entry: PowertoolsLine): string {
   const fields = SHOWN.filter((k) => entry[k] !== undefined && entry[k] !== null)
     .map((k) => {
       const value = entry[k];
-      const text = typeof value === "object" ? JSON.stringify(value) : String(value);
+      const text = printable(typeof value === "object" ? JSON.stringify(value) : String(value));
       return `${k === "eventId" ? "event" : k}=${k === "eventId" ? shortId(text) : text}`;
     })
     .join(" ");
-  const level = entry.level === "INFO" ? "" : ` ${entry.level}`;
-  return `${time} ${entry.service.padEnd(9)}${level} ${entry.message} ${fields}`.trimEnd();
+  const level = entry.level === "INFO" ? "" : ` ${printable(entry.level)}`;
+  // Whatever a caller sent is shown without its control characters: a newline or an ANSI escape
+  // in a field would forge a line (or colours) on the terminal and in stack.log (#58).
+  return `${printable(time)} ${printable(entry.service).padEnd(9)}${level} ${printable(String(entry.message))} ${fields}`.trimEnd();
 }
 
 /** Why a WARN/ERROR line failed: its reason, else its error's name, else its outcome. */
@@ -99,7 +105,15 @@ export interface LogTapOptions {
   log?: (line: string) => void;
   /** The live status line, stepped around when other output is written (`status` mode). */
   terminal?: StatusTerminal;
+  /**
+   * Each refusal of a known username, as the deployed Contributor Insights rule counts it (the
+   * same rule, `refusalInsightRule`, on the same lines): the local stand-in `apps --refused` reads.
+   */
+  refused?: (username: string, at: number) => void;
 }
+
+/** The refusal rule as the local stack applies it (no log group: the lines are this process's). */
+const LOCAL_REFUSAL_RULE = refusalInsightRule("local");
 
 /**
  * Taps this process's stdout and stderr (Powertools writes WARN and ERROR lines to stderr): each
@@ -108,7 +122,7 @@ export interface LogTapOptions {
  * Other output passes untouched, around the status line. Returns a function that removes the tap.
  */
 export function tapFunctionLogs(options: LogTapOptions): () => void {
-  const { mode, count, log, terminal } = options;
+  const { mode, count, log, terminal, refused } = options;
   const tap = (stream: NodeJS.WriteStream) => {
     const original = stream.write.bind(stream);
     let pending = "";
@@ -134,6 +148,8 @@ export function tapFunctionLogs(options: LogTapOptions): () => void {
                 ? [entry.appId]
                 : []),
           ] as LedgerEntry);
+        const contributor = refused && contributionOf(LOCAL_REFUSAL_RULE, entry);
+        if (contributor) refused?.(contributor, Date.now());
         const failure = entry.level === "WARN" || entry.level === "ERROR";
         if (failure) count(["failure", entry.service, reasonOf(entry)]);
         const readable = readableLine(entry);

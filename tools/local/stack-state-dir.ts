@@ -10,6 +10,7 @@ import { type RunningEmulator, startDynamoDbLocal, startFauxqsEmulator } from ".
 import { FLOW_WINDOW_SECONDS } from "./flow";
 import { acquireStateLock, STATE_LOCK_FILE } from "./lock";
 import { stackLog, tapFunctionLogs } from "./log-tap";
+import { appendRefusal } from "./refusals";
 import type { LocalStackOptions } from "./stack-options";
 import { appendLedger, compactStats, resetStats } from "./state";
 
@@ -97,6 +98,7 @@ export function openLedger(options: LocalStackOptions): () => Promise<void> {
     },
     log: log && ((line) => log.write(line)),
     terminal: options.status?.terminal,
+    refused: (username, at) => appendRefusal(options.stateDir, username, at),
   });
   return async () => {
     untap();

@@ -11,7 +11,7 @@ import { replaceDay } from "./app-pass";
 import { dayActivities } from "./day-query";
 import { isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
-import { activityDigest, headlineTotals, lastSeenAt } from "./ledger";
+import { activityDigest, addWatchEntry, headlineTotals, watchEntry, watchFields } from "./ledger";
 
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
@@ -77,8 +77,7 @@ export async function passDay(
   const limit = pLimit(deps.writeConcurrency ?? 16);
   const digests: Record<string, string> = {};
   const totals: Record<string, number[]> = {};
-  const hourly: Record<string, number[]> = {};
-  const seenAt: Record<string, number> = {};
+  const watched = watchFields();
   const report: DayPassReport = {
     day,
     outcome: "passed",
@@ -95,9 +94,7 @@ export async function passDay(
         const digest = activityDigest(activity, final);
         digests[appId] = digest;
         totals[appId] = headlineTotals(activity);
-        hourly[appId] = hourlyDeliveries(activity);
-        const seen = lastSeenAt(appId, hourly[appId], previous, computedAt);
-        if (seen !== undefined) seenAt[appId] = seen;
+        addWatchEntry(watched, appId, watchEntry(appId, hourlyDeliveries(activity), previous, computedAt));
         if (previous?.apps[appId] === digest) {
           report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
           return;
@@ -132,8 +129,7 @@ export async function passDay(
       bytesScanned,
       apps: digests,
       totals,
-      hourly,
-      seenAt,
+      ...watched,
     } satisfies DayPass);
   return report;
 }

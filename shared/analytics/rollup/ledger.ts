@@ -9,6 +9,8 @@ import { canonicalJson } from "@webhook-backend/stream/projections/canonical-jso
 import type { DayActivity } from "../figures";
 import type { DayPass } from "../store/rollup-ledger";
 
+const sum = (values: readonly number[] | undefined) => (values ?? []).reduce((a, b) => a + b, 0);
+
 /** A digest of what a day's write stores for an app: a pass rewrites the app when it differs. */
 export function activityDigest(activity: DayActivity, final: boolean): string {
   return createHash("sha256").update(canonicalJson({ activity, final })).digest("base64url").slice(0, 16);
@@ -42,9 +44,54 @@ export function lastSeenAt(
   previous: Pick<DayPass, "hourly" | "seenAt"> | undefined,
   computedAt: number,
 ): number | undefined {
-  const sum = (hours: readonly number[] | undefined) => (hours ?? []).reduce((a, b) => a + b, 0);
   const now = sum(hourly);
   if (now === 0) return undefined;
   const before = previous?.seenAt?.[appId];
   return before !== undefined && sum(previous?.hourly?.[appId]) >= now ? before : computedAt;
+}
+
+/** What a pass records of an app's day for the watchdog (#52, #58): its hours, when it was last seen to grow, and in which quarters of the hour. */
+export interface WatchEntry {
+  hourly: number[];
+  seenAt?: number;
+  quarters?: number[];
+}
+
+/**
+ * The watchdog's part of an app's day as this pass records it, from its deliveries per hour and
+ * the previous pass of the day: the hours, when last seen growing (`lastSeenAt`), and the growth
+ * since the previous pass added to the quarter of the hour this pass runs in. What `passDay`
+ * writes, and what the judge (`bench/watchdog.ts`) replays at every tick.
+ *
+ * @example watchEntry("app1", [0, 4], previous, Date.UTC(2026, 0, 2, 1, 7)) // { hourly: [0, 4], seenAt: …, quarters: [4, 0, 0, 0] }
+ */
+export function watchEntry(
+  appId: string,
+  hourly: number[],
+  previous: Pick<DayPass, "hourly" | "seenAt" | "quarters"> | undefined,
+  computedAt: number,
+): WatchEntry {
+  const seen = lastSeenAt(appId, hourly, previous, computedAt);
+  const quarters = [...(previous?.quarters?.[appId] ?? [0, 0, 0, 0])];
+  const grown = sum(hourly) - sum(previous?.hourly?.[appId]);
+  if (grown > 0) {
+    const q = Math.floor((computedAt % 3_600_000) / 900_000);
+    quarters[q] = (quarters[q] ?? 0) + grown;
+  }
+  return seen === undefined ? { hourly, quarters } : { hourly, seenAt: seen, quarters };
+}
+
+/** The watchdog's fields of a pass, as `passDay` records them. */
+export type WatchFields = Required<Pick<DayPass, "hourly" | "seenAt" | "quarters">>;
+
+/** An empty set of the watchdog's fields of a pass. */
+export function watchFields(): WatchFields {
+  return { hourly: {}, seenAt: {}, quarters: {} };
+}
+
+/** Puts an app's `WatchEntry` into a pass's fields. */
+export function addWatchEntry(into: WatchFields, appId: string, entry: WatchEntry): void {
+  into.hourly[appId] = entry.hourly;
+  if (entry.seenAt !== undefined) into.seenAt[appId] = entry.seenAt;
+  if (entry.quarters !== undefined) into.quarters[appId] = entry.quarters;
 }

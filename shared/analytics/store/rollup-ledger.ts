@@ -32,6 +32,13 @@ export const dayPassSchema = z.object({
    * pass while it does not): when the app was last seen delivering, to the schedule's tick.
    */
   seenAt: z.optional(z.record(z.string(), z.number())),
+  /**
+   * Each app's deliveries of the day by the quarter of the hour of the pass that saw them grow
+   * (`[:00-:15, :15-:30, :30-:45, :45-:60]`, carried from the previous pass and added to): when in
+   * its hours an app usually sends, so that an app sending at the top of each hour is not expected
+   * at :45 (#58). Absent in passes written before it existed (the app's hours then count evenly).
+   */
+  quarters: z.optional(z.record(z.string(), z.array(z.number()))),
   /** When the day, final, was compacted to Parquet (`scheduledRollup`): absent, not yet. */
   compactedAt: z.optional(z.number()),
   /**
