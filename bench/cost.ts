@@ -24,8 +24,12 @@
  * A third run of the one-app mix has the stream of facts on (#41), with one subscriber: its
  * `PublishBatch` requests and billed 64 KiB chunks per event and the entries per request, next
  * to the $0 of the first two (nothing listens: no SNS request is made).
- * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month.
+ * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month;
+ * and the month's fixed costs at 10, 1,000 and 10,000 apps side by side (#59,
+ * `pipeline-cost/fixed-month.ts`): the synthesized template's alarms, custom metrics, dashboards,
+ * secrets and keys, the rollup's schedule with no traffic and the watchdog.
  */
+import { printFixedMonth } from "./pipeline-cost/fixed-month";
 import { APPS } from "./pipeline-cost/model";
 import { measure } from "./pipeline-cost/run";
 import { printSideBySide } from "./pipeline-cost/side-by-side";
@@ -39,7 +43,12 @@ async function main() {
     const many = await measure(bench, APPS);
     const streamed = await measure(bench, 1, { stream: true });
     printSideBySide(one, many, streamed);
-    await printWatchdogCost();
+    const watchdog = await printWatchdogCost();
+    printFixedMonth(
+      bench.synthesized,
+      watchdog,
+      new Set([...one.metrics, ...many.metrics, ...streamed.metrics]),
+    );
   } finally {
     await bench.stop();
   }

@@ -29,6 +29,7 @@ export function printSideBySide(
       "64 KiB chunks per event": Number(r.chunksPerEvent.toFixed(4)),
       "entries per publish (of 10)": Number(r.batchFill.toFixed(1)),
       "$ per million events": Number(r.usdPerMillion.toFixed(2)),
+      "… as counted before #59": Number(r.usdCountedBefore.toFixed(2)),
       "of which the stream": Number(r.streamUsdPerMillion.toFixed(3)),
     })),
   );

@@ -22,6 +22,7 @@ import { consumedCapacityMeter } from "../capacity";
 import { batchAtRate, startFauxqsProcess } from "../support";
 import { countingProxy } from "./counting-proxy";
 import { RATE } from "./model";
+import { deployedFrom, synthesizeStack } from "./template";
 
 /** The emulators behind counting proxies, the queues, bucket and tables, and the real handlers wired to them. */
 export async function startBench() {
@@ -31,6 +32,8 @@ export async function startBench() {
   const meter = consumedCapacityMeter(tables);
   const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer);
   const deployed = readDeploymentConfig({});
+  // The default stack, synthesized: what the bill is priced with (memory, retention, fixed items).
+  const synthesized = synthesizeStack();
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   const stop = async () => {
     direct.destroy();
@@ -99,6 +102,8 @@ export async function startBench() {
       stream: { appsTable, subscriberUrl: subscriber.queueUrl },
       meter,
       deployed,
+      synthesized,
+      template: deployedFrom(synthesized),
       direct,
       eventsQueue,
       ingest,
