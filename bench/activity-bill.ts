@@ -13,9 +13,11 @@ import { duckDbEngine } from "../shared/analytics/engines/duckdb-sql-engine";
 import { dayActivity } from "../shared/analytics/rollup";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../tools/local/emulators";
 import { compactedReads, type Schedule, scheduleReads, type Written } from "./activity-reads";
+import { reportLine, reportTable } from "./pipeline-cost/doc-block";
 import { ATHENA } from "./pipeline-cost/fixed-month";
-import { accessLogUsd, PRICE } from "./pipeline-cost/model";
+import { ACCESS_LOG_RECORD_BYTES, accessLogUsd, PRICE } from "./pipeline-cost/model";
 import type { Bench } from "./pipeline-cost/start";
+import { storageByMonth } from "./pipeline-cost/storage";
 
 /** Athena writes a query's results and their metadata under `athena-results/`: two PUTs a query (modelled). */
 const RESULT_PUTS_PER_QUERY = 2;
@@ -88,6 +90,8 @@ export function rollupBill(b: BillInputs) {
     queries * b.secondsPerQuery * (b.rollupMemoryMb / 1024) * PRICE.lambdaGbSecond +
     ((24 * 60) / b.schedule.everyMinutes) * PRICE.lambdaRequest;
   /** The items of a day at 1M events ($ a day = $ per million events), from its counts. */
+  const requests = (day: { gets: number; lists: number; puts: number; queries: number }) =>
+    day.gets + day.lists + day.puts + day.queries * RESULT_PUTS_PER_QUERY;
   const lines = (day: { gets: number; lists: number; puts: number; bytes: number; queries: number }) => {
     const puts = day.queries * RESULT_PUTS_PER_QUERY + day.puts;
     return [
@@ -107,13 +111,8 @@ export function rollupBill(b: BillInputs) {
       { item: "edge object PUTs (the projector)", usd: edge * PRICE.s3Put },
     ];
   };
-  const now = lines({
-    gets: reads.gets,
-    lists: reads.lists,
-    puts: 0,
-    bytes: reads.bytes,
-    queries: reads.queries,
-  });
+  const today = { gets: reads.gets, lists: reads.lists, puts: 0, bytes: reads.bytes, queries: reads.queries };
+  const now = lines(today);
   const modelled = compactedReads(b.objects, b.day, b.schedule, {
     getsPerCompacted: GETS_PER_PARQUET,
     parquetRatio: b.parquetRatio,
@@ -121,13 +120,14 @@ export function rollupBill(b: BillInputs) {
   });
   // One compaction query a tick beside the pass; a pass lists the day's compacted prefix once.
   const directionQueries = reads.queries + (24 * 60) / b.schedule.everyMinutes;
-  const direction = lines({
+  const modelledDay = {
     gets: modelled.gets,
     lists: reads.passes.length + modelled.compactionLists,
     puts: modelled.puts,
     bytes: modelled.bytes,
     queries: directionQueries,
-  });
+  };
+  const direction = lines(modelledDay);
   return {
     reads,
     rawPerDelivery: raw / 1e6,
@@ -137,8 +137,15 @@ export function rollupBill(b: BillInputs) {
     readsPerObject: reads.gets / Math.max(1, raw + edge),
     bytesADay: reads.bytes,
     archiveADay: reads.archiveBytes,
+    rawArchiveADay: reads.compaction.bytes,
+    requestsADay: requests(today),
     now,
-    direction: { getsPerDelivery: modelled.gets / 1e6, bytesADay: modelled.bytes, lines: direction },
+    direction: {
+      getsPerDelivery: modelled.gets / 1e6,
+      bytesADay: modelled.bytes,
+      requestsADay: requests(modelledDay),
+      lines: direction,
+    },
   };
 }
 
@@ -154,13 +161,12 @@ const gib = (bytes: number) => round(bytes / 1024 ** 3, 2);
  */
 export function printBills(
   bills: ReadonlyArray<{ name: string; batch: number; bill: ReturnType<typeof rollupBill> }>,
-  pipeline: ReadonlyArray<{ item: string; perMillion: number }>,
+  pipeline: ReadonlyArray<{ item: string; perMillion: number; perEvent: number }>,
   queriesADay: number,
+  storage: { parquetRatio: number; accessLogDays: number; infrequentAccessDays: number; glacierDays: number },
 ) {
-  console.log(
-    `\nAt 1M events a day, the schedule's reads of a day (${queriesADay} passes: today every tick, yesterday until final; and yesterday's compaction), counted per batch size:`,
-  );
-  console.table(
+  reportTable(
+    `At 1M events a day, the schedule's reads of a day (${queriesADay} passes: today every tick, yesterday until final; and yesterday's compaction), counted per batch size:`,
     bills.map(({ name, bill }) => ({
       archive: name,
       "raw objects / delivery": round(bill.rawPerDelivery),
@@ -174,7 +180,7 @@ export function printBills(
   );
   const first = bills[0]?.bill;
   if (first)
-    console.log(
+    reportLine(
       `bytes scanned a day, now: ${gib(first.bytesADay)} GiB, beside the day's archive of ${gib(first.archiveADay)} GiB (${round(first.bytesADay / first.archiveADay, 1)}×); in the modelled direction (the same lines in Parquet at each pass, each raw byte compacted once): ${gib(first.direction.bytesADay)} GiB (${round(first.direction.bytesADay / first.archiveADay, 1)}×)`,
     );
   const columns = [
@@ -183,9 +189,8 @@ export function printBills(
       .slice(1, 2)
       .map((b) => ({ name: `direction (modelled), batches of ${b.batch}`, lines: b.bill.direction.lines })),
   ];
-  console.log("the rollups' items, $ per million events at 1M events a day:");
   const items = columns[0]?.lines.map((l) => l.item) ?? [];
-  console.table([
+  reportTable("the rollups' items, $ per million events at 1M events a day:", [
     ...items.map((item, i) => ({
       item,
       ...Object.fromEntries(columns.map((c) => [c.name, round(c.lines[i]?.usd ?? 0)])),
@@ -193,11 +198,12 @@ export function printBills(
     { item: "rollups, total", ...Object.fromEntries(columns.map((c) => [c.name, round(total(c.lines))])) },
   ]);
   const pipelineTotal = pipeline.reduce((s, l) => s + l.perMillion, 0);
-  console.log(
+  reportTable(
     "the pipeline's items, $ per million events (bench:cost's one app at 100 events/s, measured in this run):",
+    pipeline.map((l) => ({ item: l.item, "$ per 1M events": round(l.perMillion) })),
   );
-  console.table(pipeline.map((l) => ({ item: l.item, "$ per 1M events": round(l.perMillion) })));
-  console.table(
+  reportTable(
+    "the whole bill, $ per million events at 1M events a day:",
     columns.map((c) => ({
       "the whole bill": c.name,
       "pipeline $ / 1M": round(pipelineTotal, 3),
@@ -205,8 +211,52 @@ export function printBills(
       "total $ / 1M events": round(pipelineTotal + total(c.lines), 3),
     })),
   );
+  const named = bills[1] ?? bills[0];
+  if (named) printStorage(named, pipeline, storage);
   for (const { name, bill } of bills)
-    console.log(
+    reportLine(
       `goal of #59 at ${name}: analytics GETs per delivery ≤ raw objects per delivery + 0.005 = ${round(bill.rawPerDelivery + 0.005)}: now ${round(bill.getsPerDelivery)} (${bill.getsPerDelivery <= bill.rawPerDelivery + 0.005 ? "met" : "NOT met"}); modelled direction ${round(bill.direction.getsPerDelivery)} (${bill.direction.getsPerDelivery <= bill.rawPerDelivery + 0.005 ? "would meet it" : "would not"})`,
     );
+}
+
+/**
+ * The data bucket's storage for a year of 1M events a day at the named batch size, month by
+ * month: before #59 (the Parquet in Standard: no rule covered it), now (it moves at the archive's
+ * days), and with the modelled direction's fewer access-log records; the raw archive stays in
+ * Standard (each object under 128 KB).
+ */
+function printStorage(
+  named: { name: string; bill: ReturnType<typeof rollupBill> },
+  pipeline: ReadonlyArray<{ item: string; perEvent: number }>,
+  s: { parquetRatio: number; accessLogDays: number; infrequentAccessDays: number; glacierDays: number },
+) {
+  const { bill } = named;
+  const pipelineRecords = (pipeline.find((l) => l.item.startsWith("S3 access log"))?.perEvent ?? 0) * 1e6;
+  const base = {
+    rawBytesADay: bill.archiveADay,
+    parquetBytesADay: bill.rawArchiveADay * s.parquetRatio,
+    accessLogDays: s.accessLogDays,
+    infrequentAccessDays: s.infrequentAccessDays,
+    glacierDays: s.glacierDays,
+  };
+  const log = (requests: number) => (pipelineRecords + requests) * ACCESS_LOG_RECORD_BYTES;
+  const before = storageByMonth({ ...base, parquetMoves: false, accessLogBytesADay: log(bill.requestsADay) });
+  const now = storageByMonth({ ...base, parquetMoves: true, accessLogBytesADay: log(bill.requestsADay) });
+  const direction = storageByMonth({
+    ...base,
+    parquetMoves: true,
+    accessLogBytesADay: log(bill.direction.requestsADay),
+  });
+  reportTable(
+    `storage of the data bucket for a year of 1M events a day (${named.name}; the day's archive ${gib(base.rawBytesADay)} GiB in Standard, its Parquet ${gib(base.parquetBytesADay)} GiB moving to IA after ${s.infrequentAccessDays} days and Glacier IR after ${s.glacierDays}; access log ${round(log(bill.requestsADay) / 1024 ** 3, 2)} GiB a day now, ${round(log(bill.direction.requestsADay) / 1024 ** 3, 3)} in the modelled direction, kept ${s.accessLogDays} days):`,
+    now.map((m, i) => ({
+      month: m.month,
+      "archive GB": round(m.rawGb, 1),
+      "Parquet GB": round(m.parquetGb, 1),
+      "access log GB": round(m.accessLogGb, 1),
+      "$ before #59 (Parquet in Standard)": round(before[i]?.usd ?? 0, 2),
+      "$ now": round(m.usd, 2),
+      "$ direction (modelled)": round(direction[i]?.usd ?? 0, 2),
+    })),
+  );
 }

@@ -36,6 +36,7 @@ import type { QueuedEvent } from "../shared/projector/queued-event";
 import { engineReadCheck, printBills, rollupBill } from "./activity-bill";
 import { archiveDeliveries, DAY, DELIVERY, EVENTS, engineOver, simulateDay } from "./activity-day";
 import type { Written } from "./activity-reads";
+import { reportLine, writeDocBlock } from "./pipeline-cost/doc-block";
 import { rollupMemory, SECONDS_PER_QUERY, scheduledQueriesADay } from "./pipeline-cost/fixed-month";
 import { measure } from "./pipeline-cost/run";
 import { startBench } from "./pipeline-cost/start";
@@ -79,8 +80,8 @@ async function printWholeBill(day: {
       check.engineGets === check.matchedGets &&
       check.engineBytes === check.matchedBytes &&
       !check.refusedGets;
-    console.log(
-      `\nthe engine's reads, counted: a closed day's pass on the local engine (DuckDB through the S3 API) behind the counting proxy made ${check.engineGets} GETs of archive objects (${check.engineBytes} bytes)${check.refusedGets ? ` and ${check.refusedGets} refused (404)` : ""}, and ${check.engineLists} LISTs (its raw, edge and compaction prefixes); the pass's partitions (raw and edge of ${DAY}) match ${check.matchedGets} objects (${check.matchedBytes} bytes): ${equal ? "equal" : "DIFFERENT"}. Deployed, Athena lists 24 hour prefixes and the edge's per pass.`,
+    reportLine(
+      `the engine's reads, counted: a closed day's pass on the local engine (DuckDB through the S3 API) behind the counting proxy made ${check.engineGets} GETs of archive objects (${check.engineBytes} bytes)${check.refusedGets ? ` and ${check.refusedGets} refused (404)` : ""}, and ${check.engineLists} LISTs (its raw, edge and compaction prefixes); the pass's partitions (raw and edge of ${DAY}) match ${check.matchedGets} objects (${check.matchedBytes} bytes): ${equal ? "equal" : "DIFFERENT"}. Deployed, Athena lists 24 hour prefixes and the edge's per pass.`,
     );
     const pipeline = await measure(bench, 1, { events: 3000, print: false });
     const rate = 1e6 / 86_400;
@@ -120,7 +121,13 @@ async function printWholeBill(day: {
         }),
       });
     }
-    printBills(bills, pipeline.lines, queriesADay);
+    printBills(bills, pipeline.lines, queriesADay, {
+      parquetRatio: day.parquetRatio,
+      accessLogDays: bench.template.accessLogDays,
+      infrequentAccessDays: CONFIG.archiveInfrequentAccessDays,
+      glacierDays: CONFIG.archiveGlacierDays,
+    });
+    writeDocBlock("activity", "npm run bench:activity");
     return equal;
   } finally {
     await bench.stop();

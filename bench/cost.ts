@@ -29,6 +29,7 @@
  * `pipeline-cost/fixed-month.ts`): the synthesized template's alarms, custom metrics, dashboards,
  * secrets and keys, the rollup's schedule with no traffic and the watchdog.
  */
+import { writeDocBlock } from "./pipeline-cost/doc-block";
 import { printFixedMonth } from "./pipeline-cost/fixed-month";
 import { APPS } from "./pipeline-cost/model";
 import { measure } from "./pipeline-cost/run";
@@ -49,6 +50,7 @@ async function main() {
       watchdog,
       new Set([...one.metrics, ...many.metrics, ...streamed.metrics]),
     );
+    writeDocBlock("cost", "npm run bench:cost");
   } finally {
     await bench.stop();
   }

@@ -6,6 +6,7 @@
  * are per event or per byte: priced with the events.
  */
 import { readDeploymentConfig } from "../../infra/config";
+import { reportTable } from "./doc-block";
 import { PRICE } from "./model";
 import { fixedMonthlyLines, MONTHLY_PRICE, monitoringCounts, type TemplateJson } from "./template";
 
@@ -80,22 +81,22 @@ export function printFixedMonth(
 ) {
   const { apps, rows, totals } = fixedMonth(t, watchdog, emitted);
   const column = (n: number) => `${n.toLocaleString("en")} apps, $ a month`;
-  console.log(
+  reportTable(
     "the month's fixed costs (from the synthesized template; us-east-1), whatever the traffic, beside each other:",
+    [
+      ...rows.map((r) => ({
+        item: r.item,
+        ...Object.fromEntries(apps.map((a, i) => [column(a), Number((r.usd[i] ?? 0).toFixed(2))])),
+      })),
+      {
+        item: "total",
+        ...Object.fromEntries(apps.map((a, i) => [column(a), Number((totals[i] ?? 0).toFixed(2))])),
+      },
+      {
+        item: "per app",
+        ...Object.fromEntries(apps.map((a, i) => [column(a), Number(((totals[i] ?? 0) / a).toPrecision(2))])),
+      },
+    ],
   );
-  console.table([
-    ...rows.map((r) => ({
-      item: r.item,
-      ...Object.fromEntries(apps.map((a, i) => [column(a), Number((r.usd[i] ?? 0).toFixed(2))])),
-    })),
-    {
-      item: "total",
-      ...Object.fromEntries(apps.map((a, i) => [column(a), Number((totals[i] ?? 0).toFixed(2))])),
-    },
-    {
-      item: "per app",
-      ...Object.fromEntries(apps.map((a, i) => [column(a), Number(((totals[i] ?? 0) / a).toPrecision(2))])),
-    },
-  ]);
   return { apps, rows, totals };
 }

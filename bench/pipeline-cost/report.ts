@@ -17,6 +17,7 @@ import {
   type ResourceUnits,
 } from "../capacity";
 import { CONCURRENT_BATCHES } from "../support";
+import { reportLine, reportTable } from "./doc-block";
 import { type costLines, countedBefore, PRICE, RATE, type RunCounts, sumPerMillion } from "./model";
 import type { Bench } from "./start";
 
@@ -82,17 +83,15 @@ export function printRun(
   const { deployed } = bench;
   const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
   const total = sumPerMillion(r.lines);
-  console.log(
+  reportTable(
     `cost on the simulator's mix${r.stream ? ", the stream on with one subscriber" : ""}: ${n} deliveries of ${r.appCount === 1 ? "one app" : `${r.apps} of ${r.appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${bench.batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
-  );
-  console.table(
     r.lines.map((l) => ({
       "per event": l.item,
       count: Number(l.perEvent.toFixed(4)),
       "$ per million events": Number(l.perMillion.toFixed(4)),
     })),
   );
-  console.log(
+  reportLine(
     `$ per million events: ${total.toFixed(2)} (without the items #59 added, Lambda duration, the access log and log storage, as counted before: ${countedBefore(r.lines).toFixed(2)}); floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
   );
   console.log(
