@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { scheduleReads, type Written } from "../../bench/activity-reads";
-import { markdownTable } from "../../bench/pipeline-cost/doc-block";
+import { docBlock, markdownTable, withDocBlock } from "../../bench/pipeline-cost/doc-block";
 import { ACCESS_LOG_RECORD_BYTES, accessLogUsd } from "../../bench/pipeline-cost/model";
 import { STORAGE_PRICE, storageByMonth } from "../../bench/pipeline-cost/storage";
 import {
@@ -147,6 +147,16 @@ describe("the month's fixed items, read from a template (#59)", () => {
     expect(
       monitoringCounts(template).customMetrics.has(emfMetricKeys({ ...line, outcome: "d" })[0] ?? ""),
     ).toBe(false);
+  });
+
+  it("replaces a bench's block of the page in its place, an empty block too", () => {
+    const page = "# Title\n\ntext\n<!-- bench:cost begin -->\n<!-- bench:cost end -->\nafter\n";
+    const written = withDocBlock(page, "cost", "\n| a |\n");
+    expect(written).toBe(
+      "# Title\n\ntext\n<!-- bench:cost begin -->\n| a |\n<!-- bench:cost end -->\nafter\n",
+    );
+    expect(docBlock(written, "cost")).toBe("\n| a |\n");
+    expect(() => withDocBlock(page, "activity", "x")).toThrow(/no block bench:activity/);
   });
 
   it("writes a table as Markdown, pipes escaped", () => {
