@@ -70,18 +70,12 @@ const contextSchema = z.strictObject({
   archiveInfrequentAccessDays: int(30, 30, 3650),
   archiveGlacierDays: int(180, 90, 3650),
   /**
-   * Days before recordings move to Infrequent Access, then to Glacier Instant Retrieval (#59):
-   * MB to GB each, rarely read after their first weeks. Left out of the rule when
-   * `retainRecordingsDays` would delete them before the class's minimum storage (30 and 90 days)
-   * is over: they would be billed for days they are not kept.
+   * Days before recordings move to Infrequent Access, then Glacier IR (#59); a transition is left
+   * out when `retainRecordingsDays` ends before the class's minimum storage (30, 90 days) is over.
    */
   recordingsInfrequentAccessDays: int(30, 30, 36_500),
   recordingsGlacierDays: int(120, 90, 36_500),
-  /**
-   * How long the data bucket's server access log (its audit trail: one record per request to the
-   * bucket) keeps a record, days (#59: each record is stored for this long, and the analytics'
-   * reads of the archive write most of them; docs/capacity-and-cost.md).
-   */
+  /** Days the data bucket's server access log (its audit trail, a record a request) keeps a record (#59). */
   retainAccessLogDays: int(365, 1, 36_500),
   /**
    * How long each kind of data in the bucket is kept, days (#34; the table in docs/deploy.md).
