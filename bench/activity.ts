@@ -11,172 +11,127 @@
  * to the day's raw JSON and to the previous read of D-1, D and D+1, and what the rollups add per million
  * events at 1M events a day on the default schedule (every 15 minutes, today and yesterday until
  * final, 120 minutes of grace), next to the pipeline's own price without them.
+ *
+ * The whole bill (#59, `activity-bill.ts`): the objects and bytes every scheduled pass reads,
+ * counted from the partitions it matches (`activity-reads.ts`) and checked against the GETs the
+ * local engine makes through the counting proxy for a closed day's pass; the S3 GETs, LISTs,
+ * result PUTs and access-log records of those reads, the function's GB-seconds, per million
+ * events at 1M a day at the bench's batches and at those the event source forms at that rate,
+ * beside the modelled direction (compacted as the day goes) and the goal; then the pipeline's
+ * items measured in the same run (`bench:cost`'s one app) and the totals.
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { readDeploymentConfig } from "../infra/config";
 import { COMPACT_ROW_GROUP_ROWS } from "../shared/analytics/compaction";
-import { bindNamed, compactionSelect, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
-import type { DayRange, SqlEngine } from "../shared/analytics/engines/sql-engine";
+import { compactionSelect, DUCKDB_MACROS, duckDbArchiveViews } from "../shared/analytics/dialect";
 import { type DaySets, TOP_LIMIT } from "../shared/analytics/figures";
 import { dayActivities, dayActivity, dayStart } from "../shared/analytics/rollup";
 import { encodeConversations, encodeMembers, encodeUsers } from "../shared/analytics/user-sets";
-import { dayOfKey, utcDay } from "../shared/contracts/bucket-layout";
-import { S3_PREFIX } from "../shared/platform/constants";
-import type { BlobStore } from "../shared/ports/blob-store";
+import { utcDay } from "../shared/contracts/bucket-layout";
 import type { QueuedEvent } from "../shared/projector/queued-event";
-import { archiveBatch } from "../shared/projector/raw-archive";
-import { generateHistory, zipfWeights } from "../tools/simulate/generator";
+import { engineReadCheck, printBills, rollupBill } from "./activity-bill";
+import { archiveDeliveries, DAY, DELIVERY, EVENTS, engineOver, simulateDay } from "./activity-day";
+import type { Written } from "./activity-reads";
+import { reportLine, writeDocBlock } from "./pipeline-cost/doc-block";
+import { rollupMemory, SECONDS_PER_QUERY, scheduledQueriesADay } from "./pipeline-cost/fixed-month";
 import { measure } from "./pipeline-cost/run";
 import { startBench } from "./pipeline-cost/start";
+import { batchAtRate, CONCURRENT_BATCHES } from "./support";
 
-/** ~1 event a second: enough to cover the day and 10 minutes on either side. */
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 86_000);
-const DAY = "2026-03-02";
 const DAY_MS = 86_400_000;
 /** The apps of the multi-tenant day (Zipf-like weights). */
 const APPS = Number(process.env.BENCH_APPS ?? 1000);
-/** How the platform delivers (assumed): retries 10 and 40 s after the first delivery, some events late. */
-const DELIVERY = { retryShare: 0.05, lateShare: 0.01, maxLateMinutes: 120 };
 
 /** Prices (us-east-1): Athena per TB scanned (10 MB minimum a query), Lambda arm64, DynamoDB on demand. */
 const PRICE = {
   athenaPerByte: 5 / 1024 ** 4,
   athenaMinimumBytes: 10 * 1024 ** 2,
-  lambdaGbSecond: 0.0000133334,
-  lambdaRequest: 0.2 / 1e6,
   dynamoWriteUnit: 0.625 / 1e6,
   dynamoReadUnit: 0.125 / 1e6,
   s3Request: 0.005 / 1000,
   s3GetRequest: 0.0004 / 1000,
 };
-/** The schedule's defaults (infra/config.ts) and the assumptions of the model. */
-const SCHEDULE = { everyMinutes: 15, graceMinutes: 120, rollupMemoryGb: 0.25, secondsPerQuery: 10 };
+/** The schedule's settings (infra/config.ts's defaults). */
+const CONFIG = readDeploymentConfig({});
+const SCHEDULE = { everyMinutes: CONFIG.activityEveryMinutes, graceMinutes: CONFIG.activityGraceMinutes };
+
 /**
- * The pipeline without rollups, $ per million events: `bench:cost`'s one-app run (its mix of 3,000
- * events, on demand at 100 events/s in the batches the event source forms), measured in this run.
+ * The whole bill at 1M events a day (#59): the local engine's reads of a closed day through the
+ * counting proxy against the objects its partitions match; the rollups' items per million events
+ * at the bench's batches of 100 and at the batches the event source forms at 1M a day (one batch
+ * gathered at a time, and five), now and in the modelled direction; the pipeline's items measured
+ * in this run (`bench:cost`'s one app); the goal of #59 against each. False if the engine's reads
+ * differ from the count.
  */
-async function pipelinePerMillion(): Promise<number> {
+async function printWholeBill(day: {
+  objects: Written[];
+  deliveries: QueuedEvent[];
+  writeUnitsPerRun: number;
+  parquetRatio: number;
+}): Promise<boolean> {
   const bench = await startBench();
   try {
-    return (await measure(bench, 1, { events: 3000, print: false })).usdPerMillion;
+    const check = await engineReadCheck(bench, day.objects, DAY, "bench-app");
+    const equal =
+      check.engineGets === check.matchedGets &&
+      check.engineBytes === check.matchedBytes &&
+      !check.refusedGets;
+    reportLine(
+      `the engine's reads, counted: a closed day's pass on the local engine (DuckDB through the S3 API) behind the counting proxy made ${check.engineGets} GETs of archive objects (${check.engineBytes} bytes)${check.refusedGets ? ` and ${check.refusedGets} refused (404)` : ""}, and ${check.engineLists} LISTs (its raw, edge and compaction prefixes); the pass's partitions (raw and edge of ${DAY}) match ${check.matchedGets} objects (${check.matchedBytes} bytes): ${equal ? "equal" : "DIFFERENT"}. Deployed, Athena lists 24 hour prefixes and the edge's per pass.`,
+    );
+    const pipeline = await measure(bench, 1, { events: 3000, print: false });
+    const rate = 1e6 / 86_400;
+    const deployed = bench.deployed;
+    const batchOf = (gatherers: number) =>
+      batchAtRate(deployed.projectorBatchSize, deployed.projectorBatchingWindowSeconds, rate, gatherers);
+    const received = day.deliveries.filter((d) => utcDay(d.receivedAt) === DAY).length;
+    const queriesADay = scheduledQueriesADay(CONFIG);
+    const dynamoPerMillion =
+      queriesADay * (day.writeUnitsPerRun * PRICE.dynamoWriteUnit + 10 * PRICE.dynamoReadUnit);
+    const sizes = [
+      { name: "batches of 100 (this bench's archive)", batch: 100 },
+      { name: `batches of ${batchOf(1)} (1M a day, one batch gathered at a time)`, batch: batchOf(1) },
+      {
+        name: `batches of ${batchOf(CONCURRENT_BATCHES)} (1M a day, ${CONCURRENT_BATCHES} gathered at once)`,
+        batch: batchOf(CONCURRENT_BATCHES),
+      },
+    ];
+    const bills = [];
+    for (const size of sizes) {
+      const objects =
+        size.batch === 100
+          ? day.objects
+          : (await archiveDeliveries(day.deliveries, { batch: size.batch })).objects;
+      bills.push({
+        ...size,
+        bill: rollupBill({
+          objects,
+          deliveries: received,
+          day: DAY,
+          schedule: SCHEDULE,
+          rollupMemoryMb: rollupMemory(bench.synthesized),
+          secondsPerQuery: SECONDS_PER_QUERY,
+          accessLogDays: bench.template.accessLogDays,
+          dynamoPerMillion,
+          parquetRatio: day.parquetRatio,
+        }),
+      });
+    }
+    printBills(bills, pipeline.lines, queriesADay, {
+      parquetRatio: day.parquetRatio,
+      accessLogDays: bench.template.accessLogDays,
+      infrequentAccessDays: CONFIG.archiveInfrequentAccessDays,
+      glacierDays: CONFIG.archiveGlacierDays,
+    });
+    writeDocBlock("activity", "npm run bench:activity");
+    return equal;
   } finally {
     await bench.stop();
   }
-}
-
-/** A number in [0, 1) from a string: the same deliveries on every run. */
-const unit = (text: string) => createHash("sha256").update(text).digest().readUInt32BE(0) / 2 ** 32;
-
-/** Every object the archive got: its path, table, day, size and when its batch was archived. */
-type Written = { path: string; table: "raw" | "edge"; day: string; bytes: number; at: number };
-
-/**
- * The simulated day of `apps` (Zipf-like weights when several) delivered as the platform would and
- * archived in batches of 100 under `dir`, as the projector archives them.
- */
-async function simulateDay(apps: string[], dir: string) {
-  const start = dayStart(DAY);
-  const history = generateHistory({
-    events: EVENTS,
-    seed: 7,
-    apps,
-    ...(apps.length > 1 ? { appWeights: zipfWeights(apps.length) } : {}),
-    startAt: (start - 600_000) / 1000,
-  });
-  const deliveries: QueuedEvent[] = [];
-  for (const e of history.events) {
-    const eventId = createHash("sha256").update(e.body).digest("hex");
-    const late = unit(`late ${eventId}`) < DELIVERY.lateShare;
-    const receivedAt =
-      e.at + 500 + (late ? Math.ceil(unit(`by ${eventId}`) * DELIVERY.maxLateMinutes * 60_000) : 0);
-    const delivery = {
-      messageId: eventId,
-      eventId,
-      receivedAt,
-      trigger: e.trigger,
-      appId: e.appId,
-      body: e.body,
-    };
-    deliveries.push(delivery);
-    if (unit(`retry ${eventId}`) < DELIVERY.retryShare)
-      deliveries.push({
-        ...delivery,
-        messageId: `${eventId}-retry`,
-        receivedAt: receivedAt + (unit(`when ${eventId}`) < 0.5 ? 10_000 : 40_000),
-      });
-  }
-  deliveries.sort((a, b) => a.receivedAt - b.receivedAt);
-
-  /** Every object written: its path, table, day, size and when its batch was archived. */
-  const objects: Written[] = [];
-  let batchAt = 0;
-  const store: BlobStore = {
-    bucket: "bench",
-    async put(key, body) {
-      const path = join(dir, key);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, body);
-      const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
-      const table = key.startsWith(S3_PREFIX.edge) ? "edge" : "raw";
-      objects.push({ path, table, day: dayOfKey(key) ?? "", bytes, at: batchAt });
-      return { bucket: "bench", key, size: bytes };
-    },
-    getText: async () => "",
-    getBytes: async () => new Uint8Array(),
-    getBytesIfPresent: async () => undefined,
-  };
-  let batches = 0;
-  for (let i = 0; i < deliveries.length; i += 100) {
-    const batch = deliveries.slice(i, i + 100);
-    batchAt = Math.max(...batch.map((d) => d.receivedAt));
-    await archiveBatch(batch, store);
-    batches++;
-  }
-  return { history, deliveries, objects, batches };
-}
-
-/**
- * The rollup's engine over the files written (its scope picks the objects, as the local adapter's
- * does from the bucket); `until()` leaves out the batches archived later (today's last recompute).
- */
-function engineOver(
-  connection: DuckDBConnection,
-  objects: readonly Written[],
-  until: () => number = () => Number.POSITIVE_INFINITY,
-): SqlEngine {
-  return {
-    name: "duckdb",
-    async query(sql, params = {}, scope = {}) {
-      const within = (day: string, range: DayRange) =>
-        (!range.from || day >= range.from) && (!range.to || day <= range.to);
-      const read = objects.filter(
-        (o) =>
-          o.at < until() &&
-          (o.table === "raw" ? within(o.day, scope) : !!scope.edges && within(o.day, scope.edges)),
-      );
-      const paths = (table: "raw" | "edge") => read.filter((o) => o.table === table).map((o) => o.path);
-      for (const view of duckDbArchiveViews({
-        archive_events: { ndjson: paths("raw") },
-        archive_edges: { ndjson: paths("edge") },
-      }))
-        await connection.run(view);
-      const bound = bindNamed(sql, params);
-      const rows = (await connection.runAndReadAll(bound.text, bound.values)).getRowObjectsJS();
-      return {
-        columns: [],
-        rows: rows.map((r) =>
-          Object.fromEntries(
-            Object.entries(r).map(([k, v]) => [k, typeof v === "bigint" ? Number(v) : (v as never)]),
-          ),
-        ),
-        bytesScanned: read.reduce((sum, o) => sum + o.bytes, 0),
-      };
-    },
-  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "bench-activity-"));
@@ -223,25 +178,13 @@ try {
   const scannedBefore = 3 * dayBytes;
   const edgeShare = edgeBytes / dayBytes;
 
-  // The model at 1M events a day.
-  const million = 1e6;
-  const dayBytesAtScale = perEventArchived * million;
+  // The cycle's model at 1M events a day (the table of apps below): today's run reads D so far and
+  // its edge so far, yesterday's (until final) D-1 and its whole edge.
+  const dayBytesAtScale = perEventArchived * 1e6;
   const runs = (24 * 60) / SCHEDULE.everyMinutes;
   const yesterdayRuns = Math.ceil(SCHEDULE.graceMinutes / SCHEDULE.everyMinutes);
-  // Today's run reads D so far and its edge so far (at most the whole edge); yesterday's (until
-  // final) D-1 and its whole edge.
   const todayScans =
     Array.from({ length: runs }, (_, k) => (k + 1) / runs).reduce((a, b) => a + b, 0) + runs * edgeShare;
-  const yesterdayScans = yesterdayRuns * (1 + edgeShare);
-  const queries = runs + yesterdayRuns;
-  const athenaBytes = (todayScans + yesterdayScans) * dayBytesAtScale;
-  const athena = Math.max(athenaBytes, queries * PRICE.athenaMinimumBytes) * PRICE.athenaPerByte;
-  // The projector's one more PUT for each batch with lines another day needs.
-  const edgePutsPerMillion = (edgePuts / deliveries.length) * million;
-  const edgeWrites = edgePutsPerMillion * PRICE.s3Request;
-  const lambda =
-    queries * SCHEDULE.secondsPerQuery * SCHEDULE.rollupMemoryGb * PRICE.lambdaGbSecond +
-    runs * PRICE.lambdaRequest;
   // A run's transaction: the day item, the hours that changed (≤ 2) and, at worst, every top-list
   // rank (2 × 25), each item's write units doubled by the transaction; one Query and one GetItem.
   const kb = (o: unknown) => Math.ceil(Buffer.byteLength(JSON.stringify(o)) / 1024);
@@ -253,10 +196,6 @@ try {
   });
   const hourUnits = kb(activity.hours[0]);
   const writeUnitsPerRun = 2 * (dayItemUnits + 2 * hourUnits + 2 * TOP_LIMIT);
-  const dynamo = queries * (writeUnitsPerRun * PRICE.dynamoWriteUnit + 10 * PRICE.dynamoReadUnit);
-  // Athena writes its results and the function lists the archive's apps: a few requests a query.
-  const s3 = queries * 4 * PRICE.s3Request;
-  const added = athena + lambda + dynamo + s3 + edgeWrites;
 
   const ratio = (bytes: number) => Number((bytes / rawBytes).toFixed(4));
   console.log(
@@ -288,30 +227,6 @@ try {
   console.log(
     `archive bytes per delivery: ${perEventArchived.toFixed(1)} (raw body ${(rawBytes / dayEvents.length).toFixed(1)})`,
   );
-  const pipeline = await pipelinePerMillion();
-  console.log(
-    `\nAt 1M events a day, every ${SCHEDULE.everyMinutes} min (today; yesterday for ${SCHEDULE.graceMinutes} min of grace): ${queries} queries a day, ${(athenaBytes / 1024 ** 3).toFixed(2)} GiB scanned`,
-  );
-  console.table({
-    "Athena (per TB scanned)": { "$ per 1M events": Number(athena.toFixed(4)) },
-    [`rollup function (${SCHEDULE.secondsPerQuery} s a query, 256 MB)`]: {
-      "$ per 1M events": Number(lambda.toFixed(4)),
-    },
-    [`DynamoDB (≤ ${writeUnitsPerRun} write units a run)`]: { "$ per 1M events": Number(dynamo.toFixed(4)) },
-    "S3 requests (results, listing)": { "$ per 1M events": Number(s3.toFixed(4)) },
-    [`edge object PUTs (${edgePutsPerMillion.toFixed(0)} per 1M events)`]: {
-      "$ per 1M events": Number(edgeWrites.toFixed(4)),
-    },
-    "rollups, total": { "$ per 1M events": Number(added.toFixed(4)) },
-    "the pipeline without them (bench:cost's one app, measured now)": {
-      "$ per 1M events": Number(pipeline.toFixed(4)),
-    },
-    "the pipeline with them": { "$ per 1M events": Number((pipeline + added).toFixed(4)) },
-  });
-  console.log(
-    `targets: scanned per day ≤ 0.3× raw JSON: ${ratio(scannedToday).toFixed(3)}× per recompute of today, ${ratio(scannedClosed).toFixed(3)}× per recompute of a closed day (baseline ${ratio(scannedBefore).toFixed(3)}×); rollups ≤ $0.10 per 1M events: $${added.toFixed(4)}`,
-  );
-
   // ---- Multi-tenant: the same number of events over BENCH_APPS apps (Zipf-like weights). ----
   const tenants = await simulateDay(
     Array.from({ length: APPS }, (_, i) => `tenant-${String(i + 1).padStart(5, "0")}`),
@@ -451,8 +366,7 @@ try {
   // The function's time at 10,000 apps: 2 queries (~10 s each on Athena), reading the rows back
   // (~80 a day an app, 1,000 a results page, ~0.1 s a page), and the writes of the apps whose
   // figures moved (all of them, at worst: a Query and a transaction each, ~30 ms, 16 at a time).
-  const modelSeconds =
-    2 * SCHEDULE.secondsPerQuery + ((2 * 10_000 * 80) / 1000) * 0.1 + ((2 * 10_000) / 16) * 0.03;
+  const modelSeconds = 2 * SECONDS_PER_QUERY + ((2 * 10_000 * 80) / 1000) * 0.1 + ((2 * 10_000) / 16) * 0.03;
   console.log(
     `the cycle at 10,000 apps, modelled: ${modelSeconds.toFixed(0)} s at worst (every app changed), inside the function's 600 s timeout`,
   );
@@ -461,6 +375,15 @@ try {
   );
   connection.closeSync();
   instance.closeSync();
+  if (
+    !(await printWholeBill({
+      objects,
+      deliveries,
+      writeUnitsPerRun,
+      parquetRatio: parquetBytes / tenantDayBytes,
+    }))
+  )
+    process.exitCode = 1;
   if (!same) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -26,8 +26,13 @@
  * to the $0 of the first two (nothing listens: no SNS request is made).
  * Then a hot group (#57, `pipeline-cost/hot-group.ts`): 500 joins of one group within two minutes,
  * 5% retried, beside the one-app mix: write units per delivery and the group item's sizes.
- * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month.
+ * Then what the watchdog adds (#52, `pipeline-cost/watchdog.ts`): $0 per event, cents a month;
+ * and the month's fixed costs at 10, 1,000 and 10,000 apps side by side (#59,
+ * `pipeline-cost/fixed-month.ts`): the synthesized template's alarms, custom metrics, dashboards,
+ * secrets and keys, the rollup's schedule with no traffic and the watchdog.
  */
+import { writeDocBlock } from "./pipeline-cost/doc-block";
+import { printFixedMonth } from "./pipeline-cost/fixed-month";
 import { HOT_GROUP_LIVE_APP, hotGroupCount, hotGroupPlan, printHotGroup } from "./pipeline-cost/hot-group";
 import { APPS } from "./pipeline-cost/model";
 import { measure } from "./pipeline-cost/run";
@@ -46,7 +51,13 @@ async function main() {
     const count = await hotGroupCount(bench);
     const live = await measure(bench, 1, { plan: hotGroupPlan(HOT_GROUP_LIVE_APP), print: false, batch: 1 });
     printHotGroup(one, hot, live, [count, await hotGroupCount(bench, HOT_GROUP_LIVE_APP)]);
-    await printWatchdogCost();
+    const watchdog = await printWatchdogCost();
+    printFixedMonth(
+      bench.synthesized,
+      watchdog,
+      new Set([...one.metrics, ...many.metrics, ...streamed.metrics]),
+    );
+    writeDocBlock("cost", "npm run bench:cost");
   } finally {
     await bench.stop();
   }

@@ -26,9 +26,11 @@ export const CONCURRENT_BATCHES = Number(process.env.BENCH_GATHERERS ?? 5);
  *
  * @example batchAtRate(200, 2, 100) // 40: five batches share 100 events/s for 2 s
  */
-export function batchAtRate(batchSize: number, windowSeconds: number, rate: number): number {
-  return Math.max(
-    1,
-    Math.min(batchSize, Math.floor((rate * Math.max(windowSeconds, 0.1)) / CONCURRENT_BATCHES)),
-  );
+export function batchAtRate(
+  batchSize: number,
+  windowSeconds: number,
+  rate: number,
+  gatherers = CONCURRENT_BATCHES,
+): number {
+  return Math.max(1, Math.min(batchSize, Math.floor((rate * Math.max(windowSeconds, 0.1)) / gatherers)));
 }

@@ -70,6 +70,14 @@ const contextSchema = z.strictObject({
   archiveInfrequentAccessDays: int(30, 30, 3650),
   archiveGlacierDays: int(180, 90, 3650),
   /**
+   * Days before recordings move to Infrequent Access, then Glacier IR (#59); a transition is left
+   * out when `retainRecordingsDays` ends before the class's minimum storage (30, 90 days) is over.
+   */
+  recordingsInfrequentAccessDays: int(30, 30, 36_500),
+  recordingsGlacierDays: int(120, 90, 36_500),
+  /** Days the data bucket's server access log (its audit trail, a record a request) keeps a record (#59). */
+  retainAccessLogDays: int(365, 1, 36_500),
+  /**
    * How long each kind of data in the bucket is kept, days (#34; the table in docs/deploy.md).
    * Unset: kept until you delete it. The raw archive with its edge copies and compacted Parquet,
    * the quarantine, the recordings; oversize bodies (at least 15: they must outlast the DLQ's 14
@@ -279,14 +287,19 @@ function batchProblems(config: DeploymentConfig): string[] {
 /** S3 keeps an object in Infrequent Access at least this long before a lifecycle moves it on. */
 const MIN_DAYS_IN_INFREQUENT_ACCESS = 30;
 
-/** The archive's lifecycle as S3 takes it: Glacier IR at least 30 days after Infrequent Access. */
+/** The archive's and the recordings' lifecycle as S3 takes it: Glacier IR at least 30 days after Infrequent Access. */
 function archiveProblems(config: DeploymentConfig): string[] {
-  const { archiveInfrequentAccessDays: ia, archiveGlacierDays: glacier } = config;
-  return glacier < ia + MIN_DAYS_IN_INFREQUENT_ACCESS
-    ? [
-        `archiveGlacierDays: ${glacier} must be at least ${MIN_DAYS_IN_INFREQUENT_ACCESS} days after archiveInfrequentAccessDays (${ia})`,
-      ]
-    : [];
+  const pairs = [
+    ["archiveInfrequentAccessDays", "archiveGlacierDays"],
+    ["recordingsInfrequentAccessDays", "recordingsGlacierDays"],
+  ] as const;
+  return pairs.flatMap(([iaKey, glacierKey]) =>
+    config[glacierKey] < config[iaKey] + MIN_DAYS_IN_INFREQUENT_ACCESS
+      ? [
+          `${glacierKey}: ${config[glacierKey]} must be at least ${MIN_DAYS_IN_INFREQUENT_ACCESS} days after ${iaKey} (${config[iaKey]})`,
+        ]
+      : [],
+  );
 }
 
 /**

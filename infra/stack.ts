@@ -105,12 +105,15 @@ export class WebhookBackendStack extends Stack {
       data: new DataBucket(this, "Data", {
         infrequentAccessAfterDays: config.archiveInfrequentAccessDays,
         glacierAfterDays: config.archiveGlacierDays,
+        recordingsInfrequentAccessAfterDays: config.recordingsInfrequentAccessDays,
+        recordingsGlacierAfterDays: config.recordingsGlacierDays,
         retention: {
           archiveDays: config.retainArchiveDays,
           quarantineDays: config.retainQuarantineDays,
           recordingsDays: config.retainRecordingsDays,
           oversizeDays: config.retainOversizeDays,
           noncurrentVersionsDays: config.retainNoncurrentVersionsDays,
+          accessLogDays: config.retainAccessLogDays,
         },
       }),
       tables: new ProjectionTables(this, "Tables", {

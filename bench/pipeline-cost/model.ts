@@ -26,7 +26,57 @@ export const PRICE = {
   xrayTrace: 5.0 / 1e6,
   /** Standard SNS: a request is each 64 KiB chunk of a publish (delivery to SQS is free). */
   snsChunk: 0.5 / 1e6,
+  /** Lambda duration, arm64 (the stack's architecture), per GB-second. */
+  lambdaGbSecond: 0.0000133334,
+  /** S3 Standard storage, per GB-month (the access log's records are stored there). */
+  s3GbMonth: 0.023,
+  /** CloudWatch Logs storage, per GB-month (billed on compressed bytes: the raw bytes are an upper bound). */
+  logGbMonth: 0.03,
 };
+
+/** Days in an average month: a month's storage of a record kept `days` is days / this. */
+export const DAYS_A_MONTH = 365 / 12;
+
+/**
+ * One record of the data bucket's server access log (S3's documented format, typical values: a
+ * projector's PUT of an archive object): every request to the bucket writes one, kept as long as
+ * the access-log bucket's lifecycle keeps it (`retainAccessLogDays`). S3 charges nothing to
+ * deliver it; it is billed as stored bytes.
+ */
+export const ACCESS_LOG_RECORD = [
+  "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be webhookbackend-prod-databucket1a2b3c4d5e6f-1a2b3c4d5e6f",
+  "[29/Nov/2026:06:40:12 +0000] 10.0.12.34",
+  "arn:aws:sts::123456789012:assumed-role/WebhookBackend-prod-ProjectorFunctionServiceRole-AbCdEfGhIjKl/WebhookBackend-prod-ProjectorFunction-AbCdEfGhIjKl",
+  "3E57427F3EXAMPLE REST.PUT.OBJECT raw/date=2026-11-29/hour=06/3f2a9c1e4b7d8a6f0e5c2b1a9d8e7f6c5b4a3d2e1f0a9b8c7d6e5f4a3b2c1d0e.ndjson.gz",
+  '"PUT /raw/date=2026-11-29/hour=06/3f2a9c1e4b7d8a6f0e5c2b1a9d8e7f6c5b4a3d2e1f0a9b8c7d6e5f4a3b2c1d0e.ndjson.gz HTTP/1.1" 200 - - 4213 21 9 "-"',
+  '"aws-sdk-js/3.1169.0 ua/2.1 os/linux#5.10 lang/js md/nodejs#24.11.0 api/s3#3.1169.0 m/E,N exec-env/AWS_Lambda_nodejs24.x"',
+  "- Yz8bKbdX8jKk3oDSXwG3bP2OrYy0Zl9bHmEXAMPLEu6aIzX5oZ1Zb1Hh9aB6Xj0Xq2Zc= SigV4 TLS_AES_128_GCM_SHA256 AuthHeader",
+  "webhookbackend-prod-databucket1a2b3c4d5e6f-1a2b3c4d5e6f.s3.us-east-1.amazonaws.com TLSv1.3 - -",
+].join(" ");
+export const ACCESS_LOG_RECORD_BYTES = Buffer.byteLength(ACCESS_LOG_RECORD) + 1;
+
+/** $ of `records` access-log records kept `days` days (stored bytes × months kept). */
+export function accessLogUsd(records: number, days: number): number {
+  return ((records * ACCESS_LOG_RECORD_BYTES) / 1024 ** 3) * PRICE.s3GbMonth * (days / DAYS_A_MONTH);
+}
+
+/** Lambda's billed duration of an invocation measured at `ms`: rounded up to the millisecond. */
+export const billedMs = (ms: number) => Math.ceil(ms);
+
+/** GB-seconds of `ms` billed milliseconds at a function's configured memory. */
+export function gbSeconds(ms: number, memoryMb: number): number {
+  return (ms / 1000) * (memoryMb / 1024);
+}
+
+/** What the deployment configures that a run's counts are priced with (the synthesized template's values). */
+export interface Deployed {
+  /** Each function's configured memory, MB, by service. */
+  memoryMb: { ingest: number; projector: number };
+  /** How long the data bucket's access log keeps a record, days. */
+  accessLogDays: number;
+  /** How long the functions' log groups keep a line, days. */
+  logRetentionDays: number;
+}
 
 /** Lambda's own lines per invocation at system log level INFO, in the JSON log format (typical values). */
 const PLATFORM_LINES = [
@@ -92,6 +142,11 @@ export interface RunCounts {
   publishRequests: number;
   publishEntries: number;
   publishChunks: number;
+  /** Requests of any kind to the data bucket (each writes one access-log record). */
+  s3Requests: number;
+  /** The handlers' measured time, ms, summed over their invocations (each rounded up to the ms). */
+  ingestMs: number;
+  projectorMs: number;
 }
 
 /** Lambda's own lines and X-Ray traces per event, for a given ingest setting (the workers: INFO, traced). */
@@ -108,8 +163,9 @@ export function platformShare(
 }
 
 /** Each priced item per event and per million events. */
-export function costLines(c: RunCounts, p: { logBytes: number; traces: number }) {
+export function costLines(c: RunCounts, p: { logBytes: number; traces: number }, d: Deployed) {
   const { n } = c;
+  const logBytes = c.logs / n + accessLogBytes() + p.logBytes;
   return [
     { item: "HTTP API requests", perEvent: 1, usd: PRICE.httpApiRequest },
     { item: "ingest invocations", perEvent: 1, usd: PRICE.lambdaRequest },
@@ -125,7 +181,34 @@ export function costLines(c: RunCounts, p: { logBytes: number; traces: number })
     { item: "log bytes: Lambda start/report lines", perEvent: p.logBytes, usd: PRICE.logByte },
     { item: `X-Ray traces (at ${RATE} events/s)`, perEvent: p.traces, usd: PRICE.xrayTrace },
     { item: "stream: SNS publish (64 KiB chunks)", perEvent: c.publishChunks / n, usd: PRICE.snsChunk },
-  ].map((l) => ({ ...l, perMillion: l.perEvent * l.usd * 1e6 }));
+    {
+      added: true,
+      item: `Lambda duration: ingest, GB-s (${(c.ingestMs / n).toFixed(2)} ms at ${d.memoryMb.ingest} MB)`,
+      perEvent: gbSeconds(c.ingestMs, d.memoryMb.ingest) / n,
+      usd: PRICE.lambdaGbSecond,
+    },
+    {
+      added: true,
+      item: `Lambda duration: projector, GB-s (${(c.projectorMs / Math.max(1, c.projectorInvocations)).toFixed(0)} ms a batch at ${d.memoryMb.projector} MB)`,
+      perEvent: gbSeconds(c.projectorMs, d.memoryMb.projector) / n,
+      usd: PRICE.lambdaGbSecond,
+    },
+    {
+      added: true,
+      item: `S3 access log: records (${ACCESS_LOG_RECORD_BYTES} B each, kept ${d.accessLogDays} days)`,
+      perEvent: c.s3Requests / n,
+      usd: accessLogUsd(1, d.accessLogDays),
+    },
+    {
+      added: true,
+      item: `log storage: bytes kept ${d.logRetentionDays} days (uncompressed: at most)`,
+      perEvent: logBytes,
+      usd: (PRICE.logGbMonth / 1024 ** 3) * (d.logRetentionDays / DAYS_A_MONTH),
+    },
+  ].map((l) => ({ added: false, ...l, perMillion: l.perEvent * l.usd * 1e6 }));
 }
 
 export const sumPerMillion = (ls: ReturnType<typeof costLines>) => ls.reduce((s, l) => s + l.perMillion, 0);
+/** The same sum without the items #59 added (Lambda duration, the access log, log storage): the bill as counted before. */
+export const countedBefore = (ls: ReturnType<typeof costLines>) =>
+  ls.filter((l) => !l.added).reduce((s, l) => s + l.perMillion, 0);

@@ -17,7 +17,8 @@ import {
   type ResourceUnits,
 } from "../capacity";
 import { CONCURRENT_BATCHES } from "../support";
-import { type costLines, PRICE, RATE, type RunCounts, sumPerMillion } from "./model";
+import { reportLine, reportTable } from "./doc-block";
+import { type costLines, countedBefore, PRICE, RATE, type RunCounts, sumPerMillion } from "./model";
 import type { Bench } from "./start";
 
 /**
@@ -82,18 +83,16 @@ export function printRun(
   const { deployed } = bench;
   const floor = PRICE.httpApiRequest * 1e6 + PRICE.lambdaRequest * 1e6 + PRICE.sqsRequest * 1e6;
   const total = sumPerMillion(r.lines);
-  console.log(
+  reportTable(
     `cost on the simulator's mix${r.stream ? ", the stream on with one subscriber" : ""}: ${n} deliveries of ${r.appCount === 1 ? "one app" : `${r.apps} of ${r.appCount} apps (Zipf-like weights)`} (5% duplicated, 10% reordered) at ${RATE} events/s; batches of ${bench.batch} (batch size ${deployed.projectorBatchSize}, window ${deployed.projectorBatchingWindowSeconds} s, ${CONCURRENT_BATCHES === 1 ? "one batch" : `${CONCURRENT_BATCHES} batches`} gathered at once)`,
-  );
-  console.table(
     r.lines.map((l) => ({
       "per event": l.item,
       count: Number(l.perEvent.toFixed(4)),
       "$ per million events": Number(l.perMillion.toFixed(4)),
     })),
   );
-  console.log(
-    `$ per million events: ${total.toFixed(2)}; floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
+  reportLine(
+    `$ per million events: ${total.toFixed(2)} (without the items #59 added, Lambda duration, the access log and log storage, as counted before: ${countedBefore(r.lines).toFixed(2)}); floor (HTTP API + ingest invocation + SQS send): ${floor.toFixed(2)}; ratio ${(total / floor).toFixed(2)}`,
   );
   console.log(
     `previous defaults (the ingest traced, its start and report lines logged): ${sumPerMillion(r.previous).toFixed(2)}; ratio ${(sumPerMillion(r.previous) / floor).toFixed(2)}`,
@@ -108,7 +107,7 @@ export function printRun(
     `stream: ${c.publishRequests} PublishBatch requests (${(c.publishRequests / n).toFixed(4)} per event), ${c.publishChunks} billed 64 KiB chunks (${(c.publishChunks / n).toFixed(4)} per event), ${c.publishRequests ? (c.publishEntries / c.publishRequests).toFixed(1) : "-"} entries per request of 10: $${((c.publishChunks / n) * PRICE.snsChunk * 1e6).toFixed(3)} per million events${r.stream ? "" : " (nothing listens: no SNS request, no client loaded)"}; the listener switch: one 0.5-unit read a minute per projector container`,
   );
   console.log(
-    `recording jobs sent: ${(bench.aws.counts.get("SendMessage") ?? 0) - n} (each recording's cost follows its bytes); Lambda duration and custom-metric charges not included`,
+    `recording jobs sent: ${(bench.aws.counts.get("SendMessage") ?? 0) - n} (each recording's cost follows its bytes); the month's fixed items (alarms, custom metrics, dashboards, secrets, keys) are printed at the end`,
   );
   console.log(
     "requests counted:",

@@ -15,13 +15,24 @@ import { LOCAL_REGION } from "../../tools/local/emulators";
 import { webhookPostEvent } from "../../tools/local/http-gateway";
 import { SqsPoller } from "../../tools/local/poller";
 import { deliveryPlan, generateHistory, zipfWeights } from "../../tools/simulate/generator";
-import { costLines, EVENTS, platformShare, type RunCounts, sumPerMillion } from "./model";
+import {
+  billedMs,
+  costLines,
+  countedBefore,
+  EVENTS,
+  platformShare,
+  type RunCounts,
+  sumPerMillion,
+} from "./model";
 import { printRun } from "./report";
 import type { Bench } from "./start";
+import { emfMetricKeys } from "./template";
 
 /** Counts the bytes of the functions' log lines (JSON and EMF) written while `run` runs, and keeps them off the terminal. */
 async function capturingLogs<T>(run: () => Promise<T>) {
   const bytes = { logs: 0, writeUnits: 0, readUnits: 0 };
+  /** The custom metrics the lines emitted (EMF): CloudWatch bills each per hour it is emitted. */
+  const metrics = new Set<string>();
   const tap = (stream: NodeJS.WriteStream) => {
     const original = stream.write.bind(stream);
     stream.write = ((chunk: string | Uint8Array) => {
@@ -30,6 +41,7 @@ async function capturingLogs<T>(run: () => Promise<T>) {
         if (!line.startsWith("{")) continue;
         bytes.logs += Buffer.byteLength(line) + 1;
         const entry = JSON.parse(line) as { ProjectorWriteUnits?: number; ProjectorReadUnits?: number };
+        for (const key of emfMetricKeys(entry)) metrics.add(key);
         bytes.writeUnits += entry.ProjectorWriteUnits ?? 0;
         bytes.readUnits += entry.ProjectorReadUnits ?? 0;
       }
@@ -41,7 +53,7 @@ async function capturingLogs<T>(run: () => Promise<T>) {
   };
   const restores = [tap(process.stdout), tap(process.stderr)];
   try {
-    return { result: await run(), ...bytes };
+    return { result: await run(), ...bytes, metrics };
   } finally {
     for (const restore of restores) restore();
   }
@@ -70,14 +82,17 @@ async function deliverAndDrain(
   batch = bench.batch,
 ) {
   let projectorInvocations = 0;
+  // Each handler's time per invocation, as Lambda bills it (rounded up to the ms): GB-seconds.
+  const duration = { ingestMs: 0, projectorMs: 0 };
   const run = await capturingLogs(async () => {
     for (const [i, delivery] of plan.entries()) {
-      const response = await bench.ingest(
-        webhookPostEvent(delivery.body, delivery.at + 200 + i, {
-          username: "bench",
-          password: "bench-password",
-        }),
-      );
+      const event = webhookPostEvent(delivery.body, delivery.at + 200 + i, {
+        username: "bench",
+        password: "bench-password",
+      });
+      const started = performance.now();
+      const response = await bench.ingest(event);
+      duration.ingestMs += billedMs(performance.now() - started);
       if (response.statusCode !== 200) throw new Error(`ingest answered ${response.statusCode}`);
     }
     const poller = new SqsPoller({
@@ -85,9 +100,14 @@ async function deliverAndDrain(
       queueUrl: bench.eventsQueue.url,
       queueArn: bench.eventsQueue.arn,
       region: LOCAL_REGION,
-      handler: (e, c) => {
+      handler: async (e, c) => {
         projectorInvocations++;
-        return bench.projector(e, c);
+        const started = performance.now();
+        try {
+          return await bench.projector(e, c);
+        } finally {
+          duration.projectorMs += billedMs(performance.now() - started);
+        }
       },
       functionName: "projector",
       batchSize: batch,
@@ -98,7 +118,7 @@ async function deliverAndDrain(
     await drained(bench);
     await poller.stop();
   });
-  return { ...run, projectorInvocations };
+  return { ...run, ...duration, projectorInvocations };
 }
 
 /** Resolves once the events queue holds nothing, visible or in flight. */
@@ -134,6 +154,12 @@ function runCounts(bench: Bench, n: number, run: Awaited<ReturnType<typeof deliv
     publishRequests: count("sns:PublishBatch", "sns:Publish"),
     publishEntries: count("sns:entries"),
     publishChunks: count("sns:chunks"),
+    // Every request to the bucket writes an access-log record, refused ones too (the emulator's own aside).
+    s3Requests: [...bench.aws.counts]
+      .filter(([op]) => op.startsWith("s3:") && !op.startsWith("s3:emulator-oversize"))
+      .reduce((sum, [, n]) => sum + n, 0),
+    ingestMs: run.ingestMs,
+    projectorMs: run.projectorMs,
   };
 }
 
@@ -176,7 +202,8 @@ export async function measure(
     : mixOver(appCount, options.events ?? EVENTS, options.stream ? "cost-stream-app" : undefined);
   const plan =
     options.plan ?? deliveryPlan(history?.events ?? [], { seed: 7, duplicateShare: 0.05, reorderShare: 0.1 });
-  const counts = runCounts(bench, plan.length, await deliverAndDrain(bench, plan, options.batch));
+  const run = await deliverAndDrain(bench, plan, options.batch);
+  const counts = runCounts(bench, plan.length, run);
   const perInvocation = counts.projectorInvocations / counts.n;
   const lines = costLines(
     counts,
@@ -184,10 +211,12 @@ export async function measure(
       systemLogLevel: INGEST_SYSTEM_LOG_LEVEL,
       traced: bench.deployed.ingestTracing,
     }),
+    bench.template,
   );
   const previous = costLines(
     counts,
     platformShare(perInvocation, { systemLogLevel: SystemLogLevel.INFO, traced: true }),
+    bench.template,
   );
   const apps = history ? new Set(history.events.map((e) => e.appId)).size : 1;
   if (options.print ?? true)
@@ -209,5 +238,8 @@ export async function measure(
     ),
     itemSizes: bench.sizes.summary(),
     usdPerMillion: sumPerMillion(lines),
+    usdCountedBefore: countedBefore(lines),
+    lines,
+    metrics: run.metrics,
   };
 }

@@ -23,6 +23,7 @@ import { batchAtRate, startFauxqsProcess } from "../support";
 import { countingProxy } from "./counting-proxy";
 import { itemSizeMeter } from "./item-sizes";
 import { RATE } from "./model";
+import { deployedFrom, synthesizeStack } from "./template";
 
 /** The emulators behind counting proxies, the queues, bucket and tables, and the real handlers wired to them. */
 export async function startBench() {
@@ -33,6 +34,8 @@ export async function startBench() {
   const sizes = itemSizeMeter(tables);
   const dynamodb = await countingProxy(dynamoLocal.endpoint, meter.onAnswer, sizes.onRequest);
   const deployed = readDeploymentConfig({});
+  // The default stack, synthesized: what the bill is priced with (memory, retention, fixed items).
+  const synthesized = synthesizeStack();
   const direct = emulatorClients({ aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint });
   const stop = async () => {
     direct.destroy();
@@ -102,6 +105,8 @@ export async function startBench() {
       meter,
       sizes,
       deployed,
+      synthesized,
+      template: deployedFrom(synthesized),
       direct,
       eventsQueue,
       ingest,

@@ -53,8 +53,13 @@ function passOf(day: string, apps: number, withWatchdog: boolean): DayPass {
   };
 }
 
-/** Prints the watchdog's lines: bytes, time and dollars, with and without it, for 10 to 10,000 apps. */
-export async function printWatchdogCost(): Promise<void> {
+/**
+ * Prints the watchdog's lines: bytes, time and dollars, with and without it, for 10 to 10,000
+ * apps; returns its month's requests, compute and storage by number of apps (its CloudWatch
+ * metric and alarms are the template's, counted with the month's fixed items).
+ */
+export async function printWatchdogCost(): Promise<Map<number, number>> {
+  const months = new Map<number, number>();
   const now = Date.UTC(2026, 0, 9, 12);
   const rows = [];
   for (const apps of [10, 1_000, 10_000]) {
@@ -83,6 +88,7 @@ export async function printWatchdogCost(): Promise<void> {
       storageAMonth +
       METRIC_AND_ALARMS_A_MONTH +
       INSIGHT_MATCHED_A_MONTH;
+    months.set(apps, monthly - METRIC_AND_ALARMS_A_MONTH);
     rows.push({
       apps,
       "ledger bytes/app/day, before": Math.round(before / apps),
@@ -101,4 +107,5 @@ export async function printWatchdogCost(): Promise<void> {
   console.log(
     "no request is made per delivery or per app: $0 per event; the month is the 29 GETs a tick, the judging time, the ledger's extra bytes (30 days kept), and $1.02 of CloudWatch (one metric, two alarms, the Contributor Insights rule and 1M matched refusal lines) whatever the number of apps",
   );
+  return months;
 }
