@@ -8,6 +8,7 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from "aws-cdk-lib/cx-api";
 import type { Construct } from "constructs";
 import {
   ingestEnvironment,
@@ -37,6 +38,7 @@ import { Monitoring } from "./constructs/monitoring";
 import { ProjectionTables } from "./constructs/projection-tables";
 import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
 import { WebhookIngest } from "./constructs/webhook-ingest";
+import { applyProductionSettings } from "./production";
 
 /** The ingest runs once per event: Lambda's start and report lines would be ~500 bytes of logs per event. */
 export const INGEST_SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
@@ -98,6 +100,9 @@ interface Resources {
 export class WebhookBackendStack extends Stack {
   constructor(scope: Construct, id: string, props: WebhookBackendStackProps) {
     super(scope, id, props);
+    // The access-log bucket admits S3's log delivery by its bucket policy, not the legacy
+    // LogDeliveryWrite ACL (its ACLs are off: DataBucket). Set before any child is made.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const { config } = props;
     const resources: Resources = {
       config,
@@ -147,6 +152,11 @@ export class WebhookBackendStack extends Stack {
       rateLimit: config.throttleRateLimit,
       burstLimit: config.throttleBurstLimit,
       logRetention: resources.logRetention,
+      pathToken: config.webhookPathToken,
+      domain:
+        config.customDomainName && config.customDomainCertificateArn
+          ? { name: config.customDomainName, certificateArn: config.customDomainCertificateArn }
+          : undefined,
     });
     const monitoring = new Monitoring(this, "Monitoring", {
       api: edge.api,
@@ -161,7 +171,21 @@ export class WebhookBackendStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
     this.stream(resources, projector, monitoring);
-    this.reconciler(resources);
+    const reconciler = this.reconciler(resources);
+    if (reconciler) monitoring.watchFunction("Reconciler", reconciler.function);
+    applyProductionSettings(this, {
+      config,
+      monitoring,
+      tables: resources.tables,
+      queues: { Events: resources.events, Recordings: resources.recordings },
+      ingest,
+    });
+    if (edge.domainName)
+      this.output(
+        "CustomDomainTarget",
+        edge.domainName.regionalDomainName,
+        `the CNAME (or alias) target of ${config.customDomainName}`,
+      );
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
       logRetention: resources.logRetention,
@@ -355,8 +379,8 @@ export class WebhookBackendStack extends Stack {
    * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
    * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
    */
-  private reconciler({ config, logRetention, tables }: Resources): void {
-    if (config.reconcileEveryMinutes === undefined) return;
+  private reconciler({ config, logRetention, tables }: Resources): BackendFunction | undefined {
+    if (config.reconcileEveryMinutes === undefined) return undefined;
     if (!config.recordingApiKeysSecretArn || Object.keys(config.reconcileApps).length === 0)
       throw new Error(
         'reconcileEveryMinutes needs recordingApiKeysSecretArn (the apps\' API keys) and reconcileApps ({"<appId>":"us|eu|in"})',
@@ -394,6 +418,7 @@ export class WebhookBackendStack extends Stack {
       reason:
         "A schedule tick carries no data: a missed one is superseded by the next, which re-reads the platform's listing. Nothing is lost to dead-letter.",
     });
+    return reconciler;
   }
 
   /** A stack output (what `--stack` reads), with what it is. */
