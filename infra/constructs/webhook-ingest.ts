@@ -112,10 +112,11 @@ export class WebhookIngest extends Construct {
     // The route's own throttle bucket (route-level settings override the stage's defaults), so
     // that what a stranger sends to another path is not counted against the deliveries' route.
     const cfnStage = this.stage.node.defaultChild as CfnStage;
+    // CloudFormation's own names: RouteSettings is JSON, passed as it is.
     cfnStage.routeSettings = {
       [`POST ${path}`]: {
-        throttlingRateLimit: throttle.rateLimit,
-        throttlingBurstLimit: throttle.burstLimit,
+        ThrottlingRateLimit: throttle.rateLimit,
+        ThrottlingBurstLimit: throttle.burstLimit,
       },
     };
     if (route) cfnStage.node.addDependency(route);
