@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { App } from "aws-cdk-lib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../../infra/app";
@@ -9,7 +8,6 @@ import {
   doorProblems,
   functionAlarmProblems,
   keptDataProblems,
-  replacementProblems,
   servicePrincipalProblems,
 } from "../support/deployed/checks-production";
 import { copyOf, resourcesOf, synthesizedTemplate, type TemplateJson } from "../support/deployed/template";
@@ -27,7 +25,11 @@ const PRODUCTION = {
   alarmEmail: "ops@example.com",
   alarmTopicArn: DEPLOYER_TOPIC,
   alarmSlack: JSON.stringify({ workspaceId: "T0123ABCD", channelId: "C0123ABCD" }),
-  alarmTeams: JSON.stringify({ teamId: "team-1", tenantId: "tenant-1", channelId: "channel-1" }),
+  alarmTeams: JSON.stringify({
+    teamId: "00000000-0000-4000-8000-000000000001",
+    tenantId: "00000000-0000-4000-8000-000000000002",
+    channelId: "19:channel@thread.tacv2",
+  }),
   capacityMode: "provisioned",
   reconcileEveryMinutes: "60",
   reconcileApps: JSON.stringify({ app1: "us" }),
