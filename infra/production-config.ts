@@ -58,6 +58,24 @@ export const PRODUCTION_KEYS = {
       ),
   ),
   customDomainCertificateArn: z.optional(arn("acm")),
+  /**
+   * Deploy onto the tables and data bucket a deleted stack left, by name (with `cdk deploy
+   * --import-existing-resources`, on a new stack only): `{"tables":{"Sessions":"<name>",…},"dataBucket":"<name>"}`,
+   * the table ids `Sessions`, `Groups`, `Presence`, `Memberships`, `Apps`, `Activity`.
+   */
+  existingResources: z.optional(
+    z.strictObject({
+      tables: z.optional(
+        z.partialRecord(
+          z.enum(["Sessions", "Groups", "Presence", "Memberships", "Apps", "Activity"]),
+          z.string().check(z.regex(/^[A-Za-z0-9_.-]{3,255}$/, "expected a DynamoDB table name")),
+        ),
+      ),
+      dataBucket: z.optional(
+        z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "expected an S3 bucket name")),
+      ),
+    }),
+  ),
   /** DynamoDB deletion protection on every table: `false` only to delete a stage for good. */
   tableDeletionProtection: z._default(z.boolean(), true),
   /**
@@ -78,6 +96,12 @@ export function domainProblems(config: {
         "customDomainName and customDomainCertificateArn: give both (the host name, and its ACM certificate in the stack's region)",
       ]
     : [];
+}
+
+/** The resources a deleted stack left, to deploy onto by name. */
+export interface ExistingResources {
+  tables?: Partial<Record<string, string>>;
+  dataBucket?: string;
 }
 
 /** Where the alarms go: the destinations a configuration gives. */

@@ -11,9 +11,10 @@ import {
 } from "aws-cdk-lib";
 import { CfnMicrosoftTeamsChannelConfiguration, SlackChannelConfiguration } from "aws-cdk-lib/aws-chatbot";
 import { CfnAlarm, ComparisonOperator, type MathExpression } from "aws-cdk-lib/aws-cloudwatch";
-import { CfnTable, Operation } from "aws-cdk-lib/aws-dynamodb";
+import { CfnTable, Operation, type Table } from "aws-cdk-lib/aws-dynamodb";
 import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
+import type { Bucket, CfnBucket } from "aws-cdk-lib/aws-s3";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import type { IConstruct } from "constructs";
 import { type DeploymentConfig, SOURCE_QUEUE_RETENTION_DAYS } from "./config";
@@ -21,7 +22,7 @@ import type { BackendFunction } from "./constructs/backend-function";
 import type { Monitoring } from "./constructs/monitoring";
 import type { ProjectionTables } from "./constructs/projection-tables";
 import type { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
-import { alarmDestinationKeys } from "./production-config";
+import { alarmDestinationKeys, type ExistingResources } from "./production-config";
 
 /**
  * The resource types that hold data or what reaches it, retained when the stack is deleted or a
@@ -73,6 +74,8 @@ export interface ProductionProps {
   readonly tables: ProjectionTables;
   readonly queues: Record<"Events" | "Recordings", QueueWithDeadLetter>;
   readonly ingest: BackendFunction;
+  /** What `existingResources` may name: every table by its id, and the data bucket. */
+  readonly named: { tables: Record<string, Table>; dataBucket: Bucket };
 }
 
 /**
@@ -110,6 +113,7 @@ export function applyProductionSettings(stack: Stack, props: ProductionProps): v
     );
   if (config.capacityMode === "provisioned") alarmOnThrottledTables(monitoring, props.tables);
   alarmBeforeExpiry(monitoring, props.queues);
+  if (config.existingResources) nameExisting(props.named, config.existingResources);
   if (config.ingestReservedConcurrency !== undefined)
     (props.ingest.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions =
       config.ingestReservedConcurrency;
@@ -196,4 +200,20 @@ function alarmBeforeExpiry(
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
+}
+
+/**
+ * Deploy onto the tables and bucket a deleted stack left (`existingResources`): each is given the
+ * name it has, so `cdk deploy --import-existing-resources` imports it (CloudFormation imports a
+ * resource by its custom name) instead of creating an empty one. Only on a new stack: naming a
+ * resource of a running stack replaces it (docs/deploy.md, "What survives").
+ */
+function nameExisting(named: ProductionProps["named"], existing: ExistingResources): void {
+  for (const [id, name] of Object.entries(existing.tables ?? {})) {
+    const table = named.tables[id];
+    if (!table)
+      throw new Error(`existingResources.tables: no table ${id} (${Object.keys(named.tables).join(", ")})`);
+    (table.node.defaultChild as CfnTable).tableName = name;
+  }
+  if (existing.dataBucket) (named.dataBucket.node.defaultChild as CfnBucket).bucketName = existing.dataBucket;
 }

@@ -173,13 +173,6 @@ export class WebhookBackendStack extends Stack {
     this.stream(resources, projector, monitoring);
     const reconciler = this.reconciler(resources);
     if (reconciler) monitoring.watchFunction("Reconciler", reconciler.function);
-    applyProductionSettings(this, {
-      config,
-      monitoring,
-      tables: resources.tables,
-      queues: { Events: resources.events, Recordings: resources.recordings },
-      ingest,
-    });
     if (edge.domainName)
       this.output(
         "CustomDomainTarget",
@@ -199,6 +192,17 @@ export class WebhookBackendStack extends Stack {
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the
     // archive) is an Errors alarm; a throttled tick (the account's concurrency exhausted) a Throttles one.
     monitoring.watchFunction("Rollup", analytics.rollup.function);
+    applyProductionSettings(this, {
+      config,
+      monitoring,
+      tables: resources.tables,
+      queues: { Events: resources.events, Recordings: resources.recordings },
+      ingest,
+      named: {
+        tables: { ...resources.tables.tables, Apps: resources.apps.table, Activity: analytics.table },
+        dataBucket: resources.data.bucket,
+      },
+    });
     this.outputs(resources, edge, credentials, monitoring);
     new CfnOutput(this, "ActivityTable", {
       value: analytics.table.tableName,

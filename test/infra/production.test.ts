@@ -36,6 +36,13 @@ const PRODUCTION = {
   recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:recording-keys-AbCdEf",
   ingestReservedConcurrency: "50",
   customDomainName: "webhooks.example.com",
+  existingResources: JSON.stringify({
+    tables: {
+      Sessions: "WebhookBackend-prod-TablesSessions0A1B2C3D-1A2B3C4D5E6F",
+      Apps: "WebhookBackend-prod-AppsTable9F8E7D6C-6F5E4D3C2B1A",
+    },
+    dataBucket: "webhookbackend-prod-databucket1a2b3c4d-5e6f7a8b9c0d",
+  }),
   customDomainCertificateArn:
     "arn:aws:acm:eu-west-1:123456789012:certificate/1234abcd-12ab-34cd-56ef-1234567890ab",
 } as const;
@@ -116,9 +123,9 @@ describe("alarms reach a person", () => {
     expect(slack?.Properties?.SnsTopicArns).toEqual([topic]);
     const [, teams] = resourcesOf(template, "AWS::Chatbot::MicrosoftTeamsChannelConfiguration")[0] ?? [];
     expect(teams?.Properties).toMatchObject({
-      TeamId: "team-1",
-      TeamsTenantId: "tenant-1",
-      TeamsChannelId: "channel-1",
+      TeamId: "00000000-0000-4000-8000-000000000001",
+      TeamsTenantId: "00000000-0000-4000-8000-000000000002",
+      TeamsChannelId: "19:channel@thread.tacv2",
     });
     expect(teams?.Properties?.SnsTopicArns).toEqual([topic]);
     const email = resourcesOf(template, "AWS::SNS::Subscription").find(
@@ -190,6 +197,30 @@ describe("what survives", () => {
         `${table}: DeletionProtectionEnabled is not true`,
         `${queue} (AWS::SQS::Queue) is not retained: DeletionPolicy undefined`,
       ].sort(),
+    );
+  });
+});
+
+describe("deploying onto what a deleted stack left", () => {
+  it("names the tables and the bucket given, so that --import-existing-resources imports them", () => {
+    const existing = JSON.parse(PRODUCTION.existingResources);
+    expect(propsOf(template, idOf(template, "AWS::DynamoDB::Table", "TablesSessions")).TableName).toBe(
+      existing.tables.Sessions,
+    );
+    expect(propsOf(template, idOf(template, "AWS::DynamoDB::Table", "AppsTable")).TableName).toBe(
+      existing.tables.Apps,
+    );
+    expect(
+      propsOf(template, idOf(template, "AWS::DynamoDB::Table", "TablesGroups")).TableName,
+    ).toBeUndefined();
+    expect(propsOf(template, idOf(template, "AWS::S3::Bucket", "DataBucket")).BucketName).toBe(
+      existing.dataBucket,
+    );
+  });
+
+  it("refuses a table id that is not one of the stack's", () => {
+    expect(() => readDeploymentConfig({ existingResources: '{"tables":{"Session":"x-table"}}' })).toThrow(
+      /existingResources\.tables: Unrecognized key: "Session"/,
     );
   });
 });
