@@ -5,7 +5,7 @@ import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 import { streamSubscribersSchema } from "../shared/stream/subscribers";
 import { arn, int, wholeNumber } from "./config-schema";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
-import { domainProblems, PRODUCTION_KEYS } from "./production-config";
+import { domainProblems, PRODUCTION_KEYS, replicaProblems } from "./production-config";
 
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field
@@ -443,6 +443,7 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...deadLetterProblems(config),
       ...itemExpiryProblems(config),
       ...domainProblems(config),
+      ...replicaProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;

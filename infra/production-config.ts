@@ -76,6 +76,17 @@ export const PRODUCTION_KEYS = {
       ),
     }),
   ),
+  /**
+   * A copy in another region, to rebuild there (docs/deploy.md, "Another region"): the raw
+   * archive, quarantine and import records replicated to `replicaBucketName` (a versioned bucket
+   * of yours in `replicaRegion`), and the generated secrets replicated to `replicaRegion`.
+   */
+  replicaRegion: z.optional(
+    z.string().check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "expected a region (eu-central-1)")),
+  ),
+  replicaBucketName: z.optional(
+    z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "expected an S3 bucket name")),
+  ),
   /** DynamoDB deletion protection on every table: `false` only to delete a stage for good. */
   tableDeletionProtection: z._default(z.boolean(), true),
   /**
@@ -84,6 +95,13 @@ export const PRODUCTION_KEYS = {
    */
   ingestReservedConcurrency: z.optional(wholeNumber(1, 10_000)),
 };
+
+/** The copy needs its region and its bucket. */
+export function replicaProblems(config: { replicaRegion?: string; replicaBucketName?: string }): string[] {
+  return [config.replicaRegion, config.replicaBucketName].filter(Boolean).length === 1
+    ? ["replicaRegion and replicaBucketName: give both (a versioned bucket of yours in that region)"]
+    : [];
+}
 
 /** A custom domain needs its certificate, and a certificate its domain. */
 export function domainProblems(config: {

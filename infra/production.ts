@@ -7,7 +7,6 @@ import {
   type IAspect,
   RemovalPolicy,
   type Stack,
-  Validations,
 } from "aws-cdk-lib";
 import { CfnMicrosoftTeamsChannelConfiguration, SlackChannelConfiguration } from "aws-cdk-lib/aws-chatbot";
 import { CfnAlarm, ComparisonOperator, type MathExpression } from "aws-cdk-lib/aws-cloudwatch";
@@ -18,6 +17,7 @@ import type { Bucket, CfnBucket } from "aws-cdk-lib/aws-s3";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import type { IConstruct } from "constructs";
 import { type DeploymentConfig, SOURCE_QUEUE_RETENTION_DAYS } from "./config";
+import { ArchiveReplica } from "./constructs/archive-replica";
 import type { BackendFunction } from "./constructs/backend-function";
 import type { Monitoring } from "./constructs/monitoring";
 import type { ProjectionTables } from "./constructs/projection-tables";
@@ -114,6 +114,12 @@ export function applyProductionSettings(stack: Stack, props: ProductionProps): v
   if (config.capacityMode === "provisioned") alarmOnThrottledTables(monitoring, props.tables);
   alarmBeforeExpiry(monitoring, props.queues);
   if (config.existingResources) nameExisting(props.named, config.existingResources);
+  if (config.replicaRegion && config.replicaBucketName)
+    new ArchiveReplica(stack, "Replica", {
+      source: props.named.dataBucket,
+      region: config.replicaRegion,
+      bucketName: config.replicaBucketName,
+    });
   if (config.ingestReservedConcurrency !== undefined)
     (props.ingest.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions =
       config.ingestReservedConcurrency;
@@ -142,15 +148,6 @@ function chatDestinations(stack: Stack, config: DeploymentConfig, monitoring: Mo
       teamsChannelId: config.alarmTeams.channelId,
       snsTopicArns: [monitoring.topic.topicArn],
     });
-  }
-  for (const id of ["AlarmsSlack", "AlarmsTeamsRole"]) {
-    const child = stack.node.tryFindChild(id);
-    if (child)
-      Validations.of(child).acknowledge({
-        id: "AwsSolutions::AwsSolutions-IAM5",
-        reason:
-          "AWS Chatbot's role for alarm notifications: CDK grants it nothing beyond reading what it posts.",
-      });
   }
 }
 

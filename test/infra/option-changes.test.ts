@@ -40,7 +40,7 @@ const GROUPS: Record<string, Record<string, string>> = {
     alarmTeams: JSON.stringify({
       teamId: "00000000-0000-4000-8000-000000000001",
       tenantId: "00000000-0000-4000-8000-000000000002",
-      channelId: "19:channel@thread.tacv2",
+      channelId: "19%3achannel%40thread.tacv2",
     }),
     queueAgeAlarmSeconds: "600",
     api5xxAlarmPercent: "5",
@@ -87,6 +87,8 @@ const GROUPS: Record<string, Record<string, string>> = {
     activityEveryMinutes: "30",
     activityGraceMinutes: "60",
     athenaBytesScannedCutoffMb: "2048",
+    replicaRegion: "eu-central-1",
+    replicaBucketName: "webhook-archive-replica",
 
     streamSubscribers: '[{"name":"crm","triggers":["group:*"]}]',
     retainStreamFactsDays: "5",

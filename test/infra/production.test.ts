@@ -28,13 +28,15 @@ const PRODUCTION = {
   alarmTeams: JSON.stringify({
     teamId: "00000000-0000-4000-8000-000000000001",
     tenantId: "00000000-0000-4000-8000-000000000002",
-    channelId: "19:channel@thread.tacv2",
+    channelId: "19%3achannel%40thread.tacv2",
   }),
   capacityMode: "provisioned",
   reconcileEveryMinutes: "60",
   reconcileApps: JSON.stringify({ app1: "us" }),
   recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:recording-keys-AbCdEf",
   ingestReservedConcurrency: "50",
+  replicaRegion: "eu-central-1",
+  replicaBucketName: "webhook-archive-replica",
   customDomainName: "webhooks.example.com",
   existingResources: JSON.stringify({
     tables: {
@@ -125,7 +127,7 @@ describe("alarms reach a person", () => {
     expect(teams?.Properties).toMatchObject({
       TeamId: "00000000-0000-4000-8000-000000000001",
       TeamsTenantId: "00000000-0000-4000-8000-000000000002",
-      TeamsChannelId: "19:channel@thread.tacv2",
+      TeamsChannelId: "19%3achannel%40thread.tacv2",
     });
     expect(teams?.Properties?.SnsTopicArns).toEqual([topic]);
     const email = resourcesOf(template, "AWS::SNS::Subscription").find(
@@ -222,6 +224,29 @@ describe("deploying onto what a deleted stack left", () => {
     expect(() => readDeploymentConfig({ existingResources: '{"tables":{"Session":"x-table"}}' })).toThrow(
       /existingResources\.tables: Unrecognized key: "Session"/,
     );
+  });
+});
+
+describe("another region", () => {
+  it("replicates the raw archive, quarantine and import records to the copy's bucket, and the generated secrets to its region", () => {
+    const bucket = propsOf(template, idOf(template, "AWS::S3::Bucket", "DataBucket"));
+    const rules = (bucket.ReplicationConfiguration as { Rules: Array<Record<string, unknown>> }).Rules;
+    expect(rules.map((r) => (r.Filter as { Prefix: string }).Prefix)).toEqual([
+      "raw/",
+      "quarantine/",
+      "imports/",
+    ]);
+    for (const rule of rules)
+      expect(rule).toMatchObject({
+        Status: "Enabled",
+        Destination: {
+          Bucket: { "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":s3:::webhook-archive-replica"]] },
+        },
+      });
+    const secrets = resourcesOf(template, "AWS::SecretsManager::Secret");
+    expect(secrets.length).toBeGreaterThan(0);
+    for (const [, secret] of secrets)
+      expect(secret.Properties?.ReplicaRegions).toEqual([{ Region: "eu-central-1" }]);
   });
 });
 
