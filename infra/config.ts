@@ -240,6 +240,8 @@ const PROVISIONED_KEYS = [
   "capacityMaxWriteUnits",
   "capacityMinReadUnits",
   "capacityMaxReadUnits",
+  "capacityInitialWriteUnits",
+  "capacityInitialReadUnits",
 ] as const;
 
 /**
@@ -255,6 +257,11 @@ function capacityProblems(config: DeploymentConfig, given: readonly string[]): s
   for (const kind of ["Write", "Read"] as const) {
     const [min, max] = [config[`capacityMin${kind}Units`], config[`capacityMax${kind}Units`]];
     if (min > max) problems.push(`capacityMin${kind}Units: ${min} is above capacityMax${kind}Units (${max})`);
+    const initial = config[`capacityInitial${kind}Units`];
+    if (initial !== undefined && (initial < min || initial > max))
+      problems.push(
+        `capacityInitial${kind}Units: ${initial} is outside capacityMin${kind}Units..capacityMax${kind}Units (${min}..${max})`,
+      );
   }
   return problems;
 }
@@ -472,5 +479,7 @@ export function tableCapacity(config: DeploymentConfig): TableCapacity {
     maxWriteUnits: config.capacityMaxWriteUnits,
     minReadUnits: config.capacityMinReadUnits,
     maxReadUnits: config.capacityMaxReadUnits,
+    initialWriteUnits: config.capacityInitialWriteUnits,
+    initialReadUnits: config.capacityInitialReadUnits,
   };
 }

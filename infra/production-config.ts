@@ -87,6 +87,12 @@ export const PRODUCTION_KEYS = {
   replicaBucketName: z.optional(
     z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "expected an S3 bucket name")),
   ),
+  /**
+   * Provisioned mode: the units every table and index starts with, at creation or a switch from
+   * on demand (default: the minimum). Set to the peak on-demand consumption before a live switch.
+   */
+  capacityInitialWriteUnits: z.optional(wholeNumber(1, 40_000)),
+  capacityInitialReadUnits: z.optional(wholeNumber(1, 40_000)),
   /** DynamoDB deletion protection on every table: `false` only to delete a stage for good. */
   tableDeletionProtection: z._default(z.boolean(), true),
   /**
@@ -101,6 +107,15 @@ export function replicaProblems(config: { replicaRegion?: string; replicaBucketN
   return [config.replicaRegion, config.replicaBucketName].filter(Boolean).length === 1
     ? ["replicaRegion and replicaBucketName: give both (a versioned bucket of yours in that region)"]
     : [];
+}
+
+/** The custom domain the configuration gives, with its certificate. */
+export function customDomain(config: {
+  customDomainName?: string;
+  customDomainCertificateArn?: string;
+}): { name: string; certificateArn: string } | undefined {
+  const { customDomainName: name, customDomainCertificateArn: certificateArn } = config;
+  return name && certificateArn ? { name, certificateArn } : undefined;
 }
 
 /** A custom domain needs its certificate, and a certificate its domain. */

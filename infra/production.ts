@@ -22,6 +22,7 @@ import type { BackendFunction } from "./constructs/backend-function";
 import type { Monitoring } from "./constructs/monitoring";
 import type { ProjectionTables } from "./constructs/projection-tables";
 import type { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
+import type { WebhookIngest } from "./constructs/webhook-ingest";
 import { alarmDestinationKeys, type ExistingResources } from "./production-config";
 
 /**
@@ -74,6 +75,7 @@ export interface ProductionProps {
   readonly tables: ProjectionTables;
   readonly queues: Record<"Events" | "Recordings", QueueWithDeadLetter>;
   readonly ingest: BackendFunction;
+  readonly edge: WebhookIngest;
   /** What `existingResources` may name: every table by its id, and the data bucket. */
   readonly named: { tables: Record<string, Table>; dataBucket: Bucket };
 }
@@ -113,6 +115,11 @@ export function applyProductionSettings(stack: Stack, props: ProductionProps): v
     );
   if (config.capacityMode === "provisioned") alarmOnThrottledTables(monitoring, props.tables);
   alarmBeforeExpiry(monitoring, props.queues);
+  if (props.edge.domainName)
+    new CfnOutput(stack, "CustomDomainTarget", {
+      value: props.edge.domainName.regionalDomainName,
+      description: `the CNAME (or alias) target of ${config.customDomainName}`,
+    });
   if (config.existingResources) nameExisting(props.named, config.existingResources);
   if (config.replicaRegion && config.replicaBucketName)
     new ArchiveReplica(stack, "Replica", {

@@ -8,7 +8,6 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { RetentionDays } from "aws-cdk-lib/aws-logs";
 import { type ISecret, Secret } from "aws-cdk-lib/aws-secretsmanager";
 import type { IQueue } from "aws-cdk-lib/aws-sqs";
-import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from "aws-cdk-lib/cx-api";
 import type { Construct } from "constructs";
 import {
   ingestEnvironment,
@@ -39,6 +38,7 @@ import { ProjectionTables } from "./constructs/projection-tables";
 import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
 import { WebhookIngest } from "./constructs/webhook-ingest";
 import { applyProductionSettings } from "./production";
+import { customDomain } from "./production-config";
 
 /** The ingest runs once per event: Lambda's start and report lines would be ~500 bytes of logs per event. */
 export const INGEST_SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
@@ -100,9 +100,6 @@ interface Resources {
 export class WebhookBackendStack extends Stack {
   constructor(scope: Construct, id: string, props: WebhookBackendStackProps) {
     super(scope, id, props);
-    // The access-log bucket admits S3's log delivery by its bucket policy, not the legacy
-    // LogDeliveryWrite ACL (its ACLs are off: DataBucket). Set before any child is made.
-    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const { config } = props;
     const resources: Resources = {
       config,
@@ -153,10 +150,7 @@ export class WebhookBackendStack extends Stack {
       burstLimit: config.throttleBurstLimit,
       logRetention: resources.logRetention,
       pathToken: config.webhookPathToken,
-      domain:
-        config.customDomainName && config.customDomainCertificateArn
-          ? { name: config.customDomainName, certificateArn: config.customDomainCertificateArn }
-          : undefined,
+      domain: customDomain(config),
     });
     const monitoring = new Monitoring(this, "Monitoring", {
       api: edge.api,
@@ -173,12 +167,6 @@ export class WebhookBackendStack extends Stack {
     this.stream(resources, projector, monitoring);
     const reconciler = this.reconciler(resources);
     if (reconciler) monitoring.watchFunction("Reconciler", reconciler.function);
-    if (edge.domainName)
-      this.output(
-        "CustomDomainTarget",
-        edge.domainName.regionalDomainName,
-        `the CNAME (or alias) target of ${config.customDomainName}`,
-      );
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
       logRetention: resources.logRetention,
@@ -198,6 +186,7 @@ export class WebhookBackendStack extends Stack {
       tables: resources.tables,
       queues: { Events: resources.events, Recordings: resources.recordings },
       ingest,
+      edge,
       named: {
         tables: { ...resources.tables.tables, Apps: resources.apps.table, Activity: analytics.table },
         dataBucket: resources.data.bucket,

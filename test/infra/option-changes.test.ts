@@ -69,6 +69,8 @@ const GROUPS: Record<string, Record<string, string>> = {
     capacityMaxWriteUnits: "500",
     capacityMinReadUnits: "5",
     capacityMaxReadUnits: "500",
+    capacityInitialWriteUnits: "50",
+    capacityInitialReadUnits: "50",
     projectorBatchSize: "100",
     projectorBatchingWindowSeconds: "5",
     projectorMaxConcurrency: "10",

@@ -31,6 +31,8 @@ const PRODUCTION = {
     channelId: "19%3achannel%40thread.tacv2",
   }),
   capacityMode: "provisioned",
+  capacityInitialWriteUnits: "40",
+  capacityInitialReadUnits: "20",
   reconcileEveryMinutes: "60",
   reconcileApps: JSON.stringify({ app1: "us" }),
   recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:recording-keys-AbCdEf",
@@ -279,6 +281,22 @@ describe("the smaller items", () => {
       `${key}: CloudWatch may use the key for any account's alarm (no aws:SourceAccount)`,
       `${logs}: a canned ACL ("LogDeliveryWrite"), not a bucket policy`,
     ]);
+  });
+
+  it("starts provisioned tables and their indexes at the initial units given, within the bounds", () => {
+    for (const [, table] of resourcesOf(template, "AWS::DynamoDB::Table").filter(([id]) =>
+      id.startsWith("Tables"),
+    )) {
+      const units = { ReadCapacityUnits: 20, WriteCapacityUnits: 40 };
+      expect(table.Properties?.ProvisionedThroughput).toEqual(units);
+      for (const index of (table.Properties?.GlobalSecondaryIndexes as Array<Record<string, unknown>>) ?? [])
+        expect(index.ProvisionedThroughput).toEqual(units);
+    }
+    expect(() =>
+      readDeploymentConfig({ capacityMode: "provisioned", capacityInitialWriteUnits: "2000" }),
+    ).toThrow(
+      /capacityInitialWriteUnits: 2000 is outside capacityMinWriteUnits..capacityMaxWriteUnits \(1..1000\)/,
+    );
   });
 
   it("reserves the ingest's concurrency when asked", () => {
