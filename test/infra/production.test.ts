@@ -11,6 +11,7 @@ import {
   servicePrincipalProblems,
 } from "../support/deployed/checks-production";
 import { copyOf, resourcesOf, synthesizedTemplate, type TemplateJson } from "../support/deployed/template";
+import { cfnLintAvailable, cfnLintErrors } from "./cfn-lint";
 
 /**
  * In production (#60): the door, where the alarms go, what survives, checked on the synthesized
@@ -305,4 +306,14 @@ describe("the smaller items", () => {
     );
     expect(ingest?.[1].Properties?.ReservedConcurrentExecutions).toBe(50);
   });
+});
+
+describe("the template with every production option", () => {
+  it.skipIf(!cfnLintAvailable)(
+    "reports no cfn-lint error (Chatbot, the domain, replication, route settings)",
+    async () => {
+      expect(await cfnLintErrors(JSON.stringify(template), ["us-east-1", "eu-west-1"])).toEqual([]);
+    },
+    180_000,
+  );
 });
