@@ -124,7 +124,9 @@ export function servicePrincipalProblems(template: TemplateJson): string[] {
     for (const s of statements)
       if (
         text(s.Principal).includes("cloudwatch.amazonaws.com") &&
-        !text(s.Condition).includes("aws:SourceAccount")
+        (s.Condition as { StringEquals?: Record<string, unknown> } | undefined)?.StringEquals?.[
+          "aws:SourceAccount"
+        ] === undefined
       )
         problems.push(`${id}: CloudWatch may use the key for any account's alarm (no aws:SourceAccount)`);
   }
