@@ -51,7 +51,7 @@ const RESTRICTED_ENV = { ...PROBE_ENV, ALLOWED_APPS_TABLE: "bench-apps" };
  */
 function deployedBundles(outdir: string): Record<"ingest" | "projector" | "bare" | "ingestMapped", Bundle> {
   process.env.NO_NAG = "1";
-  const { stack } = buildApp(new App({ outdir }));
+  const { stack } = buildApp(new App({ outdir, context: { alarms: "none" } }));
   const staged = (id: string): Bundle => {
     const fn = stack.node.findChild(id);
     const code = fn instanceof BackendFunction ? fn.function.node.findChild("Code") : undefined;

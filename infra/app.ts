@@ -1,11 +1,19 @@
 import { App, Tags, Validations } from "aws-cdk-lib";
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from "aws-cdk-lib/cx-api";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { readDeploymentConfig } from "./config";
+import { alarmProblems } from "./production-config";
 import { WebhookBackendStack } from "./stack";
 
 /** Builds the CDK app: one stack per stage, checked by cdk-nag's AwsSolutions and Serverless packs. */
 export function buildApp(app = new App()): { app: App; stack: WebhookBackendStack } {
   const config = readDeploymentConfig(app.node.getAllContext());
+  // Never silently nowhere (#60): a deployment names where its alarms go, or says none.
+  const alarms = alarmProblems(config);
+  if (alarms.length) throw new Error(`invalid CDK context: ${alarms.join("; ")}`);
+  // The access-log bucket admits S3's log delivery by its bucket policy, not the legacy
+  // LogDeliveryWrite ACL (its ACLs are off: DataBucket). Set before the stack is made.
+  app.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
   const stack = new WebhookBackendStack(app, `WebhookBackend-${config.stage}`, {
     config,
     description: "Receives the chat platform's webhooks, projects them into DynamoDB and archives them in S3",

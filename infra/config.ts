@@ -3,19 +3,9 @@ import * as z from "zod/mini";
 import { DEFAULT_RECORDING_API_KEY_HOSTS, HOST_NAME_PATTERN } from "../shared/platform/constants";
 import { EVENTS_QUEUE, RECORDINGS_QUEUE } from "../shared/platform/queues";
 import { streamSubscribersSchema } from "../shared/stream/subscribers";
+import { arn, int, wholeNumber } from "./config-schema";
 import { CAPACITY_DEFAULTS, type TableCapacity } from "./constructs/projection-tables";
-
-/** A whole number in [min, max]; the error shows the expected form. */
-const wholeNumber = (min: number, max: number) => {
-  const expected = `expected a whole number from ${min} to ${max}`;
-  return z.number(expected).check(z.int(expected), z.minimum(min, expected), z.maximum(max, expected));
-};
-/** A whole number in [min, max], `fallback` when not given. */
-const int = (fallback: number, min: number, max: number) => z._default(wholeNumber(min, max), fallback);
-const arn = (service: string) =>
-  z
-    .string()
-    .check(z.regex(new RegExp(`^arn:aws[a-z-]*:${service}:`), `expected an ARN (arn:aws:${service}:…)`));
+import { domainProblems, PRODUCTION_KEYS, replicaProblems } from "./production-config";
 
 /**
  * The deployment's settings, read from CDK context (`cdk.json` or `-c key=value`). Every field
@@ -186,6 +176,8 @@ const contextSchema = z.strictObject({
   recorderFailedAlarmCount: int(3, 1, 1_000_000),
   /** Alarm when more than this percentage of requests answer 5xx over 5 minutes. */
   api5xxAlarmPercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 1),
+  /** The door, where the alarms go, what survives a deletion (#60): `infra/production-config.ts`. */
+  ...PRODUCTION_KEYS,
 });
 
 /** What one folded projector invocation sustains (`npm run bench:projector`: ~1,040-1,180 at batch 100). */
@@ -256,6 +248,8 @@ const PROVISIONED_KEYS = [
   "capacityMaxWriteUnits",
   "capacityMinReadUnits",
   "capacityMaxReadUnits",
+  "capacityInitialWriteUnits",
+  "capacityInitialReadUnits",
 ] as const;
 
 /**
@@ -271,6 +265,11 @@ function capacityProblems(config: DeploymentConfig, given: readonly string[]): s
   for (const kind of ["Write", "Read"] as const) {
     const [min, max] = [config[`capacityMin${kind}Units`], config[`capacityMax${kind}Units`]];
     if (min > max) problems.push(`capacityMin${kind}Units: ${min} is above capacityMax${kind}Units (${max})`);
+    const initial = config[`capacityInitial${kind}Units`];
+    if (initial !== undefined && (initial < min || initial > max))
+      problems.push(
+        `capacityInitial${kind}Units: ${initial} is outside capacityMin${kind}Units..capacityMax${kind}Units (${min}..${max})`,
+      );
   }
   return problems;
 }
@@ -463,6 +462,8 @@ export function readDeploymentConfig(context: Record<string, unknown>): Deployme
       ...retentionProblems(config),
       ...deadLetterProblems(config),
       ...itemExpiryProblems(config),
+      ...domainProblems(config),
+      ...replicaProblems(config),
     );
   if (!config || problems.length) throw new Error(`invalid CDK context: ${problems.join("; ")}`);
   return config;
@@ -491,5 +492,7 @@ export function tableCapacity(config: DeploymentConfig): TableCapacity {
     maxWriteUnits: config.capacityMaxWriteUnits,
     minReadUnits: config.capacityMinReadUnits,
     maxReadUnits: config.capacityMaxReadUnits,
+    initialWriteUnits: config.capacityInitialWriteUnits,
+    initialReadUnits: config.capacityInitialReadUnits,
   };
 }

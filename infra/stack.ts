@@ -37,6 +37,8 @@ import { Monitoring } from "./constructs/monitoring";
 import { ProjectionTables } from "./constructs/projection-tables";
 import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
 import { WebhookIngest } from "./constructs/webhook-ingest";
+import { applyProductionSettings } from "./production";
+import { customDomain } from "./production-config";
 
 /** The ingest runs once per event: Lambda's start and report lines would be ~500 bytes of logs per event. */
 export const INGEST_SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
@@ -150,6 +152,8 @@ export class WebhookBackendStack extends Stack {
       rateLimit: config.throttleRateLimit,
       burstLimit: config.throttleBurstLimit,
       logRetention: resources.logRetention,
+      pathToken: config.webhookPathToken,
+      domain: customDomain(config),
     });
     const monitoring = new Monitoring(this, "Monitoring", {
       api: edge.api,
@@ -165,7 +169,8 @@ export class WebhookBackendStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
     const stream = this.stream(resources, projector, monitoring);
-    this.reconciler(resources, stream);
+    const reconciler = this.reconciler(resources, stream);
+    if (reconciler) monitoring.watchFunction("Reconciler", reconciler.function);
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
       logRetention: resources.logRetention,
@@ -179,6 +184,18 @@ export class WebhookBackendStack extends Stack {
     // The schedule's function: a run that fails or times out outside a day's rollup (listing the
     // archive) is an Errors alarm; a throttled tick (the account's concurrency exhausted) a Throttles one.
     monitoring.watchFunction("Rollup", analytics.rollup.function);
+    applyProductionSettings(this, {
+      config,
+      monitoring,
+      tables: resources.tables,
+      queues: { Events: resources.events, Recordings: resources.recordings },
+      ingest,
+      edge,
+      named: {
+        tables: { ...resources.tables.tables, Apps: resources.apps.table, Activity: analytics.table },
+        dataBucket: resources.data.bucket,
+      },
+    });
     this.outputs(resources, edge, credentials, monitoring);
     new CfnOutput(this, "ActivityTable", {
       value: analytics.table.tableName,
@@ -364,8 +381,11 @@ export class WebhookBackendStack extends Stack {
    * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
    * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
    */
-  private reconciler({ config, logRetention, tables, data, apps }: Resources, stream: EventStream): void {
-    if (config.reconcileEveryMinutes === undefined) return;
+  private reconciler(
+    { config, logRetention, tables, data, apps }: Resources,
+    stream: EventStream,
+  ): BackendFunction | undefined {
+    if (config.reconcileEveryMinutes === undefined) return undefined;
     if (!config.recordingApiKeysSecretArn || Object.keys(config.reconcileApps).length === 0)
       throw new Error(
         'reconcileEveryMinutes needs recordingApiKeysSecretArn (the apps\' API keys) and reconcileApps ({"<appId>":"us|eu|in"})',
@@ -412,6 +432,7 @@ export class WebhookBackendStack extends Stack {
       reason:
         "A schedule tick carries no data: a missed one is superseded by the next, which re-reads the platform's listing. Nothing is lost to dead-letter.",
     });
+    return reconciler;
   }
 
   /** A stack output (what `--stack` reads), with what it is. */

@@ -107,12 +107,27 @@ export class BackendFunction extends Construct {
       },
     });
     this.acknowledgeSharedFindings(props.invokedBy ?? "sqs");
+    if (props.invokedBy === "schedule") this.noAsyncRetries();
     if (props.tracing === false)
       Validations.of(this.function).acknowledge({
         id: "Serverless::Serverless-LambdaTracing",
         reason:
           "Invoked once per event: X-Ray's price per trace would be paid per event (bench:cost prices it). Its metrics, logs and the API's access log remain; the deployment can turn tracing on (ingestTracing).",
       });
+  }
+
+  /**
+   * A schedule's function runs asynchronously: the rule's target has `retryAttempts: 0`, but that
+   * is EventBridge's; Lambda's own asynchronous retries (two by default) would re-run a failed
+   * pass (the rollup's Athena queries). None: the next tick supersedes a failed run.
+   */
+  private noAsyncRetries(): void {
+    this.function.configureAsyncInvoke({ retryAttempts: 0 });
+    Validations.of(this.function).acknowledge({
+      id: "Serverless::Serverless-LambdaAsyncFailureDestination",
+      reason:
+        "Invoked by a schedule: a failed run is superseded by the next tick, which recomputes from the same sources; its failure is alarmed (Errors, and the function's failed outcome). There is no event to keep.",
+    });
   }
 
   /** The cdk-nag findings every function of this backend shares, each with its reason. */

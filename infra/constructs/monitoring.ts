@@ -80,12 +80,18 @@ export class Monitoring extends Construct {
       description: "Encrypts the alarm topic and the stream of facts' topic",
     });
     this.key = key;
-    // CloudWatch must be able to publish to the encrypted topic.
+    // CloudWatch must be able to publish to the encrypted topic: this account's alarms only
+    // (aws:SourceAccount, aws:SourceArn), not another account's alarm naming this topic.
+    const { account, region, partition } = Stack.of(this);
     key.addToResourcePolicy(
       new PolicyStatement({
         actions: ["kms:Decrypt", "kms:GenerateDataKey*"],
         principals: [new ServicePrincipal("cloudwatch.amazonaws.com")],
         resources: ["*"],
+        conditions: {
+          StringEquals: { "aws:SourceAccount": account },
+          ArnLike: { "aws:SourceArn": `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+        },
       }),
     );
     this.topic = new Topic(this, "Alarms", { masterKey: key, enforceSSL: true });
@@ -111,14 +117,19 @@ export class Monitoring extends Construct {
     this.topic.addSubscription(new EmailSubscription(email, { deadLetterQueue: undelivered }));
   }
 
-  /** An alarm to the topic; missing data (nothing happened) is not breaching. */
-  private alarm(name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): void {
+  /**
+   * An alarm to the topic; missing data (nothing happened) is not breaching. Public: the stack
+   * adds the alarms of its options (`infra/production.ts`). Every alarm of the stack also
+   * notifies when it recovers, and the deployer's own topic (`alarmsReachEveryDestination`).
+   */
+  public alarm(name: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): Alarm {
     const created = new Alarm(this, name, {
       treatMissingData: TreatMissingData.NOT_BREACHING,
       ...alarmProps,
     });
     created.addAlarmAction(new SnsAction(this.topic));
     this.alarms.push(created);
+    return created;
   }
 
   /**

@@ -55,6 +55,13 @@ export interface ProvisionedCapacity {
   /** Read units of each table and index. @default 1 to 1000 */
   readonly minReadUnits: number;
   readonly maxReadUnits: number;
+  /**
+   * The units each table and index starts with (at creation, or a switch from on demand), until
+   * auto scaling moves them: a live switch starting at the minimum throttles for the minutes
+   * scaling takes to follow. @default the minimum
+   */
+  readonly initialWriteUnits?: number;
+  readonly initialReadUnits?: number;
 }
 
 export type TableCapacity = { readonly mode: "on-demand" } | ProvisionedCapacity;
@@ -116,9 +123,13 @@ export class ProjectionTables extends Construct {
     super(scope, id);
     const capacity = props.capacity ?? { mode: "on-demand" };
     const provisioned = capacity.mode === "provisioned" ? capacity : undefined;
-    // Start at the minimum: auto scaling raises it within minutes of traffic above the target.
+    // Start at the initial units (the minimum unless given): auto scaling moves them within
+    // minutes of traffic away from the target.
     const units = provisioned
-      ? { readCapacity: provisioned.minReadUnits, writeCapacity: provisioned.minWriteUnits }
+      ? {
+          readCapacity: provisioned.initialReadUnits ?? provisioned.minReadUnits,
+          writeCapacity: provisioned.initialWriteUnits ?? provisioned.minWriteUnits,
+        }
       : {};
     const tables: Partial<Record<ProjectionTableId, Table>> = {};
     for (const name of PROJECTION_TABLE_NAMES) {

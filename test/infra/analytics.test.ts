@@ -16,6 +16,7 @@ beforeAll(async () => {
     outdir: mkdtempSync(join(tmpdir(), "cdk-analytics-")),
     context: {
       stage: "test",
+      alarms: "none",
       activityEveryMinutes: "30",
       activityGraceMinutes: "90",
       athenaBytesScannedCutoffMb: "2048",

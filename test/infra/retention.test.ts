@@ -19,7 +19,7 @@ function templateOf(context: Record<string, unknown>): Template {
   // A synth runs cdk-nag: it throws on any unacknowledged finding.
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), "cdk-retention-")),
-    context: { stage: "test", ...context },
+    context: { stage: "test", alarms: "none", ...context },
   });
   const { stack } = buildApp(app);
   app.synth();
@@ -119,7 +119,7 @@ describe("table items expire after the archive that could replay them (#34 item 
   function expiryOf(context: Record<string, unknown>) {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-ttl-")),
-      context: { stage: "test", ...context },
+      context: { stage: "test", alarms: "none", ...context },
     });
     const { stack } = buildApp(app);
     app.synth();
@@ -169,7 +169,7 @@ describe("the dead-letter queues keep a message as long as the deployment says (
   const retentions = (context: Record<string, unknown>) => {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-dlq-")),
-      context: { stage: "test", ...context },
+      context: { stage: "test", alarms: "none", ...context },
     });
     const { stack } = buildApp(app);
     app.synth();

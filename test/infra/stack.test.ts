@@ -68,7 +68,10 @@ describe("the CDK stack", () => {
 
   it("synthesizes with the cdk-nag packs on, and fails on a finding nobody acknowledged", () => {
     // Prepare: the same app, plus one queue that breaks AwsSolutions-SQS3/SQS4 (no DLQ, no TLS-only).
-    const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-nag-")), context: { stage: "nag" } });
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), "cdk-nag-")),
+      context: { stage: "nag", alarms: "none" },
+    });
     const { stack } = buildApp(app);
     new Queue(stack, "Unacknowledged");
 
@@ -122,7 +125,7 @@ describe("the CDK stack", () => {
   it("traces the ingest when the deployment asks for it", () => {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-traced-")),
-      context: { stage: "traced", ingestTracing: "true" },
+      context: { stage: "traced", ingestTracing: "true", alarms: "none" },
     });
     const traced = Template.fromStack(buildApp(app).stack);
     traced.hasResourceProperties("AWS::Lambda::Function", {
@@ -483,6 +486,7 @@ describe("provisioned capacity (capacityMode)", () => {
       outdir: mkdtempSync(join(tmpdir(), "cdk-provisioned-")),
       context: {
         stage: "prov",
+        alarms: "none",
         capacityMode: "provisioned",
         capacityTargetPercent: "60",
         capacityMinWriteUnits: "2",
@@ -567,6 +571,7 @@ describe("the opt-in reconcile schedule", () => {
       outdir: mkdtempSync(join(tmpdir(), "cdk-reconcile-")),
       context: {
         stage: "rec",
+        alarms: "none",
         reconcileEveryMinutes: "15",
         reconcileApps: '{"app1":"eu"}',
         recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:api-keys-AbCdEf",
@@ -604,7 +609,7 @@ describe("the opt-in reconcile schedule", () => {
   it("refuses a schedule without the apps or their keys, naming what is missing", () => {
     const app = new App({
       outdir: mkdtempSync(join(tmpdir(), "cdk-reconcile-")),
-      context: { reconcileEveryMinutes: "15" },
+      context: { reconcileEveryMinutes: "15", alarms: "none" },
     });
     expect(() => buildApp(app)).toThrow(
       /reconcileEveryMinutes needs recordingApiKeysSecretArn .* and reconcileApps/,
@@ -619,6 +624,7 @@ describe("imported secrets encrypted with a customer-managed key", () => {
       outdir: mkdtempSync(join(tmpdir(), "cdk-kms-")),
       context: {
         stage: "kms",
+        alarms: "none",
         credentialsSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:creds-AbCdEf",
         recordingApiKeysSecretArn: "arn:aws:secretsmanager:eu-west-1:111111111111:secret:keys-AbCdEf",
         secretsKmsKeyArn: key,

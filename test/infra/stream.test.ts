@@ -38,6 +38,7 @@ beforeAll(async () => {
     outdir: mkdtempSync(join(tmpdir(), "cdk-stream-")),
     context: {
       stage: "stream",
+      alarms: "none",
       streamSubscribers: JSON.stringify(SUBSCRIBERS),
       retainDeadLettersDays: "7",
       queueAgeAlarmSeconds: "600",

@@ -2,7 +2,8 @@
  * `npm start`: the whole backend on this machine. See the README's quick start.
  *   PORT=3000 WEBHOOK_USERNAME=… WEBHOOK_PASSWORD=… LOCAL_STATE_DIR=.local npm start [-- --in-memory|--clean|--verbose|--json-logs]
  */
-import { Command } from "commander";
+import { Command, InvalidArgumentError } from "commander";
+import { WEBHOOK_PATH_TOKEN } from "../../shared/platform/webhook-path";
 import { expectedMessage, integer, runProgram, UsageError } from "../cli/program";
 import { localConsoleContext } from "../console/context";
 import { type ConsoleServer, startConsole } from "../console/server";
@@ -28,6 +29,7 @@ interface StartOptions {
   deployedRecordingPolicy?: boolean;
   activityEvery: number;
   consolePort: number;
+  webhookPathToken?: string;
 }
 
 /**
@@ -65,7 +67,18 @@ function givenCredentials(env: NodeJS.ProcessEnv): { username?: string; password
   return username && password ? { username, password } : {};
 }
 
+/** A path token as the deployment's `webhookPathToken` takes it. */
+function pathToken(value: string): string {
+  if (!WEBHOOK_PATH_TOKEN.test(value))
+    throw new InvalidArgumentError("expected 16 to 128 letters, digits, - or _ (e.g. openssl rand -hex 16).");
+  return value;
+}
+
 async function run(o: StartOptions): Promise<void> {
+  if (o.webhookPathToken && !WEBHOOK_PATH_TOKEN.test(o.webhookPathToken))
+    throw new UsageError(
+      "WEBHOOK_PATH_TOKEN: expected 16 to 128 letters, digits, - or _ (e.g. openssl rand -hex 16)",
+    );
   const recordingPolicy =
     o.deployedRecordingPolicy || process.env.LOCAL_RECORDING_POLICY?.trim() === "deployed"
       ? "deployed"
@@ -94,6 +107,7 @@ async function run(o: StartOptions): Promise<void> {
     clean: o.clean,
     // Only a pair given here replaces the store: the defaults fill an empty one, never a rotated one.
     ...givenCredentials(process.env),
+    webhookPathToken: o.webhookPathToken,
     logMode: o.jsonLogs ? "json" : o.verbose ? "readable" : "status",
     status,
     retrySeconds: o.retrySeconds,
@@ -170,6 +184,12 @@ const program = new Command("start")
     "the console's port on 127.0.0.1 (a free one if taken; 0: no console) (env CONSOLE_PORT)",
     integer(0, 65535),
     Number(process.env.CONSOLE_PORT ?? 3001),
+  )
+  .option(
+    "--webhook-path-token <token>",
+    "the webhook URL's secret segment, /webhook/<token>, as webhookPathToken deployed (env WEBHOOK_PATH_TOKEN)",
+    pathToken,
+    process.env.WEBHOOK_PATH_TOKEN?.trim() || undefined,
   )
   .action((o: StartOptions) => run(o));
 

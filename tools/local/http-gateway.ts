@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { webhookPath } from "../../shared/platform/webhook-path";
 
 export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -49,6 +50,7 @@ export function toHttpApiEvent(
   req: http.IncomingMessage,
   body: Buffer,
   receivedAt: number,
+  routeKey = WEBHOOK_ROUTE,
 ): APIGatewayProxyEventV2 {
   const rawPath = rawPathOf(req.url);
   const rawQueryString = (req.url ?? "").slice(rawPath.length + 1);
@@ -59,7 +61,7 @@ export function toHttpApiEvent(
   const method = req.method ?? "GET";
   return {
     version: "2.0",
-    routeKey: WEBHOOK_ROUTE,
+    routeKey,
     rawPath,
     rawQueryString,
     headers,
@@ -77,7 +79,7 @@ export function toHttpApiEvent(
         userAgent: headers["user-agent"] ?? "",
       },
       requestId: `${receivedAt}-${Math.random().toString(16).slice(2)}`,
-      routeKey: WEBHOOK_ROUTE,
+      routeKey,
       stage: "$default",
       time: new Date(receivedAt).toISOString(),
       timeEpoch: receivedAt,
@@ -117,6 +119,11 @@ export interface GatewayOptions {
   host: string;
   ingest: HttpApiHandler;
   isReady: () => boolean;
+  /**
+   * The webhook URL's secret segment (`/webhook/<token>`, as `webhookPathToken` deployed): any
+   * other path is a 404 that never reaches the ingest. @default - `/webhook`
+   */
+  pathToken?: string;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
@@ -138,16 +145,19 @@ function receiptClock(now: () => number = Date.now): () => number {
   };
 }
 
-/** The one route the CDK app deploys. */
-const WEBHOOK_ROUTE = "POST /webhook";
+/** The one route the CDK app deploys, without a path token. */
+const WEBHOOK_ROUTE = `POST ${webhookPath()}`;
 
 /**
- * The local stand-in for API Gateway: the route `POST /webhook`, matched as API Gateway matches it
- * (method and raw path exactly: `/%2e%2e/webhook` or `GET /webhook` is a 404 `{"message":"Not
- * Found"}`, as deployed); `/health` (200 once everything is ready) is the stand-in's own.
+ * The local stand-in for API Gateway: the route `POST /webhook` (or `POST /webhook/<token>`, as
+ * the stack deploys it: `webhookPath`), matched as API Gateway matches it (method and raw path
+ * exactly: `/%2e%2e/webhook`, `GET /webhook` or another token is a 404 `{"message":"Not
+ * Found"}` that invokes nothing, as deployed); `/health` (200 once everything is ready) is the
+ * stand-in's own.
  */
 export async function startGateway(options: GatewayOptions): Promise<{ server: http.Server; port: number }> {
   const stamp = receiptClock();
+  const route = `POST ${webhookPath(options.pathToken)}`;
   const server = http.createServer((req, res) => {
     const started = stamp();
     const path = rawPathOf(req.url);
@@ -156,7 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<{ server: h
       send(res, ready ? 200 : 503, { status: ready ? "ready" : "starting" });
       return;
     }
-    if (`${req.method} ${path}` !== WEBHOOK_ROUTE) {
+    if (`${req.method} ${path}` !== route) {
       send(res, 404, { message: "Not Found" });
       return;
     }
@@ -176,7 +186,7 @@ export async function startGateway(options: GatewayOptions): Promise<{ server: h
     req.on("end", async () => {
       if (refused) return;
       try {
-        const result = await options.ingest(toHttpApiEvent(req, Buffer.concat(chunks), started));
+        const result = await options.ingest(toHttpApiEvent(req, Buffer.concat(chunks), started, route));
         res
           .writeHead(result.statusCode ?? 200, (result.headers ?? {}) as Record<string, string>)
           .end(result.body ?? "");

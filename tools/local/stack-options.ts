@@ -25,6 +25,8 @@ export interface LocalStackOptions {
   clean?: boolean;
   username?: string;
   password?: string;
+  /** The webhook URL's secret segment (`/webhook/<token>`, as `webhookPathToken` deployed). @default - `/webhook` */
+  webhookPathToken?: string;
   /** What the terminal shows of the functions' lines (`LogMode`). @default "readable" */
   logMode?: LogMode;
   /** The live status line (`npm start`'s default), fed with every outcome and stepped around other output. */

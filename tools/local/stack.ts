@@ -8,6 +8,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import type { SNSClient } from "@aws-sdk/client-sns";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { webhookPath } from "../../shared/platform/webhook-path";
 import { emulatorClients } from "./clients";
 import { ensureCredentialStore } from "./credentials-store";
 import { LOCAL_REGION, type RunningEmulator } from "./emulators";
@@ -71,12 +72,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host,
       ingest: withCredentialsHint(handlers.ingest, options.stateDir),
       isReady: () => ready,
+      pathToken: options.webhookPathToken,
     });
     const pollers = startPollers(clients.sqs, resources, handlers);
     const stopRollups = startRollupTimer(clients, resources, options);
     const stopRetention = startRetentionTimer(clients, resources, options);
     const endpoints = { aws: fauxqs.endpoint, dynamodb: dynamoLocal.endpoint };
-    const info = stackInfo(`http://${host}:${gateway.port}`, endpoints, resources, credentials);
+    const info = stackInfo(`http://${host}:${gateway.port}`, endpoints, resources, credentials, {
+      pathToken: options.webhookPathToken,
+    });
     writeStackInfo(options.stateDir, info);
     ready = true;
 
@@ -118,10 +122,11 @@ function stackInfo(
   endpoints: { aws: string; dynamodb: string },
   resources: LocalResources,
   credentials: { username: string; password: string },
+  { pathToken }: { pathToken?: string } = {},
 ): LocalStackInfo {
   return {
     pid: process.pid,
-    webhookUrl: `${base}/webhook`,
+    webhookUrl: `${base}${webhookPath(pathToken)}`,
     healthUrl: `${base}/health`,
     region: LOCAL_REGION,
     endpoints,
