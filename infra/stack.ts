@@ -1,7 +1,5 @@
 import { PROJECTION_TABLE_NAMES } from "@webhook-backend/stream/projections/keys";
 import { CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
-import { Rule, Schedule } from "aws-cdk-lib/aws-events";
-import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { SystemLogLevel } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
@@ -12,7 +10,6 @@ import type { Construct } from "constructs";
 import {
   ingestEnvironment,
   projectorEnvironment,
-  reconcilerEnvironment,
   recorderEnvironment,
 } from "../shared/config/function-environment";
 import { S3_PREFIX } from "../shared/platform/constants";
@@ -39,6 +36,7 @@ import { QueueWithDeadLetter } from "./constructs/queue-with-dead-letter";
 import { WebhookIngest } from "./constructs/webhook-ingest";
 import { applyProductionSettings } from "./production";
 import { customDomain } from "./production-config";
+import { addReconciler, type Resources, readSecret } from "./stack-parts";
 
 /** The ingest runs once per event: Lambda's start and report lines would be ~500 bytes of logs per event. */
 export const INGEST_SYSTEM_LOG_LEVEL = SystemLogLevel.WARN;
@@ -86,16 +84,6 @@ function webhookCredentials(scope: Construct, arn: string | undefined): ISecret 
  * projector and recorder, the tables, the data bucket, secrets, alarms and a dashboard. Each
  * construct grants what it owns and acknowledges the cdk-nag findings of its own grants.
  */
-/** What the functions are wired to: built first, then handed to each function's builder. */
-interface Resources {
-  config: DeploymentConfig;
-  logRetention: RetentionDays;
-  data: DataBucket;
-  tables: ProjectionTables;
-  events: QueueWithDeadLetter;
-  recordings: QueueWithDeadLetter;
-  apps: AppSettings;
-}
 
 export class WebhookBackendStack extends Stack {
   constructor(scope: Construct, id: string, props: WebhookBackendStackProps) {
@@ -169,7 +157,7 @@ export class WebhookBackendStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
     const stream = this.stream(resources, projector, monitoring);
-    const reconciler = this.reconciler(resources, stream);
+    const reconciler = addReconciler(this, resources, stream);
     if (reconciler) monitoring.watchFunction("Reconciler", reconciler.function);
     const analytics = new ActivityAnalytics(this, "Analytics", {
       data: resources.data,
@@ -377,64 +365,6 @@ export class WebhookBackendStack extends Stack {
     return stream;
   }
 
-  /**
-   * Opt-in (`reconcileEveryMinutes`): a scheduled function that reconciles the presence of the
-   * `reconcileApps` with the platform's user listing, keys from the API-keys secret.
-   */
-  private reconciler(
-    { config, logRetention, tables, data, apps }: Resources,
-    stream: EventStream,
-  ): BackendFunction | undefined {
-    if (config.reconcileEveryMinutes === undefined) return undefined;
-    if (!config.recordingApiKeysSecretArn || Object.keys(config.reconcileApps).length === 0)
-      throw new Error(
-        'reconcileEveryMinutes needs recordingApiKeysSecretArn (the apps\' API keys) and reconcileApps ({"<appId>":"us|eu|in"})',
-      );
-    const apiKeys = Secret.fromSecretCompleteArn(this, "ReconcileApiKeys", config.recordingApiKeysSecretArn);
-    const reconciler = new BackendFunction(this, "Reconciler", {
-      service: "reconciler",
-      invokedBy: "schedule",
-      entry: FUNCTION_ENTRIES.reconciler,
-      description: "Reconciles presence with the platform's user listing",
-      memorySize: 256,
-      timeout: Duration.minutes(5),
-      logRetention,
-      environment: reconcilerEnvironment({
-        presenceTable: tables.names.presence,
-        apiKeysSecretId: apiKeys.secretArn,
-        apps: config.reconcileApps,
-        dataBucket: data.bucket.bucketName,
-      }),
-    });
-    // Its changes reach the stream (#57 item 4): archived under reconcile/, then published as the
-    // projector publishes (the same topic, switch and unpublished queue).
-    data.grantObjects(reconciler, ["s3:PutObject"], [S3_PREFIX.reconcile]);
-    stream.grantPublish(reconciler.function, apps.table);
-    for (const [name, value] of Object.entries(
-      stream.publisherEnvironment(apps.table, config.eventsMaxReceiveCount),
-    ))
-      if (name !== "EVENTS_MAX_RECEIVE_COUNT") reconciler.function.addEnvironment(name, value);
-    tables.grantItemReadWrite(reconciler.function, ["Presence"]);
-    reconciler.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ["dynamodb:Query"],
-        resources: [`${tables.tables.Presence.tableArn}/index/online`],
-      }),
-    );
-    readSecret(reconciler, apiKeys, config.secretsKmsKeyArn);
-    const schedule = new Rule(this, "ReconcileSchedule", {
-      description: "Reconciles presence with the platform's user listing",
-      schedule: Schedule.rate(Duration.minutes(config.reconcileEveryMinutes)),
-      targets: [new LambdaFunction(reconciler.function, { retryAttempts: 0 })],
-    });
-    Validations.of(schedule).acknowledge({
-      id: "Serverless::Serverless-EventBusDLQ",
-      reason:
-        "A schedule tick carries no data: a missed one is superseded by the next, which re-reads the platform's listing. Nothing is lost to dead-letter.",
-    });
-    return reconciler;
-  }
-
   /** A stack output (what `--stack` reads), with what it is. */
   private output(id: string, value: string, description: string): void {
     new CfnOutput(this, id, { value, description });
@@ -489,27 +419,6 @@ function sendOnly(fn: BackendFunction, queue: IQueue): void {
   fn.function.addToRolePolicy(
     new PolicyStatement({ actions: ["sqs:SendMessage"], resources: [queue.queueArn] }),
   );
-}
-
-/**
- * `secretsmanager:GetSecretValue` on one secret (CDK's `grantRead` adds DescribeSecret, which the
- * functions never call), and `kms:Decrypt` through Secrets Manager when an imported secret is
- * encrypted with a customer-managed key (`secretsKmsKeyArn`).
- */
-function readSecret(fn: BackendFunction, secret: ISecret, kmsKeyArn: string | undefined): void {
-  fn.function.addToRolePolicy(
-    new PolicyStatement({ actions: ["secretsmanager:GetSecretValue"], resources: [secret.secretArn] }),
-  );
-  if (kmsKeyArn)
-    fn.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ["kms:Decrypt"],
-        resources: [kmsKeyArn],
-        conditions: {
-          StringEquals: { "kms:ViaService": `secretsmanager.${Stack.of(fn).region}.amazonaws.com` },
-        },
-      }),
-    );
 }
 
 function retention(days: number): RetentionDays {
