@@ -11,7 +11,6 @@ import { utcDay } from "../../shared/contracts/bucket-layout";
 import { silenceDays, silenceFromLedger } from "../../shared/watchdog/ledger-history";
 import { PRICE } from "./model";
 
-const DAY_MS = 86_400_000;
 const TICKS_A_MONTH = 4 * 24 * 30;
 /** Lambda's price per GB-second (arm64) and the rollup function's memory (GB). */
 const LAMBDA_GB_SECOND = 0.0000133334;
