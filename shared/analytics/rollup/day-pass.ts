@@ -11,7 +11,7 @@ import { replaceDay } from "./app-pass";
 import { dayActivities } from "./day-query";
 import { isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
-import { activityDigest, headlineTotals, lastSeenAt } from "./ledger";
+import { activityDigest, headlineTotals, lastSeenAt, seenBy } from "./ledger";
 
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
@@ -95,10 +95,11 @@ export async function passDay(
         const digest = activityDigest(activity, final);
         digests[appId] = digest;
         totals[appId] = headlineTotals(activity);
-        hourly[appId] = hourlyDeliveries(activity);
-        const seen = lastSeenAt(appId, hourly[appId], previous, computedAt);
+        const hours = hourlyDeliveries(activity);
+        hourly[appId] = hours;
+        const seen = lastSeenAt(appId, hours, previous, seenBy(day, hours, computedAt));
         if (seen !== undefined) seenAt[appId] = seen;
-        if (previous?.apps[appId] === digest) {
+        if (!options.rewrite && previous?.apps[appId] === digest) {
           report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
           return;
         }

@@ -8,6 +8,9 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import type { DayActivity } from "../figures";
 import type { DayPass } from "../store/rollup-ledger";
+import { dayStart } from "./days";
+
+const HOUR_MS = 3_600_000;
 
 /** A digest of what a day's write stores for an app: a pass rewrites the app when it differs. */
 export function activityDigest(activity: DayActivity, final: boolean): string {
@@ -27,6 +30,18 @@ export function headlineTotals(activity: Pick<DayActivity, "figures">): number[]
     figures.active_users ?? 0,
     Object.values(figures).reduce((a, b) => a + b, 0),
   ];
+}
+
+/**
+ * The latest time a pass at `computedAt` can have seen an app's deliveries of `day` arrive: its
+ * start, or the end of the day's last hour with deliveries when that is earlier (a past day
+ * recomputed now, `webhook rollup` over a history: its deliveries were not seen now, #61).
+ *
+ * @example seenBy("2026-01-02", [0, 4], Date.parse("2026-01-05T00:00:00Z")) // Date.parse("2026-01-02T02:00:00Z")
+ */
+export function seenBy(day: string, hourly: readonly number[], computedAt: number): number {
+  const last = hourly.findLastIndex((n) => n > 0);
+  return last < 0 ? computedAt : Math.min(computedAt, dayStart(day) + (last + 1) * HOUR_MS);
 }
 
 /**
