@@ -33,15 +33,17 @@ export function headlineTotals(activity: Pick<DayActivity, "figures">): number[]
 }
 
 /**
- * The latest time a pass at `computedAt` can have seen an app's deliveries of `day` arrive: its
- * start, or the end of the day's last hour with deliveries when that is earlier (a past day
- * recomputed now, `webhook rollup` over a history: its deliveries were not seen now, #61).
+ * When a pass at `computedAt` saw an app's deliveries of `day` arrive: its start, while the day
+ * lasts (the schedule's passes: their clock is the finer one); a pass after the day's end (a past
+ * day recomputed, `webhook rollup` over a history, #61) did not see them arrive then: the end of the
+ * day's last hour with deliveries.
  *
  * @example seenBy("2026-01-02", [0, 4], Date.parse("2026-01-05T00:00:00Z")) // Date.parse("2026-01-02T02:00:00Z")
  */
 export function seenBy(day: string, hourly: readonly number[], computedAt: number): number {
   const last = hourly.findLastIndex((n) => n > 0);
-  return last < 0 ? computedAt : Math.min(computedAt, dayStart(day) + (last + 1) * HOUR_MS);
+  if (last < 0 || computedAt < dayStart(day) + 24 * HOUR_MS) return computedAt;
+  return dayStart(day) + (last + 1) * HOUR_MS;
 }
 
 /**
