@@ -148,6 +148,51 @@ describe("mistakes get help (#42 item 5)", () => {
     expect(await erasureRecords({ doc, tableName: activityTable }, "cli-app-9")).toEqual([]);
   }, 60_000);
 
+  it("query online, query group and listen name the nearest apps for an app that never delivered (#61)", async () => {
+    const said = `error: app cli-app-9 has no events (nearest known apps: ${APP})`;
+    const online = await queryIn(dir, ["online", "--app", "cli-app-9"]);
+    expect({ code: online.code, out: online.out, err: online.err }).toEqual({ code: 3, out: "", err: said });
+    const [guid] = [...(expected?.groups.keys() ?? [])];
+    const group = await queryIn(dir, ["group", guid as string, "--app", "cli-app-9"]);
+    expect({ code: group.code, err: group.err }).toEqual({ code: 3, err: said });
+    // An app that delivered and has nobody online is "nothing found", as before.
+    expect((await queryIn(dir, ["group", "no-such-group", "--app", APP])).err).toBe(
+      `nothing found: group no-such-group in app ${APP}`,
+    );
+    // listen may wait for an app yet to deliver: it warns, first (this stack has no stream: it stops there).
+    const listen = await webhookCli(["listen", "--app", "cli-app-9", "--state-dir", dir]);
+    expect(listen.stderr.split("\n")[0]).toBe(
+      `warning: app cli-app-9 has no events (nearest known apps: ${APP}): listening for it anyway`,
+    );
+  }, 60_000);
+
+  it("trigger refuses a --set path its template does not have, naming the nearest; forget names an unknown option; npm's own options are pointed after -- (#61)", async () => {
+    const set = await webhookCli([
+      "trigger",
+      "group_created",
+      "--set",
+      "data.group.nmae=X",
+      "--state-dir",
+      dir,
+    ]);
+    expect(set.code).toBe(2);
+    expect(set.stderr.trim()).toBe(
+      "error: data.group.nmae is not a field of the group_created template (did you mean data.group.name?): --set changes the template's fields only (tools/simulate/templates/group_created.json)",
+    );
+    const forget = await webhookCli(["forget", "cometchat-uid-1", "--ap", APP, "--state-dir", dir]);
+    expect(forget.code).toBe(2);
+    expect(forget.stderr.trim()).toBe("error: unknown option '--ap' (did you mean --app?)");
+    // `npm start --port 3005`: npm keeps --port (npm_config_port=true) and passes 3005 alone.
+    const start = await webhookCli(["start", "3005"], {
+      npm_lifecycle_event: "start",
+      npm_config_port: "true",
+    });
+    expect(start.code).toBe(2);
+    expect(start.stderr.trim()).toBe(
+      "error: npm took --port for itself: options go after --, as in npm start -- --port 3005",
+    );
+  }, 60_000);
+
   it("sql names the table's columns for a column it does not know, and a write is read-only", async () => {
     const column = await webhookCli(["sql", "SELECT app_id FROM archive_events", "--state-dir", dir]);
     expect(column.code).toBe(2);
