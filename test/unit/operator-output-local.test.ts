@@ -106,6 +106,17 @@ describe("npm start's banner (#42, walk-5)", () => {
     }
   });
 
+  it("says when the console's port was taken, and which it uses instead (#61)", () => {
+    const moved = { ...stack, info: { ...stack.info, consoleUrl: "http://127.0.0.1:40655/" } };
+    const text = startBanner(moved, { stateDir: ".", retrySeconds: 5, consolePort: 3001 }, 1800, "local");
+    expect(text).toContain(
+      "  Console       http://127.0.0.1:40655/ (port 3001 was taken, by another stack's console?)\n",
+    );
+    for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    const kept = startBanner(stack, { stateDir: ".", retrySeconds: 5, consolePort: 3001 }, 1800, "local");
+    expect(kept).toContain("  Console       http://127.0.0.1:3001/\n");
+  });
+
   it("says where the log is, and what the terminal shows of it", () => {
     const text = startBanner(stack, { stateDir: "/tmp/s", retrySeconds: 5 }, 1800, "local");
     expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
