@@ -6,6 +6,7 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { erasureRecords } from "../../shared/erasure/erasure-state";
 import { projectionStores } from "../../shared/projector/stores";
+import { NO_REGION_MESSAGE } from "../../tools/cli/program";
 import { LOCAL_REGION } from "../../tools/local/emulators";
 import {
   createActivityTable,
@@ -16,7 +17,7 @@ import {
 import { appendLedger, writeStackInfo } from "../../tools/local/state";
 import { startManagementApi } from "../../tools/simulate/management-api";
 import { uniqueName } from "../support/aws";
-import { queryIn, webhookCli } from "../support/cli";
+import { queryIn, runProcess, webhookCli } from "../support/cli";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { simulatedHistory } from "../support/histories";
 import { projectAll } from "../support/projection";
@@ -32,6 +33,7 @@ const history = simulatedHistory(APP, 11, 400);
 const expected = history.generated.expected.get(APP);
 const activityTable = uniqueName("activity");
 const appsTable = uniqueName("apps");
+const ROOT = new URL("../../", import.meta.url).pathname;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 beforeAll(async () => {
@@ -191,6 +193,24 @@ describe("mistakes get help (#42 item 5)", () => {
     expect(start.stderr.trim()).toBe(
       "error: npm took --port for itself: options go after --, as in npm start -- --port 3005",
     );
+  }, 60_000);
+
+  it("--stack without an AWS region: one line naming what to set, no stack trace (#61 item 7)", async () => {
+    const env = {
+      ...process.env,
+      AWS_CONFIG_FILE: "/nonexistent",
+      AWS_SHARED_CREDENTIALS_FILE: "/nonexistent",
+    };
+    for (const name of ["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"]) delete env[name];
+    const node = join(ROOT, "node_modules/.bin/node");
+    for (const args of [
+      ["query", "stats", "--stack", "some-stack"],
+      ["rollup", "--from", "today", "--to", "today", "--stack", "some-stack"],
+    ]) {
+      const run = await runProcess(node, [join(ROOT, "bin/webhook.mjs"), ...args], { env, cwd: ROOT });
+      expect(run.status).toBe(1);
+      expect(run.stderr.trim().split("\n")).toEqual([`error: ${NO_REGION_MESSAGE}`]);
+    }
   }, 60_000);
 
   it("sql names the table's columns for a column it does not know, and a write is read-only", async () => {

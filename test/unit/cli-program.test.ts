@@ -1,6 +1,7 @@
+import { FilterPolicyUnsupportedError } from "@webhook-backend/stream/filter-policy";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { optionsNpmTook } from "../../tools/cli/program";
+import { expectedMessage, NO_REGION_MESSAGE, optionsNpmTook } from "../../tools/cli/program";
 import { setTemplatePath, template } from "../../tools/simulate/templates";
 
 /** A command with the options of `npm start` that npm would take for its own. */
@@ -33,5 +34,21 @@ describe("what the CLI says of a mistake (#61, item 3)", () => {
       /^data\.group\.nmae is not a field of the group_created template \(did you mean data\.group\.name\?\)/,
     );
     expect(event.data.group.nmae).toBeUndefined();
+  });
+
+  it("says in one line what to set when the SDK has no region, and a filter policy a replay cannot evaluate is a refusal, not a crash (item 7)", () => {
+    expect(expectedMessage(new Error("Region is missing"))).toBe(NO_REGION_MESSAGE);
+    expect(NO_REGION_MESSAGE).toContain("AWS_REGION");
+    expect(
+      expectedMessage(new Error('Region not accepted: region="" is not a valid hostname component.')),
+    ).toBe(
+      'Region not accepted: region="" is not a valid hostname component: set AWS_REGION to one, such as eu-west-1',
+    );
+    const refused = new FilterPolicyUnsupportedError(
+      "the filter policy holds a condition this replay cannot evaluate",
+    );
+    expect(expectedMessage(refused)).toBe("the filter policy holds a condition this replay cannot evaluate");
+    // Anything else keeps its stack: a bug.
+    expect(expectedMessage(new TypeError("x is undefined"))).toContain("at ");
   });
 });

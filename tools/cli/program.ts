@@ -203,9 +203,17 @@ function unknownOptionError(program: Command, argv: readonly string[]): boolean 
   return true;
 }
 
+/** What to say when the AWS SDK found no region (`--stack`: a deployed stack is in one). */
+export const NO_REGION_MESSAGE =
+  "no AWS region for --stack: set AWS_REGION (as in AWS_REGION=eu-west-1 npx webhook …), or a region in your AWS profile";
+
 /** The message of an error worth one line; anything else is a bug and keeps its stack. */
 export function expectedMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  // The SDK's own words ("Region is missing") and a stack trace for what is a setting to make.
+  if (error.message === "Region is missing") return NO_REGION_MESSAGE;
+  if (error.message.startsWith("Region not accepted"))
+    return `${error.message.replace(/\.$/, "")}: set AWS_REGION to one, such as eu-west-1`;
   const expected =
     error instanceof UserFacingError ||
     [
@@ -225,6 +233,8 @@ export function expectedMessage(error: unknown): string {
       "ImportAuthError",
       "ImportPathError",
       "ImportFileError",
+      // A subscription's filter policy a replay cannot evaluate (docs/stream.md: a refusal).
+      "FilterPolicyUnsupportedError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||
