@@ -196,7 +196,7 @@ describe("mistakes get help (#42 item 5)", () => {
   }, 60_000);
 
   it("--stack without an AWS region: one line naming what to set, no stack trace (#61 item 7)", async () => {
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       AWS_CONFIG_FILE: "/nonexistent",
       AWS_SHARED_CREDENTIALS_FILE: "/nonexistent",
