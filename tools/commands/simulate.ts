@@ -11,6 +11,7 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
+import { wrapLine } from "../cli/format";
 import { decimal, integer, runProgram, UsageError, UserFacingError } from "../cli/program";
 import { emulatorClients } from "../local/clients";
 import { type LocalStackInfo, readStackInfo, readStats, stateDir, updateStackInfo } from "../local/state";
@@ -128,7 +129,7 @@ async function simulate(o: SimulateOptions): Promise<void> {
     hasEvents: (app) => Object.keys(counted[app] ?? {}).length > 0,
   });
   const { apps, seed } = choice;
-  if (choice.note) console.log(choice.note);
+  if (choice.note) for (const line of wrapLine(choice.note)) console.log(line);
   console.log(`apps: ${apps.join(", ")}  (query them with --app <id>)`);
   // The console's per-app views open on the first app simulated here (docs/console.md).
   if (stack && (!o.url || o.url === stack.webhookUrl))

@@ -93,6 +93,8 @@ export interface SimulationReport {
   interrupted: boolean;
   /** Deliveries left out (`dropPresence`, `stopApp`). */
   dropped: number;
+  /** Deliveries acknowledged that name a recording on this simulator's file server. */
+  recordingsSent?: number;
   /** The simulated platform's API, still serving: the caller closes it. */
   platform?: PlatformApi;
   /** The local stack stopped answering after the deliveries (why): nothing was drained or checked. */
@@ -276,6 +278,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const started = performance.now();
     let next = 0;
     let sent = 0;
+    let recordingsSent = 0;
     // The last delivery about each item: the next one about it waits for its answer, so that the
     // edge receives them in the order they were sent (concurrent requests may overtake each other).
     const lastAbout = new Map<string, Promise<unknown>>();
@@ -308,6 +311,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           if (delivery.item) lastAbout.set(delivery.item, answered);
           const status = await answered;
           byStatus[status] = (byStatus[status] ?? 0) + 1;
+          if (status === 200 && delivery.recording) recordingsSent++;
           byTrigger[delivery.trigger] = (byTrigger[delivery.trigger] ?? 0) + 1;
           sent++;
           options.onProgress?.(sent, plan.length);
@@ -324,6 +328,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       history,
       interrupted: Boolean(options.signal?.aborted),
       dropped: fullPlan.length - plan.length,
+      recordingsSent,
       ...(platform ? { platform } : {}),
     };
     if (options.stack && !report.interrupted) {
