@@ -137,7 +137,8 @@ export function warningFilter(now: () => number = Date.now) {
   };
 }
 
-const toWidth = (line: string) => (line.length <= STATUS_WIDTH ? line : `${line.slice(0, STATUS_WIDTH - 1)}…`);
+const toWidth = (line: string) =>
+  line.length <= STATUS_WIDTH ? line : `${line.slice(0, STATUS_WIDTH - 1)}…`;
 
 /**
  * Taps this process's stdout and stderr (Powertools writes WARN and ERROR lines to stderr): each
