@@ -1,4 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import pLimit from "p-limit";
 
 /** An object of a listing: its key and size in bytes. */
 export interface ListedObject {
@@ -41,4 +42,26 @@ export async function listFolders(s3: S3Client, bucket: string, prefix: string):
     token = page.NextContinuationToken;
   } while (token);
   return folders;
+}
+
+/**
+ * Listings at once by `listEach`: well under the SDK's 50 sockets, so that a range of a year of
+ * days (a search's chunk, an erasure's) queues no request in the SDK (its "socket usage at
+ * capacity" warning, #61) and leaves sockets to the requests beside it.
+ */
+export const LISTINGS_AT_ONCE = 8;
+
+/**
+ * Every object under each prefix (`listObjects`), `LISTINGS_AT_ONCE` prefixes at a time, in the
+ * prefixes' order.
+ *
+ * @example await listEach(s3, bucket, ["raw/date=2026-01-01/", "raw/date=2026-01-02/"]) // [[…], […]]
+ */
+export async function listEach(
+  s3: S3Client,
+  bucket: string,
+  prefixes: readonly string[],
+): Promise<ListedObject[][]> {
+  const limit = pLimit(LISTINGS_AT_ONCE);
+  return Promise.all(prefixes.map((prefix) => limit(() => listObjects(s3, bucket, prefix))));
 }

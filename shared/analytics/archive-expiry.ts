@@ -11,7 +11,7 @@ import {
   importDayKey,
 } from "../contracts/import-records";
 import { S3_PREFIX } from "../platform/constants";
-import { isMissingObject, StorageError } from "../platform/errors";
+import { StorageError } from "../platform/errors";
 import { DAY_SET_TABLES } from "./dialect";
 import { decodeUsers, userSetKey } from "./user-sets";
 
@@ -133,10 +133,13 @@ export const IMPORT_RECORDS_EXPIRY_GRACE_DAYS = 7;
 
 /** An import record object's users; none when it is gone, or not an import record (nothing to keep). */
 async function importedUsersIn(s3: S3Client, bucket: string, key: string): Promise<ImportedUser[]> {
+  // Gone since it was listed: `getBytesIfPresent` (#48: a missing key told from a refused read).
+  const bytes = await s3BlobStore(s3, bucket).getBytesIfPresent(key);
+  if (!bytes) return [];
   try {
-    return decodeImportedUsers(await s3BlobStore(s3, bucket).getBytes(key), key);
+    return decodeImportedUsers(bytes, key);
   } catch (error) {
-    if (isMissingObject(error) || error instanceof ContractViolationError) return [];
+    if (error instanceof ContractViolationError) return [];
     throw error;
   }
 }
@@ -186,13 +189,9 @@ async function carryImportRecords(
   const unplaced = new Set(lines.map(id));
   for (const day of setDays) {
     if (!unplaced.size) break;
-    let users: Map<string, Array<{ uid: string }>>;
-    try {
-      users = decodeUsers(await s3BlobStore(s3, bucket).getBytes(userSetKey(day)));
-    } catch (error) {
-      if (isMissingObject(error)) continue;
-      throw error;
-    }
+    const bytes = await s3BlobStore(s3, bucket).getBytesIfPresent(userSetKey(day));
+    if (!bytes) continue;
+    const users = decodeUsers(bytes);
     report.requests++;
     for (const [app, list] of users)
       for (const { uid } of list) {

@@ -3,7 +3,7 @@ import { DeleteObjectCommand, GetObjectCommand, type S3Client } from "@aws-sdk/c
 import * as z from "zod/mini";
 import { type ArchiveLease, withArchiveLease } from "../adapters/archive-lease";
 import { s3BlobStore } from "../adapters/s3-blob-store";
-import { listObjects } from "../adapters/s3-listing";
+import { listEach, listObjects } from "../adapters/s3-listing";
 import { dayOfKey, isArchiveObjectKey, rawArchiveDayPrefix } from "../contracts/bucket-layout";
 import { parseJsonContract } from "../contracts/queue-messages";
 import { S3_PREFIX } from "../platform/constants";
@@ -274,9 +274,7 @@ export async function dayManifests(
   bucket: string,
   days: DayRange,
 ): Promise<Map<string, CompactionManifest>> {
-  const listed = await Promise.all(
-    dayPrefixes(S3_PREFIX.compact, days).map((prefix) => listObjects(s3, bucket, prefix)),
-  );
+  const listed = await listEach(s3, bucket, dayPrefixes(S3_PREFIX.compact, days));
   const found = new Map<string, CompactionManifest>();
   for (const { key } of listed.flat()) {
     const day = dayOfKey(key);

@@ -6,41 +6,7 @@
  * of seconds and percentiles are no count of facts and are left out. An approximation from below
  * (a trigger no figure counts adds nothing): what the rule needs is the app's usual rhythm.
  */
-import type { DayActivity, FigureName, Figures } from "./figures";
-
-/** The figures that count facts, each fact once. */
-export const FACT_COUNTS: readonly FigureName[] = [
-  "messages",
-  "edited",
-  "deleted",
-  "reactions_added",
-  "reactions_removed",
-  "mentions",
-  "delivery_receipts",
-  "read_receipts",
-  "delivered_to_all",
-  "read_by_all",
-  "messages_blocked",
-  "users_online",
-  "groups_created",
-  "groups_deleted",
-  "member_joins",
-  "member_leaves",
-  "member_kicks",
-  "member_bans",
-  "calls_audio",
-  "calls_video",
-  "calls_started",
-  "calls_busy",
-  "calls_rejected",
-  "calls_cancelled",
-  "calls_unanswered",
-  "meetings_started",
-  "participants_joined",
-  "sessions_ended",
-  "recordings",
-  "transcripts",
-];
+import { type DayActivity, FACT_COUNTS, type Figures } from "./figures";
 
 /** @example deliveriesOf({ messages: 3, read_receipts: 2, active_users: 2, … }) // 5 */
 export function deliveriesOf(figures: Partial<Figures>): number {

@@ -1,54 +1,58 @@
 import type { SqlValue } from "./dialect";
 
+/** A figure's description, tagged as one that counts facts one by one (`FACT_COUNTS`). */
+const counts = <T extends string>(text: T) => ({ text, countsFacts: true }) as const;
+
 /**
  * The activity figures of an app, per UTC day and hour, by the names the SQL gives them
  * (`sql/day-activity/`) and the activity table stores. Each is a count over the facts of the
  * day (each fact once, by its natural key, at its event time); docs/analytics.md's table is this one.
  */
 export const FIGURES = {
-  messages: "messages sent (message_sent)",
+  messages: counts("messages sent (message_sent)"),
   messages_user: "messages sent to a user (receiverType user)",
   messages_group: "messages sent to a group (receiverType group)",
-  edited: "messages edited",
-  deleted: "messages deleted",
-  reactions_added: "reactions added",
-  reactions_removed: "reactions removed",
-  mentions: "mentions (user_mentioned)",
-  delivery_receipts: "delivery receipts",
-  read_receipts: "read receipts",
+  edited: counts("messages edited"),
+  deleted: counts("messages deleted"),
+  reactions_added: counts("reactions added"),
+  reactions_removed: counts("reactions removed"),
+  mentions: counts("mentions (user_mentioned)"),
+  delivery_receipts: counts("delivery receipts"),
+  read_receipts: counts("read receipts"),
   legacy_receipts: "receipts in the platform's legacy webhook format (also counted in the receipts above)",
-  delivered_to_all: "group messages delivered to every member (message_delivered_to_all)",
-  read_by_all: "group messages read by every member (message_read_by_all)",
-  messages_blocked:
+  delivered_to_all: counts("group messages delivered to every member (message_delivered_to_all)"),
+  read_by_all: counts("group messages read by every member (message_read_by_all)"),
+  messages_blocked: counts(
     "messages blocked by a moderation rule (moderation_engine_blocked): they fire no message_sent",
+  ),
   active_senders: "distinct senders of messages",
   active_users:
     "distinct uids acting: senders, editors, reactors, readers, presence, call parties, group creators/owners/updaters",
-  users_online: "distinct users who came online",
+  users_online: counts("distinct users who came online"),
   peak_online: "most users online at once (presence transitions in the order of facts)",
   online_at_start: "users online when the day (hour) began, as the day's transitions imply",
   online_change: "net change of users online over the day (hour)",
-  groups_created: "groups created",
-  groups_deleted: "groups deleted",
-  member_joins: "members joined or added (members of each event)",
-  member_leaves: "members who left",
-  member_kicks: "members kicked",
-  member_bans: "members banned",
+  groups_created: counts("groups created"),
+  groups_deleted: counts("groups deleted"),
+  member_joins: counts("members joined or added (members of each event)"),
+  member_leaves: counts("members who left"),
+  member_kicks: counts("members kicked"),
+  member_bans: counts("members banned"),
   active_groups: "groups with at least one message",
-  calls_audio: "audio calls initiated",
-  calls_video: "video calls initiated",
-  calls_started: "calls started",
-  calls_busy: "calls busy",
-  calls_rejected: "calls rejected",
-  calls_cancelled: "calls cancelled",
-  calls_unanswered: "calls unanswered",
-  meetings_started: "meetings started",
+  calls_audio: counts("audio calls initiated"),
+  calls_video: counts("video calls initiated"),
+  calls_started: counts("calls started"),
+  calls_busy: counts("calls busy"),
+  calls_rejected: counts("calls rejected"),
+  calls_cancelled: counts("calls cancelled"),
+  calls_unanswered: counts("calls unanswered"),
+  meetings_started: counts("meetings started"),
   call_seconds: "Σ (destroyed_at − created_at) of the calls that ended",
   meeting_seconds: "Σ (destroyed_at − created_at) of the meetings that ended",
   participant_seconds:
     "Σ (left_at − joined_at) of the stints that left (calls and meetings), each once: from participant-left facts and end rosters",
-  participants_joined: "participants joined (calls and meetings)",
-  sessions_ended: "calls and meetings ended",
+  participants_joined: counts("participants joined (calls and meetings)"),
+  sessions_ended: counts("calls and meetings ended"),
   calls_ended: "calls ended",
   meetings_ended: "meetings ended",
   sessions_under_1m: "calls and meetings ended that lasted under a minute (destroyed_at − created_at)",
@@ -80,14 +84,24 @@ export const FIGURES = {
   read_latency_p50_ms: "read latency, ms: the median (nearest rank)",
   read_latency_p90_ms: "… its 90th percentile",
   read_latency_p99_ms: "… its 99th percentile",
-  recordings: "recordings generated",
+  recordings: counts("recordings generated"),
   recording_seconds: "Σ duration of the recordings generated",
-  transcripts: "transcripts generated (transcription_generated)",
+  transcripts: counts("transcripts generated (transcription_generated)"),
 } as const;
 
 export type FigureName = keyof typeof FIGURES;
 export type Figures = Record<FigureName, number>;
 export const FIGURE_NAMES = Object.keys(FIGURES) as FigureName[];
+
+/**
+ * The figures that count facts, each fact once (tagged `counts(…)` above): what the watchdog adds
+ * up as an hour's deliveries (`deliveries.ts`, #52). Levels, sums of seconds, percentiles and
+ * distinct counts are not.
+ */
+export const FACT_COUNTS: readonly FigureName[] = FIGURE_NAMES.filter((name) => {
+  const figure: string | { countsFacts?: boolean } = FIGURES[name];
+  return typeof figure === "object" && figure.countsFacts === true;
+});
 
 /** The figures meant per hour (⏱); an hour's item holds every figure. */
 export const HOURLY_FIGURES: readonly FigureName[] = [

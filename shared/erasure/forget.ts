@@ -170,6 +170,7 @@ export async function forget(deps: ForgetDependencies, request: ForgetRequest): 
     return {
       ...base,
       dryRun: true,
+      ...(existing ? {} : { drawnForDryRun: true as const }),
       counts,
       unreached: unreachedQueues(depths, undefined, reached),
       plan: found.plan,

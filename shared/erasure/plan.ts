@@ -148,6 +148,12 @@ export interface ErasurePlan {
 
 export interface ForgetReport extends Omit<ErasureRecord, "finishedAt"> {
   dryRun: boolean;
+  /**
+   * A dry run with no erasure under way: its id and pseudonym are drawn for it alone, and the
+   * erasure draws its own (random, never derived from the uid). Absent when they are the ones the
+   * run uses (an erasure under way, resumed).
+   */
+  drawnForDryRun?: true;
   finishedAt?: number;
   plan: ErasurePlan;
 }

@@ -131,7 +131,10 @@ describe("forget reaches what the archive no longer leads to (#40, item 2)", () 
     const dry = await forget(deps, { appId, uid: U1, dryRun: true, requestedBy: "test" });
     const report = await forget(deps, { appId, uid: U1, requestedBy: "test" });
 
-    // Assess: no item of the app holds U1; the groups and members hold the pseudonym.
+    // Assess: the dry run's pseudonym was its own draw, and it says so (#61); the run's is another.
+    expect(dry.drawnForDryRun).toBe(true);
+    expect(dry.pseudonym).not.toBe(report.pseudonym);
+    // No item of the app holds U1; the groups and members hold the pseudonym.
     const pseudonym = report.pseudonym ?? "";
     const items = await appItems(env.dynamo, world.tables, appId);
     expect(

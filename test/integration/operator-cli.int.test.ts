@@ -6,6 +6,7 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { dynamoActivityStore } from "../../shared/analytics/store/dynamo-activity-store";
 import { erasureRecords } from "../../shared/erasure/erasure-state";
 import { projectionStores } from "../../shared/projector/stores";
+import { NO_REGION_MESSAGE } from "../../tools/cli/program";
 import { LOCAL_REGION } from "../../tools/local/emulators";
 import {
   createActivityTable,
@@ -16,7 +17,7 @@ import {
 import { appendLedger, writeStackInfo } from "../../tools/local/state";
 import { startManagementApi } from "../../tools/simulate/management-api";
 import { uniqueName } from "../support/aws";
-import { queryIn, webhookCli } from "../support/cli";
+import { queryIn, runProcess, webhookCli } from "../support/cli";
 import { projectorOnEmulators } from "../support/emulator-projector";
 import { simulatedHistory } from "../support/histories";
 import { projectAll } from "../support/projection";
@@ -32,6 +33,7 @@ const history = simulatedHistory(APP, 11, 400);
 const expected = history.generated.expected.get(APP);
 const activityTable = uniqueName("activity");
 const appsTable = uniqueName("apps");
+const ROOT = new URL("../../", import.meta.url).pathname;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 beforeAll(async () => {
@@ -146,6 +148,69 @@ describe("mistakes get help (#42 item 5)", () => {
       expect(run.stderr.trim()).toBe(`error: app cli-app-9 has no events (nearest known apps: ${APP})`);
     }
     expect(await erasureRecords({ doc, tableName: activityTable }, "cli-app-9")).toEqual([]);
+  }, 60_000);
+
+  it("query online, query group and listen name the nearest apps for an app that never delivered (#61)", async () => {
+    const said = `error: app cli-app-9 has no events (nearest known apps: ${APP})`;
+    const online = await queryIn(dir, ["online", "--app", "cli-app-9"]);
+    expect({ code: online.code, out: online.out, err: online.err }).toEqual({ code: 3, out: "", err: said });
+    const [guid] = [...(expected?.groups.keys() ?? [])];
+    const group = await queryIn(dir, ["group", guid as string, "--app", "cli-app-9"]);
+    expect({ code: group.code, err: group.err }).toEqual({ code: 3, err: said });
+    // An app that delivered and has nobody online is "nothing found", as before.
+    expect((await queryIn(dir, ["group", "no-such-group", "--app", APP])).err).toBe(
+      `nothing found: group no-such-group in app ${APP}`,
+    );
+    // listen may wait for an app yet to deliver: it warns, first (this stack has no stream: it stops there).
+    const listen = await webhookCli(["listen", "--app", "cli-app-9", "--state-dir", dir]);
+    expect(listen.stderr.split("\n")[0]).toBe(
+      `warning: app cli-app-9 has no events (nearest known apps: ${APP}): listening for it anyway`,
+    );
+  }, 60_000);
+
+  it("trigger refuses a --set path its template does not have, naming the nearest; forget names an unknown option; npm's own options are pointed after -- (#61)", async () => {
+    const set = await webhookCli([
+      "trigger",
+      "group_created",
+      "--set",
+      "data.group.nmae=X",
+      "--state-dir",
+      dir,
+    ]);
+    expect(set.code).toBe(2);
+    expect(set.stderr.trim()).toBe(
+      "error: data.group.nmae is not a field of the group_created template (did you mean data.group.name?): --set changes the template's fields only (tools/simulate/templates/group_created.json)",
+    );
+    const forget = await webhookCli(["forget", "cometchat-uid-1", "--ap", APP, "--state-dir", dir]);
+    expect(forget.code).toBe(2);
+    expect(forget.stderr.trim()).toBe("error: unknown option '--ap' (did you mean --app?)");
+    // `npm start --port 3005`: npm keeps --port (npm_config_port=true) and passes 3005 alone.
+    const start = await webhookCli(["start", "3005"], {
+      npm_lifecycle_event: "start",
+      npm_config_port: "true",
+    });
+    expect(start.code).toBe(2);
+    expect(start.stderr.trim()).toBe(
+      "error: npm took --port for itself: options go after --, as in npm start -- --port 3005",
+    );
+  }, 60_000);
+
+  it("--stack without an AWS region: one line naming what to set, no stack trace (#61 item 7)", async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AWS_CONFIG_FILE: "/nonexistent",
+      AWS_SHARED_CREDENTIALS_FILE: "/nonexistent",
+    };
+    for (const name of ["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"]) delete env[name];
+    const node = join(ROOT, "node_modules/.bin/node");
+    for (const args of [
+      ["query", "stats", "--stack", "some-stack"],
+      ["rollup", "--from", "today", "--to", "today", "--stack", "some-stack"],
+    ]) {
+      const run = await runProcess(node, [join(ROOT, "bin/webhook.mjs"), ...args], { env, cwd: ROOT });
+      expect(run.status).toBe(1);
+      expect(run.stderr.trim().split("\n")).toEqual([`error: ${NO_REGION_MESSAGE}`]);
+    }
   }, 60_000);
 
   it("sql names the table's columns for a column it does not know, and a write is read-only", async () => {

@@ -64,10 +64,28 @@ describe("forget's report (#43, walk-5)", () => {
     expect(value(forgetReportLines(found, { notified: true }), "stream")).toBe(
       "erasure notice published (every subscriber of the app)",
     );
-    expect(value(forgetReportLines(nothing, { notified: true }), "stream")).toBe(
+    expect(value(forgetReportLines({ ...found, dryRun: true }, { notified: true }), "stream")).toBe(
       "erasure notice to publish (every subscriber of the app)",
     );
     expect(value(forgetReportLines(found, { notified: false }), "stream")).toBeUndefined();
+  });
+
+  it('says what happened when nothing was left to erase: not a bare "erasure notice published" (#61)', () => {
+    const again = { ...nothing, dryRun: false };
+    expect(value(forgetReportLines(again, { notified: true }), "stream")).toBe(
+      "nothing left here (erased already?): erasure notice published again",
+    );
+    for (const line of forgetReportLines(again, { notified: true }))
+      expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it("says a dry run's pseudonym is its own draw, unless it is the one of an erasure under way (#61)", () => {
+    expect(
+      value(forgetReportLines({ ...nothing, drawnForDryRun: true }, { notified: false }), "pseudonym"),
+    ).toBe("erased-aa4a147ae39f0151 (this dry run's draw: the erasure draws its own)");
+    expect(value(forgetReportLines(nothing, { notified: false }), "pseudonym")).toBe(
+      "erased-aa4a147ae39f0151",
+    );
   });
 
   it("notes an erasure that found nothing (a mistyped uid reads like a success otherwise), and only that", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startBanner } from "../../tools/local/banner";
-import { readableLine } from "../../tools/local/log-tap";
+import { readableLine, warningFilter } from "../../tools/local/log-tap";
 import type { LedgerEntry } from "../../tools/local/state";
 import { countOutcome, emptyCounts, statusLine, statusText } from "../../tools/local/status-line";
 
@@ -106,10 +106,58 @@ describe("npm start's banner (#42, walk-5)", () => {
     }
   });
 
+  it("says when the console's port was taken, and which it uses instead (#61)", () => {
+    const moved = { ...stack, info: { ...stack.info, consoleUrl: "http://127.0.0.1:40655/" } };
+    const text = startBanner(moved, { stateDir: ".", retrySeconds: 5, consolePort: 3001 }, 1800, "local");
+    expect(text).toContain(
+      "  Console       http://127.0.0.1:40655/ (port 3001 was taken, by another stack's console?)\n",
+    );
+    for (const line of text.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100);
+    const kept = startBanner(stack, { stateDir: ".", retrySeconds: 5, consolePort: 3001 }, 1800, "local");
+    expect(kept).toContain("  Console       http://127.0.0.1:3001/\n");
+  });
+
   it("says where the log is, and what the terminal shows of it", () => {
     const text = startBanner(stack, { stateDir: "/tmp/s", retrySeconds: 5 }, 1800, "local");
     expect(text).toContain("  Log           /tmp/s/stack.log: every line of the functions\n");
     expect(text).toContain("here: a status line and every warning (--verbose: every line)");
     expect(text).toContain("In another terminal (first: export LOCAL_STATE_DIR=/tmp/s):");
+  });
+});
+
+describe("npm start's WARN lines in the terminal (#61)", () => {
+  const warn = (at: string) => ({
+    level: "WARN",
+    service: "recorder",
+    message: "recording fetch failed",
+    timestamp: at,
+    reason: "fetch-failed",
+    sessionId: "v1.eu.sim-s7-a1.s1",
+    key: `recordings/app=sim-s7-a1/${"k".repeat(60)}.mp4`,
+    error: { name: "FetchError", message: "connect ECONNREFUSED 127.0.0.1:8099" },
+  });
+
+  it("shows a line within 100 columns, and the same warning again once, then none for 10 minutes", () => {
+    let now = 0;
+    const show = warningFilter(() => now);
+    const line = (at: string) => readableLine(warn(at));
+    const seen: Array<string | undefined> = [];
+    for (const minute of [0, 0.5, 1, 1.5, 2, 2.5, 11]) {
+      now = minute * 60_000;
+      seen.push(show(warn(""), "fetch-failed", line(new Date(now).toISOString())));
+    }
+    expect(line("1970-01-01T00:00:00.000Z").length).toBeGreaterThan(100);
+    expect(seen[0]).toMatch(/^00:00:00 recorder {2}WARN recording fetch failed .*…$/);
+    expect(seen[0]?.length).toBe(100);
+    expect(seen[1]).toBe(
+      "00:00:30 recorder  WARN fetch-failed again: the same in the next 10 minutes goes to stack.log only",
+    );
+    expect(seen.slice(2, 6)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(seen[6]).toMatch(/^00:11:00 recorder {2}WARN recording fetch failed/);
+    // Another reason is its own warning.
+    now = 11.5 * 60_000;
+    expect(show({ service: "projector", level: "WARN" }, "other", "00:11:30 projector WARN x")).toBe(
+      "00:11:30 projector WARN x",
+    );
   });
 });

@@ -188,8 +188,31 @@ describe("one time format in text output (#42 item 4)", () => {
       200,
     );
     expect(lines.join("\n")).toMatch(
-      /sent 5,270 deliveries \(5,270 acknowledged\) in 26\.4 s \(200\/s\): 5,000 events, 270 of them sent twice as the platform's duplicates/,
+      /sent 5,270 deliveries \(5,270 acknowledged\) in 26\.4 s \(200\/s\)\n {2}5,000 events, 270 of them sent twice as the platform's duplicates/,
     );
+    // Within 100 columns (the one line ran to 142, #61).
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(100);
+  });
+
+  it("simulate interrupted says the recordings it sent cannot be fetched once its file server is gone (#61)", () => {
+    const { lines, code } = summaryLines(
+      {
+        sent: 800,
+        byStatus: { 200: 800 },
+        byTrigger: {},
+        seconds: 4,
+        deliveriesPerSecond: 200,
+        interrupted: true,
+        dropped: 0,
+        recordingsSent: 3,
+      },
+      200,
+    );
+    expect(code).toBe(130);
+    expect(lines.join(" ")).toMatch(
+      /3 recordings of what was sent are served by this simulator's file server, closed/,
+    );
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(100);
   });
 });
 

@@ -363,3 +363,25 @@ describe("the watchdog on the rollup's pass (#52)", () => {
     });
   });
 });
+
+describe("the figures an hour's deliveries add up (#61: tagged on the figures, not listed twice)", () => {
+  it("are the figures that count facts one by one: no level, sum of seconds, percentile or distinct count", async () => {
+    const { FACT_COUNTS, FIGURE_NAMES } = await import("../../shared/analytics/figures");
+    const { deliveriesOf } = await import("../../shared/analytics/deliveries");
+    expect(FACT_COUNTS.length).toBe(30);
+    for (const name of [
+      "messages",
+      "member_joins",
+      "calls_started",
+      "recordings",
+      "transcripts",
+      "users_online",
+    ])
+      expect(FACT_COUNTS).toContain(name);
+    for (const name of FIGURE_NAMES.filter((n) =>
+      /_(p\d+_ms|seconds|at_start|change)$|^peak_|^active_/.test(n),
+    ))
+      expect(FACT_COUNTS).not.toContain(name);
+    expect(deliveriesOf({ messages: 3, read_receipts: 2, active_users: 2, peak_online: 9 })).toBe(5);
+  });
+});

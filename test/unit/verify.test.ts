@@ -36,6 +36,25 @@ describe("verifyDeployment: the steps of webhook verify", () => {
     );
   });
 
+  it("keeps its lines within 100 columns, a long detail wrapped under its step (#61)", async () => {
+    const report = await verifyDeployment(working(), "webhook-verify");
+    const long = {
+      ...report,
+      steps: [
+        {
+          step: "table row" as const,
+          ok: true,
+          detail: `groups ${'{"pk": "webhook-verify#verify-0123456789abcdef", "sk": "g"}'.repeat(2)}: present`,
+        },
+        ...report.steps,
+      ],
+    };
+    const lines = verifyLines(long);
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(100);
+    expect(lines[0]).toMatch(/^ok {4}table row {7}groups /);
+    expect(lines[1]).toMatch(/^ {22}\S/);
+  });
+
   it("fails the stream step alone when no envelope of the delivery arrives in time, and says so", async () => {
     const report = await verifyDeployment(working({ received: async () => ["other@1"] }), "webhook-verify");
     expect(report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.detail}`)).toEqual([

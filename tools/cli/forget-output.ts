@@ -30,7 +30,12 @@ export function forgetReportLines(report: ForgetReport, { notified }: { notified
     ["erasure", `${report.erasureId}${report.dryRun ? " (dry run: nothing was changed)" : ""}`],
     ["app", report.appId],
     ["scope", report.scope === "app" ? "the whole app" : "one user"],
-    ["pseudonym", report.pseudonym],
+    [
+      "pseudonym",
+      report.pseudonym && report.drawnForDryRun
+        ? `${report.pseudonym} (this dry run's draw: the erasure draws its own)`
+        : report.pseudonym,
+    ],
     ["objects", `${c.objectsRewritten} ${done("rewritten")}, ${c.objectsDeleted} ${done("deleted")}`],
     ["lines", `${c.linesRedacted} ${done("redacted")}, ${c.linesRemoved} ${done("removed")}`],
     ["old versions", report.dryRun ? "" : `${c.versionsDeleted} deleted`],
@@ -45,12 +50,30 @@ export function forgetReportLines(report: ForgetReport, { notified }: { notified
     // Only a day whose raw archive has expired has its top lists rewritten in place; the others are recomputed.
     ["top lists", `${c.topListsRewritten} ${done("rewritten")} in place (days whose archive expired)`],
     ["rollup ledger", report.scope === "app" ? `${c.ledgerPassesRewritten} days ${done("rewritten")}` : ""],
-    ["stream", notified ? `erasure notice ${done("published")} (every subscriber of the app)` : ""],
+    [
+      "stream",
+      !notified
+        ? ""
+        : foundCount(report) > 0
+          ? `erasure notice ${done("published")} (every subscriber of the app)`
+          : `nothing left here (erased already?): erasure notice ${done("published")} again`,
+    ],
     ["bytes scanned", report.plan.bytesScanned],
   ]);
   for (const key of report.plan.recordings) lines.push(`  recording ${key}`);
   for (const note of report.unreached) lines.push(`not reached: ${note}`);
   return lines;
+}
+
+/** How many things the erasure found to erase (objects, items, recordings, days): none on a re-run. */
+function foundCount({ plan }: Pick<ForgetReport, "plan">): number {
+  return (
+    plan.objects.length +
+    plan.items.length +
+    plan.recordings.length +
+    plan.topListDays.length +
+    plan.ledgerDays.length
+  );
 }
 
 /**
@@ -60,14 +83,7 @@ export function forgetReportLines(report: ForgetReport, { notified }: { notified
  * @example forgetNotes(report, "u1O") // ["note: nothing in app app1 names u1O: erased already, or a mistyped uid (matched whole)"]
  */
 export function forgetNotes(report: ForgetReport, uid: string | undefined): string[] {
-  const { plan } = report;
-  const found =
-    plan.objects.length +
-    plan.items.length +
-    plan.recordings.length +
-    plan.topListDays.length +
-    plan.ledgerDays.length;
-  if (found > 0) return [];
+  if (foundCount(report) > 0) return [];
   return [
     uid === undefined
       ? `note: nothing holds app ${report.appId}: erased already, or a mistyped app id`

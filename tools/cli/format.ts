@@ -142,3 +142,26 @@ export function tableText(
 export function count(n: number, singular: string, plural = `${singular}s`): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? singular : plural}`;
 }
+
+/**
+ * A line of text within `width` columns: cut at spaces, the lines after the first indented by
+ * `indent`. A word longer than the room (a command, a URL, a key) is never cut: it runs past.
+ *
+ * @example wrapLine("a".repeat(60) + " " + "b".repeat(60), 100) // ["aaa…a", "  bbb…b"]
+ */
+export function wrapLine(text: string, width = 100, indent = "  "): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  let lead = "";
+  while (lead.length + rest.length > width) {
+    const room = width - lead.length;
+    let cut = rest.lastIndexOf(" ", room);
+    if (cut <= 0) cut = rest.indexOf(" ", room);
+    if (cut <= 0) break;
+    lines.push(lead + rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+    lead = indent;
+  }
+  lines.push(lead + rest);
+  return lines;
+}

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { type Command, CommanderError, InvalidArgumentError } from "commander";
+import { closest } from "fastest-levenshtein";
 
 /**
  * What every command-line tool shares: `--version`, option values checked with a one-line error
@@ -113,22 +114,106 @@ export async function runProgram(
   argv: readonly string[],
   err: (text: string) => void = (t) => process.stderr.write(`${t}\n`),
 ): Promise<number> {
-  program.version(VERSION).exitOverride();
-  for (const command of program.commands) command.exitOverride();
+  // commander's errors are held, so that one about a missing required option can give way to
+  // the unknown option that explains it (`--ap` for `--app`: commander checks the first first).
+  const held: Array<() => void> = [];
+  const hold = (command: Command) =>
+    command.exitOverride().configureOutput({ outputError: (text, write) => held.push(() => write(text)) });
+  hold(program.version(VERSION));
+  for (const command of program.commands) hold(command);
+  const npmTook = optionsNpmTook(program, argv);
+  if (npmTook) {
+    err(`error: ${npmTook}`);
+    return 2;
+  }
   try {
     await program.parseAsync(argv as string[], { from: "user" });
     // A command that ran but found nothing set its own code (3): keep it.
     return Number(process.exitCode ?? 0);
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.missingMandatoryOptionValue" && unknownOptionError(program, argv))
+        held.splice(0, held.length - 1);
+      for (const write of held) write();
+      return error.exitCode === 0 ? 0 : 2;
+    }
     err(`error: ${expectedMessage(error)}`);
     return exitCodeOf(error);
   }
 }
 
+/**
+ * Options of the command that npm took for its own configuration: `npm start --port 3005` runs the
+ * script with `3005` alone (npm sets `npm_config_port=true`), and `--port=3005` with nothing.
+ * What to type instead, or undefined.
+ *
+ * @example optionsNpmTook(start, ["3005"], { npm_lifecycle_event: "start", npm_config_port: "true" })
+ * // "npm took --port for itself: options go after --, as in npm start -- --port 3005"
+ */
+export function optionsNpmTook(
+  program: Command,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const event = env.npm_lifecycle_event;
+  if (!event || event === "npx") return undefined;
+  const took = program.options.flatMap((o) => {
+    const name = o.long?.replace(/^--(no-)?/, "");
+    const value = name === undefined ? undefined : env[`npm_config_${name.replaceAll("-", "_")}`];
+    return name === undefined || value === undefined ? [] : [{ flag: `--${name}`, value }];
+  });
+  if (took.length === 0) return undefined;
+  const run = event === "start" || event === "test" ? `npm ${event}` : `npm run ${event}`;
+  const typed = took.map((t) =>
+    t.value === "true"
+      ? t.flag
+      : t.value === "" || t.value === "false"
+        ? `--no-${t.flag.slice(2)}`
+        : `${t.flag} ${t.value}`,
+  );
+  return `npm took ${took.map((t) => t.flag).join(", ")} for itself: options go after --, as in ${[run, "--", ...typed, ...argv].join(" ")}`;
+}
+
+/**
+ * When the arguments hold an option the command does not know, commander's error for it (with
+ * its suggestion, "(Did you mean --app?)"), raised through the command's held output: whether there
+ * was one.
+ */
+function unknownOptionError(program: Command, argv: readonly string[]): boolean {
+  let command = program;
+  let args = [...argv];
+  for (;;) {
+    const sub = command.commands.find((c) => c.name() === args[0] || c.aliases().includes(args[0] ?? ""));
+    if (!sub) break;
+    command = sub;
+    args = args.slice(1);
+  }
+  const unknown = command.parseOptions(args).unknown.find((a) => a.startsWith("-"));
+  if (!unknown) return false;
+  const flags = command.options.flatMap((o) => (o.long ? [o.long] : []));
+  const flag = unknown.split("=")[0] ?? unknown;
+  try {
+    command.error(
+      `error: unknown option '${flag}'${flags.length ? ` (did you mean ${closest(flag, flags)}?)` : ""}`,
+      { code: "commander.unknownOption", exitCode: 1 },
+    );
+  } catch {
+    // Its CommanderError: the message is held.
+  }
+  return true;
+}
+
+/** What to say when the AWS SDK found no region (`--stack`: a deployed stack is in one). */
+export const NO_REGION_MESSAGE =
+  "no AWS region for --stack: set AWS_REGION (as in AWS_REGION=eu-west-1 npx webhook …), or a region in your AWS profile";
+
 /** The message of an error worth one line; anything else is a bug and keeps its stack. */
 export function expectedMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  // The SDK's own words ("Region is missing") and a stack trace for what is a setting to make.
+  if (error.message === "Region is missing") return NO_REGION_MESSAGE;
+  if (error.message.startsWith("Region not accepted"))
+    return `${error.message.replace(/\.$/, "")}: set AWS_REGION to one, such as eu-west-1`;
   const expected =
     error instanceof UserFacingError ||
     [
@@ -148,6 +233,8 @@ export function expectedMessage(error: unknown): string {
       "ImportAuthError",
       "ImportPathError",
       "ImportFileError",
+      // A subscription's filter policy a replay cannot evaluate (docs/stream.md: a refusal).
+      "FilterPolicyUnsupportedError",
     ].includes(error.name) ||
     error.message.startsWith("Java ") ||
     (error as NodeJS.ErrnoException).code === "ECONNREFUSED" ||

@@ -10,6 +10,7 @@ import { filterPolicyOf } from "../../shared/stream/subscribers";
 import { triggerForm } from "../cli/filters";
 import { runProgram, UserFacingError, withTarget } from "../cli/program";
 import { openListener, receiveUntilAborted, stopOnSignals } from "../ops/listen";
+import { undeliveredAppText } from "../query/known-apps";
 import { resolveTarget } from "../target";
 
 interface ListenCliOptions {
@@ -43,6 +44,11 @@ async function run(o: ListenCliOptions): Promise<void> {
   const target = await resolveTarget({ stack: o.stack, stateDir: o.stateDir });
   const err = (line: string) => process.stderr.write(`${line}\n`);
   try {
+    // A mistyped app would listen to nothing, silently: name the nearest apps (it may be one yet to deliver).
+    for (const appId of o.app ?? []) {
+      const unknown = await undeliveredAppText(target, appId, o.stateDir);
+      if (unknown) err(`warning: ${unknown}: listening for it anyway`);
+    }
     if (!target.stream)
       throw new UserFacingError(
         target.kind === "local"

@@ -21,7 +21,7 @@ import { runProgram, UsageError, UserFacingError, utcDayOption, withTarget } fro
 import { replayQuarantine } from "../ops/archive-repair";
 import { archiveDays } from "../ops/archive-scan";
 import { replayArchive } from "../ops/operations";
-import { nobodySubscribedLines, streamReplayLines } from "../ops/stream";
+import { nobodySubscribedLines, replayFailureLine, streamReplayLines } from "../ops/stream";
 import {
   type DeliveryRef,
   findSubscriber,
@@ -189,10 +189,7 @@ async function replayArchiveToStream(target: Target, bucket: string, o: ReplayCl
     return;
   }
   for (const line of streamReplayLines(report, o.toSubscriber)) console.log(line);
-  if (report.failed.length)
-    throw new UserFacingError(
-      `${report.failed.length} deliveries could not be sent: run it again (ids are stable)`,
-    );
+  if (report.failed.length) throw new UserFacingError(replayFailureLine(report));
 }
 
 const program = withTarget(

@@ -1,6 +1,8 @@
 /** `npx webhook rollup [--app <appId>] --from YYYY-MM-DD --to YYYY-MM-DD [--neighbours] [--stack <name>] [--json]`. */
 import { Command } from "commander";
+import { s3BlobStore } from "../../shared/adapters/s3-blob-store";
 import { daysInRange, rollupDays } from "../../shared/analytics/rollup";
+import { blobRollupLedger } from "../../shared/analytics/store/rollup-ledger";
 import {
   activityStoreFor,
   archiveLeaseFor,
@@ -42,6 +44,8 @@ async function run(o: RollupCliOptions): Promise<void> {
       // under the archive lease that an erasure holds too.
       userSets: target.bucket ? userSetsFor(target) : undefined,
       archiveLock: archiveLeaseFor(target),
+      // Over every app, each day's pass is recorded as the schedule's: what the watchdog judges from.
+      ledger: target.bucket && !o.app ? blobRollupLedger(s3BlobStore(target.s3, target.bucket)) : undefined,
     };
     // One query a day: for one app, or for every app of the day at once.
     const report = await rollupDays(days, deps, { app: o.app, neighbours: o.neighbours }).catch(
@@ -83,7 +87,7 @@ const program = withTarget(
     )
     .option(
       "--app <appId>",
-      "only this app (default: every app with a line on the day); a closed day's users over time too (its entry merged into the day's sets)",
+      "only this app (default: every app with a line on a day of the range, each of its days written, zeros on a day without its line); a closed day's users over time too (its entry merged into the day's sets)",
     )
     .requiredOption("--from <date>", "first UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())
     .requiredOption("--to <date>", "last UTC day, YYYY-MM-DD (or today, yesterday)", utcDayOption())

@@ -2,7 +2,7 @@
  * `npm run simulate`: realistic, seeded platform traffic against the webhook, then a check of the
  * tables. Defaults come from the running local stack (`LOCAL_STATE_DIR/stack.json`).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { KNOWN_TRIGGERS } from "@webhook-backend/stream/events/schemas";
 import { SingleBar } from "cli-progress";
@@ -11,15 +11,24 @@ import { documentClient } from "../../shared/adapters/dynamo-item-store";
 import { connectApps } from "../../shared/apps/connect";
 import { dynamoAppRegistry } from "../../shared/apps/dynamo-app-registry";
 import { managementApi } from "../../shared/apps/management-api";
-import { decimal, integer, runProgram, UserFacingError } from "../cli/program";
+import { wrapLine } from "../cli/format";
+import { decimal, integer, runProgram, UsageError, UserFacingError } from "../cli/program";
+import { emulatorClients } from "../local/clients";
 import { type LocalStackInfo, readStackInfo, readStats, stateDir, updateStackInfo } from "../local/state";
 import { MANAGEMENT_ENV, resolveDeployment } from "../ops/app-connection";
+import { resendEvent } from "../ops/inspect";
 import { type GeneratedEvent, type GeneratedHistory, generateHistory } from "../simulate/generator";
-import { activityHint, historyDays, historyStartAt, parseHistoryStart } from "../simulate/history-start";
+import {
+  activityHint,
+  ENDS_BEFORE_NOW_SECONDS,
+  historyDays,
+  historyStartAt,
+  parseHistoryStart,
+} from "../simulate/history-start";
 import { startManagementApi } from "../simulate/management-api";
 import { simulatedApiKey } from "../simulate/platform-api";
 import { runSimulation, type SimulationReport } from "../simulate/run";
-import { chooseSeed, DEFAULT_SEED } from "../simulate/seed-choice";
+import { chooseSeed, DEFAULT_SEED, runApp } from "../simulate/seed-choice";
 import { summaryLines } from "../simulate/summary";
 
 interface SimulateOptions {
@@ -51,6 +60,7 @@ interface SimulateOptions {
   servePlatform?: boolean;
   activity?: boolean;
   start?: number;
+  days?: number;
 }
 
 /** A history written by `--out`, its maps and sets restored. */
@@ -82,9 +92,19 @@ function summary(report: SimulationReport, rate: number, checkOnly: boolean): nu
 }
 
 /** The offset of a history's last event from its first, seconds: the same for any start. */
-function spanSeconds(events: number, seed: number, apps: string[]): number {
-  const probe = generateHistory({ events, seed, apps, startAt: 0 });
+function spanSeconds(events: number, seed: number, apps: string[], pace?: number): number {
+  const probe = generateHistory({ events, seed, apps, startAt: 0, ...(pace ? { pace } : {}) });
   return probe.events.reduce((latest, e) => Math.max(latest, e.at), 0) / 1000;
+}
+
+/**
+ * `--days`: the pace that spreads the history over the last `days` days (ending a minute ago, as
+ * any default history does), so that each app's usual hours are there to judge it by.
+ */
+function paceOverDays(days: number, events: number, seed: number, apps: string[]): number {
+  // Whole seconds: the payloads' times are epoch seconds.
+  const span = Math.max(1, spanSeconds(events, seed, apps));
+  return Math.max(1, Math.floor((days * 86_400 - 2 * ENDS_BEFORE_NOW_SECONDS) / span));
 }
 
 async function simulate(o: SimulateOptions): Promise<void> {
@@ -109,7 +129,7 @@ async function simulate(o: SimulateOptions): Promise<void> {
     hasEvents: (app) => Object.keys(counted[app] ?? {}).length > 0,
   });
   const { apps, seed } = choice;
-  if (choice.note) console.log(choice.note);
+  if (choice.note) for (const line of wrapLine(choice.note)) console.log(line);
   console.log(`apps: ${apps.join(", ")}  (query them with --app <id>)`);
   // The console's per-app views open on the first app simulated here (docs/console.md).
   if (stack && (!o.url || o.url === stack.webhookUrl))
@@ -128,9 +148,23 @@ async function simulate(o: SimulateOptions): Promise<void> {
   let lastDrainLine = -1;
   if (o.disableWebhook && !o.connect)
     throw new UserFacingError("--disable-webhook needs --connect (the platform's stand-in)");
-  for (const app of [o.stopApp, o.disableWebhook])
-    if (app && !apps.includes(app))
-      throw new UserFacingError(`${app} is not one of this run's apps (${apps.join(", ")})`);
+  for (const key of ["stopApp", "disableWebhook"] as const) {
+    const named = o[key];
+    if (named === undefined) continue;
+    const app = runApp(named, apps);
+    if (!app)
+      throw new UserFacingError(
+        `${named} is not one of this run's apps (${apps.join(", ")}): name one by its id or its end (a2)`,
+      );
+    o[key] = app;
+  }
+  if (o.days !== undefined && (o.start !== undefined || o.url || o.replay || o.checkOnly || o.connect))
+    throw new UsageError(
+      "--days stores the history on the local stack as received over those days: not with --start, --url, --replay, --check-only or --connect",
+    );
+  if (o.days !== undefined && !stack) throw new UserFacingError("--days needs the local stack (npm start)");
+  const pace = o.days === undefined ? undefined : paceOverDays(o.days, o.events, seed, apps);
+  const backfill = o.days === undefined || !stack ? undefined : storedAsReceived(stack);
   const platform = o.connect ? await connectedPlatform(apps, o) : undefined;
   // Half of the app's deliveries go out before its webhook is disabled.
   const disableCount = { seen: 0, at: Math.max(1, Math.floor(o.events / apps.length / 2)) };
@@ -159,9 +193,11 @@ async function simulate(o: SimulateOptions): Promise<void> {
       // --start says otherwise, the history ends a minute ago.
       startAt: historyStartAt({
         start: o.start,
-        spanSeconds: o.start === undefined ? spanSeconds(o.events, seed, apps) : 0,
+        spanSeconds: o.start === undefined ? spanSeconds(o.events, seed, apps, pace) : 0,
         nowMs: Date.now(),
       }),
+      ...(pace === undefined ? {} : { pace }),
+      ...(backfill ? { storeAt: backfill.store } : {}),
       ...(o.activity ? { activity: true } : {}),
       duplicateShare: o.duplicates,
       reorderShare: o.reorder,
@@ -186,6 +222,7 @@ async function simulate(o: SimulateOptions): Promise<void> {
       },
       dropPresence: o.dropPresence,
       ...(o.stopApp ? { stopApp: o.stopApp } : {}),
+      uncheckedApps: [o.stopApp, o.disableWebhook].flatMap((a) => (a ? [a] : [])),
       platformPort: o.servePlatform ? (o.platformPort ?? 0) : undefined,
       onProgress(sent, total) {
         if (!started) {
@@ -196,20 +233,14 @@ async function simulate(o: SimulateOptions): Promise<void> {
       },
     });
     bar.stop();
+    backfill?.destroy();
     if (lastDrainLine >= 0 && process.stderr.isTTY) process.stderr.write("\n");
     process.exitCode = summary(report, o.rate, Boolean(o.checkOnly));
     if (report.dropped && o.dropPresence)
       console.log(`${report.dropped} presence events were not delivered (--drop-presence)`);
-    for (const [app, how] of [
-      [o.stopApp, "its traffic stopped half-way (--stop-app)"],
-      [o.disableWebhook, "its webhook disabled half-way on the platform's side (--disable-webhook)"],
-    ] as const)
-      if (app)
-        console.log(
-          `${app}: ${how}; the table check reports what it missed. Once the rollup passed it (npm start: every minute; with 3 days of passes), npx webhook apps --silent lists it${how.includes("webhook") ? ", npx webhook apps --check finds the webhook disabled" : ""}`,
-        );
+    for (const line of stoppedAppLines(o, report)) console.log(line);
     const days = historyDays(report.history.events.map((e) => e.at));
-    if (days && !o.activity && !o.checkOnly && !report.interrupted && !o.url) {
+    if (days && !o.activity && !o.checkOnly && !report.interrupted && !o.url && !report.rolledUp) {
       console.log("");
       for (const line of activityHint(apps, days, Date.now())) console.log(line);
     }
@@ -239,6 +270,57 @@ async function simulate(o: SimulateOptions): Promise<void> {
       console.log("management API stopped: the environment printed above no longer connects");
     }
   }
+}
+
+/**
+ * What a run says of the app it stopped (`--stop-app`) or whose webhook it disabled
+ * (`--disable-webhook`): left out of the check, and when the watchdog sees it.
+ */
+function stoppedAppLines(o: SimulateOptions, report: SimulationReport): string[] {
+  const lines: string[] = [];
+  if (o.stopApp) {
+    lines.push(`${o.stopApp}: its traffic stopped half-way (--stop-app); the check leaves it out.`);
+    lines.push(
+      report.rolledUp
+        ? `  Its days are rolled up (${report.rolledUp.from} to ${report.rolledUp.to}): npx webhook apps --silent lists it now`
+        : "  Judged silent once the rollup's ledger holds days of its history: simulate --days 8 writes them",
+    );
+  }
+  if (o.disableWebhook)
+    lines.push(
+      `${o.disableWebhook}: its webhook disabled half-way on the platform's side (--disable-webhook), its`,
+      "  deliveries since then not sent (unsubscribed); the check leaves it out. npx webhook apps",
+      "  --check, run against the management API above while a simulation serves it, finds it disabled",
+    );
+  return lines;
+}
+
+/**
+ * The deliveries of `--days` stored as the ingest stores a webhook's (`resendEvent`: its
+ * attributes, through S3 when SQS cannot take it), on the local stack's events queue, as received
+ * at their time: a webhook would stamp them now.
+ */
+function storedAsReceived(stack: LocalStackInfo) {
+  const { sqs, s3, destroy } = emulatorClients(stack.endpoints);
+  return {
+    destroy,
+    store: async (delivery: GeneratedEvent, receivedAt: number) => {
+      const { body, trigger, appId } = delivery;
+      const eventId = createHash("sha256").update(body).digest("hex");
+      try {
+        await resendEvent(sqs, s3, stack.bucket, stack.queues.events.url, {
+          body,
+          trigger,
+          appId,
+          receivedAt,
+          eventId,
+        });
+        return 200;
+      } catch {
+        return 0;
+      }
+    },
+  };
 }
 
 /**
@@ -322,6 +404,11 @@ const program = new Command("simulate")
     parseHistoryStart,
   )
   .option(
+    "--days <n>",
+    "a history over the last n days (ending a minute ago), stored on the local stack as received then (the events queue, as the ingest stores a webhook's), then its days rolled up over every app: what the watchdog judges an app by (see --stop-app)",
+    integer(1, 14),
+  )
+  .option(
     "--activity",
     "after the check, recompute the history's days and check the activity figures too (with --seed or --apps: ones not sent to this stack before)",
   )
@@ -351,11 +438,11 @@ const program = new Command("simulate")
   .option("--platform-port <port>", "port of that API (default: any)", integer(0, 65535))
   .option(
     "--stop-app <appId>",
-    "stop this app's traffic half-way through its deliveries (the platform stops sending)",
+    "stop this app's traffic half-way through its deliveries (the platform stops sending): its id, or its end (a2); the check leaves it out",
   )
   .option(
     "--disable-webhook <appId>",
-    "with --connect: the platform's stand-in disables this app's webhook half-way (apps --check finds it)",
+    "with --connect: the platform's stand-in disables this app's webhook half-way (apps --check finds it): its id, or its end (a2)",
   )
   .option(
     "--connect",

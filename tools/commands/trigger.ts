@@ -7,12 +7,12 @@ import { Command, InvalidArgumentError } from "commander";
 import { closest } from "fastest-levenshtein";
 import { basicAuthorization } from "../../shared/ingest/credentials";
 import { shortId } from "../cli/event-id";
-import { runProgram, UserFacingError } from "../cli/program";
+import { runProgram, UsageError, UserFacingError } from "../cli/program";
 import { emulatorClients } from "../local/clients";
 import { readStackInfo, stateDir } from "../local/state";
 import { queueDepth } from "../ops/queues";
 import { postThenWait } from "../ops/trigger-wait";
-import { type Template, template, templateTriggers } from "../simulate/templates";
+import { setTemplatePath, TemplatePathError, template, templateTriggers } from "../simulate/templates";
 
 interface TriggerOptions {
   app?: string;
@@ -52,20 +52,16 @@ function assignment(value: string, previous: Array<[string, unknown]> = []): Arr
   return [...previous, [path, parsed]];
 }
 
-function setPath(event: Template, path: string, value: unknown): void {
-  const parts = path.split(".");
-  let node: Template = event;
-  for (const part of parts.slice(0, -1)) {
-    if (typeof node[part] !== "object" || node[part] === null) node[part] = {};
-    node = node[part];
-  }
-  node[parts[parts.length - 1] as string] = value;
-}
-
 async function run(trigger: string, o: TriggerOptions): Promise<void> {
   const event = template(trigger);
   if (o.app) event.appId = o.app;
-  for (const [path, value] of o.set) setPath(event, path, value);
+  for (const [path, value] of o.set)
+    try {
+      setTemplatePath(trigger, event, path, value);
+    } catch (error) {
+      if (error instanceof TemplatePathError) throw new UsageError(error.message);
+      throw error;
+    }
   const local = o.url ? undefined : readStackInfo(stateDir(o.stateDir));
   const url = o.url ?? local?.webhookUrl ?? "";
   const username = process.env.WEBHOOK_USERNAME?.trim() || local?.credentials.username;

@@ -15,6 +15,21 @@ export interface BannerOptions {
   verbose?: boolean;
   jsonLogs?: boolean;
   retrySeconds: number;
+  /** The console's port asked for (`--console-port`, 3001): one taken moves the console to a free one. */
+  consolePort?: number;
+}
+
+/**
+ * The console's line: its URL, and when the port asked for was taken, that it was (a browser at
+ * that address reaches whatever holds it: another stack's console, for one).
+ *
+ * @example consoleLine("http://127.0.0.1:40655/", 3001) // "http://127.0.0.1:40655/ (port 3001 was taken, by another stack's console?)"
+ */
+export function consoleLine(url: string | undefined, asked: number | undefined): string {
+  if (!url) return "off (--console-port 0)";
+  const port = Number(new URL(url).port);
+  if (!asked || port === asked) return url;
+  return `${url} (port ${asked} was taken, by another stack's console?)`;
 }
 
 /** The commands below find the stack by its state directory: say how when it is not the default. */
@@ -60,7 +75,7 @@ Webhook backend is running (ready in ${(readyMs / 1000).toFixed(1)} s; data in $
   Recordings    ${recordingPolicy === "deployed" ? "deployed policy: https and public addresses only" : "local policy: http and loopback allowed (--deployed-recording-policy for AWS's)"}
   Retries       a failed event is retried every ${o.retrySeconds} s, then dead-lettered (npm run redrive)
   Health        ${stack.info.healthUrl}
-  Console       ${stack.info.consoleUrl ?? "off (--console-port 0)"}
+  Console       ${consoleLine(stack.info.consoleUrl, o.consolePort)}
   Log           ${log}
 
 Send an event:

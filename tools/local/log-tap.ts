@@ -110,10 +110,49 @@ export interface LogTapOptions {
    * same rule, `refusalInsightRule`, on the same lines): the local stand-in `apps --refused` reads.
    */
   refused?: (username: string, at: number) => void;
+  /** Injected clock (ms), for `status` mode's repeats. @default Date.now */
+  now?: () => number;
 }
 
 /** The refusal rule as the local stack applies it (no log group: the lines are this process's). */
 const LOCAL_REFUSAL_RULE = refusalInsightRule("local");
+
+/** How long `status` mode keeps a repeated warning (same function, same reason) to the log alone. */
+export const REPEAT_QUIET_MS = 10 * 60_000;
+
+/** The widest a line of the functions is shown in `status` mode; the log keeps it whole. */
+const STATUS_WIDTH = 100;
+
+/**
+ * What `status` mode shows of a WARN or ERROR line: the line within 100 columns (cut with `…`, the
+ * whole line in stack.log); the same warning again (the same function and reason: a recorder
+ * retrying a fetch every 30 s) within `REPEAT_QUIET_MS` of the one shown, a one-line word that
+ * the next go to the log alone, then nothing until the quiet ends.
+ */
+export function warningFilter(now: () => number = Date.now) {
+  const shown = new Map<string, { at: number; told: boolean }>();
+  return (
+    entry: { service: string; level: string },
+    reason: string,
+    readable: string,
+  ): string | undefined => {
+    const key = `${entry.service}|${entry.level}|${reason}`;
+    const last = shown.get(key);
+    const at = now();
+    if (last && at - last.at < REPEAT_QUIET_MS) {
+      if (last.told) return undefined;
+      last.told = true;
+      return toWidth(
+        `${readable.slice(0, 8)} ${entry.service.padEnd(9)} ${entry.level} ${reason} again: the same in the next ${REPEAT_QUIET_MS / 60_000} minutes goes to stack.log only`,
+      );
+    }
+    shown.set(key, { at, told: false });
+    return toWidth(readable);
+  };
+}
+
+const toWidth = (line: string) =>
+  line.length <= STATUS_WIDTH ? line : `${line.slice(0, STATUS_WIDTH - 1)}…`;
 
 /**
  * Taps this process's stdout and stderr (Powertools writes WARN and ERROR lines to stderr): each
@@ -123,6 +162,7 @@ const LOCAL_REFUSAL_RULE = refusalInsightRule("local");
  */
 export function tapFunctionLogs(options: LogTapOptions): () => void {
   const { mode, count, log, terminal, refused } = options;
+  const warning = warningFilter(options.now);
   const tap = (stream: NodeJS.WriteStream) => {
     const original = stream.write.bind(stream);
     let pending = "";
@@ -155,7 +195,11 @@ export function tapFunctionLogs(options: LogTapOptions): () => void {
         const readable = readableLine(entry);
         log?.(readable);
         if (mode === "json") out.push(line);
-        else if (mode === "readable" || (mode === "status" && failure)) out.push(readable);
+        else if (mode === "readable") out.push(readable);
+        else if (mode === "status" && failure) {
+          const shown = warning(entry, reasonOf(entry), readable);
+          if (shown !== undefined) out.push(shown);
+        }
       }
       if (out.length === 0) return true;
       terminal?.beforeOutput();

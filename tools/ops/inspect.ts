@@ -238,7 +238,7 @@ export async function resendEvent(
   s3: S3Client,
   bucket: string,
   queueUrl: string,
-  line: RawArchiveLine,
+  line: Pick<RawArchiveLine, "body" | "trigger" | "appId" | "receivedAt" | "eventId">,
 ): Promise<void> {
   const { trigger, appId, receivedAt, eventId } = line;
   await storeEvent(

@@ -13,6 +13,7 @@ import { type FilterPolicy, parseFilterPolicy, policyAdmits } from "@webhook-bac
 import { closest } from "fastest-levenshtein";
 import { type ArchiveLease, withArchiveLease } from "../../shared/adapters/archive-lease";
 import { quarantineKey, type RawArchiveLine } from "../../shared/contracts/bucket-layout";
+import { StreamPublishError } from "../../shared/platform/errors";
 import type { BlobStore } from "../../shared/ports/blob-store";
 import { factEnvelope, isPublishable } from "../../shared/stream/envelope";
 import { publishableMessage } from "../../shared/stream/projector-stream";
@@ -66,6 +67,12 @@ export interface StreamReplayReport {
   filtered?: number;
   /** Ids that could not be sent. */
   failed: string[];
+  /**
+   * Of those, how many the destination refused for the message itself (a sender fault: sent again,
+   * refused again), and the first failure's reason; absent when none failed.
+   */
+  refusedForGood?: number;
+  firstFailure?: string;
   requests: number;
   chunks: number;
 }
@@ -173,7 +180,12 @@ async function sendArchived(
       : await destination.publisher.publish(messages);
     report.requests += outcome.requests;
     report.chunks += outcome.chunks;
-    report.failed.push(...outcome.failed.keys());
+    for (const [id, error] of outcome.failed) {
+      report.failed.push(id);
+      report.firstFailure ??= error instanceof Error ? error.message : String(error);
+      if (error instanceof StreamPublishError && !error.retryable)
+        report.refusedForGood = (report.refusedForGood ?? 0) + 1;
+    }
   };
   /** Sends one archived line (a delivery, or a fact reconcile applied: `kind`) unless it is filtered out. */
   const send = async (line: RawArchiveLine, kind: "delivery" | "reconcile") => {

@@ -47,6 +47,26 @@ export function streamReplayLines(report: StreamReplayReport, subscriber?: strin
 }
 
 /**
+ * What a replay says when deliveries could not be sent (#61): running it again sends every
+ * delivery again under the same ids (a consumer that deduplicates by id takes each once), which
+ * helps only where the failure was passing (a throttle, a timeout); a message the destination
+ * refused for itself is refused again, and the line says so.
+ *
+ * @example replayFailureLine({ failed: ["a"], refusedForGood: 1, firstFailure: "SQS failed the entry: InvalidMessageContents: …" })
+ * // "1 delivery refused by the destination (SQS failed the entry: InvalidMessageContents: …): sent again, it would be refused again"
+ */
+export function replayFailureLine(
+  report: Pick<StreamReplayReport, "failed" | "refusedForGood" | "firstFailure">,
+): string {
+  const failed = report.failed.length;
+  const forGood = report.refusedForGood ?? 0;
+  const why = report.firstFailure ? ` (${report.firstFailure})` : "";
+  if (forGood === failed)
+    return `${count(failed, "delivery", "deliveries")} refused by the destination${why}: sent again, ${failed === 1 ? "it" : "they"} would be refused again`;
+  return `${count(failed, "delivery", "deliveries")} could not be sent${why}: run it again (ids are stable: a consumer deduplicating by id takes each once)${forGood ? `; ${forGood} of them refused by the destination, which running again does not change` : ""}`;
+}
+
+/**
  * The warning of a replay or redrive to a topic nothing is subscribed to: what it publishes
  * reaches no one (a dry run says so before the run does it).
  *

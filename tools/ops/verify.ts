@@ -1,3 +1,4 @@
+import { wrapLine } from "../cli/format";
 import type { EventTrace } from "./trace";
 
 /**
@@ -133,15 +134,20 @@ export async function verifyDeployment(deps: VerifyDependencies, app: string): P
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** The report as lines: one per step, then the verdict. */
+/** The report as lines within 100 columns: one per step (its detail wrapped under itself), then the verdict. */
 export function verifyLines(report: VerifyReport): string[] {
+  const under = " ".repeat(22);
   return [
-    ...report.steps.map((s) => `${s.ok ? "ok  " : "FAIL"}  ${s.step.padEnd(14)}  ${s.detail}`),
-    report.ok
-      ? `verified: one delivery of ${report.app} went through the whole pipeline`
-      : `not verified: ${report.steps
-          .filter((s) => !s.ok)
-          .map((s) => s.step)
-          .join(", ")} failed (docs/deploy.md "Verify a deployment")`,
+    ...report.steps.flatMap((s) =>
+      wrapLine(`${s.ok ? "ok  " : "FAIL"}  ${s.step.padEnd(14)}  ${s.detail}`, 100, under),
+    ),
+    ...wrapLine(
+      report.ok
+        ? `verified: one delivery of ${report.app} went through the whole pipeline`
+        : `not verified: ${report.steps
+            .filter((s) => !s.ok)
+            .map((s) => s.step)
+            .join(", ")} failed (docs/deploy.md "Verify a deployment")`,
+    ),
   ];
 }

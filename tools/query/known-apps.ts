@@ -71,16 +71,29 @@ export function nearestApps(appId: string, known: readonly string[], limit = NEA
 }
 
 /**
- * Refuses an app that has never delivered (`appEvidence`) with a `NothingFoundError` (exit code
- * 3) that says so and names the nearest known app ids; nothing is computed or written for it.
+ * What to say of an app that has never delivered (`appEvidence`), naming the nearest known app
+ * ids; undefined when it has delivered.
+ *
+ * @example await undeliveredAppText(target, "sim-s7-a9") // "app sim-s7-a9 has no events (nearest known apps: sim-s7-a1, sim-s7-a2)"
+ */
+export async function undeliveredAppText(
+  target: Target,
+  appId: string,
+  dir?: string,
+): Promise<string | undefined> {
+  const { delivered, known } = await appEvidence(target, appId, dir);
+  if (delivered) return undefined;
+  const nearest = nearestApps(appId, known);
+  return `app ${appId} has no events${nearest.length ? ` (nearest known apps: ${nearest.join(", ")})` : ": this stack has received none yet"}`;
+}
+
+/**
+ * Refuses an app that has never delivered (`undeliveredAppText`) with a `NothingFoundError` (exit
+ * code 3) that says so and names the nearest known app ids; nothing is computed or written for it.
  *
  * @throws NothingFoundError `app sim-s7-a9 has no events (nearest known apps: sim-s7-a1, sim-s7-a2)`
  */
 export async function assertAppDelivered(target: Target, appId: string, dir?: string): Promise<void> {
-  const { delivered, known } = await appEvidence(target, appId, dir);
-  if (delivered) return;
-  const nearest = nearestApps(appId, known);
-  throw new NothingFoundError(
-    `app ${appId} has no events${nearest.length ? ` (nearest known apps: ${nearest.join(", ")})` : ": this stack has received none yet"}`,
-  );
+  const text = await undeliveredAppText(target, appId, dir);
+  if (text) throw new NothingFoundError(text);
 }

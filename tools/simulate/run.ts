@@ -7,7 +7,7 @@ import { emulatorClients } from "../local/clients";
 import type { LocalStackInfo } from "../local/state";
 import { queueDepth } from "../ops/queues";
 import { analyticsQueries } from "../query/queries";
-import { rollupAndCheckActivity } from "./activity-check";
+import { rollupAndCheckActivity, rollupHistory } from "./activity-check";
 import { checkTables } from "./check";
 import { type FileServer, startFileServer } from "./file-server";
 import { deliveryPlan, type GeneratedEvent, type GeneratedHistory, generateHistory } from "./generator";
@@ -25,6 +25,15 @@ export interface SimulationOptions {
   apps: string[];
   /** Epoch seconds of the history's first event (the generator's default: a fixed day in 2025). */
   startAt?: number;
+  /** Seconds between two actions are multiplied by this (`--days`: a history over days). */
+  pace?: number;
+  /**
+   * Store each delivery as the ingest would have at its receipt (`--days`): its receipt time, one
+   * second after its event's (later than every delivery before it), instead of posting it now;
+   * resolves to the status a webhook would have answered (200 stored, 0 not). With `stack`, the
+   * history's days are rolled up after the check, over every app.
+   */
+  storeAt?: (delivery: GeneratedEvent, receivedAt: number) => Promise<number>;
   /** With `stack`: recompute the history's days and check the activity table too (#20). */
   activity?: boolean;
   duplicateShare: number;
@@ -42,6 +51,11 @@ export interface SimulationOptions {
   dropPresence?: number;
   /** Stop this app's traffic half-way through its deliveries (#52: the platform stops sending). */
   stopApp?: string;
+  /**
+   * Apps the table check leaves out: their traffic cut half-way (`stopApp`, `--disable-webhook`),
+   * their end state is not the history's.
+   */
+  uncheckedApps?: readonly string[];
   /** Serve the platform's `GET /v3/users` for the apps (on this port, 0 for any): see `report.platform`. */
   platformPort?: number;
   /** Send nothing: only wait for the queues and check the tables against the history. */
@@ -79,10 +93,16 @@ export interface SimulationReport {
   interrupted: boolean;
   /** Deliveries left out (`dropPresence`, `stopApp`). */
   dropped: number;
+  /** Deliveries acknowledged that name a recording on this simulator's file server. */
+  recordingsSent?: number;
   /** The simulated platform's API, still serving: the caller closes it. */
   platform?: PlatformApi;
   /** The local stack stopped answering after the deliveries (why): nothing was drained or checked. */
   stackGone?: string;
+  /** The apps the check left out (`uncheckedApps`). */
+  unchecked?: string[];
+  /** The days rolled up after the check (`storeAt`), first and last. */
+  rolledUp?: { from: string; to: string };
 }
 
 /** The socket errors of an emulator that is no longer there (the local stack stopped). */
@@ -116,6 +136,21 @@ export function stopAppHalfway(plan: GeneratedEvent[], appId: string): Generated
   const own = plan.flatMap((e, i) => (e.appId === appId ? [i] : []));
   const from = own[Math.ceil(own.length / 2)] ?? plan.length;
   return plan.filter((e, i) => e.appId !== appId || i < from);
+}
+
+/**
+ * The receipt time of each delivery of a plan stored as received then (`storeAt`): a second after
+ * its event's time, and after every delivery before it (strictly: the order of receipt is the
+ * plan's, as a webhook receives them one after another).
+ *
+ * @example receiptTimes([{ at: 1000 }, { at: 500 }]) // [2000, 2001]
+ */
+export function receiptTimes(plan: ReadonlyArray<Pick<GeneratedEvent, "at">>): number[] {
+  let last = Number.NEGATIVE_INFINITY;
+  return plan.map((e) => {
+    last = Math.max(Math.ceil(e.at) + 1000, last + 1);
+    return last;
+  });
 }
 
 /** Sends one delivery; returns the HTTP status (0 for a network failure). */
@@ -163,15 +198,19 @@ export async function waitForDrain(
 async function settleAndCheck(report: SimulationReport, stack: LocalStackInfo, options: SimulationOptions) {
   report.drainSeconds = await waitForDrain(stack, options.settleTimeoutSeconds, options.onDrain);
   const { dynamo } = emulatorClients(stack.endpoints);
+  // An app cut half-way has no known end state: the check leaves it out, and says so.
+  const left = new Set(options.uncheckedApps ?? []);
+  const checked = left.size
+    ? { ...report.history, expected: new Map([...report.history.expected].filter(([app]) => !left.has(app))) }
+    : report.history;
+  if (left.size) report.unchecked = [...left];
   try {
-    report.problems = await checkTables(
-      report.history,
-      analyticsQueries(documentClient(dynamo), stack.tables),
-    );
+    report.problems = await checkTables(checked, analyticsQueries(documentClient(dynamo), stack.tables));
   } finally {
     dynamo.destroy();
   }
-  if (options.activity) report.problems.push(...(await rollupAndCheckActivity(stack, report.history)));
+  if (options.activity) report.problems.push(...(await rollupAndCheckActivity(stack, checked)));
+  else if (options.storeAt) report.rolledUp = await rollupHistory(stack, report.history);
 }
 
 /**
@@ -198,6 +237,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         apps: options.apps,
         recordingBaseUrl: files.url,
         ...(options.startAt === undefined ? {} : { startAt: options.startAt }),
+        ...(options.pace === undefined ? {} : { pace: options.pace }),
       });
     const fullPlan =
       options.replay?.plan ??
@@ -231,12 +271,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       );
     }
     const authorization = basicAuthorization(options.username, options.password);
+    const receipts = options.storeAt ? receiptTimes(plan) : [];
     const byStatus: Record<string, number> = {};
     const byTrigger: Record<string, number> = {};
     const interval = 1000 / options.rate;
     const started = performance.now();
     let next = 0;
     let sent = 0;
+    let recordingsSent = 0;
     // The last delivery about each item: the next one about it waits for its answer, so that the
     // edge receives them in the order they were sent (concurrent requests may overtake each other).
     const lastAbout = new Map<string, Promise<unknown>>();
@@ -254,6 +296,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
             const wait = due - performance.now();
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
             await previous;
+            if (options.storeAt) return options.storeAt(delivery, receipts[index] ?? Date.now());
             if (!options.webhooks) return deliver(options.url, authorization, delivery.body);
             const targets = options.webhooks(delivery.appId, delivery.trigger);
             if (targets.length === 0) return "unsubscribed";
@@ -268,6 +311,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           if (delivery.item) lastAbout.set(delivery.item, answered);
           const status = await answered;
           byStatus[status] = (byStatus[status] ?? 0) + 1;
+          if (status === 200 && delivery.recording) recordingsSent++;
           byTrigger[delivery.trigger] = (byTrigger[delivery.trigger] ?? 0) + 1;
           sent++;
           options.onProgress?.(sent, plan.length);
@@ -284,6 +328,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       history,
       interrupted: Boolean(options.signal?.aborted),
       dropped: fullPlan.length - plan.length,
+      recordingsSent,
       ...(platform ? { platform } : {}),
     };
     if (options.stack && !report.interrupted) {

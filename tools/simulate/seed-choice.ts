@@ -67,3 +67,13 @@ export function chooseSeed(options: {
     note: `${taken.join(", ")} already ${taken.length === 1 ? "holds" : "hold"} events in this stack (an earlier run): the check compares the tables with this run's history alone, so what the earlier run left shows as differences; a seed of its own (leave out --seed and --apps) checks only this run`,
   };
 }
+
+/**
+ * An app of this run named by its id, or by the end of it (`a2` for `sim-s8-a2`: the run's apps
+ * are named after the seed it picks, which moves on as a stack fills: seed-choice.ts).
+ *
+ * @example runApp("a2", ["sim-s8-a1", "sim-s8-a2"]) // "sim-s8-a2"
+ */
+export function runApp(value: string, apps: readonly string[]): string | undefined {
+  return apps.includes(value) ? value : apps.find((app) => app.endsWith(`-${value}`));
+}

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import type { DuckDBConnection, StatementType } from "@duckdb/node-api";
-import { listObjects } from "../../adapters/s3-listing";
+import { listEach, listObjects } from "../../adapters/s3-listing";
 import { dayOfKey, isArchiveObjectKey } from "../../contracts/bucket-layout";
 import { SqlQueryError } from "../../platform/errors";
 import { dayManifests, dayPrefixes, readPlan } from "../compaction";
@@ -178,11 +178,7 @@ async function copyArchive(
   days: DayRange,
   dir: string,
 ): Promise<{ ndjson: string[]; parquet: string[]; bytes: number }> {
-  const listed = await Promise.all(
-    dayPrefixes(ARCHIVE_TABLES[table].prefix, days).map((prefix) =>
-      listObjects(options.s3, options.bucket, prefix),
-    ),
-  );
+  const listed = await listEach(options.s3, options.bucket, dayPrefixes(ARCHIVE_TABLES[table].prefix, days));
   const objects = listed.flat().filter(({ key }) => {
     const day = dayOfKey(key);
     if (!day || !isArchiveObjectKey(key)) return false;

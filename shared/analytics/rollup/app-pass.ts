@@ -53,8 +53,7 @@ export async function rollupDay(
   const rollup = await replaceDay(deps, {
     appId,
     day,
-    activity:
-      activities.get(appId) ?? activityFromRows([], { hours: hoursBegun(day, computedAt), top: TOP_LIMIT }),
+    activity: activities.get(appId) ?? noActivity(day, computedAt),
     computedAt,
     final,
     bytesScanned,
@@ -65,6 +64,11 @@ export async function rollupDay(
   else await mergeAppDaySets(sets, day, appId, daySets.get(appId) ?? NO_SETS);
   await deps.checkpoint?.("sets");
   return { ...rollup, daySets: whole ? "written" : "merged" };
+}
+
+/** An app's figures of a day it has no line on, computed at `computedAt`: zeros, for the hours begun by then. */
+export function noActivity(day: string, computedAt: number): DayActivity {
+  return activityFromRows([], { hours: hoursBegun(day, computedAt), top: TOP_LIMIT });
 }
 
 /** An app's sets of a day it has no line on. */

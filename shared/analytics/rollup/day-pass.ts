@@ -11,7 +11,7 @@ import { replaceDay } from "./app-pass";
 import { dayActivities } from "./day-query";
 import { isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
-import { activityDigest, addWatchEntry, headlineTotals, watchEntry, watchFields } from "./ledger";
+import { activityDigest, addWatchEntry, headlineTotals, seenBy, watchEntry, watchFields } from "./ledger";
 
 /** What a pass over every app of a day did. */
 export interface DayPassReport {
@@ -94,8 +94,10 @@ export async function passDay(
         const digest = activityDigest(activity, final);
         digests[appId] = digest;
         totals[appId] = headlineTotals(activity);
-        addWatchEntry(watched, appId, watchEntry(appId, hourlyDeliveries(activity), previous, computedAt));
-        if (previous?.apps[appId] === digest) {
+        const hours = hourlyDeliveries(activity);
+        // A past day's pass dates the sighting by the deliveries (#61), a schedule's by its clock.
+        addWatchEntry(watched, appId, watchEntry(appId, hours, previous, seenBy(day, hours, computedAt)));
+        if (!options.rewrite && previous?.apps[appId] === digest) {
           report.rollups.push({ appId, day, outcome: "unchanged", final, computedAt, bytesScanned: 0 });
           return;
         }

@@ -84,4 +84,9 @@ export interface RollupOptions {
   skipFinal?: boolean;
   /** Read the neighbouring receipt days too (`receiptDaysOf`): days archived before edge objects. */
   neighbours?: boolean;
+  /**
+   * A pass over every app writes every app, even one whose figures the ledger's last pass wrote
+   * (`webhook rollup`: a recompute on demand); the pass is still recorded in the ledger.
+   */
+  rewrite?: boolean;
 }

@@ -8,6 +8,9 @@ import { createHash } from "node:crypto";
 import { canonicalJson } from "@webhook-backend/stream/projections/canonical-json";
 import type { DayActivity } from "../figures";
 import type { DayPass } from "../store/rollup-ledger";
+import { dayStart } from "./days";
+
+const HOUR_MS = 3_600_000;
 
 const sum = (values: readonly number[] | undefined) => (values ?? []).reduce((a, b) => a + b, 0);
 
@@ -29,6 +32,20 @@ export function headlineTotals(activity: Pick<DayActivity, "figures">): number[]
     figures.active_users ?? 0,
     Object.values(figures).reduce((a, b) => a + b, 0),
   ];
+}
+
+/**
+ * When a pass at `computedAt` saw an app's deliveries of `day` arrive: its start, while the day
+ * lasts (the schedule's passes: their clock is the finer one); a pass after the day's end (a past
+ * day recomputed, `webhook rollup` over a history, #61) did not see them arrive then: the end of the
+ * day's last hour with deliveries.
+ *
+ * @example seenBy("2026-01-02", [0, 4], Date.parse("2026-01-05T00:00:00Z")) // Date.parse("2026-01-02T02:00:00Z")
+ */
+export function seenBy(day: string, hourly: readonly number[], computedAt: number): number {
+  const last = hourly.findLastIndex((n) => n > 0);
+  if (last < 0 || computedAt < dayStart(day) + 24 * HOUR_MS) return computedAt;
+  return dayStart(day) + (last + 1) * HOUR_MS;
 }
 
 /**

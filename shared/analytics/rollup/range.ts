@@ -4,7 +4,7 @@
  * final yet reported with when they become final.
  */
 import { ArchiveLockedError, withArchiveLease } from "../../adapters/archive-lease";
-import { rollupDay } from "./app-pass";
+import { noActivity, replaceDay, rollupDay } from "./app-pass";
 import { rollupDayAllApps } from "./day-pass";
 import { DAY_MS, dayStart, isFinal } from "./days";
 import type { DayRollup, RollupDependencies, RollupOptions } from "./dependencies";
@@ -33,6 +33,13 @@ export interface RangeRollupReport {
  * `ArchiveLockedError`, naming its holder, before anything is read. A range of open days writes
  * no set. A day that fails is reported and the next one runs.
  *
+ * Over every app, an app with a line on some day of the range is written on each of its days: a
+ * day without its line as zeros (`noActivity`, as the one-app form writes it), so that no day of
+ * the range is left "not computed" for it (#61: a history's first day and today, nothing between).
+ * A day without a line of any app of the range is written for every app the range saw. With a
+ * `ledger`, each day's pass is recorded as the schedule's is (what the watchdog judges silence
+ * from), every app still written (`rewrite`): the command is a recompute on demand.
+ *
  * @example await rollupDays(daysInRange("2026-01-01", "2026-01-31"), deps, { app: "app1" }) // { rollups: [… { daySets: "merged" }], open: [], … }
  * @throws ArchiveLockedError when another rewrite of the archive holds the lease
  */
@@ -51,7 +58,7 @@ export async function rollupDays(
           report.rollups.push(r);
           report.bytesScanned += r.bytesScanned;
         } else {
-          const pass = await rollupDayAllApps(day, d, { neighbours });
+          const pass = await rollupDayAllApps(day, d, { neighbours, rewrite: true });
           report.rollups.push(...pass.rollups);
           report.failures.push(...pass.failures);
           report.bytesScanned += pass.bytesScanned;
@@ -65,6 +72,7 @@ export async function rollupDays(
       if (!isFinal(day, d.now(), deps))
         report.open.push({ day, finalAt: dayStart(day) + DAY_MS + deps.graceMs });
     }
+    if (!app) await writeQuietDays(report, days, d);
     return report;
   };
   const closes = days.some((day) => isFinal(day, deps.now(), deps));
@@ -80,4 +88,41 @@ export async function rollupDays(
       },
     }),
   );
+}
+
+/**
+ * The days of a range over every app on which an app of the range had no line: written as zeros
+ * (`noActivity`), one conditional write each, no query. A day whose pass failed is left as it is.
+ */
+async function writeQuietDays(
+  report: RangeRollupReport,
+  days: readonly string[],
+  deps: RollupDependencies,
+): Promise<void> {
+  const apps = new Set(report.rollups.map((r) => r.appId));
+  const failed = new Set(report.failures.map((f) => f.day));
+  const passed = new Set(report.rollups.map((r) => `${r.day}|${r.appId}`));
+  for (const day of days) {
+    if (failed.has(day)) continue;
+    for (const appId of apps) {
+      if (passed.has(`${day}|${appId}`)) continue;
+      const computedAt = deps.now();
+      try {
+        report.rollups.push(
+          await replaceDay(deps, {
+            appId,
+            day,
+            activity: noActivity(day, computedAt),
+            computedAt,
+            final: isFinal(day, computedAt, deps),
+            bytesScanned: 0,
+          }),
+        );
+      } catch (error) {
+        report.failures.push({ appId, day, error });
+      }
+    }
+    await deps.checkpoint?.("figures");
+  }
+  report.rollups.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : a.appId < b.appId ? -1 : 1));
 }

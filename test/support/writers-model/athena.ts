@@ -9,7 +9,7 @@ import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } 
 import { compactionSources } from "../../../shared/analytics/compaction";
 import { duckDbCompactor } from "../../../shared/analytics/engines/duckdb-compactor";
 import { createBucket, testClients, uniqueName } from "../aws";
-import type { Actor, RequestGate } from "./gate";
+import { type Actor, answeredClient, type RequestGate, STUB_CLIENT_CONFIG } from "./gate";
 
 /*
  * Athena for the writers model (issue #50): no emulator exists, so an SDK client whose answers
@@ -76,20 +76,13 @@ export async function athenaDouble(bucket: string): Promise<AthenaDouble> {
       return running.length;
     },
     client(gate, actor) {
-      const client = new AthenaClient({
-        region: "us-east-1",
-        credentials: { accessKeyId: "x", secretAccessKey: "x" },
-      });
-      gate.gate(client, actor);
-      client.middlewareStack.add(
-        (_next, context) => async (args) => {
-          const input = args.input as Record<string, unknown>;
-          const output = await answer(context.commandName ?? "", input);
-          return { output: { ...output, $metadata: {} }, response: {} };
-        },
-        { step: "initialize", name: "answerAsAthena" },
+      return answeredClient(
+        new AthenaClient(STUB_CLIENT_CONFIG),
+        gate,
+        actor,
+        "answerAsAthena",
+        (command, input) => answer(command, input),
       );
-      return client;
     },
   };
   const answer = async (

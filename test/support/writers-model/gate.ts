@@ -143,3 +143,35 @@ export function requestGate(scheduler: () => Releaser | undefined) {
 }
 
 export type RequestGate = ReturnType<typeof requestGate>;
+
+/** The configuration of a stubbed service's client: a region, and credentials nothing checks. */
+export const STUB_CLIENT_CONFIG = {
+  region: "us-east-1",
+  credentials: { accessKeyId: "x", secretAccessKey: "x" },
+};
+
+/**
+ * A client of a service no emulator runs (Athena; the credentials secret's Secrets Manager),
+ * gated for `actor` like every other, whose commands `answer` (by the command's name and input)
+ * instead of a service: a stub, said so where it is used. What `answer` returns is the output.
+ *
+ * @example answeredClient(new AthenaClient(STUB_CLIENT_CONFIG), gate, actor, "answerAsAthena", async (command, input) => ({ QueryExecutionId: "q-1" }))
+ */
+export function answeredClient<C extends { middlewareStack: unknown }>(
+  client: C,
+  gate: RequestGate,
+  actor: Actor,
+  name: string,
+  answer: (command: string, input: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): C {
+  gate.gate(client as GatedClient<object, object>, actor);
+  // Every client's stack takes the same middleware; TypeScript sees unrelated stacks.
+  (client.middlewareStack as unknown as MiddlewareStack<{ input: object }, object>).add(
+    (_next, context) => async (args) => {
+      const output = await answer(context.commandName ?? "", args.input as Record<string, unknown>);
+      return { output: { ...output, $metadata: {} }, response: {} };
+    },
+    { step: "initialize", name },
+  );
+  return client;
+}

@@ -20,7 +20,7 @@ import { startFileServer } from "../../../tools/simulate/file-server";
 import { type ManagementApiServer, startManagementApi } from "../../../tools/simulate/management-api";
 import { createBucket, createQueue, testClients, uniqueName } from "../aws";
 import { type AthenaDouble, athenaDouble } from "./athena";
-import type { Actor, RequestGate } from "./gate";
+import { type Actor, answeredClient, type RequestGate, STUB_CLIENT_CONFIG } from "./gate";
 import { injectStreamFaults, openStream, type StreamSite } from "./stream";
 
 /*
@@ -184,23 +184,20 @@ export function actorClients(site: Site, gate: RequestGate, actor: Actor) {
   gate.gate(clients.sqs, actor);
   gate.gate(clients.sns, actor);
   injectStreamFaults(site.stream, actor, clients);
-  const secrets = new SecretsManagerClient({
-    region: "us-east-1",
-    credentials: { accessKeyId: "x", secretAccessKey: "x" },
-  });
-  gate.gate(secrets, actor);
-  secrets.middlewareStack.add(
-    (_next, context) => async (args) => {
-      if (context.commandName === GetSecretValueCommand.name)
-        return { output: { SecretString: site.secret.value, $metadata: {} }, response: {} };
-      if (context.commandName === PutSecretValueCommand.name) {
-        site.secret.value = String((args.input as { SecretString?: string }).SecretString);
+  const secrets = answeredClient(
+    new SecretsManagerClient(STUB_CLIENT_CONFIG),
+    gate,
+    actor,
+    "secretFromSite",
+    async (command, input) => {
+      if (command === GetSecretValueCommand.name) return { SecretString: site.secret.value };
+      if (command === PutSecretValueCommand.name) {
+        site.secret.value = String(input.SecretString);
         site.secret.puts++;
-        return { output: { $metadata: {} }, response: {} };
+        return {};
       }
-      throw new Error(`the secrets double has no ${context.commandName}`);
+      throw new Error(`the secrets double has no ${command}`);
     },
-    { step: "initialize", name: "secretFromSite" },
   );
   return {
     ...clients,

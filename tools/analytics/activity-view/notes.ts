@@ -39,8 +39,9 @@ export function notComputedNotes(
     from: r[0],
     to: r[1],
     text: `${rangeText(r)}: not computed yet; the rollup computes ${r[0] === r[1] ? "it" : "them"}:`,
-    // For this app: a day without its events is then written as zeros, where a pass over every
-    // app writes nothing for it, and this note would come back after the command it gave.
+    // For this app: a day without its events is then written as zeros, where the schedule's pass
+    // over every app writes nothing for it (a range over every app writes it only for an app with
+    // events in the range), and this note would come back after the command it gave.
     run: `npx webhook rollup --app ${shellWord(app)} --from ${r[0]} --to ${r[1]}${targetArgs}`,
   }));
 }

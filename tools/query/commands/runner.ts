@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { documentClient } from "../../../shared/adapters/dynamo-item-store";
 import { tableText } from "../../cli/format";
 import { resolveTarget, type Target } from "../../target";
+import { assertAppDelivered } from "../known-apps";
 import { type AnalyticsQueries, analyticsQueries } from "../queries";
 import type { Row } from "./helpers";
 
@@ -54,6 +55,9 @@ export function runner(program: Command, io: Io, outcome: { exitCode: number }):
         if (o.json) io.out(JSON.stringify(json, null, 2));
         else if (lines) for (const line of lines) text(line);
         else for (const line of tableText(rows, { wide: Boolean(o.wide) })) text(line);
+        // Nothing in an app that never delivered (a mistyped id): say so, with the nearest apps, exit 3.
+        if (nothing && typeof o.app === "string")
+          await assertAppDelivered(target, o.app, o.stateDir as string | undefined);
         if (nothing) {
           io.err(
             `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
