@@ -162,7 +162,7 @@ describe("the local stack end to end", () => {
     delete invalid.data.members["cometchat-uid-2"].scope;
     const body = JSON.stringify(invalid);
     const { eventId = "" } = await postWebhook(stack.info, body);
-    await waitForDrain(stack.info, 60);
+    await waitForDrain(stack.info, 120);
     const quarantined = JSON.parse(
       (await cli(["query", "quarantine", "--app", "e2e-ops", "--json", "--state-dir", dir])).stdout,
     );
@@ -230,7 +230,7 @@ describe("the local stack end to end", () => {
     const sent = await cli(["resend", archivedId, "--app", APPS[0] ?? "", "--state-dir", dir]);
     expect(sent.stdout).toContain(`resent ${archivedId.slice(0, 16)}: group_created of ${APPS[0]}`);
     expect(sent.stdout).toContain("from the archive");
-    await waitForDrain(stack.info, 60);
+    await waitForDrain(stack.info, 120);
     expect(readStats(dir).apps[APPS[0] ?? ""]?.projector?.stale).toBe(staleBefore + 1);
     // The pure projections say what it did: the group item holds its creation.
     const projected = JSON.parse(
@@ -261,7 +261,7 @@ describe("the local stack end to end", () => {
     expect(
       await redrive(stack.clients.sqs, stack.info.queues.events.deadLetterUrl, stack.info.queues.events.url),
     ).toBe(1);
-    await waitForDrain(stack.info, 60);
+    await waitForDrain(stack.info, 120);
     const g = await query(["group", "cometchat-guid-1", "--app", "e2e-redrive", "--json"]);
     expect(JSON.parse(g.out)).toMatchObject({ name: "Hiking Group" });
   });
@@ -479,9 +479,21 @@ describe("the local stack end to end", () => {
   );
 
   it("stops everything it started: no Java process, no port bound, no state file", async () => {
-    const pid = stack.dynamoPid;
-    const port = new URL(stack.info.webhookUrl).port;
-    await stack.stop();
+    // Prepare: a stack of its own (the file's serves the other tests, in whatever order they run).
+    const own = mkdtempSync(join(tmpdir(), "local-stack-stop-"));
+    const stopped = await startLocalStack({
+      port: await freePort(),
+      stateDir: own,
+      inMemory: true,
+      logMode: "silent",
+    });
+    const pid = stopped.dynamoPid;
+    const port = new URL(stopped.info.webhookUrl).port;
+
+    // Act
+    await stopped.stop();
+
+    // Assess
     expect(pid).toBeDefined();
     expect(() => process.kill(pid as number, 0)).toThrow();
     await new Promise<void>((resolve, reject) => {
@@ -489,6 +501,6 @@ describe("the local stack end to end", () => {
       probe.once("error", reject);
       probe.listen(Number(port), "127.0.0.1", () => probe.close(() => resolve()));
     });
-    expect(existsSync(join(dir, "stack.json"))).toBe(false);
-  });
+    expect(existsSync(join(own, "stack.json"))).toBe(false);
+  }, 300_000);
 });

@@ -97,7 +97,7 @@ let stack: StartedProcess | undefined;
 beforeAll(async () => {
   port = await freePort();
   stack = await startProcess(dir, port, [], "npm");
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   // Ctrl-C, as the terminal sends it: to npm start's whole process group.
@@ -171,6 +171,6 @@ describe("the commands of the README and the docs, on a fresh state directory", 
     const code = await run.exit;
     expect(code, run.output().slice(-1500)).toBe(0);
     // A person reads the answer before typing the next command: the event is through by then.
-    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 60);
+    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 120);
   });
 });

@@ -55,7 +55,8 @@ export async function startProcess(
   };
   child.stdout?.on("data", capture);
   child.stderr?.on("data", capture);
-  const deadline = Date.now() + 60_000;
+  // Ready in seconds on a quiet machine; minutes at load 15 on two cores (issue #56).
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${output}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
