@@ -90,7 +90,12 @@ afterAll(async () => {
 
 describe("rotate-credentials on the local stack, against the simulated management API (#32)", () => {
   it("switches 30 apps under traffic with no delivery refused, then refuses the old credential; a refused update leaves both valid until a re-run", async () => {
-    // Prepare: every app connected with the stack's credential.
+    // Prepare: the store as the stack started with it (a test before this one may have rotated
+    // it), and every app connected with the stack's credential.
+    const store = fileCredentialStore(credentialsFilePath(dir));
+    const old = stack.info.credentials;
+    await store.write([old]);
+    await expect.poll(() => accepts(old), { timeout: 60_000 }).toBe(true);
     const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
     const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
     const webhook = { ...WEBHOOK, url: stack.info.webhookUrl };
@@ -101,8 +106,6 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       desired: { ...webhook, ...stack.info.credentials, triggers: TRIGGERS },
     });
     expect(connected.apps.filter((a) => a.error)).toEqual([]);
-    const store = fileCredentialStore(credentialsFilePath(dir));
-    const old = stack.info.credentials;
     // One app's update is refused the first time (a fault injected in the client: the simulator
     // would refuse every write alike).
     let refusals = 1;
