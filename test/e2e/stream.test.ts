@@ -135,18 +135,28 @@ const retries = histories
 const twice = histories.flat().filter((_, i) => i % 7 === 0);
 
 /**
- * The histories, their retries and redeliveries enqueued and drained, and what each subscriber
- * then received: done once, by the first test that needs them (the tests pass in any order, #56).
+ * The histories, their retries and redeliveries enqueued and drained; then what each subscriber
+ * received, the stack's counters, and the tables' items of the followed apps, read once, before any
+ * other test changes them: done once, by the first test that needs them (any order, issue #56).
  */
 const delivered = once(async () => {
-  const { sqs, destroy } = clients();
+  const { sqs, dynamo, destroy } = clients();
   try {
     await enqueue(stack.info.queues.events.url, [...retries, ...histories.flat(), ...twice]);
     await waitForDrain(stack.info, 120);
-    return {
-      received: await takeAll(sqs, subscriberUrl("followed")),
-      groupsOfA: await takeAll(sqs, subscriberUrl("groups-of-a")),
-    };
+    const received = await takeAll(sqs, subscriberUrl("followed"));
+    const groupsOfA = await takeAll(sqs, subscriberUrl("groups-of-a"));
+    const stats = readStats(dir);
+    const stores = projectionStores(dynamo, stack.info.tables);
+    const tables: Record<string, Record<string, unknown>> = {};
+    for (const [table, keys] of touchedKeys(
+      [...histories.flat(), ...retries].filter((d) => [A, B].includes(appOf(d))),
+    ))
+      for (const [id, key] of keys) {
+        const item = await stores[table].get(key);
+        if (item) tables[`${table}:${id}`] = factFields(table, item);
+      }
+    return { received, groupsOfA, stats, tables };
   } finally {
     destroy();
   }
@@ -154,66 +164,52 @@ const delivered = once(async () => {
 
 describe("the stream of facts on the local stack", () => {
   it("delivers every accepted delivery of the followed apps at least once and nothing else, ids stable across redeliveries; folding what a subscriber received, in any order and with any duplicates, gives the tables' facts item for item", async () => {
-    // Prepare: retries first, then the histories (reordered in transit) with duplicates.
-    const { dynamo, destroy } = clients();
-    try {
-      // Act
-      const { received, groupsOfA } = await delivered();
+    // Prepare and act: retries first, then the histories (reordered in transit) with duplicates.
+    const { received, groupsOfA, stats, tables } = await delivered();
 
-      // Assess: who received what.
-      const all = [...histories.flat(), ...retries];
-      const idOf = (d: Delivery) => deliveryId(d.eventId, d.receivedAt);
-      const expected = new Set(all.filter((d) => [A, B].includes(appOf(d)) && accepted(d)).map(idOf));
-      const ids = new Set(received.map((e) => e.id));
-      const missing = all.filter((d) => expected.has(idOf(d)) && !ids.has(idOf(d)));
-      expect(missing.map((d) => `${triggerOf(d)} ${d.receivedAt}`)).toEqual([]);
-      expect([...ids].filter((id) => !expected.has(id))).toEqual([]);
-      // An SQS redelivery is the same delivery: the same id, never a new one.
-      expect(received.length).toBeGreaterThanOrEqual(expected.size);
-      expect(
-        new Set(groupsOfA.map((e) => e.kind === "delivery" && `${e.appId} ${e.trigger.split("_")[0]}`)),
-      ).toEqual(new Set([`${A} group`]));
-      expect(new Set(groupsOfA.map((e) => e.id))).toEqual(
-        new Set(
-          all.filter((d) => appOf(d) === A && triggerOf(d).startsWith("group_") && accepted(d)).map(idOf),
-        ),
-      );
-      const stats = readStats(dir);
-      expect(stats.total.stream?.published ?? 0).toBeGreaterThanOrEqual(expected.size);
-      expect(stats.total.stream?.unpublished).toBeUndefined();
+    // Assess: who received what.
+    const all = [...histories.flat(), ...retries];
+    const idOf = (d: Delivery) => deliveryId(d.eventId, d.receivedAt);
+    const expected = new Set(all.filter((d) => [A, B].includes(appOf(d)) && accepted(d)).map(idOf));
+    const ids = new Set(received.map((e) => e.id));
+    const missing = all.filter((d) => expected.has(idOf(d)) && !ids.has(idOf(d)));
+    expect(missing.map((d) => `${triggerOf(d)} ${d.receivedAt}`)).toEqual([]);
+    expect([...ids].filter((id) => !expected.has(id))).toEqual([]);
+    // An SQS redelivery is the same delivery: the same id, never a new one.
+    expect(received.length).toBeGreaterThanOrEqual(expected.size);
+    expect(
+      new Set(groupsOfA.map((e) => e.kind === "delivery" && `${e.appId} ${e.trigger.split("_")[0]}`)),
+    ).toEqual(new Set([`${A} group`]));
+    expect(new Set(groupsOfA.map((e) => e.id))).toEqual(
+      new Set(
+        all.filter((d) => appOf(d) === A && triggerOf(d).startsWith("group_") && accepted(d)).map(idOf),
+      ),
+    );
+    expect(stats.total.stream?.published ?? 0).toBeGreaterThanOrEqual(expected.size);
+    expect(stats.total.stream?.unpublished).toBeUndefined();
 
-      // Assess: the fold. The tables' items of the followed apps, read once…
-      const stores = projectionStores(dynamo, stack.info.tables);
-      const tables: Record<string, Record<string, unknown>> = {};
-      for (const [table, keys] of touchedKeys(all.filter((d) => [A, B].includes(appOf(d)))))
-        for (const [id, key] of keys) {
-          const item = await stores[table].get(key);
-          if (item) tables[`${table}:${id}`] = factFields(table, item);
-        }
-      expect(Object.keys(tables).length).toBeGreaterThan(20);
-      // …and the subscriber's copy, whatever the order, duplication and cuts it folds them in.
-      await fc.assert(
-        fc.asyncProperty(
-          fc.subarray(received).chain((duplicates) =>
-            fc.shuffledSubarray([...received, ...duplicates], {
-              minLength: received.length + duplicates.length,
-            }),
-          ),
-          fc.integer({ min: 1, max: 60 }),
-          async (order, cut) => {
-            const copy = streamCopy();
-            for (let i = 0; i < order.length; i += cut) await copy.apply(order.slice(i, i + cut));
-            const folded: Record<string, unknown> = {};
-            for (const table of PROJECTION_TABLE_NAMES)
-              for (const [id, facts] of copy.facts(table)) folded[`${table}:${id}`] = facts;
-            expect(folded).toEqual(tables);
-          },
+    // Assess: the fold. The tables' items of the followed apps, read once (as delivered)…
+    expect(Object.keys(tables).length).toBeGreaterThan(20);
+    // …and the subscriber's copy, whatever the order, duplication and cuts it folds them in.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.subarray(received).chain((duplicates) =>
+          fc.shuffledSubarray([...received, ...duplicates], {
+            minLength: received.length + duplicates.length,
+          }),
         ),
-        { numRuns: 25 },
-      );
-    } finally {
-      destroy();
-    }
+        fc.integer({ min: 1, max: 60 }),
+        async (order, cut) => {
+          const copy = streamCopy();
+          for (let i = 0; i < order.length; i += cut) await copy.apply(order.slice(i, i + cut));
+          const folded: Record<string, unknown> = {};
+          for (const table of PROJECTION_TABLE_NAMES)
+            for (const [id, facts] of copy.facts(table)) folded[`${table}:${id}`] = facts;
+          expect(folded).toEqual(tables);
+        },
+      ),
+      { numRuns: 25 },
+    );
   }, 240_000);
 
   it("says what the tools publish: a replay into the tables nothing, a redrive of the events DLQ what it projects, replay --to-stream the archived deliveries with their ids, redrive --stream the unpublished facts", async () => {
