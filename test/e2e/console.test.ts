@@ -79,11 +79,20 @@ const card = async (id: string, on = page) =>
 
 /**
  * Chooses `app` in the page's app picker once the picker lists it: a page loaded before the app's
- * first event lists it after its next refresh of the apps (the console reads them at most once a
- * minute), however the tests before this one left the page.
+ * first event does not list it (the list is the page's since its load, whatever view the tests
+ * before this one left it on): reloaded until it does.
  */
 async function chooseApp(on: Page, app: string) {
-  await expect.poll(() => on.locator("#app option").allTextContents(), { timeout: 150_000 }).toContain(app);
+  await expect
+    .poll(
+      async () => {
+        const listed = await on.locator("#app option").allTextContents();
+        if (!listed.includes(app)) await on.reload();
+        return listed;
+      },
+      { timeout: 150_000, interval: 2_000 },
+    )
+    .toContain(app);
   await on.selectOption("#app", app);
 }
 
