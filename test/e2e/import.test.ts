@@ -99,7 +99,7 @@ describe("npx webhook import users against the local stack and the simulated pla
         body.data.message.data.entities.sender.entity.uid = uid;
         expect((await postWebhook(stack.info, JSON.stringify(body))).status).toBe(200);
       }
-      await waitForDrain(stack.info, 60);
+      await waitForDrain(stack.info, 120);
       const rollup = await webhookCli(["rollup", "--from", day, "--to", day, "--state-dir", dir, "--json"]);
       expect(rollup.code, rollup.stderr).toBe(0);
       const figures = async (from: string, to: string) => {

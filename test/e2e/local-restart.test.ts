@@ -42,7 +42,7 @@ describe("npm start keeps every acknowledged event", () => {
     // Act: SIGKILL the stack's process group mid-traffic (its DynamoDB Local is in a group of its own).
     const acked = await killMidTraffic(first, "kill-app");
     const second = await start(dir, port);
-    await waitForDrain(second.info, 60);
+    await waitForDrain(second.info, 120);
 
     // Assess
     expect(acked.size).toBeGreaterThan(10);
@@ -53,7 +53,7 @@ describe("npm start keeps every acknowledged event", () => {
     expect(stats.total.ingest?.accepted ?? 0).toBeGreaterThanOrEqual(acked.size);
     expect(projected).toBeGreaterThanOrEqual(acked.size);
     expect(await stop(second)).toBe(0);
-  }, 180_000);
+  }, 300_000);
 
   it("refuses a second start on the same state directory and port, naming the first one's port and pid", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lock-"));
@@ -73,7 +73,7 @@ describe("npm start keeps every acknowledged event", () => {
     expect(second.stderr).toContain(`is in use by another npm start (pid ${first.info.pid}, port ${port})`);
     expect(second.stderr).not.toContain("already in use");
     expect(await stop(first)).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   it("drains and stops on SIGHUP (the terminal closed), and a restart has the data, the archive and the counters", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sighup-"));
@@ -97,7 +97,7 @@ describe("npm start keeps every acknowledged event", () => {
     expect(await archivedEventIds(second.info)).toContain(eventId);
     expect(readStats(dir).apps["hup-app"]?.projector?.projected).toBe(1);
     expect(await stop(second)).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   it("sends a failing event to the DLQ within a minute, and redrive brings it back to be projected", async () => {
     // Prepare: an oversize pointer whose object is not there yet fails on every receive (retryable).
@@ -124,7 +124,7 @@ describe("npm start keeps every acknowledged event", () => {
 
       // Act: it is retried (5 receives, a second apart) into the DLQ.
       const started = Date.now();
-      await waitForDrain(stack.info, 60);
+      await waitForDrain(stack.info, 120);
       const seconds = (Date.now() - started) / 1000;
       await s3.send(new PutObjectCommand({ Bucket: stack.info.bucket, Key: key, Body: body }));
       const moved = await redrive(sqs, stack.info.queues.events.deadLetterUrl, stack.info.queues.events.url);
@@ -149,5 +149,5 @@ describe("npm start keeps every acknowledged event", () => {
       destroy();
       expect(await stop(stack)).toBe(0);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -54,8 +54,8 @@ beforeAll(async () => {
   };
   await post("recorded", recording("op-rec-ok", "/recordings/op-2048.mp4"));
   await post("unrecorded", recording("op-rec-404", "/missing.mp4"));
-  await waitForDrain(stack.info, 60);
-}, 120_000);
+  await waitForDrain(stack.info, 120);
+}, 300_000);
 
 afterAll(async () => {
   await files?.close();
@@ -400,7 +400,7 @@ describe("forget on the local stack", () => {
     // Prepare: an app of its own, one message of cometchat-uid-1 to cometchat-uid-2.
     const sent = { ...fixture("message_sent"), appId: "op-forget" };
     const { eventId } = await postWebhook(stack.info, JSON.stringify(sent));
-    await waitForDrain(stack.info, 60);
+    await waitForDrain(stack.info, 120);
     const args = ["forget", "cometchat-uid-1", "--app", "op-forget", "--by", "privacy@example.com", "--json"];
 
     // Act

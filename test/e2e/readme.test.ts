@@ -101,7 +101,7 @@ let stack: StartedProcess | undefined;
 beforeAll(async () => {
   port = await freePort();
   stack = await startProcess(dir, port, [], "npm");
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   // Ctrl-C, as the terminal sends it: to npm start's whole process group.
@@ -143,16 +143,23 @@ describe("the commands of the README and the docs, on a fresh state directory", 
     expect(overview.target).toBe("local");
   });
 
-  it.each(commands)("$page: $command", async ({ command: written, exit }) => {
+  /** One command as a person types it (`exit`: what it answers as written); a failure names the command and ends with its output. */
+  async function typed(page: string, written: string, exit: number) {
     const command = scaled(written, port);
+    const named = `${page}: ${command}`;
     if (command.includes("--serve-platform")) {
       // Serves the platform until Ctrl-C: its differences are the dropped presence only; each
       // reconcile command it prints works; then Ctrl-C (the recipe's next command checks again).
       const sim = shell(command, env);
-      for (let i = 0; i < 600 && !sim.output().includes("Reconcile with:"); i++)
+      const listed = () => sim.output().match(/^\s+npm run reconcile -- .*$/gm) ?? [];
+      // The list is printed after "Reconcile with:": wait until it has lines and stops growing.
+      for (let i = 0; i < 1200 && !(sim.output().includes("Reconcile with:") && listed().length > 0); i++)
         await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 500));
-      const reconciles = sim.output().match(/^\s+npm run reconcile -- .*$/gm) ?? [];
+      for (let seen = -1; seen !== listed().length; ) {
+        seen = listed().length;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const reconciles = listed();
       const differences =
         sim
           .output()
@@ -165,16 +172,26 @@ describe("the commands of the README and the docs, on a fresh state directory", 
       }
       if (sim.child.pid) process.kill(-sim.child.pid, "SIGINT");
       await sim.exit;
-      expect(reconciles.length).toBeGreaterThan(0);
-      expect(differences.length).toBeGreaterThan(0);
-      expect(differences.filter((d) => !/should be (online|offline)$/.test(d))).toEqual([]);
-      expect(failed).toEqual([]);
+      expect(reconciles.length, named).toBeGreaterThan(0);
+      expect(differences.length, named).toBeGreaterThan(0);
+      expect(
+        differences.filter((d) => !/should be (online|offline)$/.test(d)),
+        named,
+      ).toEqual([]);
+      expect(failed, named).toEqual([]);
       return;
     }
     const run = shell(command, env);
     const code = await run.exit;
-    expect(code, run.output().slice(-1500)).toBe(exit);
+    expect(code, `${named}\n${run.output().slice(-1500)}`).toBe(exit);
     // A person reads the answer before typing the next command: the event is through by then.
-    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 60);
-  });
+    if (/^curl |webhook trigger /.test(command) && stack) await waitForDrain(stack.info, 120);
+  }
+
+  // One walk-through, in one test: each command builds on those before it (the quick start's
+  // simulation is what the pages' recipes query), as a person types them in order; so the
+  // commands are not tests of their own, which would read what another left (issue #56).
+  it("each exits as written in order (0, or the exit its comment names): the README's quick start, then the pages' recipes", async () => {
+    for (const { page, command, exit } of commands) await typed(page, command, exit);
+  }, 1_200_000);
 });

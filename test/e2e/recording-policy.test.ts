@@ -23,7 +23,7 @@ beforeAll(async () => {
     logMode: "silent",
     recordingPolicy: "deployed",
   });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();
@@ -44,7 +44,7 @@ describe("the local stack with the deployed recording policy", () => {
 
     // Act
     const response = await postWebhook(stack.info, JSON.stringify(event));
-    await waitForDrain(stack.info, 60);
+    await waitForDrain(stack.info, 120);
 
     // Assess
     expect(response.status).toBe(200);

@@ -79,7 +79,7 @@ beforeAll(async () => {
   process.env.CREDENTIALS_CACHE_SECONDS = "2";
   stack = await startLocalStack({ port: await freePort(), stateDir: dir, inMemory: true, logMode: "silent" });
   server = await startManagementApi({ ...KEY, appIds: APPS, allowHttp: true });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await server?.close();
@@ -90,7 +90,12 @@ afterAll(async () => {
 
 describe("rotate-credentials on the local stack, against the simulated management API (#32)", () => {
   it("switches 30 apps under traffic with no delivery refused, then refuses the old credential; a refused update leaves both valid until a re-run", async () => {
-    // Prepare: every app connected with the stack's credential.
+    // Prepare: the store as the stack started with it (a test before this one may have rotated
+    // it), and every app connected with the stack's credential.
+    const store = fileCredentialStore(credentialsFilePath(dir));
+    const old = stack.info.credentials;
+    await store.write([old]);
+    await expect.poll(() => accepts(old), { timeout: 60_000 }).toBe(true);
     const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
     const api = managementApi({ url: server.url, ...KEY, sleep: async () => undefined });
     const webhook = { ...WEBHOOK, url: stack.info.webhookUrl };
@@ -101,8 +106,6 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       desired: { ...webhook, ...stack.info.credentials, triggers: TRIGGERS },
     });
     expect(connected.apps.filter((a) => a.error)).toEqual([]);
-    const store = fileCredentialStore(credentialsFilePath(dir));
-    const old = stack.info.credentials;
     // One app's update is refused the first time (a fault injected in the client: the simulator
     // would refuse every write alike).
     let refusals = 1;
@@ -152,7 +155,7 @@ describe("rotate-credentials on the local stack, against the simulated managemen
       second.credentials[0]?.acceptedUntil ?? 0,
     );
     expect(await accepts({ username: "rotated-1", password: "a-new-password-of-thirty-chars" })).toBe(true);
-  }, 120_000);
+  }, 300_000);
 
   it("delivers each app's events only to its enabled webhooks, with their credentials (simulate --connect's loop)", async () => {
     // Prepare: three apps subscribed to every trigger with the current credential; rot-3's webhook disabled.
@@ -194,7 +197,7 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     const rot3 = report.history.events.filter((e) => e.appId === "rot-3").length;
     expect(rot3).toBeGreaterThan(0);
     expect(report.byStatus).toEqual({ "200": report.sent - rot3, unsubscribed: rot3 });
-  }, 120_000);
+  }, 300_000);
 
   it("runs simulate --connect: connects the apps through the simulated management API, then delivers through their webhooks", async () => {
     const run = await runProcess(
@@ -223,7 +226,7 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     const registry = dynamoAppRegistry(documentClient(stack.clients.dynamo), stack.info.appsTable ?? "");
     const known = await registry.list();
     expect(known.get("cli-1")?.webhook?.url).toBe(stack.info.webhookUrl);
-  }, 120_000);
+  }, 300_000);
 
   it("rotates one credential, then every one, of a store with a credential per app under traffic: every delivery 200, each new one keeps its apps, the others untouched, each old one refused on return (#40 items 8, 9)", async () => {
     // Prepare: the stack's credential for any app, and two limited to their apps (docs/how-it-works.md);
@@ -329,5 +332,5 @@ describe("rotate-credentials on the local stack, against the simulated managemen
     // Every delivery of every app was accepted: no 401, no 403 (a pair another app may not use).
     expect(load.statuses.length).toBeGreaterThan(10);
     expect(load.statuses.filter((s) => s !== 200)).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 });

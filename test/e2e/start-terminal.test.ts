@@ -25,7 +25,7 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
 
   it("prints the banner, then a status line of what was posted and every WARN line, never a line per event; each event's line is in the state directory's log", async () => {
     // Prepare
-    port = await freePort();
+    port ||= await freePort();
     const stack = await startProcess(dir, port, ["--status-every", "1"]);
     const { sqs, destroy } = emulatorClients(stack.info.endpoints);
     try {
@@ -88,10 +88,11 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
       stack.child.kill("SIGTERM");
       await exited(stack.child);
     }
-  }, 120_000);
+  }, 300_000);
 
   it("keeps a rotated credential across a restart: the banner, stack.json and the ingest use it, and the default pair's 401 says where the current one is", async () => {
     // Prepare: a stack, and the store rewritten as a rotation's last step writes it.
+    port ||= await freePort();
     const first = await startProcess(dir, port);
     const rotated = { username: "webhookrotated1", password: "a0b1c2d3e4f5a6b7c8d9" };
     await fileCredentialStore(credentialsFilePath(dir)).write([rotated]);
@@ -131,5 +132,5 @@ describe("npm start's terminal (#42 item 1) and its credentials across a restart
       second.child.kill("SIGTERM");
       await exited(second.child);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -38,7 +38,7 @@ const versionOf = (name: string) =>
 beforeAll(async () => {
   process.env.LOCAL_STREAM_SUBSCRIBERS = JSON.stringify([{ name: "team", apps: [APP] }]);
   stack = await startProcess(dir, await freePort(), ["--console-port", "0"]);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   delete process.env.LOCAL_STREAM_SUBSCRIBERS;
   if (stack && stack.child.exitCode === null) {

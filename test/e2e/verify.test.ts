@@ -17,7 +17,7 @@ let stack: StartedProcess;
 
 beforeAll(async () => {
   stack = await startProcess(dir, await freePort(), ["--console-port", "0"]);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   if (stack.child.exitCode === null) {
     stack.child.kill("SIGINT");
@@ -39,5 +39,5 @@ describe("webhook verify", () => {
     expect(report.steps.find((s) => s.step === "figure")?.detail).toMatch(
       /groups_created of webhook-verify on \d{4}-\d{2}-\d{2}: 1$/,
     );
-  }, 180_000);
+  }, 300_000);
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { bundleFunction, FUNCTION_ENTRIES, SQL_DIR } from "../../infra/bundling";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../tools/local/emulators";
 import { createBucket, testClients, uniqueName } from "../support/aws";
-import { runtimeClientEntry } from "../support/runtime-client";
+import { INSTALL_TIMEOUT_MS, runtimeClientEntry } from "../support/runtime-client";
 
 /**
  * Each function's bundle as Lambda's Node images load it: started by `aws-lambda-ric` (the
@@ -149,7 +149,7 @@ describe("the bundles under aws-lambda-ric (Lambda's Node runtime interface clie
     bucket = await createBucket(testClients().s3, uniqueName("ric"));
     // Its first install builds the add-on (a minute or two on a busy machine); then it is cached.
     ric = await runtimeClientEntry();
-  }, 600_000);
+  }, INSTALL_TIMEOUT_MS + 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const cases: Array<{

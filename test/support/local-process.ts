@@ -54,13 +54,16 @@ export async function startProcess(
   dynamoOf.set(child, dir);
   child.once("exit", () => running.delete(child));
   let output = "";
-  child.stdout?.on("data", (c: Buffer) => {
+  // Kept for the test, and logged under the test running when it came: printed only if that test
+  // fails (vitest.config.ts, `silent: "passed-only"`).
+  const capture = (c: Buffer) => {
     output += c.toString();
-  });
-  child.stderr?.on("data", (c: Buffer) => {
-    output += c.toString();
-  });
-  const deadline = Date.now() + 60_000;
+    console.log("%s", `[npm start, pid ${child.pid}] ${c.toString().trimEnd()}`);
+  };
+  child.stdout?.on("data", capture);
+  child.stderr?.on("data", capture);
+  // Ready in seconds on a quiet machine; minutes at load 15 on two cores (issue #56).
+  const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}: ${output}`);
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
