@@ -468,6 +468,8 @@ describe("the local stack end to end", () => {
         "50",
         "--apps",
         "ctrl-c-app",
+        "--files-port",
+        "0",
         "--state-dir",
         dir,
       ].join(" ");

@@ -47,9 +47,11 @@ const DELIVERY_SECONDS = 5;
  * `DELIVERY_SECONDS` (a slow rate is for a person to act during the traffic); every other
  * option as written.
  */
-function scaled(command: string, port: number): string {
+function scaled(command: string, port: number, filesPort = 8099): string {
   let c = command.replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`);
   if (c.includes(" simulate ")) {
+    // The recordings' file server on a port of this run's: other files' simulations use 8099 (#56).
+    if (!c.includes("--files-port")) c = `${c} --files-port ${filesPort}`;
     c = /--events \d+/.test(c)
       ? c.replace(/--events (\d+)/, (_, n) => `--events ${Math.ceil(Number(n) / 10)}`)
       : `${c} --events 200`;
@@ -96,10 +98,12 @@ function shell(command: string, env: Record<string, string>) {
 const dir = mkdtempSync(join(tmpdir(), "readme-"));
 const env = { LOCAL_STATE_DIR: dir };
 let port = 0;
+let filesPort = 0;
 let stack: StartedProcess | undefined;
 
 beforeAll(async () => {
   port = await freePort();
+  filesPort = await freePort();
   stack = await startProcess(dir, port, [], "npm");
 }, 300_000);
 
@@ -145,7 +149,7 @@ describe("the commands of the README and the docs, on a fresh state directory", 
 
   /** One command as a person types it (`exit`: what it answers as written); a failure names the command and ends with its output. */
   async function typed(page: string, written: string, exit: number) {
-    const command = scaled(written, port);
+    const command = scaled(written, port, filesPort);
     const named = `${page}: ${command}`;
     if (command.includes("--serve-platform")) {
       // Serves the platform until Ctrl-C: its differences are the dropped presence only; each

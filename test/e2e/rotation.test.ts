@@ -208,6 +208,8 @@ describe("rotate-credentials on the local stack, against the simulated managemen
         "--connect",
         "--apps",
         "cli-1,cli-2",
+        "--files-port",
+        "0",
         "--events",
         "60",
         "--no-check",

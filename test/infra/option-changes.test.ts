@@ -62,6 +62,9 @@ const GROUPS: Record<string, Record<string, string>> = {
     expireLeftMembershipsDays: "402",
     expireOfflinePresenceDays: "402",
     tableDeletionProtection: "false",
+    recordingsInfrequentAccessDays: "60",
+    recordingsGlacierDays: "180",
+    retainAccessLogDays: "400",
 
     capacityMode: "provisioned",
     capacityTargetPercent: "60",

@@ -151,12 +151,20 @@ describe("mistakes get help (#42 item 5)", () => {
   }, 60_000);
 
   it("query online, query group and listen name the nearest apps for an app that never delivered (#61)", async () => {
-    const said = `error: app cli-app-9 has no events (nearest known apps: ${APP})`;
+    // Still the one rule for nothing found (stderr, exit 3, --json prints its value), with why.
+    const said = `app cli-app-9 has no events (nearest known apps: ${APP})`;
     const online = await queryIn(dir, ["online", "--app", "cli-app-9"]);
-    expect({ code: online.code, out: online.out, err: online.err }).toEqual({ code: 3, out: "", err: said });
+    expect({ code: online.code, out: online.out, err: online.err }).toEqual({
+      code: 3,
+      out: "",
+      err: `nothing found: online in app cli-app-9: ${said}`,
+    });
     const [guid] = [...(expected?.groups.keys() ?? [])];
     const group = await queryIn(dir, ["group", guid as string, "--app", "cli-app-9"]);
-    expect({ code: group.code, err: group.err }).toEqual({ code: 3, err: said });
+    expect({ code: group.code, err: group.err }).toEqual({
+      code: 3,
+      err: `nothing found: group ${guid} in app cli-app-9: ${said}`,
+    });
     // An app that delivered and has nobody online is "nothing found", as before.
     expect((await queryIn(dir, ["group", "no-such-group", "--app", APP])).err).toBe(
       `nothing found: group no-such-group in app ${APP}`,
@@ -187,6 +195,7 @@ describe("mistakes get help (#42 item 5)", () => {
     // `npm start --port 3005`: npm keeps --port (npm_config_port=true) and passes 3005 alone.
     const start = await webhookCli(["start", "3005"], {
       npm_lifecycle_event: "start",
+      npm_lifecycle_script: "node --no-warnings --import tsx tools/commands/start.ts",
       npm_config_port: "true",
     });
     expect(start.code).toBe(2);

@@ -10,12 +10,17 @@ const start = () =>
 
 describe("what the CLI says of a mistake (#61, item 3)", () => {
   it("points an option npm took for itself after --, value or not, only under npm", () => {
-    expect(optionsNpmTook(start(), ["3005"], { npm_lifecycle_event: "start", npm_config_port: "true" })).toBe(
-      "npm took --port for itself: options go after --, as in npm start -- --port 3005",
-    );
+    expect(
+      optionsNpmTook(start(), ["3005"], {
+        npm_lifecycle_event: "start",
+        npm_lifecycle_script: "node --import tsx tools/commands/start.ts",
+        npm_config_port: "true",
+      }),
+    ).toBe("npm took --port for itself: options go after --, as in npm start -- --port 3005");
     expect(
       optionsNpmTook(start(), [], {
         npm_lifecycle_event: "simulate",
+        npm_lifecycle_script: "node --import tsx tools/commands/start.ts",
         npm_config_state_dir: "x",
         npm_config_console: "",
       }),
@@ -24,6 +29,15 @@ describe("what the CLI says of a mistake (#61, item 3)", () => {
     );
     expect(optionsNpmTook(start(), ["3005"], { npm_config_port: "true" })).toBeUndefined();
     expect(optionsNpmTook(start(), [], { npm_lifecycle_event: "start" })).toBeUndefined();
+    // A command another script runs (`npm test`'s tests: npm sets npm_config_yes for them) was not
+    // typed after npm: found by the whole suite, where every forget answered "npm took --yes".
+    expect(
+      optionsNpmTook(start(), [], {
+        npm_lifecycle_event: "test",
+        npm_lifecycle_script: "npm run lint && vitest run",
+        npm_config_port: "true",
+      }),
+    ).toBeUndefined();
   });
 
   it("sets a template's field by its path, and refuses one it does not have, naming the nearest", () => {

@@ -147,7 +147,7 @@ export async function runProgram(
  * script with `3005` alone (npm sets `npm_config_port=true`), and `--port=3005` with nothing.
  * What to type instead, or undefined.
  *
- * @example optionsNpmTook(start, ["3005"], { npm_lifecycle_event: "start", npm_config_port: "true" })
+ * @example optionsNpmTook(start, ["3005"], { npm_lifecycle_event: "start", npm_lifecycle_script: "node … tools/commands/start.ts", npm_config_port: "true" })
  * // "npm took --port for itself: options go after --, as in npm start -- --port 3005"
  */
 export function optionsNpmTook(
@@ -157,6 +157,9 @@ export function optionsNpmTook(
 ): string | undefined {
   const event = env.npm_lifecycle_event;
   if (!event || event === "npx") return undefined;
+  // Only when npm's script is this command: a command run by another script (`npm test`'s tests,
+  // whose npm sets npm_config_yes and the like) was not typed after npm.
+  if (!env.npm_lifecycle_script?.includes(`commands/${program.name()}.ts`)) return undefined;
   const took = program.options.flatMap((o) => {
     const name = o.long?.replace(/^--(no-)?/, "");
     const value = name === undefined ? undefined : env[`npm_config_${name.replaceAll("-", "_")}`];

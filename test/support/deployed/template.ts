@@ -48,7 +48,10 @@ export async function synthesizedTemplate(context: Record<string, unknown>): Pro
   process.env.CDK_DEFAULT_ACCOUNT = CLI_DEFAULTS.account;
   process.env.CDK_DEFAULT_REGION = CLI_DEFAULTS.region;
   try {
-    const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-deployed-")), context });
+    // As cdk.json says (#60): alarms go nowhere unless the context names where they go.
+    const destinations = ["alarms", "alarmEmail", "alarmTopicArn", "alarmSlack", "alarmTeams"];
+    const withAlarms = destinations.some((key) => key in context) ? context : { alarms: "none", ...context };
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), "cdk-deployed-")), context: withAlarms });
     const { stack } = buildApp(app);
     app.synth();
     return Template.fromStack(stack).toJSON() as TemplateJson;

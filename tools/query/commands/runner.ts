@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { documentClient } from "../../../shared/adapters/dynamo-item-store";
 import { tableText } from "../../cli/format";
 import { resolveTarget, type Target } from "../../target";
-import { assertAppDelivered } from "../known-apps";
+import { undeliveredAppText } from "../known-apps";
 import { type AnalyticsQueries, analyticsQueries } from "../queries";
 import type { Row } from "./helpers";
 
@@ -55,12 +55,15 @@ export function runner(program: Command, io: Io, outcome: { exitCode: number }):
         if (o.json) io.out(JSON.stringify(json, null, 2));
         else if (lines) for (const line of lines) text(line);
         else for (const line of tableText(rows, { wide: Boolean(o.wide) })) text(line);
-        // Nothing in an app that never delivered (a mistyped id): say so, with the nearest apps, exit 3.
-        if (nothing && typeof o.app === "string")
-          await assertAppDelivered(target, o.app, o.stateDir as string | undefined);
         if (nothing) {
+          // Nothing in an app that never delivered (a mistyped id): the one line says so, with the
+          // nearest apps (#61 item 3); still the one rule for nothing found (stderr, exit 3).
+          const undelivered =
+            typeof o.app === "string"
+              ? await undeliveredAppText(target, o.app, o.stateDir as string | undefined)
+              : undefined;
           io.err(
-            `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}`,
+            `nothing found: ${[command.name(), ...command.args].join(" ")}${o.app ? ` in app ${o.app}` : ""}${undelivered ? `: ${undelivered}` : ""}`,
           );
           outcome.exitCode = 3;
         } else if (!o.json && !lines && rows.length === 0) io.out("(no results)");
