@@ -135,11 +135,26 @@ const retries = histories
 const twice = histories.flat().filter((_, i) => i % 7 === 0);
 
 /**
+ * The subscribers' queues emptied of what a test before left there (the SIGKILL test's traffic is
+ * still in flight when it ends), once the stack has drained.
+ */
+async function drainSubscribers() {
+  await waitForDrain(stack.info, 120);
+  const { sqs, destroy } = clients();
+  try {
+    for (const { name } of SUBSCRIBERS) await takeAll(sqs, subscriberUrl(name));
+  } finally {
+    destroy();
+  }
+}
+
+/**
  * The histories, their retries and redeliveries enqueued and drained; then what each subscriber
  * received, the stack's counters, and the tables' items of the followed apps, read once, before any
  * other test changes them: done once, by the first test that needs them (any order, issue #56).
  */
 const delivered = once(async () => {
+  await drainSubscribers();
   const { sqs, dynamo, destroy } = clients();
   try {
     await enqueue(stack.info.queues.events.url, [...retries, ...histories.flat(), ...twice]);
@@ -215,6 +230,7 @@ describe("the stream of facts on the local stack", () => {
   it("says what the tools publish: a replay into the tables nothing, a redrive of the events DLQ what it projects, replay --to-stream the archived deliveries with their ids, redrive --stream the unpublished facts", async () => {
     // Prepare
     const { received } = await delivered();
+    await drainSubscribers();
     const { sqs, destroy } = clients();
     const late = simulatedHistory(A, 7, 5)
       .deliveries.filter((d) => triggerOf(d) === "group_created")
@@ -299,14 +315,7 @@ describe("the stream of facts on the local stack", () => {
     const [user = ""] = Object.keys(joined.data.members);
     joined.data.members[user].name = "Erasure Notice Test";
     expect((await postWebhook(stack.info, JSON.stringify(joined))).status).toBe(200);
-    await waitForDrain(stack.info, 120);
-    const { sqs: drain, destroy: done } = clients();
-    try {
-      await takeAll(drain, subscriberUrl("followed"));
-      await takeAll(drain, subscriberUrl("groups-of-a"));
-    } finally {
-      done();
-    }
+    await drainSubscribers();
 
     // Act
     const run = await webhookCli(["forget", user, "--app", A, "--state-dir", dir]);
