@@ -94,7 +94,8 @@ describe("the one-state property on DynamoDB Local", () => {
       fc.asyncProperty(referenceHistories, batchSizes, async ({ history, order }, sizes) => {
         expect(await runAgainstReference(history, order, sizes, await emptied())).toEqual([]);
       }),
-      { numRuns: DYNAMO_RUNS },
+      // Fixed, as the in-memory property's: `ONE_STATE_SEED` draws others.
+      { numRuns: DYNAMO_RUNS, seed: Number(process.env.ONE_STATE_SEED ?? 57) },
     );
   }, 240_000);
 });

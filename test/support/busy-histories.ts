@@ -160,3 +160,25 @@ export function sevenHistories(appId: string): NamedCase[] {
     },
   ];
 }
+
+/**
+ * The K bound's edge (docs/design-and-limits.md, "One state from one set of facts": more than K facts
+ * of one part within 2 W, each with a later copy folded before its earliest, may leave the part on
+ * an older fact): `ahead` joins of one group each retried 10 s later, the retries processed after
+ * the group's newest join and before every original. With `ahead` = K the newest join survives as
+ * the last runner-up and the group is exact; one more (the drawn failure of seed 773529009, seven)
+ * is beyond the bound, which the drawn property no longer draws.
+ */
+export function aheadOfOriginals(appId: string, ahead: number): NamedCase {
+  const joins = Array.from({ length: ahead + 2 }, (_, i) =>
+    delivery(appId, membershipBody("group_member_joined", "g-edge", `u${i + 1}`, i + 2), T0 + i * 1000),
+  );
+  const early = joins.slice(0, ahead);
+  const retries = early.map((j) => retryOf(j, 10_000));
+  return {
+    name: `${ahead} joins of one group retried ahead of their originals, within 2 W (the K bound's edge)`,
+    history: { appId, deliveries: [...joins, ...retries], reconciles: [] },
+    order: [...joins.slice(ahead), ...retries, ...early],
+    sizes: [1],
+  };
+}
