@@ -12,8 +12,27 @@ import { dynamoClient } from "../../shared/platform/dynamo-client";
 export const LOCAL_REGION = "us-east-1";
 export const LOCAL_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
 
-/** A port the OS says is free right now. */
+/**
+ * The ports this process was handed: a port is free only until something binds it, and the OS may
+ * hand the same one to the next `listen(0)`, so a caller that takes a port for a stack it starts
+ * later (the webhook's) could see the stack's own emulator take it first (the whole suite saw
+ * `EADDRINUSE` on a port chosen this way). Each port is handed out once per process.
+ */
+const handed = new Set<number>();
+
+/** A port the OS says is free right now, never one this process was handed before. */
 export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await osFreePort();
+    if (!handed.has(port)) {
+      handed.add(port);
+      return port;
+    }
+  }
+  throw new Error("no free port that this process was not handed before, in 50 tries");
+}
+
+function osFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
