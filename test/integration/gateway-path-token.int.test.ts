@@ -1,11 +1,11 @@
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromHttpApiEvent, ingestWebhook } from "../../shared/ingest/core";
 import { webhookPath } from "../../shared/platform/webhook-path";
 import { startGateway } from "../../tools/local/http-gateway";
 import { fixtureText } from "../support/fixtures";
-import { basic, ingestDeps } from "../support/ingest";
+import { basic, ingestDeps, rawRequest } from "../support/ingest";
 
 // The door (#60): the local API Gateway stand-in with a path token, in front of the real ingest
 // core (in-memory queue and store), each invocation counted.
@@ -33,29 +33,9 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** A delivery with the right credentials to `path`, as sent. */
 function deliver(method: string, path: string, authorization = basic("platform", "s3cret")) {
-  const body = Buffer.from(fixtureText("group_created"));
-  return new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        method,
-        path,
-        headers: { authorization, "content-type": "application/json", "content-length": body.length },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(Buffer.concat(chunks).toString() || "{}"),
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
+  return rawRequest(port, method, path, Buffer.from(fixtureText("group_created")), {
+    authorization,
+    "content-type": "application/json",
   });
 }
 

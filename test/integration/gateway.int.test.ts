@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromHttpApiEvent, ingestWebhook } from "../../shared/ingest/core";
 import { startGateway } from "../../tools/local/http-gateway";
 import { fixtureText } from "../support/fixtures";
-import { basic, ingestDeps } from "../support/ingest";
+import { basic, ingestDeps, rawRequest } from "../support/ingest";
 
 // The local API Gateway stand-in in front of the real ingest core (in-memory queue and store).
 const { deps, queue } = ingestDeps();
@@ -26,32 +26,9 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** A raw request: the path and the bytes go out exactly as given (no client-side normalisation). */
 function send(method: string, path: string, body: Buffer, contentType = "application/json") {
-  return new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
-    const req = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        method,
-        path,
-        headers: {
-          authorization: basic("platform", "s3cret"),
-          "content-type": contentType,
-          "content-length": body.length,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(Buffer.concat(chunks).toString() || "{}"),
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
+  return rawRequest(port, method, path, body, {
+    authorization: basic("platform", "s3cret"),
+    "content-type": contentType,
   });
 }
 

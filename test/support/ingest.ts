@@ -1,3 +1,4 @@
+import http from "node:http";
 import type { WebhookCredential } from "../../shared/contracts/secrets";
 import type { IngestDependencies, IngestRequest } from "../../shared/ingest/core";
 import { basicAuthorization, staticCredentialSource } from "../../shared/ingest/credentials";
@@ -86,4 +87,34 @@ export async function postWebhook(
   } catch {
     return { status: 0 };
   }
+}
+
+/**
+ * A raw HTTP request to a local gateway on `port`: the path and the bytes go out exactly as given
+ * (no client-side normalisation); the answer's status and JSON body (`{}` when empty).
+ */
+export function rawRequest(
+  port: number,
+  method: string,
+  path: string,
+  body: Buffer,
+  headers: Record<string, string | number>,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, method, path, headers: { ...headers, "content-length": body.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(Buffer.concat(chunks).toString() || "{}"),
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
 }
